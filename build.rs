@@ -1,0 +1,54 @@
+//! Compiles the C++ shim against the system GDAL (found with gdal-config,
+//! else pkg-config) and links libgdal.
+
+use std::process::Command;
+
+fn query(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(cmd).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=cpp_shim");
+    println!("cargo:rerun-if-env-changed=GDAL_CONFIG");
+    let gdal_config = std::env::var("GDAL_CONFIG").unwrap_or_else(|_| "gdal-config".into());
+    let (cflags, libs) = match (
+        query(&gdal_config, &["--cflags"]),
+        query(&gdal_config, &["--libs"]),
+    ) {
+        (Some(c), Some(l)) => (c, l),
+        _ => match (
+            query("pkg-config", &["--cflags", "gdal"]),
+            query("pkg-config", &["--libs", "gdal"]),
+        ) {
+            (Some(c), Some(l)) => (c, l),
+            _ => panic!(
+                "GDAL development files not found: install them (Debian: apt-get install libgdal-dev) \
+                 or set GDAL_CONFIG to the path of gdal-config"
+            ),
+        },
+    };
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .std("c++17")
+        .file("cpp_shim/chunkref_shim.cpp")
+        .include("cpp_shim")
+        .flag_if_supported("-fvisibility=hidden")
+        .warnings(true);
+    for flag in cflags.split_whitespace() {
+        if let Some(dir) = flag.strip_prefix("-I") {
+            build.include(dir);
+        }
+    }
+    build.compile("chunkref_shim");
+    for flag in libs.split_whitespace() {
+        if let Some(dir) = flag.strip_prefix("-L") {
+            println!("cargo:rustc-link-search=native={dir}");
+        } else if let Some(lib) = flag.strip_prefix("-l") {
+            println!("cargo:rustc-link-lib=dylib={lib}");
+        }
+    }
+}

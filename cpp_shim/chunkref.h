@@ -1,0 +1,93 @@
+/*
+ * The C ABI between the C++ GDAL shim and the Rust core of chunkref.
+ *
+ * Ownership: a CrHandle is created by chunkref_open and freed by
+ * chunkref_close. String lists returned by the handle stay valid until the
+ * handle is closed. No function unwinds across this boundary: failures are
+ * reported through CrStatus (code = a CPLErrorNum, message = text for
+ * CPLError).
+ */
+#ifndef CHUNKREF_H
+#define CHUNKREF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Failure report filled by functions that can fail. code 0 = success. */
+typedef struct CrStatus {
+    int32_t code;
+    char message[2048];
+} CrStatus;
+
+/** An opened index: a raster with levels, or a list of subdatasets. */
+typedef struct CrHandle CrHandle;
+
+/** Element kinds of CrLevelInfo.data_kind. */
+enum CrDataKind { CR_BOOL = 0, CR_UINT = 1, CR_INT = 2, CR_FLOAT = 3, CR_COMPLEX = 4 };
+
+/** Shape and type of one level (level 0 = full resolution). */
+typedef struct CrLevelInfo {
+    uint64_t width;
+    uint64_t height;
+    uint64_t block_width;
+    uint64_t block_height;
+    uint64_t band_count;
+    uint32_t data_kind; /* enum CrDataKind */
+    uint32_t data_size; /* bytes per element */
+    int32_t has_nodata;
+    double nodata;
+} CrLevelInfo;
+
+/** One block read for several bands sharing a chunk. */
+typedef struct CrBlockRequest {
+    uint32_t level;
+    uint64_t block_x;
+    uint64_t block_y;
+    size_t band_count;
+    const uint64_t *bands;   /* 0-based band numbers */
+    void *const *buffers;    /* one block buffer per band */
+    size_t buffer_bytes;     /* size of each buffer */
+} CrBlockRequest;
+
+/** 1 if the name or first bytes belong to this driver, else 0. */
+int32_t chunkref_identify(const char *name, const uint8_t *header, size_t header_len);
+
+/** Opens `name`; `options` is a NULL-terminated KEY=VALUE list (or NULL). */
+CrHandle *chunkref_open(const char *name, const char *const *options, CrStatus *status);
+
+/** Frees a handle (NULL is fine). */
+void chunkref_close(CrHandle *handle);
+
+/** Number of levels (0 when the handle only lists subdatasets). */
+uint32_t chunkref_level_count(const CrHandle *handle);
+
+/** Fills `out` for `level`; returns 0 on success. */
+int32_t chunkref_level_info(const CrHandle *handle, uint32_t level, CrLevelInfo *out, CrStatus *status);
+
+/** Metadata of `domain` ("" default, "IMAGE_STRUCTURE", "SUBDATASETS") for
+ *  the dataset (band = 0) or a 1-based band; NULL-terminated list. */
+const char *const *chunkref_metadata(CrHandle *handle, const char *domain, uint32_t band);
+
+/** Warnings found while opening; NULL-terminated list. */
+const char *const *chunkref_warnings(CrHandle *handle);
+
+/** Writes up to `cap` bands (0-based) that share chunks with `band` to `out`;
+ *  returns how many there are, or -1 on error. */
+int64_t chunkref_chunk_bands(const CrHandle *handle, uint32_t level, uint64_t band, uint64_t *out,
+                             size_t cap, CrStatus *status);
+
+/** Reads one block for the bands of `request`; returns 0 on success. */
+int32_t chunkref_read_block(const CrHandle *handle, const CrBlockRequest *request, CrStatus *status);
+
+/** Registers the driver with GDAL (defined by the C++ shim). */
+void chunkref_shim_register(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CHUNKREF_H */

@@ -1,0 +1,98 @@
+//! Reading one chunk: reference lookup, fetch, decode, size check.
+
+use bytes::Bytes;
+
+use crate::codec::DecodeContext;
+use crate::error::{Error, Result};
+use crate::fetch::{self, Want};
+use crate::index::{Array, Index};
+use crate::refs::{position, ChunkRef};
+use crate::resolve::Location;
+
+/// Where each file of an index resolves to (resolution errors kept per file
+/// and reported when a chunk of that file is read).
+#[derive(Debug)]
+pub struct Locations(Vec<Result<Location, String>>);
+
+impl Locations {
+    /// Resolves every file URL of `index` relative to `base_dir`.
+    pub fn resolve(index: &Index, base_dir: &std::path::Path) -> Locations {
+        Locations(
+            index
+                .files
+                .urls()
+                .iter()
+                .map(|u| crate::resolve::resolve(u, base_dir).map_err(|e| e.to_string()))
+                .collect(),
+        )
+    }
+}
+
+/// Fetches and decodes the chunk at grid index `idx` of `array`.
+/// Returns `None` when the chunk has no reference (it reads as fill value).
+pub fn read_chunk(index: &Index, locations: &Locations, array: &Array, idx: &[u64]) -> Result<Option<Bytes>> {
+    let meta = &array.meta;
+    let grid = meta.grid_shape();
+    let pos = position(idx, &grid).ok_or_else(|| Error::Usage {
+        what: format!("chunk {idx:?} is outside the grid {grid:?} of array '{}'", meta.path),
+    })?;
+    let Some(r) = array.refs.get(pos) else {
+        return Ok(None);
+    };
+    let key = chunk_key(&meta.path, &meta.key_encoding.format(idx));
+    let url = r.file().map_or("inline".to_string(), |f| index.files.url(f).to_string());
+    fetch_and_decode(locations, array, r)
+        .map(Some)
+        .map_err(|e| e.in_chunk(key, url))
+}
+
+fn fetch_and_decode(locations: &Locations, array: &Array, r: ChunkRef<'_>) -> Result<Bytes> {
+    let raw = match r {
+        ChunkRef::Inline(b) => b.clone(),
+        ChunkRef::Whole { file } => fetch_from(locations, file, Want::Whole)?,
+        ChunkRef::Range { file, offset, length } => {
+            fetch_from(locations, file, Want::Ranges(&[(offset, length)]))?
+        }
+        ChunkRef::Multi { file, ranges } => fetch_from(locations, file, Want::Ranges(ranges))?,
+    };
+    let meta = &array.meta;
+    let expected = meta.chunk_bytes();
+    let ctx = DecodeContext {
+        chunk_shape: &meta.chunks,
+        dtype: meta.dtype,
+        decoded_len: expected,
+    };
+    let decoded = meta.codecs.decode(raw, &ctx)?;
+    if decoded.len() != expected {
+        let codecs = if meta.codecs.is_empty() {
+            "no codec".to_string()
+        } else {
+            meta.codecs.names().join(", ")
+        };
+        return Err(Error::decode(
+            codecs,
+            format!(
+                "decoded to {} bytes, expected {expected} (chunk shape {:?} of {}-byte elements)",
+                decoded.len(),
+                meta.chunks,
+                meta.dtype.size
+            ),
+        ));
+    }
+    Ok(decoded)
+}
+
+fn fetch_from(locations: &Locations, file: u32, want: Want<'_>) -> Result<Bytes> {
+    let loc = locations.0[file as usize]
+        .as_ref()
+        .map_err(|e| Error::unsupported(e.clone()))?;
+    fetch::runtime().block_on(fetch::fetch(loc, want))
+}
+
+fn chunk_key(array: &str, suffix: &str) -> String {
+    if array.is_empty() {
+        suffix.to_string()
+    } else {
+        format!("{array}/{suffix}")
+    }
+}

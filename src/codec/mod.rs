@@ -1,0 +1,78 @@
+//! Codecs: bytes-to-bytes transforms that turn stored chunk bytes back into
+//! the chunk's element bytes.
+//!
+//! Every codec implements [`Codec`]. The [`registry`] maps Zarr v2 ids and
+//! Zarr v3 names (with aliases) to constructors; format codecs of other
+//! stages (TIFF tiles, JPEG 2000, NITF blocks, DTED) plug in there.
+//! A [`CodecChain`] holds the codecs of one array in decode order.
+
+pub mod registry;
+
+mod blosc;
+mod bz2;
+mod crc32c;
+mod delta;
+mod gzip;
+mod lz4;
+mod lzma;
+mod shuffle;
+mod zlib;
+mod zstd;
+
+use bytes::Bytes;
+
+use crate::error::Result;
+use crate::zarr::dtype::DataType;
+
+/// What a codec may need to know about the chunk it decodes.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeContext<'a> {
+    /// Shape of a full chunk in elements (Zarr chunks are always full size).
+    pub chunk_shape: &'a [u64],
+    /// Element type of the decoded chunk (byte order as stored).
+    pub dtype: DataType,
+    /// Number of bytes the fully decoded chunk must have.
+    pub decoded_len: usize,
+}
+
+/// A bytes-to-bytes decoding step.
+pub trait Codec: Send + Sync + std::fmt::Debug {
+    /// The canonical name of the codec (v2 id or v3 name).
+    fn name(&self) -> &str;
+    /// Decodes `input` into the bytes of the previous stage.
+    fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes>;
+}
+
+/// The codecs of one array, stored in decode order (last encode step first).
+#[derive(Debug, Default)]
+pub struct CodecChain {
+    decode_order: Vec<Box<dyn Codec>>,
+}
+
+impl CodecChain {
+    /// Builds a chain from codecs listed in *encode* order (as metadata lists them).
+    pub fn from_encode_order(mut codecs: Vec<Box<dyn Codec>>) -> CodecChain {
+        codecs.reverse();
+        CodecChain {
+            decode_order: codecs,
+        }
+    }
+
+    /// Runs every codec in decode order.
+    pub fn decode(&self, mut data: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
+        for codec in &self.decode_order {
+            data = codec.decode(data, ctx)?;
+        }
+        Ok(data)
+    }
+
+    /// Names of the codecs in encode order, for COMPRESSION metadata.
+    pub fn names(&self) -> Vec<&str> {
+        self.decode_order.iter().rev().map(|c| c.name()).collect()
+    }
+
+    /// True when no codec is applied (raw chunk bytes).
+    pub fn is_empty(&self) -> bool {
+        self.decode_order.is_empty()
+    }
+}

@@ -1,0 +1,71 @@
+//! numcodecs `zlib`: a zlib (RFC 1950) stream.
+
+use bytes::Bytes;
+use flate2::read::ZlibDecoder;
+
+use super::registry::{read_bounded, Config};
+use super::{Codec, DecodeContext};
+use crate::error::Result;
+
+/// Decodes a zlib stream; the configured `level` only matters for encoding.
+#[derive(Debug)]
+struct Zlib;
+
+impl Codec for Zlib {
+    fn name(&self) -> &str {
+        "zlib"
+    }
+
+    fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
+        read_bounded(self.name(), ZlibDecoder::new(&input[..]), ctx)
+    }
+}
+
+/// Builds the `zlib` codec (its configuration only holds the encoding level).
+pub(super) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
+    Ok(Box::new(Zlib))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
+
+    fn encode(data: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(5));
+        encoder.write_all(data).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn round_trips() {
+        let data = sample(10_000);
+        let out = decode_with("numcodecs.zlib", r#"{"level": 5}"#, &encode(&data), 10_000);
+        assert_eq!(&out.unwrap()[..], &data[..]);
+    }
+
+    #[test]
+    fn decodes_numcodecs_output() {
+        // numcodecs.Zlib(level=1).encode(bytes(range(16)) * 4)
+        let golden =
+            hex("78 01 63 60 64 62 66 61 65 63 e7 e0 e4 e2 e6 e1 e5 e3 67 20 91 0f 00 37 e0 01 e1");
+        let expected: Vec<u8> = (0..64u8).map(|i| i % 16).collect();
+        assert_eq!(
+            &decode_with("zlib", "{}", &golden, 64).unwrap()[..],
+            &expected[..]
+        );
+    }
+
+    #[test]
+    fn rejects_hostile_input() {
+        let encoded = encode(&sample(10_000));
+        let truncated = &encoded[..encoded.len() / 2];
+        assert!(decode_with("zlib", "{}", truncated, 10_000).is_err());
+        assert!(decode_with("zlib", "{}", b"not a zlib stream", 10_000).is_err());
+        assert!(decode_with("zlib", "{}", &[], 10_000).is_err());
+        let err = decode_with("zlib", "{}", &encoded, 9_999).unwrap_err();
+        assert!(err.to_string().contains("more than 9999 bytes"), "{err}");
+        assert_survives_mutations("zlib", "{}", &encode(&sample(3_000)), 3_000);
+    }
+}

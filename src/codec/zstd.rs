@@ -1,0 +1,129 @@
+//! numcodecs `zstd` (Zarr v3 `zstd`): one or more Zstandard frames.
+
+use bytes::Bytes;
+
+use super::registry::{read_bounded, Config};
+use super::{Codec, DecodeContext};
+use crate::error::{Error, Result};
+
+/// Smallest window (as a power of two) always accepted: 8 MiB covers what
+/// streaming encoders declare up to level 19 when they do not know the size.
+const MIN_WINDOW_LOG: u32 = 23;
+/// Largest window zstd can decode on 64-bit targets.
+const MAX_WINDOW_LOG: u32 = 31;
+
+/// Decodes Zstandard frames with streaming decompression, so frames without a
+/// content size work too.
+#[derive(Debug)]
+struct Zstd;
+
+impl Codec for Zstd {
+    fn name(&self) -> &str {
+        "zstd"
+    }
+
+    fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
+        let fail = |e: std::io::Error| Error::decode(self.name(), e);
+        let mut decoder = ::zstd::stream::read::Decoder::with_buffer(&input[..]).map_err(fail)?;
+        decoder
+            .window_log_max(window_log_max(ctx.decoded_len))
+            .map_err(fail)?;
+        read_bounded(self.name(), decoder, ctx)
+    }
+}
+
+/// The largest window a frame may declare: the window buffer is allocated
+/// from the frame header, so it must not go far beyond the chunk.
+fn window_log_max(decoded_len: usize) -> u32 {
+    let ceil_log2 = usize::BITS - decoded_len.saturating_sub(1).leading_zeros();
+    ceil_log2.clamp(MIN_WINDOW_LOG, MAX_WINDOW_LOG)
+}
+
+/// Builds the `zstd` codec (`level` and `checksum` only matter for encoding).
+pub(super) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
+    Ok(Box::new(Zstd))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
+    use super::*;
+
+    /// Streams `data` through an encoder that does not know its size, so
+    /// the frame has no content size.
+    fn encode_streaming(data: &[u8], window_log: u32) -> Vec<u8> {
+        let mut encoder = ::zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        encoder.window_log(window_log).unwrap();
+        encoder.write_all(data).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn round_trips_with_and_without_content_size() {
+        let data = sample(100_000);
+        let framed = ::zstd::bulk::compress(&data, 5).unwrap();
+        let out = decode_with(
+            "zstd",
+            r#"{"level": 5, "checksum": false}"#,
+            &framed,
+            100_000,
+        );
+        assert_eq!(&out.unwrap()[..], &data[..]);
+        let streamed = encode_streaming(&data, 20);
+        let out = decode_with("numcodecs.zstd", "{}", &streamed, 100_000).unwrap();
+        assert_eq!(&out[..], &data[..]);
+    }
+
+    #[test]
+    fn decodes_concatenated_frames() {
+        let data = sample(5_000);
+        let two = [
+            ::zstd::bulk::compress(&data[..2_000], 1).unwrap(),
+            ::zstd::bulk::compress(&data[2_000..], 1).unwrap(),
+        ]
+        .concat();
+        assert_eq!(
+            &decode_with("zstd", "{}", &two, 5_000).unwrap()[..],
+            &data[..]
+        );
+    }
+
+    #[test]
+    fn decodes_numcodecs_output() {
+        // numcodecs.Zstd(level=1).encode(bytes(range(16)) * 4)
+        let golden = hex(
+            "28 b5 2f fd 20 40 bd 00 00 80 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d
+             0e 0f 01 00 9a 68 2e 01",
+        );
+        let expected: Vec<u8> = (0..64u8).map(|i| i % 16).collect();
+        assert_eq!(
+            &decode_with("zstd", "{}", &golden, 64).unwrap()[..],
+            &expected[..]
+        );
+    }
+
+    #[test]
+    fn window_limit_follows_the_chunk_size() {
+        assert_eq!(window_log_max(0), MIN_WINDOW_LOG);
+        assert_eq!(window_log_max(1 << 24), 24);
+        assert_eq!(window_log_max((1 << 24) + 1), 25);
+        assert_eq!(window_log_max(usize::MAX), MAX_WINDOW_LOG);
+    }
+
+    #[test]
+    fn rejects_hostile_input() {
+        let data = sample(10_000);
+        let framed = ::zstd::bulk::compress(&data, 3).unwrap();
+        assert!(decode_with("zstd", "{}", &framed[..framed.len() - 1], 10_000).is_err());
+        assert!(decode_with("zstd", "{}", b"\x28\xb5\x2f\xfd garbage", 10_000).is_err());
+        assert!(decode_with("zstd", "{}", &framed, 9_000).is_err());
+        let small = ::zstd::bulk::compress(&sample(3_000), 3).unwrap();
+        assert_survives_mutations("zstd", "{}", &small, 3_000);
+        // A frame declaring a 128 MiB window for a 10 kB chunk.
+        let huge_window = encode_streaming(&data, 27);
+        let err = decode_with("zstd", "{}", &huge_window, 10_000).unwrap_err();
+        assert!(err.to_string().contains("zstd"), "{err}");
+    }
+}

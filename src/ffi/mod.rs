@@ -1,0 +1,393 @@
+//! The C ABI used by the C++ shim (declared in `cpp_shim/chunkref.h`).
+//!
+//! Every export catches panics and reports failures through `CrStatus`, so
+//! nothing unwinds into GDAL.
+
+#![allow(unsafe_code)]
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use crate::error::{CplCode, Error, Result};
+use crate::raster::Dataset;
+use crate::zarr::dtype::ScalarKind;
+
+/// Mirrors `CrStatus` of chunkref.h.
+#[repr(C)]
+pub struct CrStatus {
+    code: i32,
+    message: [c_char; 2048],
+}
+
+/// Mirrors `CrLevelInfo` of chunkref.h.
+#[repr(C)]
+pub struct CrLevelInfo {
+    width: u64,
+    height: u64,
+    block_width: u64,
+    block_height: u64,
+    band_count: u64,
+    data_kind: u32,
+    data_size: u32,
+    has_nodata: i32,
+    nodata: f64,
+}
+
+/// Mirrors `CrBlockRequest` of chunkref.h.
+#[repr(C)]
+pub struct CrBlockRequest {
+    level: u32,
+    block_x: u64,
+    block_y: u64,
+    band_count: usize,
+    bands: *const u64,
+    buffers: *const *mut c_void,
+    buffer_bytes: usize,
+}
+
+/// A NULL-terminated list of C strings that owns its strings.
+struct CStringList {
+    _owned: Vec<CString>,
+    ptrs: Vec<*const c_char>,
+}
+
+// The pointers point into `_owned`, which moves with the list and is never mutated.
+unsafe impl Send for CStringList {}
+
+impl CStringList {
+    fn new(items: Vec<String>) -> CStringList {
+        let owned: Vec<CString> = items
+            .into_iter()
+            .map(|s| CString::new(s.replace('\0', " ")).unwrap_or_default())
+            .collect();
+        let mut ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        CStringList { _owned: owned, ptrs }
+    }
+}
+
+/// The opaque handle given to the shim.
+pub struct CrHandle {
+    dataset: Dataset,
+    warnings: CStringList,
+    metadata: Mutex<HashMap<(String, u32), Box<CStringList>>>,
+}
+
+fn write_status(status: *mut CrStatus, code: i32, message: &str) {
+    if status.is_null() {
+        return;
+    }
+    // SAFETY: the shim passes a valid, writable CrStatus.
+    let st = unsafe { &mut *status };
+    st.code = code;
+    let bytes = message.as_bytes();
+    let n = bytes.len().min(st.message.len() - 1);
+    for (dst, &src) in st.message.iter_mut().zip(&bytes[..n]) {
+        *dst = if src == 0 { b' ' as c_char } else { src as c_char };
+    }
+    st.message[n] = 0;
+}
+
+/// Runs `f`, turning errors and panics into `status` and `fallback`.
+fn guard<T>(status: *mut CrStatus, fallback: T, f: impl FnOnce() -> Result<T>) -> T {
+    write_status(status, 0, "");
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            write_status(status, e.cpl_code() as i32, &e.to_string());
+            fallback
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            write_status(
+                status,
+                CplCode::AppDefined as i32,
+                &format!("internal error in chunkref (please report): {what}"),
+            );
+            fallback
+        }
+    }
+}
+
+/// Reads a C string argument.
+///
+/// # Safety
+/// `p` must be NULL or a valid NUL-terminated string.
+unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
+    if p.is_null() {
+        return Err(Error::Usage {
+            what: format!("{what} is NULL"),
+        });
+    }
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| Error::Usage {
+        what: format!("{what} is not UTF-8"),
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `name` is NULL or a C string; `header` points to `header_len` bytes or is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_identify(name: *const c_char, header: *const u8, header_len: usize) -> i32 {
+    guard(std::ptr::null_mut(), 0, || {
+        let name = if name.is_null() {
+            ""
+        } else {
+            unsafe { CStr::from_ptr(name) }.to_str().unwrap_or("")
+        };
+        let header = if header.is_null() {
+            &[][..]
+        } else {
+            unsafe { std::slice::from_raw_parts(header, header_len) }
+        };
+        Ok(crate::identify::identify(name, header) as i32)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// Arguments as documented in chunkref.h.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_open(
+    name: *const c_char,
+    options: *const *const c_char,
+    status: *mut CrStatus,
+) -> *mut CrHandle {
+    guard(status, std::ptr::null_mut(), || {
+        let name = unsafe { c_str(name, "dataset name") }?;
+        let mut opts = Vec::new();
+        if !options.is_null() {
+            let mut i = 0;
+            loop {
+                let p = unsafe { *options.add(i) };
+                if p.is_null() {
+                    break;
+                }
+                let kv = unsafe { c_str(p, "open option") }?;
+                if let Some((k, v)) = kv.split_once('=') {
+                    opts.push((k.to_string(), v.to_string()));
+                }
+                i += 1;
+            }
+        }
+        let dataset = Dataset::open(name, &opts)?;
+        let warnings = CStringList::new(dataset.warnings.clone());
+        Ok(Box::into_raw(Box::new(CrHandle {
+            dataset,
+            warnings,
+            metadata: Mutex::new(HashMap::new()),
+        })))
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` is NULL or a handle from `chunkref_open` not yet closed.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_close(handle: *mut CrHandle) {
+    if !handle.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(handle) })));
+    }
+}
+
+/// # Safety
+/// `handle` must be a live handle.
+unsafe fn dataset<'a>(handle: *const CrHandle) -> Result<&'a Dataset> {
+    if handle.is_null() {
+        return Err(Error::Usage {
+            what: "NULL handle".into(),
+        });
+    }
+    Ok(&unsafe { &*handle }.dataset)
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_level_count(handle: *const CrHandle) -> u32 {
+    guard(std::ptr::null_mut(), 0, || Ok(unsafe { dataset(handle) }?.levels.len() as u32))
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle and `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_level_info(
+    handle: *const CrHandle,
+    level: u32,
+    out: *mut CrLevelInfo,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        let meta = ds.level_meta(level as usize)?;
+        let l = &ds.levels[level as usize];
+        let n = meta.chunks.len();
+        let nodata = meta.fill.as_ref().map(|_| json_to_f64(&meta.fill_json));
+        let info = CrLevelInfo {
+            width: l.width,
+            height: l.height,
+            block_width: meta.chunks[n - 1],
+            block_height: meta.chunks[n - 2],
+            band_count: l.bands,
+            data_kind: match meta.dtype.kind {
+                ScalarKind::Bool => 0,
+                ScalarKind::UInt => 1,
+                ScalarKind::Int => 2,
+                ScalarKind::Float => 3,
+                ScalarKind::Complex => 4,
+            },
+            data_size: meta.dtype.size as u32,
+            has_nodata: nodata.flatten().is_some() as i32,
+            nodata: nodata.flatten().unwrap_or(0.0),
+        };
+        if out.is_null() {
+            return Err(Error::Usage {
+                what: "NULL level info".into(),
+            });
+        }
+        unsafe { out.write(info) };
+        Ok(0)
+    })
+}
+
+fn json_to_f64(v: &serde_json::Value) -> Option<f64> {
+    match v {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::Bool(b) => Some(*b as u8 as f64),
+        serde_json::Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle; `domain` NULL or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_metadata(
+    handle: *mut CrHandle,
+    domain: *const c_char,
+    band: u32,
+) -> *const *const c_char {
+    guard(std::ptr::null_mut(), std::ptr::null(), || {
+        if handle.is_null() {
+            return Ok(std::ptr::null());
+        }
+        let h = unsafe { &*handle };
+        let domain = if domain.is_null() {
+            String::new()
+        } else {
+            unsafe { c_str(domain, "metadata domain") }?.to_string()
+        };
+        let mut cache = h.metadata.lock().unwrap_or_else(|p| p.into_inner());
+        let list = cache.entry((domain.clone(), band)).or_insert_with(|| {
+            let b = (band > 0).then(|| band as u64 - 1);
+            Box::new(CStringList::new(h.dataset.metadata(&domain, b)))
+        });
+        Ok(list.ptrs.as_ptr())
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_warnings(handle: *mut CrHandle) -> *const *const c_char {
+    if handle.is_null() {
+        return std::ptr::null();
+    }
+    unsafe { &*handle }.warnings.ptrs.as_ptr()
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle; `out` writable for `cap` values.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_chunk_bands(
+    handle: *const CrHandle,
+    level: u32,
+    band: u64,
+    out: *mut u64,
+    cap: usize,
+    status: *mut CrStatus,
+) -> i64 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        let bands = ds.bands_sharing_chunk(level as usize, band)?;
+        for (i, b) in bands.iter().take(cap).enumerate() {
+            unsafe { out.add(i).write(*b) };
+        }
+        Ok(bands.len() as i64)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle; `request` valid, with `band_count` bands
+/// and buffers of `buffer_bytes` writable bytes each.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_read_block(
+    handle: *const CrHandle,
+    request: *const CrBlockRequest,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        if request.is_null() {
+            return Err(Error::Usage {
+                what: "NULL block request".into(),
+            });
+        }
+        let r = unsafe { &*request };
+        if r.band_count == 0 || r.bands.is_null() || r.buffers.is_null() {
+            return Err(Error::Usage {
+                what: "empty block request".into(),
+            });
+        }
+        let bands = unsafe { std::slice::from_raw_parts(r.bands, r.band_count) };
+        let ptrs = unsafe { std::slice::from_raw_parts(r.buffers, r.band_count) };
+        if ptrs.iter().any(|p| p.is_null()) {
+            return Err(Error::Usage {
+                what: "NULL block buffer".into(),
+            });
+        }
+        let mut outs: Vec<&mut [u8]> = ptrs
+            .iter()
+            .map(|&p| unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), r.buffer_bytes) })
+            .collect();
+        ds.read_block(r.level as usize, r.block_x, r.block_y, bands, &mut outs)?;
+        Ok(0)
+    })
+}
+
+extern "C" {
+    fn chunkref_shim_register();
+}
+
+/// GDAL's plugin entry point: registers the ChunkRef driver.
+#[no_mangle]
+pub extern "C" fn GDALRegister_ChunkRef() {
+    // SAFETY: the shim's registration takes no arguments and guards itself.
+    unsafe { chunkref_shim_register() }
+}

@@ -1,0 +1,127 @@
+//! Cheap, honest recognition of Kerchunk JSON from a file's first bytes.
+//!
+//! Claims: the `CHUNKREF:` prefix; a JSON object whose first key is a
+//! Kerchunk v1 key (`version` followed by `refs`/`templates`/`gen`, or one
+//! of those first); a v0 bare refs object whose first key is a Zarr
+//! metadata key (`.zgroup`, `a/b/.zarray`, `zarr.json`, ...).
+//! Never claims GeoJSON, STAC items or a plain `.zarray` document, whose
+//! first keys are ordinary field names.
+
+use crate::raster::PREFIX;
+
+const V1_KEYS: [&str; 3] = ["refs", "templates", "gen"];
+const ZARR_KEYS: [&str; 5] = [".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"];
+
+/// True when `name`/`header` look like something the driver opens.
+pub fn identify(name: &str, header: &[u8]) -> bool {
+    if name
+        .get(..PREFIX.len())
+        .is_some_and(|h| h.eq_ignore_ascii_case(PREFIX))
+    {
+        return true;
+    }
+    let mut s = Scanner { b: header, i: 0 };
+    s.skip_bom_and_ws();
+    if !s.eat(b'{') {
+        return false;
+    }
+    let Some(first) = s.key() else { return false };
+    if V1_KEYS.contains(&first.as_str()) {
+        return true;
+    }
+    if first == "version" {
+        // `"version": 0|1, "<next key>"` where the next key is a v1 key.
+        s.skip_ws();
+        let start = s.i;
+        while s.i < s.b.len() && s.b[s.i].is_ascii_digit() {
+            s.i += 1;
+        }
+        if s.i == start {
+            return false;
+        }
+        s.skip_ws();
+        return s.eat(b',') && s.key().is_some_and(|k| V1_KEYS.contains(&k.as_str()));
+    }
+    let last = first.rsplit('/').next().unwrap_or(&first);
+    ZARR_KEYS.contains(&last)
+}
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Scanner<'_> {
+    fn skip_bom_and_ws(&mut self) {
+        if self.b.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            self.i = 3;
+        }
+        self.skip_ws();
+    }
+
+    fn skip_ws(&mut self) {
+        while self.i < self.b.len() && self.b[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        self.skip_ws();
+        if self.b.get(self.i) == Some(&c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Reads `"key"` and the following `:`; escapes are kept verbatim.
+    fn key(&mut self) -> Option<String> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let start = self.i;
+        while self.i < self.b.len() && self.b[self.i] != b'"' {
+            if self.b[self.i] == b'\\' {
+                self.i += 1;
+            }
+            self.i += 1;
+        }
+        let key = std::str::from_utf8(self.b.get(start..self.i)?).ok()?.to_string();
+        self.i += 1;
+        self.eat(b':').then_some(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::identify;
+
+    #[test]
+    fn claims_kerchunk_only() {
+        let yes: [&[u8]; 6] = [
+            br#"{"version": 1, "refs": {}}"#,
+            br#"{"version":1,"templates":{"a":"b"},"refs":{}}"#,
+            br#"{"refs": {".zgroup": "{}"}}"#,
+            b"\xEF\xBB\xBF{ \".zgroup\": \"{}\" }",
+            br#"{"0/data/.zarray": "{}"}"#,
+            br#"{"zarr.json": "{}"}"#,
+        ];
+        for h in yes {
+            assert!(identify("x.json", h), "{}", String::from_utf8_lossy(h));
+        }
+        let no: [&[u8]; 7] = [
+            br#"{"type": "FeatureCollection", "features": []}"#,
+            br#"{"stac_version": "1.0.0", "type": "Feature"}"#,
+            br#"{"chunks": [10], "compressor": null, "dtype": "<f8"}"#,
+            br#"{"version": "1.0", "name": "x"}"#,
+            br#"{"zarr_format": 2}"#,
+            b"[1, 2]",
+            b"\x89PNG",
+        ];
+        for h in no {
+            assert!(!identify("x.json", h), "{}", String::from_utf8_lossy(h));
+        }
+        assert!(identify("chunkref:/anything", b""));
+    }
+}

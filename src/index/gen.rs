@@ -1,0 +1,155 @@
+//! Expansion of Kerchunk v1 `gen` entries into ordinary references.
+
+use serde_json::Value;
+
+use super::template::{render, TemplateValue, Vars};
+use crate::error::{Error, Result};
+
+/// Most references one index may generate through `gen` (guards hostile input).
+pub const MAX_GENERATED: u64 = 50_000_000;
+
+/// One generated reference: key, URL and optional (offset, length).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// The chunk key.
+    pub key: String,
+    /// The URL, templates already applied.
+    pub url: String,
+    /// Offset and length, or `None` for a whole-file reference.
+    pub range: Option<(u64, u64)>,
+}
+
+/// Expands every `gen` entry, calling `emit` for each reference in order
+/// (the cartesian product of the dimensions, last dimension fastest).
+pub fn expand(
+    index: &str,
+    gens: &[Value],
+    templates: &Vars,
+    mut emit: impl FnMut(Generated),
+) -> Result<()> {
+    let bad = |reason: String| Error::MalformedIndex {
+        index: index.to_string(),
+        reason,
+    };
+    for (n, g) in gens.iter().enumerate() {
+        let field = |name: &str| -> Result<Option<&str>> {
+            match g.get(name) {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(other) => Err(bad(format!("gen[{n}].{name} must be a string, got {other}"))),
+            }
+        };
+        let key = field("key")?.ok_or_else(|| bad(format!("gen[{n}] has no 'key'")))?;
+        let url = field("url")?.ok_or_else(|| bad(format!("gen[{n}] has no 'url'")))?;
+        let offset = field("offset")?;
+        let length = field("length")?;
+        let dims = dimensions(g.get("dimensions")).map_err(|e| bad(format!("gen[{n}]: {e}")))?;
+        let total = dims
+            .iter()
+            .try_fold(1u64, |acc, (_, vals)| acc.checked_mul(vals.len() as u64))
+            .filter(|t| *t <= MAX_GENERATED)
+            .ok_or_else(|| Error::Limits {
+                what: format!("gen[{n}] of {index} would generate more than {MAX_GENERATED} references"),
+            })?;
+        let mut vars = templates.clone();
+        let mut counters = vec![0usize; dims.len()];
+        for _ in 0..total {
+            for (d, (name, vals)) in dims.iter().enumerate() {
+                vars.insert(name.clone(), vals[counters[d]].clone());
+            }
+            let r = |t: &str| render(t, &vars).map_err(|e| bad(format!("gen[{n}]: {e}")));
+            let number = |t: &str, what: &str| -> Result<u64> {
+                let s = r(t)?;
+                s.trim()
+                    .parse()
+                    .map_err(|_| bad(format!("gen[{n}]: {what} '{s}' is not a non-negative integer")))
+            };
+            let range = match (offset, length) {
+                (Some(o), Some(l)) => Some((number(o, "offset")?, number(l, "length")?)),
+                _ => None,
+            };
+            emit(Generated {
+                key: r(key)?,
+                url: r(url)?,
+                range,
+            });
+            for d in (0..dims.len()).rev() {
+                counters[d] += 1;
+                if counters[d] < dims[d].1.len() {
+                    break;
+                }
+                counters[d] = 0;
+            }
+        }
+    }
+    Ok(())
+}
+
+type Dimension = (String, Vec<TemplateValue>);
+
+fn dimensions(v: Option<&Value>) -> Result<Vec<Dimension>, String> {
+    let Some(obj) = v.and_then(Value::as_object) else {
+        return Err("'dimensions' must be an object".into());
+    };
+    obj.iter()
+        .map(|(name, spec)| Ok((name.clone(), dimension_values(name, spec)?)))
+        .collect()
+}
+
+fn dimension_values(name: &str, spec: &Value) -> Result<Vec<TemplateValue>, String> {
+    match spec {
+        Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::Number(n) => n
+                    .as_i64()
+                    .map(TemplateValue::Int)
+                    .ok_or_else(|| format!("dimension '{name}': {n} is not an integer")),
+                Value::String(s) => Ok(TemplateValue::Str(s.clone())),
+                other => Err(format!("dimension '{name}': unsupported value {other}")),
+            })
+            .collect(),
+        Value::Object(o) => {
+            let get = |k: &str, default: Option<i64>| {
+                o.get(k)
+                    .map(|v| v.as_i64().ok_or_else(|| format!("dimension '{name}': '{k}' is not an integer")))
+                    .unwrap_or_else(|| default.ok_or_else(|| format!("dimension '{name}' has no '{k}'")))
+            };
+            let (start, stop, step) = (get("start", Some(0))?, get("stop", None)?, get("step", Some(1))?);
+            if step <= 0 {
+                return Err(format!("dimension '{name}': step must be positive"));
+            }
+            let count = if stop > start { (stop - start - 1) / step + 1 } else { 0 };
+            if count as u64 > MAX_GENERATED {
+                return Err(format!("dimension '{name}' has {count} values"));
+            }
+            Ok((0..count).map(|k| TemplateValue::Int(start + k * step)).collect())
+        }
+        other => Err(format!("dimension '{name}': expected a list or a range object, got {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn expands_spec_example() {
+        let gens = vec![json!({"key": "gen_key{{i}}", "url": "http://{{u}}_{{i}}",
+            "offset": "{{(i + 1) * 1000}}", "length": "1000",
+            "dimensions": {"u": ["a", "b"], "i": {"stop": 3}}})];
+        let mut out = Vec::new();
+        expand("idx", &gens, &Vars::new(), |g| out.push(g)).unwrap();
+        assert_eq!(out.len(), 6);
+        assert_eq!(out[0], Generated { key: "gen_key0".into(), url: "http://a_0".into(), range: Some((1000, 1000)) });
+        assert_eq!(out[5], Generated { key: "gen_key2".into(), url: "http://b_2".into(), range: Some((3000, 1000)) });
+    }
+
+    #[test]
+    fn refuses_hostile_sizes() {
+        let gens = vec![json!({"key": "k{{i}}{{j}}", "url": "u",
+            "dimensions": {"i": {"stop": 100000}, "j": {"stop": 100000}}})];
+        assert!(matches!(expand("idx", &gens, &Vars::new(), |_| {}), Err(Error::Limits { .. })));
+    }
+}

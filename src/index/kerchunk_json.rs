@@ -1,0 +1,267 @@
+//! Streaming reader of Kerchunk JSON references (spec v0 and v1, plus the
+//! multi-range extension `[url, [[offset, length], ...]]`).
+//!
+//! Values are decoded straight into [`RawRef`]s with URLs interned in a
+//! [`FileTable`]; no `serde_json::Value` is built for the (possibly millions
+//! of) chunk entries.
+
+use std::fmt;
+
+use base64::Engine;
+use bytes::Bytes;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::refs::{FileTable, RawRef};
+
+/// The parsed content of a Kerchunk JSON document.
+#[derive(Debug, Default)]
+pub struct KerchunkDoc {
+    /// `version` (None for spec v0, the bare refs object).
+    pub version: Option<u64>,
+    /// `templates`: name -> value.
+    pub templates: Vec<(String, String)>,
+    /// `gen` entries, unexpanded.
+    pub gen: Vec<Value>,
+    /// Every `refs` entry in document order.
+    pub entries: Vec<(String, RawRef)>,
+    /// URLs of the references (raw, templates not yet applied).
+    pub files: FileTable,
+}
+
+/// Parses a Kerchunk JSON document; `index` names it in error messages.
+pub fn parse(index: &str, bytes: &[u8]) -> Result<KerchunkDoc> {
+    let mut doc = KerchunkDoc::default();
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    TopSeed { doc: &mut doc }
+        .deserialize(&mut de)
+        .and_then(|()| de.end())
+        .map_err(|e| Error::MalformedIndex {
+            index: index.to_string(),
+            reason: e.to_string(),
+        })?;
+    if doc.version.is_some_and(|v| v > 1) {
+        return Err(Error::unsupported(format!(
+            "Kerchunk reference spec version {} in {index} (versions 0 and 1 are supported)",
+            doc.version.unwrap_or_default()
+        )));
+    }
+    Ok(doc)
+}
+
+struct TopSeed<'a> {
+    doc: &'a mut KerchunkDoc,
+}
+
+impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Kerchunk reference object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut saw_refs = false;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match key.as_ref() {
+                "version" => {
+                    self.doc.version = Some(map.next_value::<u64>()?);
+                }
+                "templates" => {
+                    let t: serde_json::Map<String, Value> = map.next_value()?;
+                    self.doc.templates = t
+                        .into_iter()
+                        .map(|(k, v)| match v {
+                            Value::String(s) => Ok((k, s)),
+                            other => Ok((k, other.to_string())),
+                        })
+                        .collect::<Result<_, A::Error>>()?;
+                }
+                "gen" => {
+                    self.doc.gen = map.next_value()?;
+                }
+                "refs" if !saw_refs => {
+                    saw_refs = true;
+                    map.next_value_seed(RefsSeed { doc: self.doc })?;
+                }
+                _ => {
+                    let key = key.into_owned();
+                    let value = map.next_value_seed(RefSeed {
+                        key: &key,
+                        files: &mut self.doc.files,
+                    })?;
+                    self.doc.entries.push((key, value));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct RefsSeed<'a> {
+    doc: &'a mut KerchunkDoc,
+}
+
+impl<'de> DeserializeSeed<'de> for RefsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RefsSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the 'refs' object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        if let Some(n) = map.size_hint() {
+            self.doc.entries.reserve(n);
+        }
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(RefSeed {
+                key: &key,
+                files: &mut self.doc.files,
+            })?;
+            self.doc.entries.push((key, value));
+        }
+        Ok(())
+    }
+}
+
+/// Decodes one reference value.
+struct RefSeed<'a> {
+    key: &'a str,
+    files: &'a mut FileTable,
+}
+
+impl<'de> DeserializeSeed<'de> for RefSeed<'_> {
+    type Value = RawRef;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawRef, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl RefSeed<'_> {
+    fn fail<E: de::Error>(&self, what: impl fmt::Display) -> E {
+        E::custom(format!("reference '{}': {what}", self.key))
+    }
+}
+
+impl<'de> Visitor<'de> for RefSeed<'_> {
+    type Value = RawRef;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "reference '{}' as a string, [url], [url, offset, length] or [url, [[offset, length], ...]]",
+            self.key
+        )
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<RawRef, E> {
+        match s.strip_prefix("base64:") {
+            Some(b64) => base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map(|v| RawRef::Inline(Bytes::from(v)))
+                .map_err(|e| self.fail(format!("bad base64: {e}"))),
+            None => Ok(RawRef::Inline(Bytes::copy_from_slice(s.as_bytes()))),
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawRef, A::Error> {
+        // Some writers embed metadata documents as JSON objects, not strings.
+        let v = Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Ok(RawRef::Inline(Bytes::from(v.to_string())))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawRef, A::Error> {
+        let url: String = seq
+            .next_element()?
+            .ok_or_else(|| self.fail("empty list (expected a URL first)"))?;
+        let file = self.files.intern(&url);
+        let second: Option<OffsetOrRanges> = seq.next_element()?;
+        let r = match second {
+            None => RawRef::Whole(file),
+            Some(OffsetOrRanges::Offset(offset)) => {
+                let length: u64 = seq
+                    .next_element()?
+                    .ok_or_else(|| self.fail("[url, offset] without a length"))?;
+                RawRef::Range(file, offset, length)
+            }
+            Some(OffsetOrRanges::Ranges(ranges)) => {
+                if ranges.is_empty() {
+                    return Err(self.fail("multi-range reference with no ranges"));
+                }
+                RawRef::Multi(file, ranges)
+            }
+        };
+        if seq.next_element::<IgnoredAny>()?.is_some() {
+            return Err(self.fail("too many elements in the reference list"));
+        }
+        Ok(r)
+    }
+}
+
+use serde::Deserialize;
+
+/// The second element of a reference list.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OffsetOrRanges {
+    Offset(u64),
+    Ranges(Vec<(u64, u64)>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_value_form_v1() {
+        let doc = br#"{"version": 1, "templates": {"base": "/d/"},
+          "refs": {".zgroup": "{\"zarr_format\": 2}", "a/0.0": "base64:AAEC",
+                   "a/0.1": ["{{base}}f.bin"], "a/1.0": ["{{base}}f.bin", 10, 20],
+                   "a/1.1": ["g.bin", [[1, 2], [5, 6]]], "m/.zattrs": {"x": 1}}}"#;
+        let d = parse("t.json", doc).unwrap();
+        assert_eq!(d.version, Some(1));
+        assert_eq!(d.templates, vec![("base".to_string(), "/d/".to_string())]);
+        let get = |k: &str| d.entries.iter().find(|(key, _)| key == k).unwrap().1.clone();
+        assert_eq!(get("a/0.0"), RawRef::Inline(Bytes::from_static(&[0, 1, 2])));
+        assert_eq!(get("a/0.1"), RawRef::Whole(0));
+        assert_eq!(get("a/1.0"), RawRef::Range(0, 10, 20));
+        assert_eq!(get("a/1.1"), RawRef::Multi(1, vec![(1, 2), (5, 6)]));
+        assert_eq!(get("m/.zattrs"), RawRef::Inline(Bytes::from_static(br#"{"x":1}"#)));
+        assert_eq!(d.files.urls(), &["{{base}}f.bin".to_string(), "g.bin".to_string()]);
+    }
+
+    #[test]
+    fn reads_v0() {
+        let d = parse("t", br#"{".zgroup": "{}", "x/0": ["f", 0, 4]}"#).unwrap();
+        assert_eq!(d.version, None);
+        assert_eq!(d.entries.len(), 2);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        for bad in [
+            &br#"{"version": 1, "refs": {"a/0": ["f", 1]}}"#[..],
+            br#"{"version": 1, "refs": {"a/0": []}}"#,
+            br#"{"version": 1, "refs": {"a/0": ["f", -1, 2]}}"#,
+            br#"{"version": 1, "refs": {"a/0": ["f", 1, 2, 3]}}"#,
+            br#"{"version": 1, "refs": {"a/0": "base64:!!"}}"#,
+            br#"{"version": 1, "refs": {"a/0": 5}}"#,
+        ] {
+            let e = parse("t.json", bad).unwrap_err().to_string();
+            assert!(e.contains("t.json"), "{e}");
+            assert!(e.contains("a/0") || e.contains("line"), "{e}");
+        }
+        assert!(parse("t", b"{\"version\": 1, \"refs\": {").is_err());
+        assert!(parse("t", b"[1,2]").is_err());
+    }
+}

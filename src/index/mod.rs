@@ -1,0 +1,277 @@
+//! Chunk indexes: reading an index document into Zarr array metadata plus a
+//! columnar [`ChunkTable`] per array.
+//!
+//! Each index format lives in its own module and produces the same
+//! [`Index`]; Kerchunk JSON is the first ([`kerchunk_json`]).
+
+pub mod gen;
+pub mod kerchunk_json;
+pub mod template;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::refs::{position, ChunkTable, FileTable, RawRef};
+use crate::zarr::ArrayMeta;
+use template::{TemplateValue, Vars};
+
+/// Store keys that hold metadata documents rather than chunks.
+const METADATA_NAMES: [&str; 5] = [".zarray", ".zattrs", ".zgroup", ".zmetadata", "zarr.json"];
+
+/// One array: its metadata and where its chunks live.
+#[derive(Debug)]
+pub struct Array {
+    /// Zarr metadata.
+    pub meta: ArrayMeta,
+    /// Chunk references, by row-major chunk position.
+    pub refs: ChunkTable,
+}
+
+/// An opened chunk index.
+#[derive(Debug)]
+pub struct Index {
+    /// Where the index was read from (for messages and relative URLs).
+    pub source: String,
+    /// File URLs referenced by chunks, templates applied.
+    pub files: FileTable,
+    /// Arrays sorted by path.
+    pub arrays: Vec<Array>,
+    /// Group attributes by group path (`""` is the root).
+    pub groups: BTreeMap<String, Map<String, Value>>,
+    /// Non-fatal problems found while reading (shown as GDAL warnings).
+    pub warnings: Vec<String>,
+}
+
+impl Index {
+    /// Reads a Kerchunk JSON index. `overrides` replace template values.
+    pub fn from_kerchunk_json(source: &str, bytes: &[u8], overrides: &[(String, String)]) -> Result<Index> {
+        let mut doc = kerchunk_json::parse(source, bytes)?;
+        let mut vars: Vars = doc
+            .templates
+            .drain(..)
+            .map(|(k, v)| (k, TemplateValue::Str(v)))
+            .collect();
+        for (k, v) in overrides {
+            vars.insert(k.clone(), TemplateValue::Str(v.clone()));
+        }
+        let mut entries = std::mem::take(&mut doc.entries);
+        let mut files = std::mem::take(&mut doc.files);
+        gen::expand(source, &doc.gen, &vars, |g| {
+            let file = files.intern(&g.url);
+            let r = match g.range {
+                Some((o, l)) => RawRef::Range(file, o, l),
+                None => RawRef::Whole(file),
+            };
+            entries.push((g.key, r));
+        })?;
+        let mut template_error = None;
+        files.map_urls(|u| {
+            if !u.contains("{{") {
+                return u.to_string();
+            }
+            template::render(u, &vars).unwrap_or_else(|e| {
+                template_error.get_or_insert(e);
+                u.to_string()
+            })
+        });
+        if let Some(reason) = template_error {
+            return Err(Error::MalformedIndex {
+                index: source.to_string(),
+                reason,
+            });
+        }
+        Index::build(source, files, entries)
+    }
+
+    /// Groups references by array and builds the columnar tables.
+    fn build(source: &str, files: FileTable, entries: Vec<(String, RawRef)>) -> Result<Index> {
+        let mut docs: HashMap<String, Value> = HashMap::new();
+        let mut chunks: Vec<(String, RawRef)> = Vec::with_capacity(entries.len());
+        for (key, r) in entries {
+            let name = key.rsplit('/').next().unwrap_or(&key);
+            if !METADATA_NAMES.contains(&name) {
+                chunks.push((key, r));
+                continue;
+            }
+            let RawRef::Inline(bytes) = r else {
+                return Err(Error::unsupported(format!(
+                    "metadata key '{key}' in {source} refers to a file; metadata must be inline"
+                )));
+            };
+            let v: Value = serde_json::from_slice(&bytes).map_err(|e| Error::MalformedIndex {
+                index: source.to_string(),
+                reason: format!("metadata key '{key}' is not valid JSON: {e}"),
+            })?;
+            docs.insert(key, v);
+        }
+        expand_consolidated(&mut docs);
+
+        let mut groups = BTreeMap::new();
+        let mut metas = Vec::new();
+        for (key, doc) in &docs {
+            let (dir, name) = split_key(key);
+            match name {
+                ".zarray" => {
+                    let attrs = docs.get(&join_key(dir, ".zattrs"));
+                    metas.push(ArrayMeta::from_v2(dir, doc, attrs)?);
+                }
+                ".zgroup" => {
+                    let attrs = docs.get(&join_key(dir, ".zattrs")).and_then(Value::as_object);
+                    groups.insert(dir.to_string(), attrs.cloned().unwrap_or_default());
+                }
+                "zarr.json" => match doc.get("node_type").and_then(Value::as_str) {
+                    Some("array") => metas.push(ArrayMeta::from_v3(dir, doc)?),
+                    Some("group") => {
+                        let attrs = doc.get("attributes").and_then(Value::as_object);
+                        groups.insert(dir.to_string(), attrs.cloned().unwrap_or_default());
+                    }
+                    other => {
+                        return Err(Error::InvalidMetadata {
+                            array: dir.to_string(),
+                            reason: format!("zarr.json node_type {other:?}"),
+                        })
+                    }
+                },
+                _ => {}
+            }
+        }
+        metas.sort_by(|a, b| a.path.cmp(&b.path));
+        let lookup: HashMap<&str, usize> = metas.iter().enumerate().map(|(i, m)| (m.path.as_str(), i)).collect();
+        let grids: Vec<Vec<u64>> = metas.iter().map(ArrayMeta::grid_shape).collect();
+        let mut rows: Vec<Vec<(u64, RawRef)>> = metas.iter().map(|_| Vec::new()).collect();
+        let mut stray = Vec::new();
+        for (key, r) in chunks {
+            match locate_chunk(&key, &metas, &lookup, &grids) {
+                Some((a, pos)) => rows[a].push((pos, r)),
+                None => stray.push(key),
+            }
+        }
+        let mut warnings = Vec::new();
+        if !stray.is_empty() {
+            warnings.push(format!(
+                "{} reference(s) in {source} match no array's chunk grid and are ignored (first: '{}')",
+                stray.len(),
+                stray[0]
+            ));
+        }
+        let arrays = metas
+            .into_iter()
+            .zip(rows)
+            .map(|(meta, rows)| Array {
+                meta,
+                refs: ChunkTable::from_rows(rows),
+            })
+            .collect();
+        Ok(Index {
+            source: source.to_string(),
+            files,
+            arrays,
+            groups,
+            warnings,
+        })
+    }
+
+    /// The array at `path`, if any.
+    pub fn array(&self, path: &str) -> Option<&Array> {
+        self.arrays
+            .binary_search_by(|a| a.meta.path.as_str().cmp(path))
+            .ok()
+            .map(|i| &self.arrays[i])
+    }
+
+    /// Index of the array at `path` in [`Index::arrays`].
+    pub fn array_index(&self, path: &str) -> Option<usize> {
+        self.arrays.binary_search_by(|a| a.meta.path.as_str().cmp(path)).ok()
+    }
+}
+
+/// Adds the documents of a root `.zmetadata` that are not present already.
+fn expand_consolidated(docs: &mut HashMap<String, Value>) {
+    let Some(Value::Object(meta)) = docs.get(".zmetadata").and_then(|z| z.get("metadata")).cloned() else {
+        return;
+    };
+    for (k, v) in meta {
+        docs.entry(k).or_insert(v);
+    }
+}
+
+/// Splits `a/b/.zarray` into (`a/b`, `.zarray`); a root key has dir `""`.
+fn split_key(key: &str) -> (&str, &str) {
+    match key.rfind('/') {
+        Some(i) => (&key[..i], &key[i + 1..]),
+        None => ("", key),
+    }
+}
+
+fn join_key(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// Finds the array a chunk key belongs to and the chunk's grid position,
+/// trying the longest array path first.
+fn locate_chunk(
+    key: &str,
+    metas: &[ArrayMeta],
+    lookup: &HashMap<&str, usize>,
+    grids: &[Vec<u64>],
+) -> Option<(usize, u64)> {
+    let candidates = key.rmatch_indices('/').map(|(i, _)| (&key[..i], &key[i + 1..]));
+    for (dir, rest) in candidates.chain(std::iter::once(("", key))) {
+        let Some(&a) = lookup.get(dir) else { continue };
+        let m = &metas[a];
+        if let Some(idx) = m.key_encoding.parse(rest, m.shape.len()) {
+            if let Some(pos) = position(&idx, &grids[a]) {
+                return Some((a, pos));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::refs::ChunkRef;
+
+    const ZARRAY: &str = r#"{\"shape\": [4, 6], \"chunks\": [2, 3], \"dtype\": \"<u2\", \"fill_value\": 0, \"compressor\": null, \"filters\": null, \"order\": \"C\", \"zarr_format\": 2}"#;
+
+    #[test]
+    fn builds_tables_with_templates_and_gen() {
+        let doc = format!(
+            r#"{{"version": 1, "templates": {{"base": "/data/"}},
+              "gen": [{{"key": "a/1.{{{{i}}}}", "url": "{{{{base}}}}g.bin", "offset": "{{{{i * 10}}}}", "length": "10",
+                       "dimensions": {{"i": {{"stop": 2}}}}}}],
+              "refs": {{".zgroup": "{{\"zarr_format\": 2}}", "a/.zarray": "{ZARRAY}",
+                       "a/0.0": ["{{{{base}}}}f.bin", 0, 12], "a/9.9": ["x", 0, 1]}}}}"#
+        );
+        let idx = Index::from_kerchunk_json("t.json", doc.as_bytes(), &[]).unwrap();
+        let a = idx.array("a").unwrap();
+        assert_eq!(a.refs.len(), 3);
+        let ChunkRef::Range { file, offset, length } = a.refs.get(0).unwrap() else { panic!() };
+        assert_eq!((idx.files.url(file), offset, length), ("/data/f.bin", 0, 12));
+        let ChunkRef::Range { file, offset, .. } = a.refs.get(3).unwrap() else { panic!() };
+        assert_eq!((idx.files.url(file), offset), ("/data/g.bin", 10));
+        assert_eq!(idx.warnings.len(), 1, "a/9.9 is outside the grid");
+
+        let over = [("base".to_string(), "/elsewhere/".to_string())];
+        let idx = Index::from_kerchunk_json("t.json", doc.as_bytes(), &over).unwrap();
+        assert!(idx.files.urls().iter().any(|u| u == "/elsewhere/f.bin"));
+    }
+
+    #[test]
+    fn nested_and_root_arrays() {
+        let doc = format!(
+            r#"{{".zarray": "{ZARRAY}", "0.0": ["f"], "g/h/.zarray": "{ZARRAY}", "g/h/1.1": ["f"]}}"#
+        );
+        let idx = Index::from_kerchunk_json("t", doc.as_bytes(), &[]).unwrap();
+        assert_eq!(idx.array("").unwrap().refs.len(), 1);
+        assert_eq!(idx.array("g/h").unwrap().refs.len(), 1);
+        assert!(idx.warnings.is_empty(), "{:?}", idx.warnings);
+    }
+}

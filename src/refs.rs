@@ -1,0 +1,241 @@
+//! Chunk references kept columnar: one sorted position column and parallel
+//! file / offset / length columns per array, a shared file table, inline
+//! bytes and multi-range lists in side tables.
+//!
+//! Positions are row-major ranks of chunk grid indices. Storing them sorted
+//! (instead of a dense array over the whole grid) keeps memory proportional
+//! to the number of references even for huge, sparse grids.
+
+use bytes::Bytes;
+
+/// Marks a row whose bytes are inline (offset = index into the inline table).
+const INLINE: u32 = u32::MAX;
+/// Marks a whole-file reference in the length column.
+const WHOLE: u64 = u64::MAX;
+/// Marks a multi-range reference in the length column (offset = list index).
+const MULTI: u64 = u64::MAX - 1;
+
+/// Where one chunk's bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChunkRef<'a> {
+    /// Bytes stored in the index itself.
+    Inline(&'a Bytes),
+    /// The entire object `file`.
+    Whole {
+        /// File id in the [`FileTable`].
+        file: u32,
+    },
+    /// One contiguous byte range.
+    Range {
+        /// File id in the [`FileTable`].
+        file: u32,
+        /// First byte.
+        offset: u64,
+        /// Number of bytes.
+        length: u64,
+    },
+    /// Several ranges of one file, concatenated in order.
+    Multi {
+        /// File id in the [`FileTable`].
+        file: u32,
+        /// `(offset, length)` pairs.
+        ranges: &'a [(u64, u64)],
+    },
+}
+
+impl ChunkRef<'_> {
+    /// The file this reference reads from, if any.
+    pub fn file(&self) -> Option<u32> {
+        match *self {
+            ChunkRef::Inline(_) => None,
+            ChunkRef::Whole { file } | ChunkRef::Range { file, .. } | ChunkRef::Multi { file, .. } => {
+                Some(file)
+            }
+        }
+    }
+}
+
+/// A reference as produced by an index reader, before it is stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawRef {
+    /// Inline bytes.
+    Inline(Bytes),
+    /// Whole file.
+    Whole(u32),
+    /// One range.
+    Range(u32, u64, u64),
+    /// Several ranges.
+    Multi(u32, Vec<(u64, u64)>),
+}
+
+/// Distinct file URLs, interned to small ids.
+#[derive(Debug, Default)]
+pub struct FileTable {
+    urls: Vec<String>,
+    lookup: std::collections::HashMap<String, u32>,
+}
+
+impl FileTable {
+    /// Returns the id of `url`, adding it if new.
+    pub fn intern(&mut self, url: &str) -> u32 {
+        if let Some(&id) = self.lookup.get(url) {
+            return id;
+        }
+        let id = self.urls.len() as u32;
+        self.urls.push(url.to_string());
+        self.lookup.insert(url.to_string(), id);
+        id
+    }
+
+    /// The URL of a file id.
+    pub fn url(&self, id: u32) -> &str {
+        &self.urls[id as usize]
+    }
+
+    /// All URLs in id order.
+    pub fn urls(&self) -> &[String] {
+        &self.urls
+    }
+
+    /// Replaces every URL with `f(url)` (template expansion, resolution).
+    pub fn map_urls(&mut self, mut f: impl FnMut(&str) -> String) {
+        for u in &mut self.urls {
+            *u = f(u);
+        }
+        self.lookup.clear();
+    }
+}
+
+/// The chunk references of one array, columnar and sorted by position.
+#[derive(Debug, Default)]
+pub struct ChunkTable {
+    position: Vec<u64>,
+    file: Vec<u32>,
+    offset: Vec<u64>,
+    length: Vec<u64>,
+    inline: Vec<Bytes>,
+    multi: Vec<Vec<(u64, u64)>>,
+}
+
+impl ChunkTable {
+    /// Builds a table from `(position, reference)` rows in any order; for
+    /// duplicate positions the last row wins, as in a JSON object.
+    pub fn from_rows(mut rows: Vec<(u64, RawRef)>) -> ChunkTable {
+        // Stable sort keeps document order among duplicates; keep the last.
+        rows.sort_by_key(|(p, _)| *p);
+        let mut t = ChunkTable::default();
+        let n = rows.len();
+        t.position.reserve(n);
+        t.file.reserve(n);
+        t.offset.reserve(n);
+        t.length.reserve(n);
+        let mut iter = rows.into_iter().peekable();
+        while let Some((pos, r)) = iter.next() {
+            if iter.peek().is_some_and(|(next, _)| *next == pos) {
+                continue;
+            }
+            let (file, offset, length) = match r {
+                RawRef::Inline(b) => {
+                    t.inline.push(b);
+                    (INLINE, (t.inline.len() - 1) as u64, 0)
+                }
+                RawRef::Whole(f) => (f, 0, WHOLE),
+                RawRef::Range(f, o, l) => (f, o, l),
+                RawRef::Multi(f, ranges) => {
+                    t.multi.push(ranges);
+                    (f, (t.multi.len() - 1) as u64, MULTI)
+                }
+            };
+            t.position.push(pos);
+            t.file.push(file);
+            t.offset.push(offset);
+            t.length.push(length);
+        }
+        t.position.shrink_to_fit();
+        t
+    }
+
+    /// Number of chunks that have a reference.
+    pub fn len(&self) -> usize {
+        self.position.len()
+    }
+
+    /// True when no chunk has a reference.
+    pub fn is_empty(&self) -> bool {
+        self.position.is_empty()
+    }
+
+    /// The reference of the chunk at `position`, `None` if it was not written.
+    pub fn get(&self, position: u64) -> Option<ChunkRef<'_>> {
+        let i = self.position.binary_search(&position).ok()?;
+        let (file, offset, length) = (self.file[i], self.offset[i], self.length[i]);
+        Some(if file == INLINE {
+            ChunkRef::Inline(&self.inline[offset as usize])
+        } else if length == WHOLE {
+            ChunkRef::Whole { file }
+        } else if length == MULTI {
+            ChunkRef::Multi {
+                file,
+                ranges: &self.multi[offset as usize],
+            }
+        } else {
+            ChunkRef::Range {
+                file,
+                offset,
+                length,
+            }
+        })
+    }
+
+    /// Approximate heap bytes held by the table.
+    pub fn heap_bytes(&self) -> usize {
+        self.position.capacity() * 8
+            + self.file.capacity() * 4
+            + self.offset.capacity() * 8
+            + self.length.capacity() * 8
+            + self.inline.iter().map(Bytes::len).sum::<usize>()
+            + self.multi.iter().map(|m| m.len() * 16 + 24).sum::<usize>()
+    }
+}
+
+/// Row-major rank of a grid index, `None` if out of the grid.
+pub fn position(index: &[u64], grid: &[u64]) -> Option<u64> {
+    let mut pos = 0u64;
+    for (&i, &g) in index.iter().zip(grid) {
+        if i >= g {
+            return None;
+        }
+        pos = pos.checked_mul(g)?.checked_add(i)?;
+    }
+    Some(pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stores_every_form_and_last_duplicate_wins() {
+        let rows = vec![
+            (5, RawRef::Range(0, 10, 20)),
+            (1, RawRef::Inline(Bytes::from_static(b"abc"))),
+            (5, RawRef::Range(0, 30, 40)),
+            (3, RawRef::Multi(1, vec![(0, 1), (9, 2)])),
+            (2, RawRef::Whole(1)),
+        ];
+        let t = ChunkTable::from_rows(rows);
+        assert_eq!(t.len(), 4);
+        assert_eq!(t.get(5), Some(ChunkRef::Range { file: 0, offset: 30, length: 40 }));
+        assert_eq!(t.get(1), Some(ChunkRef::Inline(&Bytes::from_static(b"abc"))));
+        assert_eq!(t.get(2), Some(ChunkRef::Whole { file: 1 }));
+        assert_eq!(t.get(3), Some(ChunkRef::Multi { file: 1, ranges: &[(0, 1), (9, 2)] }));
+        assert_eq!(t.get(4), None);
+    }
+
+    #[test]
+    fn positions() {
+        assert_eq!(position(&[1, 2, 3], &[2, 3, 4]), Some(12 + 8 + 3));
+        assert_eq!(position(&[0, 3, 0], &[2, 3, 4]), None);
+        assert_eq!(position(&[], &[]), Some(0));
+    }
+}

@@ -1,0 +1,114 @@
+//! Chunk key encodings: how a chunk's grid index is spelled in a store key.
+
+use serde_json::Value;
+
+/// The spelling of chunk keys of one array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkKeyEncoding {
+    /// `Some("c")` for the v3 default encoding, `None` for v2 style keys.
+    pub prefix: Option<&'static str>,
+    /// Separator between indices (`.` or `/`).
+    pub separator: char,
+}
+
+impl ChunkKeyEncoding {
+    /// The v2 encoding with the given `dimension_separator`.
+    pub fn v2(separator: char) -> ChunkKeyEncoding {
+        ChunkKeyEncoding {
+            prefix: None,
+            separator,
+        }
+    }
+
+    /// Parses a v3 `chunk_key_encoding` object (default: `default` with `/`).
+    pub fn from_v3(v: Option<&Value>) -> Result<ChunkKeyEncoding, String> {
+        let Some(v) = v else {
+            return Ok(ChunkKeyEncoding {
+                prefix: Some("c"),
+                separator: '/',
+            });
+        };
+        let name = v.get("name").and_then(Value::as_str).unwrap_or("default");
+        let sep = v
+            .get("configuration")
+            .and_then(|c| c.get("separator"))
+            .and_then(Value::as_str);
+        let (prefix, default_sep) = match name {
+            "default" => (Some("c"), '/'),
+            "v2" => (None, '.'),
+            other => return Err(format!("chunk_key_encoding '{other}'")),
+        };
+        let separator = match sep {
+            None => default_sep,
+            Some(".") => '.',
+            Some("/") => '/',
+            Some(other) => return Err(format!("chunk key separator '{other}'")),
+        };
+        Ok(ChunkKeyEncoding { prefix, separator })
+    }
+
+    /// Parses the part of a key after the array path into a grid index of
+    /// `ndim` dimensions, or `None` when it is not a chunk key of this array.
+    pub fn parse(&self, rest: &str, ndim: usize) -> Option<Vec<u64>> {
+        let body = match self.prefix {
+            Some(p) => {
+                let after = rest.strip_prefix(p)?;
+                if ndim == 0 {
+                    return after.is_empty().then(Vec::new);
+                }
+                after.strip_prefix(self.separator)?
+            }
+            None if ndim == 0 => return (rest == "0").then(Vec::new),
+            None => rest,
+        };
+        let idx: Vec<u64> = body
+            .split(self.separator)
+            .map(|p| {
+                if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+                    None
+                } else {
+                    p.parse().ok()
+                }
+            })
+            .collect::<Option<_>>()?;
+        (idx.len() == ndim).then_some(idx)
+    }
+
+    /// Spells the key suffix of a grid index (inverse of [`Self::parse`]).
+    pub fn format(&self, idx: &[u64]) -> String {
+        let sep = self.separator.to_string();
+        let body = idx.iter().map(u64::to_string).collect::<Vec<_>>().join(&sep);
+        match (self.prefix, idx.is_empty()) {
+            (Some(p), true) => p.to_string(),
+            (Some(p), false) => format!("{p}{sep}{body}"),
+            (None, true) => "0".to_string(),
+            (None, false) => body,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let encs = [
+            ChunkKeyEncoding::v2('.'),
+            ChunkKeyEncoding::v2('/'),
+            ChunkKeyEncoding::from_v3(None).unwrap(),
+            ChunkKeyEncoding::from_v3(Some(&serde_json::json!({"name": "default",
+                "configuration": {"separator": "."}}))).unwrap(),
+        ];
+        for e in &encs {
+            for idx in [vec![], vec![3], vec![0, 12, 7]] {
+                let s = e.format(&idx);
+                assert_eq!(e.parse(&s, idx.len()), Some(idx.clone()), "{e:?} {s}");
+            }
+        }
+        assert_eq!(encs[2].format(&[1, 2]), "c/1/2");
+        assert_eq!(encs[0].parse("1.x", 2), None);
+        assert_eq!(encs[0].parse("1.2.3", 2), None);
+        assert_eq!(encs[0].parse("+1.2", 2), None);
+    }
+}

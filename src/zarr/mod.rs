@@ -1,0 +1,423 @@
+//! Zarr array metadata (v2 `.zarray` and v3 `zarr.json`), reduced to what
+//! reading chunks needs: shape, chunk shape, element type, fill value,
+//! memory layout of a decoded chunk, chunk key encoding and codec chain.
+
+pub mod chunk_key;
+pub mod dtype;
+
+use serde_json::{Map, Value};
+
+use crate::codec::registry::{self, Config};
+use crate::codec::{Codec, CodecChain};
+use crate::error::{Error, Result};
+use chunk_key::ChunkKeyEncoding;
+use dtype::{ByteOrder, DataType};
+
+/// Most dimensions chunkref accepts for one array.
+pub const MAX_DIMS: usize = 32;
+
+/// Everything needed to locate, decode and place the chunks of one array.
+#[derive(Debug)]
+pub struct ArrayMeta {
+    /// Path of the array inside the store (`""` for a root array).
+    pub path: String,
+    /// Zarr format, 2 or 3.
+    pub zarr_format: u8,
+    /// Array shape in elements.
+    pub shape: Vec<u64>,
+    /// Chunk shape in elements.
+    pub chunks: Vec<u64>,
+    /// Element type of a decoded chunk (byte order as stored).
+    pub dtype: DataType,
+    /// Fill value in native byte order, `None` when the metadata says null.
+    pub fill: Option<Vec<u8>>,
+    /// The fill value as written in the metadata (for nodata reporting).
+    pub fill_json: Value,
+    /// For each logical axis, its element stride inside a decoded chunk.
+    pub chunk_strides: Vec<u64>,
+    /// How chunk keys are spelled.
+    pub key_encoding: ChunkKeyEncoding,
+    /// Codecs in decode order.
+    pub codecs: CodecChain,
+    /// Dimension names (`_ARRAY_DIMENSIONS` in v2, `dimension_names` in v3).
+    pub dimension_names: Option<Vec<String>>,
+    /// User attributes (`.zattrs` in v2, `attributes` in v3).
+    pub attributes: Map<String, Value>,
+}
+
+impl ArrayMeta {
+    /// Parses a Zarr v2 `.zarray` document with its optional `.zattrs`.
+    pub fn from_v2(path: &str, zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMeta> {
+        let bad = |reason: String| Error::InvalidMetadata {
+            array: path.to_string(),
+            reason,
+        };
+        let obj = zarray
+            .as_object()
+            .ok_or_else(|| bad(".zarray is not a JSON object".into()))?;
+        let shape = u64_list(obj.get("shape"), "shape").map_err(bad)?;
+        let chunks = u64_list(obj.get("chunks"), "chunks").map_err(bad)?;
+        let dtype_str = obj
+            .get("dtype")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("missing or non-string 'dtype' (structured dtypes are not supported)".into()))?;
+        let dtype = DataType::from_v2(dtype_str)?;
+        let fill_json = obj.get("fill_value").cloned().unwrap_or(Value::Null);
+        let order = match obj.get("order").and_then(Value::as_str).unwrap_or("C") {
+            "C" => Layout::C,
+            "F" => Layout::F,
+            other => return Err(bad(format!("order '{other}' is neither C nor F"))),
+        };
+        let separator = match obj.get("dimension_separator").and_then(Value::as_str) {
+            None | Some(".") => '.',
+            Some("/") => '/',
+            Some(other) => return Err(bad(format!("dimension_separator '{other}'"))),
+        };
+        let mut codecs: Vec<Box<dyn Codec>> = Vec::new();
+        if let Some(filters) = obj.get("filters").filter(|f| !f.is_null()) {
+            let list = filters
+                .as_array()
+                .ok_or_else(|| bad("'filters' is not a list".into()))?;
+            for f in list {
+                codecs.push(v2_codec(path, f)?);
+            }
+        }
+        if let Some(comp) = obj.get("compressor").filter(|c| !c.is_null()) {
+            codecs.push(v2_codec(path, comp)?);
+        }
+        let attributes = zattrs
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let dimension_names = attributes
+            .get("_ARRAY_DIMENSIONS")
+            .and_then(string_list);
+        ArrayMeta::assemble(Parts {
+            path,
+            zarr_format: 2,
+            shape,
+            chunks,
+            dtype,
+            fill_json,
+            layout: order,
+            key_encoding: ChunkKeyEncoding::v2(separator),
+            codecs,
+            dimension_names,
+            attributes,
+        })
+    }
+
+    /// Parses a Zarr v3 `zarr.json` document of node type `array`.
+    pub fn from_v3(path: &str, doc: &Value) -> Result<ArrayMeta> {
+        let bad = |reason: String| Error::InvalidMetadata {
+            array: path.to_string(),
+            reason,
+        };
+        let obj = doc
+            .as_object()
+            .ok_or_else(|| bad("zarr.json is not a JSON object".into()))?;
+        let shape = u64_list(obj.get("shape"), "shape").map_err(bad)?;
+        let grid = obj
+            .get("chunk_grid")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("missing 'chunk_grid'".into()))?;
+        match grid.get("name").and_then(Value::as_str) {
+            Some("regular") => {}
+            other => {
+                return Err(Error::unsupported(format!(
+                    "chunk grid {other:?} in array '{path}' (only 'regular')"
+                )))
+            }
+        }
+        let chunks = u64_list(
+            grid.get("configuration").and_then(|c| c.get("chunk_shape")),
+            "chunk_grid.configuration.chunk_shape",
+        )
+        .map_err(bad)?;
+        let key_encoding = ChunkKeyEncoding::from_v3(obj.get("chunk_key_encoding")).map_err(bad)?;
+        let codec_list = obj
+            .get("codecs")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("missing 'codecs' list".into()))?;
+        let mut byte_order = ByteOrder::NotApplicable;
+        let mut layout = Layout::C;
+        let mut codecs: Vec<Box<dyn Codec>> = Vec::new();
+        for c in codec_list {
+            let (name, config) = v3_codec_parts(c).map_err(bad)?;
+            match name {
+                "bytes" | "endian" => {
+                    byte_order = match config.get("endian").and_then(Value::as_str) {
+                        Some("big") => ByteOrder::Big,
+                        _ => ByteOrder::Little,
+                    }
+                }
+                "transpose" => {
+                    let order = config
+                        .get("order")
+                        .ok_or_else(|| bad("transpose codec without 'order'".into()))?;
+                    layout = Layout::Permuted(transpose_order(order, shape.len()).map_err(bad)?);
+                }
+                "sharding_indexed" => {
+                    return Err(Error::unsupported(format!(
+                        "sharding_indexed codec in array '{path}'"
+                    )))
+                }
+                _ => codecs.push(registry::build(name, &config)?),
+            }
+        }
+        let dtype_name = obj
+            .get("data_type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("missing 'data_type'".into()))?;
+        let dtype = DataType::from_v3(dtype_name, byte_order)?;
+        let fill_json = obj.get("fill_value").cloned().unwrap_or(Value::Null);
+        let attributes = obj
+            .get("attributes")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let dimension_names = obj
+            .get("dimension_names")
+            .and_then(string_list)
+            .or_else(|| attributes.get("_ARRAY_DIMENSIONS").and_then(string_list));
+        ArrayMeta::assemble(Parts {
+            path,
+            zarr_format: 3,
+            shape,
+            chunks,
+            dtype,
+            fill_json,
+            layout,
+            key_encoding,
+            codecs,
+            dimension_names,
+            attributes,
+        })
+    }
+
+    fn assemble(p: Parts<'_>) -> Result<ArrayMeta> {
+        let bad = |reason: String| Error::InvalidMetadata {
+            array: p.path.to_string(),
+            reason,
+        };
+        if p.shape.len() != p.chunks.len() {
+            return Err(bad(format!(
+                "shape has {} dimensions but chunks has {}",
+                p.shape.len(),
+                p.chunks.len()
+            )));
+        }
+        if p.shape.len() > MAX_DIMS {
+            return Err(bad(format!("{} dimensions (at most {MAX_DIMS})", p.shape.len())));
+        }
+        if p.chunks.contains(&0) {
+            return Err(bad(format!("chunk shape {:?} has a zero extent", p.chunks)));
+        }
+        if let Some(names) = &p.dimension_names {
+            if names.len() != p.shape.len() {
+                return Err(bad(format!(
+                    "{} dimension names for {} dimensions",
+                    names.len(),
+                    p.shape.len()
+                )));
+            }
+        }
+        let chunk_elems = p
+            .chunks
+            .iter()
+            .try_fold(1u64, |acc, &c| acc.checked_mul(c))
+            .and_then(|n| n.checked_mul(p.dtype.size as u64))
+            .filter(|&n| n <= MAX_CHUNK_BYTES)
+            .ok_or_else(|| Error::Limits {
+                what: format!(
+                    "chunk shape {:?} of array '{}' exceeds {} bytes decoded",
+                    p.chunks, p.path, MAX_CHUNK_BYTES
+                ),
+            })?;
+        let _ = chunk_elems;
+        let chunk_strides = p.layout.strides(&p.chunks).map_err(bad)?;
+        let fill = if p.fill_json.is_null() {
+            None
+        } else {
+            Some(p.dtype.fill_bytes(&p.fill_json)?)
+        };
+        Ok(ArrayMeta {
+            path: p.path.to_string(),
+            zarr_format: p.zarr_format,
+            shape: p.shape,
+            chunks: p.chunks,
+            dtype: p.dtype,
+            fill,
+            fill_json: p.fill_json,
+            chunk_strides,
+            key_encoding: p.key_encoding,
+            codecs: CodecChain::from_encode_order(p.codecs),
+            dimension_names: p.dimension_names,
+            attributes: p.attributes,
+        })
+    }
+
+    /// Number of chunks along each axis.
+    pub fn grid_shape(&self) -> Vec<u64> {
+        self.shape
+            .iter()
+            .zip(&self.chunks)
+            .map(|(s, c)| s.div_ceil(*c))
+            .collect()
+    }
+
+    /// Bytes of one fully decoded chunk (checked against limits at parse time).
+    pub fn chunk_bytes(&self) -> usize {
+        self.chunks.iter().product::<u64>() as usize * self.dtype.size
+    }
+}
+
+/// Largest decoded chunk chunkref accepts (1 GiB).
+pub const MAX_CHUNK_BYTES: u64 = 1 << 30;
+
+struct Parts<'a> {
+    path: &'a str,
+    zarr_format: u8,
+    shape: Vec<u64>,
+    chunks: Vec<u64>,
+    dtype: DataType,
+    fill_json: Value,
+    layout: Layout,
+    key_encoding: ChunkKeyEncoding,
+    codecs: Vec<Box<dyn Codec>>,
+    dimension_names: Option<Vec<String>>,
+    attributes: Map<String, Value>,
+}
+
+/// How the elements of a decoded chunk are laid out in memory.
+enum Layout {
+    /// Row-major.
+    C,
+    /// Column-major.
+    F,
+    /// Stored axes are the logical axes in this order (v3 `transpose`).
+    Permuted(Vec<usize>),
+}
+
+impl Layout {
+    /// Element stride of each logical axis within a decoded chunk.
+    fn strides(&self, chunks: &[u64]) -> Result<Vec<u64>, String> {
+        let n = chunks.len();
+        let stored_order: Vec<usize> = match self {
+            Layout::C => (0..n).collect(),
+            Layout::F => (0..n).rev().collect(),
+            Layout::Permuted(p) => p.clone(),
+        };
+        let mut strides = vec![0u64; n];
+        let mut acc = 1u64;
+        for &axis in stored_order.iter().rev() {
+            strides[axis] = acc;
+            acc = acc.checked_mul(chunks[axis]).ok_or("chunk too large")?;
+        }
+        Ok(strides)
+    }
+}
+
+fn transpose_order(v: &Value, ndim: usize) -> Result<Vec<usize>, String> {
+    let order: Vec<usize> = match v {
+        Value::String(s) if s == "C" => (0..ndim).collect(),
+        Value::String(s) if s == "F" => (0..ndim).rev().collect(),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_u64().map(|u| u as usize))
+            .collect::<Option<Vec<_>>>()
+            .ok_or("transpose order must list axis numbers")?,
+        _ => return Err("transpose order must be a list".into()),
+    };
+    let mut seen = vec![false; ndim];
+    if order.len() != ndim || order.iter().any(|&a| a >= ndim || std::mem::replace(&mut seen[a], true)) {
+        return Err(format!("transpose order {order:?} is not a permutation of {ndim} axes"));
+    }
+    Ok(order)
+}
+
+fn u64_list(v: Option<&Value>, field: &str) -> Result<Vec<u64>, String> {
+    v.and_then(Value::as_array)
+        .and_then(|items| items.iter().map(Value::as_u64).collect::<Option<Vec<_>>>())
+        .ok_or_else(|| format!("'{field}' must be a list of non-negative integers"))
+}
+
+fn string_list(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|s| s.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Builds a codec from a v2 `{"id": ..., ...}` object.
+fn v2_codec(path: &str, v: &Value) -> Result<Box<dyn Codec>> {
+    let obj = v.as_object().ok_or_else(|| Error::InvalidMetadata {
+        array: path.to_string(),
+        reason: format!("codec {v} is not an object"),
+    })?;
+    let id = obj.get("id").and_then(Value::as_str).ok_or_else(|| Error::InvalidMetadata {
+        array: path.to_string(),
+        reason: format!("codec {v} has no 'id'"),
+    })?;
+    registry::build(id, obj)
+}
+
+/// Splits a v3 codec entry into its name and configuration.
+fn v3_codec_parts(v: &Value) -> Result<(&str, Config), String> {
+    match v {
+        Value::String(name) => Ok((name, Config::new())),
+        Value::Object(obj) => {
+            let name = obj
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("codec {v} has no 'name'"))?;
+            let config = obj
+                .get("configuration")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            Ok((name, config))
+        }
+        _ => Err(format!("codec {v} is neither a name nor an object")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn v2_c_and_f_strides() {
+        let mut z = json!({"shape": [3, 100, 75], "chunks": [3, 32, 32], "dtype": "<u2",
+            "fill_value": 7, "order": "C", "compressor": null, "filters": null, "zarr_format": 2});
+        let m = ArrayMeta::from_v2("a", &z, None).unwrap();
+        assert_eq!(m.chunk_strides, vec![1024, 32, 1]);
+        assert_eq!(m.grid_shape(), vec![1, 4, 3]);
+        assert_eq!(m.fill.as_deref(), Some(&7u16.to_ne_bytes()[..]));
+        z["order"] = json!("F");
+        let m = ArrayMeta::from_v2("a", &z, None).unwrap();
+        assert_eq!(m.chunk_strides, vec![1, 3, 96]);
+    }
+
+    #[test]
+    fn v3_transpose_and_endianness() {
+        let z = json!({"zarr_format": 3, "node_type": "array", "shape": [10, 20],
+            "data_type": "int16", "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [5, 4]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "codecs": [{"name": "transpose", "configuration": {"order": [1, 0]}},
+                       {"name": "bytes", "configuration": {"endian": "big"}}],
+            "fill_value": 0});
+        let m = ArrayMeta::from_v3("b", &z).unwrap();
+        assert_eq!(m.dtype.order, ByteOrder::Big);
+        assert_eq!(m.chunk_strides, vec![1, 5]);
+    }
+
+    #[test]
+    fn rejects_inconsistent_and_hostile() {
+        let z = json!({"shape": [10], "chunks": [5, 5], "dtype": "<u2", "fill_value": 0});
+        assert!(ArrayMeta::from_v2("a", &z, None).is_err());
+        let z = json!({"shape": [1u64 << 40, 1u64 << 40], "chunks": [1u64 << 20, 1u64 << 20], "dtype": "<u2", "fill_value": 0});
+        assert!(matches!(ArrayMeta::from_v2("a", &z, None), Err(Error::Limits { .. })));
+    }
+}

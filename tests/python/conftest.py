@@ -1,0 +1,75 @@
+"""pytest set-up for the ChunkRef end-to-end tests.
+
+Every test needs the ChunkRef plugin, found through GDAL_DRIVER_PATH; when it
+is missing the tests fail (they do not skip) with instructions.  Tests marked
+``builders_only`` check the fixture builders themselves and run without it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+import numcodecs
+import numpy as np
+import pytest
+from osgeo import gdal
+
+import kerchunk_builders as kb
+
+gdal.UseExceptions()
+gdal.AllRegister()
+
+BUILD_HINT = (
+    "Build and install the plugin, then point GDAL_DRIVER_PATH at it:\n"
+    "    cargo build --release && gdal_plugin/install.sh <dir>\n"
+    "    GDAL_DRIVER_PATH=<dir> /usr/bin/python3 -m pytest tests/python"
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "builders_only: checks the test builders; does not need the ChunkRef driver"
+    )
+
+
+@pytest.fixture(scope="session")
+def chunkref_driver() -> gdal.Driver:
+    """The registered ChunkRef driver; fails the test if it is absent."""
+    path = os.environ.get("GDAL_DRIVER_PATH")
+    assert path, "GDAL_DRIVER_PATH is not set, so GDAL cannot find gdal_ChunkRef.so.\n" + BUILD_HINT
+    driver = gdal.GetDriverByName("ChunkRef")
+    plugin = os.path.join(path, "gdal_ChunkRef.so")
+    assert driver is not None, (
+        f"GDAL has no ChunkRef driver (GDAL_DRIVER_PATH={path!r}, "
+        f"{plugin} {'exists' if os.path.exists(plugin) else 'does not exist'}).\n" + BUILD_HINT
+    )
+    return driver
+
+
+@pytest.fixture(autouse=True)
+def _require_driver(request: pytest.FixtureRequest) -> None:
+    """Make every test depend on :func:`chunkref_driver` unless it is
+    marked ``builders_only``."""
+    if request.node.get_closest_marker("builders_only") is None:
+        request.getfixturevalue("chunkref_driver")
+
+
+class Store(NamedTuple):
+    """A zarr-python store holding one array ``a``, with its pixels and
+    builder entries."""
+
+    path: Path
+    data: np.ndarray
+    entries: dict
+
+
+@pytest.fixture
+def simple_store(tmp_path: Path) -> Store:
+    """A 75x100 ``<u2`` array ``a`` in 32x32 zlib chunks (partial at the
+    right and bottom edges), written by zarr-python under tmp_path/src."""
+    data = kb.sample_pixels("<u2", (75, 100))
+    spec = kb.ArraySpec(data, (32, 32), compressor=numcodecs.Zlib(level=1))
+    path = kb.write_zarr_python(tmp_path / "src" / "a.zarr", {"a": spec})
+    return Store(path, data, kb.zarr_store_entries(path))
