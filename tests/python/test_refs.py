@@ -126,3 +126,21 @@ def test_gen_and_refs_together(tmp_path):
     kb.write_index(index, entries, kb.RefStyle("packed"), gen=gen)
     for name, expected in (("a", a), ("b", b)):
         assert_matches(open_chunkref(f'CHUNKREF:"{index}":{name}'), [expected])
+
+
+def test_offsets_beyond_4_gib(simple_store, tmp_path):
+    """Byte ranges at offsets that do not fit in 32 bits (a sparse file)."""
+    big = tmp_path / "sparse.bin"
+    entries = {}
+    with open(big, "wb") as f:
+        for n, (key, value) in enumerate(simple_store.entries.items()):
+            if isinstance(value, dict):
+                entries[key] = value
+                continue
+            data = value.read()
+            offset = (5 << 30) + n * 100_003
+            f.seek(offset)
+            f.write(data)
+            entries[key] = kb.ChunkSource(big, offset, len(data))
+    index = kb.write_index(tmp_path / "index.json", entries, kb.RefStyle("range"))
+    assert_matches(open_chunkref(index), [simple_store.data])

@@ -149,3 +149,44 @@ def test_non_square_chunks(tmp_path):
     store = kb.write_zarr_python(tmp_path / "s.zarr", {"a": kb.ArraySpec(data, (16, 48))})
     index = kb.write_index(tmp_path / "index.json", kb.zarr_store_entries(store))
     assert_matches(open_chunkref(index), [data], blocks=[(48, 16)])
+
+
+#: shape, chunks, compressor, expected INTERLEAVE, expected COMPRESSION
+#: substring (None: not checked).
+STRUCTURE_CASES = {
+    "chunk-per-band-zlib": ((3, 75, 100), (1, 32, 32), numcodecs.Zlib(), "BAND", "ZLIB"),
+    "chunk-spans-bands-zstd": ((3, 75, 100), (3, 32, 32), numcodecs.Zstd(), "PIXEL", "ZSTD"),
+    "chunk-spans-bands-raw": ((3, 75, 100), (3, 32, 32), None, "PIXEL", None),
+}
+
+
+@pytest.mark.parametrize("case", STRUCTURE_CASES)
+def test_image_structure_metadata(tmp_path, case):
+    """INTERLEAVE says whether a chunk holds one band or all of them;
+    COMPRESSION names the compressor."""
+    shape, chunks, compressor, interleave, compression = STRUCTURE_CASES[case]
+    data = kb.sample_pixels("<u2", shape)
+    store = kb.write_zarr_python(tmp_path / "s.zarr", {"a": kb.ArraySpec(data, chunks, compressor=compressor)})
+    index = kb.write_index(tmp_path / "index.json", kb.zarr_store_entries(store))
+    structure = open_chunkref(index).GetMetadata("IMAGE_STRUCTURE")
+    assert structure.get("INTERLEAVE") == interleave, structure
+    if compression:
+        assert compression in structure.get("COMPRESSION", "").upper(), structure
+
+
+def test_bands_carry_their_leading_indices(tmp_path):
+    """Each band of a (2, 3, y, x) array has metadata naming its indices
+    along the two leading axes (the exact keys are the driver's choice)."""
+    data = kb.sample_pixels("<u2", (2, 3, 75, 100))
+    spec = kb.ArraySpec(data, (1, 1, 32, 32), attrs={"_ARRAY_DIMENSIONS": ["time", "level", "y", "x"]})
+    store = kb.write_zarr_python(tmp_path / "s.zarr", {"a": spec})
+    index = kb.write_index(tmp_path / "index.json", kb.zarr_store_entries(store))
+    ds = open_chunkref(index)
+    seen = []
+    for k in range(6):
+        md = ds.GetRasterBand(k + 1).GetMetadata()
+        time, level = divmod(k, 3)
+        assert any("time" in key and value == str(time) for key, value in md.items()), md
+        assert any("level" in key and value == str(level) for key, value in md.items()), md
+        seen.append(md)
+    assert len({tuple(sorted(md.items())) for md in seen}) == 6

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite: style gates, Rust unit/integration tests, then the
+# end-to-end GDAL oracle tests through the installed plugin.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+cargo fmt --all -- --check
+cargo clippy --release --all-targets -- -D warnings
+cargo test --release
+gdal_plugin/install.sh build/gdalplugins
+export GDAL_DRIVER_PATH=$PWD/build/gdalplugins
+/usr/bin/python3 -m pytest -q tests/python

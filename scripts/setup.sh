@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the system packages chunkref needs on Debian 12 (idempotent).
+set -euo pipefail
+packages=(libgdal-dev gdal-bin python3-gdal python3-numpy python3-pytest python3-numcodecs
+          python3-zarr pkg-config g++)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi
+command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs)" >&2; exit 1; }
