@@ -30,17 +30,27 @@ impl Locations {
 
 /// Fetches and decodes the chunk at grid index `idx` of `array`.
 /// Returns `None` when the chunk has no reference (it reads as fill value).
-pub fn read_chunk(index: &Index, locations: &Locations, array: &Array, idx: &[u64]) -> Result<Option<Bytes>> {
+pub fn read_chunk(
+    index: &Index,
+    locations: &Locations,
+    array: &Array,
+    idx: &[u64],
+) -> Result<Option<Bytes>> {
     let meta = &array.meta;
     let grid = meta.grid_shape();
     let pos = position(idx, &grid).ok_or_else(|| Error::Usage {
-        what: format!("chunk {idx:?} is outside the grid {grid:?} of array '{}'", meta.path),
+        what: format!(
+            "chunk {idx:?} is outside the grid {grid:?} of array '{}'",
+            meta.path
+        ),
     })?;
     let Some(r) = array.refs.get(pos) else {
         return Ok(None);
     };
     let key = chunk_key(&meta.path, &meta.key_encoding.format(idx));
-    let url = r.file().map_or("inline".to_string(), |f| index.files.url(f).to_string());
+    let url = r
+        .file()
+        .map_or("inline".to_string(), |f| index.files.url(f).to_string());
     fetch_and_decode(locations, array, r)
         .map(Some)
         .map_err(|e| e.in_chunk(key, url))
@@ -50,9 +60,11 @@ fn fetch_and_decode(locations: &Locations, array: &Array, r: ChunkRef<'_>) -> Re
     let raw = match r {
         ChunkRef::Inline(b) => b.clone(),
         ChunkRef::Whole { file } => fetch_from(locations, file, Want::Whole)?,
-        ChunkRef::Range { file, offset, length } => {
-            fetch_from(locations, file, Want::Ranges(&[(offset, length)]))?
-        }
+        ChunkRef::Range {
+            file,
+            offset,
+            length,
+        } => fetch_from(locations, file, Want::Ranges(&[(offset, length)]))?,
         ChunkRef::Multi { file, ranges } => fetch_from(locations, file, Want::Ranges(ranges))?,
     };
     let meta = &array.meta;

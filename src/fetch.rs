@@ -51,8 +51,13 @@ pub async fn fetch(loc: &Location, want: Want<'_>) -> Result<Bytes> {
     let store = local_store();
     match want {
         Want::Whole => {
-            let got = store.get(&store_path).await.map_err(|e| io(String::new(), describe(e)))?;
-            got.bytes().await.map_err(|e| io(String::new(), describe(e)))
+            let got = store
+                .get(&store_path)
+                .await
+                .map_err(|e| io(String::new(), describe(e)))?;
+            got.bytes()
+                .await
+                .map_err(|e| io(String::new(), describe(e)))
         }
         Want::Ranges(ranges) => {
             let mut wanted: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
@@ -83,7 +88,11 @@ pub async fn fetch(loc: &Location, want: Want<'_>) -> Result<Bytes> {
 }
 
 fn describe_ranges(ranges: &[(u64, u64)]) -> String {
-    let shown: Vec<String> = ranges.iter().take(4).map(|(o, l)| format!("{o}..{}", o + l)).collect();
+    let shown: Vec<String> = ranges
+        .iter()
+        .take(4)
+        .map(|(o, l)| format!("{o}..{}", o + l))
+        .collect();
     let more = if ranges.len() > 4 { ", ..." } else { "" };
     format!(" bytes [{}{more}]", shown.join(", "))
 }
@@ -107,13 +116,24 @@ mod tests {
         std::fs::write(&f, b"0123456789").unwrap();
         let loc = Location::Local(f.clone());
         let rt = runtime();
-        let got = rt.block_on(fetch(&loc, Want::Ranges(&[(7, 2), (1, 3)]))).unwrap();
+        let got = rt
+            .block_on(fetch(&loc, Want::Ranges(&[(7, 2), (1, 3)])))
+            .unwrap();
         assert_eq!(&got[..], b"78123");
-        assert_eq!(&rt.block_on(fetch(&loc, Want::Whole)).unwrap()[..], b"0123456789");
-        let e = rt.block_on(fetch(&loc, Want::Ranges(&[(8, 5)]))).unwrap_err().to_string();
+        assert_eq!(
+            &rt.block_on(fetch(&loc, Want::Whole)).unwrap()[..],
+            b"0123456789"
+        );
+        let e = rt
+            .block_on(fetch(&loc, Want::Ranges(&[(8, 5)])))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("f.bin") && e.contains("8"), "{e}");
         let missing = Location::Local(dir.join("nope.bin"));
-        let e = rt.block_on(fetch(&missing, Want::Whole)).unwrap_err().to_string();
+        let e = rt
+            .block_on(fetch(&missing, Want::Whole))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("nope.bin") && e.contains("not found"), "{e}");
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -87,7 +87,9 @@ impl Scanner<'_> {
             }
             self.i += 1;
         }
-        let key = std::str::from_utf8(self.b.get(start..self.i)?).ok()?.to_string();
+        let key = std::str::from_utf8(self.b.get(start..self.i)?)
+            .ok()?
+            .to_string();
         self.i += 1;
         self.eat(b':').then_some(key)
     }

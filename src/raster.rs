@@ -68,7 +68,8 @@ impl DatasetName {
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix).then(|| &s[prefix.len()..])
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
 }
 
 /// One resolution level: an array whose last two axes are (y, x).
@@ -115,7 +116,9 @@ impl Dataset {
         let bytes = read_index_file(&path)?;
         let overrides: Vec<(String, String)> = options
             .iter()
-            .filter_map(|(k, v)| strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone())))
+            .filter_map(|(k, v)| {
+                strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
+            })
             .collect();
         let index = Index::from_kerchunk_json(&parsed.index, &bytes, &overrides)?;
         let base_dir = path
@@ -145,7 +148,10 @@ impl Dataset {
             return match index.array_index(t) {
                 Some(a) if index.arrays[a].meta.shape.len() >= 2 => self.set_levels(vec![a]),
                 Some(_) => Err(Error::Usage {
-                    what: format!("array '{t}' in {} has fewer than 2 dimensions", index.source),
+                    what: format!(
+                        "array '{t}' in {} has fewer than 2 dimensions",
+                        index.source
+                    ),
                 }),
                 None => Err(Error::Usage {
                     what: format!("no array or multiscale group '{t}' in {}", index.source),
@@ -168,7 +174,9 @@ impl Dataset {
         }
         for (i, a) in index.arrays.iter().enumerate() {
             let m = &a.meta;
-            let in_pyramid = pyramids.iter().any(|g| m.path.starts_with(&format!("{g}/")));
+            let in_pyramid = pyramids
+                .iter()
+                .any(|g| m.path.starts_with(&format!("{g}/")));
             if m.shape.len() < 2 || in_pyramid {
                 continue;
             }
@@ -216,7 +224,10 @@ impl Dataset {
             };
             if let Some(base) = levels.first() {
                 let bm = &index.arrays[base.array].meta;
-                if level.bands != base.bands || m.dtype.kind != bm.dtype.kind || m.dtype.size != bm.dtype.size {
+                if level.bands != base.bands
+                    || m.dtype.kind != bm.dtype.kind
+                    || m.dtype.size != bm.dtype.size
+                {
                     self.warnings.push(format!(
                         "level '{}' is ignored: its bands or data type differ from level '{}'",
                         m.path, bm.path
@@ -233,7 +244,10 @@ impl Dataset {
     /// The array metadata of a level.
     pub fn level_meta(&self, level: usize) -> Result<&ArrayMeta> {
         let l = self.levels.get(level).ok_or_else(|| Error::Usage {
-            what: format!("level {level} does not exist ({} levels)", self.levels.len()),
+            what: format!(
+                "level {level} does not exist ({} levels)",
+                self.levels.len()
+            ),
         })?;
         Ok(&self.index.arrays[l.array].meta)
     }
@@ -259,25 +273,30 @@ impl Dataset {
                 what: format!("band {} does not exist ({bands} bands)", band + 1),
             });
         }
-        let chunk_of = |b: u64| -> Vec<u64> {
-            Dataset::band_indices(meta, b)
-                .iter()
-                .zip(&meta.chunks)
-                .map(|(i, c)| i / c)
-                .collect()
-        };
-        let mine = chunk_of(band);
-        let per_chunk: u64 = meta.chunks[..meta.chunks.len() - 2].iter().product();
+        // The chunk covers, along each leading axis d, indices
+        // [chunk_d * c_d, min((chunk_d + 1) * c_d, shape_d)); enumerate that
+        // box in C order and ravel each index back to a band number.
+        let lead = meta.shape.len() - 2;
+        let mine = Dataset::band_indices(meta, band);
+        let lo: Vec<u64> = (0..lead)
+            .map(|d| mine[d] / meta.chunks[d] * meta.chunks[d])
+            .collect();
+        let hi: Vec<u64> = (0..lead)
+            .map(|d| (lo[d] + meta.chunks[d]).min(meta.shape[d]))
+            .collect();
+        let mut idx = lo.clone();
         let mut out = Vec::new();
-        // Bands sharing a chunk are within per_chunk * (stride) of each other;
-        // a linear scan is bounded by MAX_BANDS and only done once per block.
-        for b in 0..bands {
-            if chunk_of(b) == mine {
-                out.push(b);
-                if out.len() as u64 == per_chunk {
-                    break;
-                }
-            }
+        loop {
+            out.push(
+                idx.iter()
+                    .zip(&meta.shape)
+                    .fold(0, |acc, (i, s)| acc * s + i),
+            );
+            let Some(d) = (0..lead).rev().find(|&d| idx[d] + 1 < hi[d]) else {
+                break;
+            };
+            idx[d] += 1;
+            idx[d + 1..].copy_from_slice(&lo[d + 1..]);
         }
         Ok(out)
     }
@@ -304,15 +323,27 @@ impl Dataset {
         }
         if let Some(small) = outputs.iter().find(|o| o.len() < block_bytes) {
             return Err(Error::Usage {
-                what: format!("block buffer of {} bytes, {block_bytes} needed", small.len()),
+                what: format!(
+                    "block buffer of {} bytes, {block_bytes} needed",
+                    small.len()
+                ),
             });
         }
-        let band_idx: Vec<Vec<u64>> = bands.iter().map(|&b| Dataset::band_indices(meta, b)).collect();
-        let mut chunk_idx: Vec<u64> = band_idx[0].iter().zip(&meta.chunks).map(|(i, c)| i / c).collect();
-        if band_idx
+        let band_idx: Vec<Vec<u64>> = bands
             .iter()
-            .any(|bi| bi.iter().zip(&meta.chunks).map(|(i, c)| i / c).ne(chunk_idx.iter().copied()))
-        {
+            .map(|&b| Dataset::band_indices(meta, b))
+            .collect();
+        let mut chunk_idx: Vec<u64> = band_idx[0]
+            .iter()
+            .zip(&meta.chunks)
+            .map(|(i, c)| i / c)
+            .collect();
+        if band_idx.iter().any(|bi| {
+            bi.iter()
+                .zip(&meta.chunks)
+                .map(|(i, c)| i / c)
+                .ne(chunk_idx.iter().copied())
+        }) {
             return Err(Error::Usage {
                 what: "bands of one block request must share a chunk".into(),
             });
@@ -322,12 +353,16 @@ impl Dataset {
         match read_chunk(&self.index, &self.locations, array, &chunk_idx)? {
             Some(chunk) => {
                 for (bi, out) in band_idx.iter().zip(outputs.iter_mut()) {
-                    let within: Vec<u64> = bi.iter().zip(&meta.chunks).map(|(i, c)| i % c).collect();
+                    let within: Vec<u64> =
+                        bi.iter().zip(&meta.chunks).map(|(i, c)| i % c).collect();
                     assemble::copy_plane(meta, &chunk, &within, &mut out[..block_bytes]);
                 }
             }
             None => {
-                let fill = meta.fill.clone().unwrap_or_else(|| vec![0; meta.dtype.size]);
+                let fill = meta
+                    .fill
+                    .clone()
+                    .unwrap_or_else(|| vec![0; meta.dtype.size]);
                 for out in outputs.iter_mut() {
                     assemble::fill(&mut out[..block_bytes], &fill);
                 }
@@ -382,7 +417,9 @@ impl Dataset {
                 }
                 items
             }
-            ("IMAGE_STRUCTURE", Some(_)) if meta.dtype.kind == ScalarKind::Int && meta.dtype.size == 1 => {
+            ("IMAGE_STRUCTURE", Some(_))
+                if meta.dtype.kind == ScalarKind::Int && meta.dtype.size == 1 =>
+            {
                 vec!["PIXELTYPE=SIGNEDBYTE".to_string()]
             }
             _ => Vec::new(),
@@ -397,10 +434,15 @@ fn read_index_file(path: &Path) -> Result<Vec<u8>> {
         range: String::new(),
         reason,
     };
-    let len = std::fs::metadata(path).map_err(|e| io(e.to_string()))?.len();
+    let len = std::fs::metadata(path)
+        .map_err(|e| io(e.to_string()))?
+        .len();
     if len > MAX_INDEX_BYTES {
         return Err(Error::Limits {
-            what: format!("index {} is {len} bytes (at most {MAX_INDEX_BYTES})", path.display()),
+            what: format!(
+                "index {} is {len} bytes (at most {MAX_INDEX_BYTES})",
+                path.display()
+            ),
         });
     }
     std::fs::read(path).map_err(|e| io(e.to_string()))
@@ -412,7 +454,11 @@ fn multiscale_levels(index: &Index, group: &str) -> Result<Option<Vec<usize>>> {
         return Ok(None);
     };
     let bad = |reason: String| Error::InvalidMetadata {
-        array: if group.is_empty() { "/".to_string() } else { group.to_string() },
+        array: if group.is_empty() {
+            "/".to_string()
+        } else {
+            group.to_string()
+        },
         reason,
     };
     let assets: Vec<&str> = if let Some(layout) = ms.get("layout").and_then(Value::as_array) {
@@ -446,7 +492,8 @@ fn multiscale_levels(index: &Index, group: &str) -> Result<Option<Vec<usize>>> {
             } else {
                 format!("{group}/{}", asset.trim_matches('/'))
             };
-            level_array(index, &path).ok_or_else(|| bad(format!("multiscales level '{asset}' has no raster array")))
+            level_array(index, &path)
+                .ok_or_else(|| bad(format!("multiscales level '{asset}' has no raster array")))
         })
         .collect::<Result<Vec<_>>>()
         .map(Some)
@@ -465,7 +512,10 @@ fn level_array(index: &Index, path: &str) -> Option<usize> {
         .enumerate()
         .filter(|(_, a)| {
             a.meta.shape.len() >= 2
-                && a.meta.path.strip_prefix(&prefix).is_some_and(|rest| !rest.contains('/'))
+                && a.meta
+                    .path
+                    .strip_prefix(&prefix)
+                    .is_some_and(|rest| !rest.contains('/'))
         })
         .map(|(i, _)| i)
         .collect();
@@ -478,7 +528,13 @@ fn level_array(index: &Index, path: &str) -> Option<usize> {
 
 fn describe_array(m: &ArrayMeta) -> String {
     let dims: Vec<String> = m.shape.iter().map(u64::to_string).collect();
-    format!("[{}] {} ({:?}{})", dims.join("x"), m.path, m.dtype.kind, m.dtype.size * 8)
+    format!(
+        "[{}] {} ({:?}{})",
+        dims.join("x"),
+        m.path,
+        m.dtype.kind,
+        m.dtype.size * 8
+    )
 }
 
 fn attribute_items(attrs: &Map<String, Value>) -> Vec<String> {
@@ -500,10 +556,53 @@ mod tests {
     fn parses_names() {
         assert_eq!(
             DatasetName::parse("chunkref:\"/a b/i.json\":g/v").unwrap(),
-            DatasetName { index: "/a b/i.json".into(), target: Some("g/v".into()) }
+            DatasetName {
+                index: "/a b/i.json".into(),
+                target: Some("g/v".into())
+            }
         );
-        assert_eq!(DatasetName::parse("CHUNKREF:/x.json").unwrap().index, "/x.json");
+        assert_eq!(
+            DatasetName::parse("CHUNKREF:/x.json").unwrap().index,
+            "/x.json"
+        );
         assert_eq!(DatasetName::parse("/x.json").unwrap().target, None);
         assert!(DatasetName::parse("CHUNKREF:\"/x.json").is_err());
+    }
+
+    #[test]
+    fn bands_sharing_a_chunk() {
+        use crate::index::{Array, Index};
+        let zarray = serde_json::json!({"shape": [3, 5, 10, 10], "chunks": [2, 2, 10, 10],
+            "dtype": "<u2", "fill_value": 0, "compressor": null, "filters": null});
+        let meta = ArrayMeta::from_v2("a", &zarray, None).unwrap();
+        let index = Index {
+            source: "t".into(),
+            files: Default::default(),
+            arrays: vec![Array {
+                meta,
+                refs: Default::default(),
+            }],
+            groups: Default::default(),
+            warnings: vec![],
+        };
+        let locations = Locations::resolve(&index, Path::new("/"));
+        let ds = Dataset {
+            index: Arc::new(index),
+            locations,
+            levels: vec![Level {
+                array: 0,
+                width: 10,
+                height: 10,
+                bands: 15,
+            }],
+            subdatasets: vec![],
+            warnings: vec![],
+        };
+        // band = i0 * 5 + i1; chunk (0, 0) holds i0 in 0..2, i1 in 0..2.
+        assert_eq!(ds.bands_sharing_chunk(0, 6).unwrap(), vec![0, 1, 5, 6]);
+        // chunk (1, 2) holds i0 = 2 only, i1 = 4 only (edges).
+        assert_eq!(ds.bands_sharing_chunk(0, 14).unwrap(), vec![14]);
+        assert_eq!(ds.bands_sharing_chunk(0, 12).unwrap(), vec![12, 13]);
+        assert!(ds.bands_sharing_chunk(0, 15).is_err());
     }
 }

@@ -48,9 +48,9 @@ impl ChunkRef<'_> {
     pub fn file(&self) -> Option<u32> {
         match *self {
             ChunkRef::Inline(_) => None,
-            ChunkRef::Whole { file } | ChunkRef::Range { file, .. } | ChunkRef::Multi { file, .. } => {
-                Some(file)
-            }
+            ChunkRef::Whole { file }
+            | ChunkRef::Range { file, .. }
+            | ChunkRef::Multi { file, .. } => Some(file),
         }
     }
 }
@@ -225,10 +225,26 @@ mod tests {
         ];
         let t = ChunkTable::from_rows(rows);
         assert_eq!(t.len(), 4);
-        assert_eq!(t.get(5), Some(ChunkRef::Range { file: 0, offset: 30, length: 40 }));
-        assert_eq!(t.get(1), Some(ChunkRef::Inline(&Bytes::from_static(b"abc"))));
+        assert_eq!(
+            t.get(5),
+            Some(ChunkRef::Range {
+                file: 0,
+                offset: 30,
+                length: 40
+            })
+        );
+        assert_eq!(
+            t.get(1),
+            Some(ChunkRef::Inline(&Bytes::from_static(b"abc")))
+        );
         assert_eq!(t.get(2), Some(ChunkRef::Whole { file: 1 }));
-        assert_eq!(t.get(3), Some(ChunkRef::Multi { file: 1, ranges: &[(0, 1), (9, 2)] }));
+        assert_eq!(
+            t.get(3),
+            Some(ChunkRef::Multi {
+                file: 1,
+                ranges: &[(0, 1), (9, 2)]
+            })
+        );
         assert_eq!(t.get(4), None);
     }
 

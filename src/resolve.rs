@@ -23,7 +23,10 @@ pub fn resolve(url: &str, base_dir: &Path) -> Result<Location> {
         return Ok(Location::Local(PathBuf::from(percent_decode(rest)?)));
     }
     if let Some((scheme, _)) = url.split_once("://") {
-        if scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) {
+        if scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+        {
             return Err(Error::unsupported(format!(
                 "URL scheme '{scheme}://' of '{url}' (this build reads local files only)"
             )));
@@ -52,7 +55,9 @@ fn percent_decode(s: &str) -> Result<String> {
             let hex = s
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| Error::unsupported(format!("bad percent escape in URL path '{s}'")))?;
+                .ok_or_else(|| {
+                    Error::unsupported(format!("bad percent escape in URL path '{s}'"))
+                })?;
             out.push(hex);
             i += 3;
         } else {
@@ -70,9 +75,18 @@ mod tests {
     #[test]
     fn resolves_local_forms() {
         let base = Path::new("/idx/dir");
-        assert_eq!(resolve("/a/b.tif", base).unwrap(), Location::Local("/a/b.tif".into()));
-        assert_eq!(resolve("file:///a/b%20c.tif", base).unwrap(), Location::Local("/a/b c.tif".into()));
-        assert_eq!(resolve("sub/x.bin", base).unwrap(), Location::Local("/idx/dir/sub/x.bin".into()));
+        assert_eq!(
+            resolve("/a/b.tif", base).unwrap(),
+            Location::Local("/a/b.tif".into())
+        );
+        assert_eq!(
+            resolve("file:///a/b%20c.tif", base).unwrap(),
+            Location::Local("/a/b c.tif".into())
+        );
+        assert_eq!(
+            resolve("sub/x.bin", base).unwrap(),
+            Location::Local("/idx/dir/sub/x.bin".into())
+        );
         let e = resolve("s3://bucket/k", base).unwrap_err().to_string();
         assert!(e.contains("s3://"), "{e}");
     }

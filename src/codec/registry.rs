@@ -176,10 +176,12 @@ pub(crate) fn read_bounded(
     let limit = ctx.decoded_len;
     let mut out = output_buffer(codec, limit.saturating_add(1))?;
     let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    reader
-        .take(cap)
-        .read_to_end(&mut out)
-        .map_err(|e| Error::decode(codec, format!("corrupt, truncated or unsupported stream: {e}")))?;
+    reader.take(cap).read_to_end(&mut out).map_err(|e| {
+        Error::decode(
+            codec,
+            format!("corrupt, truncated or unsupported stream: {e}"),
+        )
+    })?;
     if out.len() > limit {
         return Err(Error::decode(
             codec,

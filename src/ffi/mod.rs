@@ -64,7 +64,10 @@ impl CStringList {
             .collect();
         let mut ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
         ptrs.push(std::ptr::null());
-        CStringList { _owned: owned, ptrs }
+        CStringList {
+            _owned: owned,
+            ptrs,
+        }
     }
 }
 
@@ -85,7 +88,11 @@ fn write_status(status: *mut CrStatus, code: i32, message: &str) {
     let bytes = message.as_bytes();
     let n = bytes.len().min(st.message.len() - 1);
     for (dst, &src) in st.message.iter_mut().zip(&bytes[..n]) {
-        *dst = if src == 0 { b' ' as c_char } else { src as c_char };
+        *dst = if src == 0 {
+            b' ' as c_char
+        } else {
+            src as c_char
+        };
     }
     st.message[n] = 0;
 }
@@ -125,9 +132,11 @@ unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
             what: format!("{what} is NULL"),
         });
     }
-    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| Error::Usage {
-        what: format!("{what} is not UTF-8"),
-    })
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| Error::Usage {
+            what: format!("{what} is not UTF-8"),
+        })
 }
 
 /// See chunkref.h.
@@ -135,7 +144,11 @@ unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
 /// # Safety
 /// `name` is NULL or a C string; `header` points to `header_len` bytes or is NULL.
 #[no_mangle]
-pub unsafe extern "C" fn chunkref_identify(name: *const c_char, header: *const u8, header_len: usize) -> i32 {
+pub unsafe extern "C" fn chunkref_identify(
+    name: *const c_char,
+    header: *const u8,
+    header_len: usize,
+) -> i32 {
     guard(std::ptr::null_mut(), 0, || {
         let name = if name.is_null() {
             ""
@@ -216,7 +229,9 @@ unsafe fn dataset<'a>(handle: *const CrHandle) -> Result<&'a Dataset> {
 /// `handle` must be a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn chunkref_level_count(handle: *const CrHandle) -> u32 {
-    guard(std::ptr::null_mut(), 0, || Ok(unsafe { dataset(handle) }?.levels.len() as u32))
+    guard(std::ptr::null_mut(), 0, || {
+        Ok(unsafe { dataset(handle) }?.levels.len() as u32)
+    })
 }
 
 /// See chunkref.h.

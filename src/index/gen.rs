@@ -36,7 +36,9 @@ pub fn expand(
             match g.get(name) {
                 None => Ok(None),
                 Some(Value::String(s)) => Ok(Some(s)),
-                Some(other) => Err(bad(format!("gen[{n}].{name} must be a string, got {other}"))),
+                Some(other) => Err(bad(format!(
+                    "gen[{n}].{name} must be a string, got {other}"
+                ))),
             }
         };
         let key = field("key")?.ok_or_else(|| bad(format!("gen[{n}] has no 'key'")))?;
@@ -49,7 +51,9 @@ pub fn expand(
             .try_fold(1u64, |acc, (_, vals)| acc.checked_mul(vals.len() as u64))
             .filter(|t| *t <= MAX_GENERATED)
             .ok_or_else(|| Error::Limits {
-                what: format!("gen[{n}] of {index} would generate more than {MAX_GENERATED} references"),
+                what: format!(
+                    "gen[{n}] of {index} would generate more than {MAX_GENERATED} references"
+                ),
             })?;
         let mut vars = templates.clone();
         let mut counters = vec![0usize; dims.len()];
@@ -60,9 +64,11 @@ pub fn expand(
             let r = |t: &str| render(t, &vars).map_err(|e| bad(format!("gen[{n}]: {e}")));
             let number = |t: &str, what: &str| -> Result<u64> {
                 let s = r(t)?;
-                s.trim()
-                    .parse()
-                    .map_err(|_| bad(format!("gen[{n}]: {what} '{s}' is not a non-negative integer")))
+                s.trim().parse().map_err(|_| {
+                    bad(format!(
+                        "gen[{n}]: {what} '{s}' is not a non-negative integer"
+                    ))
+                })
             };
             let range = match (offset, length) {
                 (Some(o), Some(l)) => Some((number(o, "offset")?, number(l, "length")?)),
@@ -112,20 +118,37 @@ fn dimension_values(name: &str, spec: &Value) -> Result<Vec<TemplateValue>, Stri
         Value::Object(o) => {
             let get = |k: &str, default: Option<i64>| {
                 o.get(k)
-                    .map(|v| v.as_i64().ok_or_else(|| format!("dimension '{name}': '{k}' is not an integer")))
-                    .unwrap_or_else(|| default.ok_or_else(|| format!("dimension '{name}' has no '{k}'")))
+                    .map(|v| {
+                        v.as_i64()
+                            .ok_or_else(|| format!("dimension '{name}': '{k}' is not an integer"))
+                    })
+                    .unwrap_or_else(|| {
+                        default.ok_or_else(|| format!("dimension '{name}' has no '{k}'"))
+                    })
             };
-            let (start, stop, step) = (get("start", Some(0))?, get("stop", None)?, get("step", Some(1))?);
+            let (start, stop, step) = (
+                get("start", Some(0))?,
+                get("stop", None)?,
+                get("step", Some(1))?,
+            );
             if step <= 0 {
                 return Err(format!("dimension '{name}': step must be positive"));
             }
-            let count = if stop > start { (stop - start - 1) / step + 1 } else { 0 };
+            let count = if stop > start {
+                (stop - start - 1) / step + 1
+            } else {
+                0
+            };
             if count as u64 > MAX_GENERATED {
                 return Err(format!("dimension '{name}' has {count} values"));
             }
-            Ok((0..count).map(|k| TemplateValue::Int(start + k * step)).collect())
+            Ok((0..count)
+                .map(|k| TemplateValue::Int(start + k * step))
+                .collect())
         }
-        other => Err(format!("dimension '{name}': expected a list or a range object, got {other}")),
+        other => Err(format!(
+            "dimension '{name}': expected a list or a range object, got {other}"
+        )),
     }
 }
 
@@ -142,14 +165,31 @@ mod tests {
         let mut out = Vec::new();
         expand("idx", &gens, &Vars::new(), |g| out.push(g)).unwrap();
         assert_eq!(out.len(), 6);
-        assert_eq!(out[0], Generated { key: "gen_key0".into(), url: "http://a_0".into(), range: Some((1000, 1000)) });
-        assert_eq!(out[5], Generated { key: "gen_key2".into(), url: "http://b_2".into(), range: Some((3000, 1000)) });
+        assert_eq!(
+            out[0],
+            Generated {
+                key: "gen_key0".into(),
+                url: "http://a_0".into(),
+                range: Some((1000, 1000))
+            }
+        );
+        assert_eq!(
+            out[5],
+            Generated {
+                key: "gen_key2".into(),
+                url: "http://b_2".into(),
+                range: Some((3000, 1000))
+            }
+        );
     }
 
     #[test]
     fn refuses_hostile_sizes() {
         let gens = vec![json!({"key": "k{{i}}{{j}}", "url": "u",
             "dimensions": {"i": {"stop": 100000}, "j": {"stop": 100000}}})];
-        assert!(matches!(expand("idx", &gens, &Vars::new(), |_| {}), Err(Error::Limits { .. })));
+        assert!(matches!(
+            expand("idx", &gens, &Vars::new(), |_| {}),
+            Err(Error::Limits { .. })
+        ));
     }
 }

@@ -231,13 +231,26 @@ mod tests {
         let d = parse("t.json", doc).unwrap();
         assert_eq!(d.version, Some(1));
         assert_eq!(d.templates, vec![("base".to_string(), "/d/".to_string())]);
-        let get = |k: &str| d.entries.iter().find(|(key, _)| key == k).unwrap().1.clone();
+        let get = |k: &str| {
+            d.entries
+                .iter()
+                .find(|(key, _)| key == k)
+                .unwrap()
+                .1
+                .clone()
+        };
         assert_eq!(get("a/0.0"), RawRef::Inline(Bytes::from_static(&[0, 1, 2])));
         assert_eq!(get("a/0.1"), RawRef::Whole(0));
         assert_eq!(get("a/1.0"), RawRef::Range(0, 10, 20));
         assert_eq!(get("a/1.1"), RawRef::Multi(1, vec![(1, 2), (5, 6)]));
-        assert_eq!(get("m/.zattrs"), RawRef::Inline(Bytes::from_static(br#"{"x":1}"#)));
-        assert_eq!(d.files.urls(), &["{{base}}f.bin".to_string(), "g.bin".to_string()]);
+        assert_eq!(
+            get("m/.zattrs"),
+            RawRef::Inline(Bytes::from_static(br#"{"x":1}"#))
+        );
+        assert_eq!(
+            d.files.urls(),
+            &["{{base}}f.bin".to_string(), "g.bin".to_string()]
+        );
     }
 
     #[test]

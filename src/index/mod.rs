@@ -46,7 +46,11 @@ pub struct Index {
 
 impl Index {
     /// Reads a Kerchunk JSON index. `overrides` replace template values.
-    pub fn from_kerchunk_json(source: &str, bytes: &[u8], overrides: &[(String, String)]) -> Result<Index> {
+    pub fn from_kerchunk_json(
+        source: &str,
+        bytes: &[u8],
+        overrides: &[(String, String)],
+    ) -> Result<Index> {
         let mut doc = kerchunk_json::parse(source, bytes)?;
         let mut vars: Vars = doc
             .templates
@@ -118,7 +122,9 @@ impl Index {
                     metas.push(ArrayMeta::from_v2(dir, doc, attrs)?);
                 }
                 ".zgroup" => {
-                    let attrs = docs.get(&join_key(dir, ".zattrs")).and_then(Value::as_object);
+                    let attrs = docs
+                        .get(&join_key(dir, ".zattrs"))
+                        .and_then(Value::as_object);
                     groups.insert(dir.to_string(), attrs.cloned().unwrap_or_default());
                 }
                 "zarr.json" => match doc.get("node_type").and_then(Value::as_str) {
@@ -138,7 +144,11 @@ impl Index {
             }
         }
         metas.sort_by(|a, b| a.path.cmp(&b.path));
-        let lookup: HashMap<&str, usize> = metas.iter().enumerate().map(|(i, m)| (m.path.as_str(), i)).collect();
+        let lookup: HashMap<&str, usize> = metas
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.path.as_str(), i))
+            .collect();
         let grids: Vec<Vec<u64>> = metas.iter().map(ArrayMeta::grid_shape).collect();
         let mut rows: Vec<Vec<(u64, RawRef)>> = metas.iter().map(|_| Vec::new()).collect();
         let mut stray = Vec::new();
@@ -183,13 +193,19 @@ impl Index {
 
     /// Index of the array at `path` in [`Index::arrays`].
     pub fn array_index(&self, path: &str) -> Option<usize> {
-        self.arrays.binary_search_by(|a| a.meta.path.as_str().cmp(path)).ok()
+        self.arrays
+            .binary_search_by(|a| a.meta.path.as_str().cmp(path))
+            .ok()
     }
 }
 
 /// Adds the documents of a root `.zmetadata` that are not present already.
 fn expand_consolidated(docs: &mut HashMap<String, Value>) {
-    let Some(Value::Object(meta)) = docs.get(".zmetadata").and_then(|z| z.get("metadata")).cloned() else {
+    let Some(Value::Object(meta)) = docs
+        .get(".zmetadata")
+        .and_then(|z| z.get("metadata"))
+        .cloned()
+    else {
         return;
     };
     for (k, v) in meta {
@@ -221,7 +237,9 @@ fn locate_chunk(
     lookup: &HashMap<&str, usize>,
     grids: &[Vec<u64>],
 ) -> Option<(usize, u64)> {
-    let candidates = key.rmatch_indices('/').map(|(i, _)| (&key[..i], &key[i + 1..]));
+    let candidates = key
+        .rmatch_indices('/')
+        .map(|(i, _)| (&key[..i], &key[i + 1..]));
     for (dir, rest) in candidates.chain(std::iter::once(("", key))) {
         let Some(&a) = lookup.get(dir) else { continue };
         let m = &metas[a];
@@ -253,9 +271,21 @@ mod tests {
         let idx = Index::from_kerchunk_json("t.json", doc.as_bytes(), &[]).unwrap();
         let a = idx.array("a").unwrap();
         assert_eq!(a.refs.len(), 3);
-        let ChunkRef::Range { file, offset, length } = a.refs.get(0).unwrap() else { panic!() };
-        assert_eq!((idx.files.url(file), offset, length), ("/data/f.bin", 0, 12));
-        let ChunkRef::Range { file, offset, .. } = a.refs.get(3).unwrap() else { panic!() };
+        let ChunkRef::Range {
+            file,
+            offset,
+            length,
+        } = a.refs.get(0).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (idx.files.url(file), offset, length),
+            ("/data/f.bin", 0, 12)
+        );
+        let ChunkRef::Range { file, offset, .. } = a.refs.get(3).unwrap() else {
+            panic!()
+        };
         assert_eq!((idx.files.url(file), offset), ("/data/g.bin", 10));
         assert_eq!(idx.warnings.len(), 1, "a/9.9 is outside the grid");
 

@@ -35,8 +35,8 @@ pub fn render(text: &str, vars: &Vars) -> Result<String, String> {
         let end = after
             .find("}}")
             .ok_or_else(|| format!("unclosed '{{{{' in template '{text}'"))?;
-        let value = evaluate(after[..end].trim(), vars)
-            .map_err(|e| format!("template '{text}': {e}"))?;
+        let value =
+            evaluate(after[..end].trim(), vars).map_err(|e| format!("template '{text}': {e}"))?;
         out.push_str(&value.to_string());
         rest = &after[end + 2..];
     }
@@ -54,7 +54,10 @@ pub fn evaluate(expr: &str, vars: &Vars) -> Result<TemplateValue, String> {
     };
     let v = p.expr(0)?;
     if p.pos != tokens.len() {
-        return Err(format!("unexpected '{:?}' in expression '{expr}'", tokens[p.pos]));
+        return Err(format!(
+            "unexpected '{:?}' in expression '{expr}'",
+            tokens[p.pos]
+        ));
     }
     Ok(v)
 }
@@ -111,7 +114,12 @@ fn tokenize(expr: &str) -> Result<Vec<Token>, String> {
                     i += 1;
                     continue;
                 }
-                _ => return Err(format!("unsupported character '{}' in expression", c as char)),
+                _ => {
+                    return Err(format!(
+                        "unsupported character '{}' in expression",
+                        c as char
+                    ))
+                }
             };
             i += op.len();
             out.push(Token::Op(op));
@@ -150,7 +158,10 @@ impl Parser<'_> {
     }
 
     fn atom(&mut self) -> Result<TemplateValue, String> {
-        let tok = self.tokens.get(self.pos).ok_or("expression ends too early")?;
+        let tok = self
+            .tokens
+            .get(self.pos)
+            .ok_or("expression ends too early")?;
         self.pos += 1;
         match tok {
             Token::Int(n) => Ok(TemplateValue::Int(*n)),
@@ -170,7 +181,10 @@ impl Parser<'_> {
                 }
             }
             Token::Op("-") => match self.expr(3)? {
-                TemplateValue::Int(i) => i.checked_neg().map(TemplateValue::Int).ok_or("overflow".into()),
+                TemplateValue::Int(i) => i
+                    .checked_neg()
+                    .map(TemplateValue::Int)
+                    .ok_or("overflow".into()),
                 TemplateValue::Str(s) => Err(format!("cannot negate '{s}'")),
             },
             other => Err(format!("unexpected {other:?}")),
@@ -223,7 +237,9 @@ mod tests {
     #[test]
     fn reports_errors() {
         let v = vars();
-        assert!(render("{{x}}", &v).unwrap_err().contains("undefined variable 'x'"));
+        assert!(render("{{x}}", &v)
+            .unwrap_err()
+            .contains("undefined variable 'x'"));
         assert!(render("{{i", &v).is_err());
         assert!(render("{{i | upper}}", &v).is_err());
         assert!(render("{{i / 0}}", &v).is_err());

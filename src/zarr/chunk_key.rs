@@ -77,7 +77,11 @@ impl ChunkKeyEncoding {
     /// Spells the key suffix of a grid index (inverse of [`Self::parse`]).
     pub fn format(&self, idx: &[u64]) -> String {
         let sep = self.separator.to_string();
-        let body = idx.iter().map(u64::to_string).collect::<Vec<_>>().join(&sep);
+        let body = idx
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(&sep);
         match (self.prefix, idx.is_empty()) {
             (Some(p), true) => p.to_string(),
             (Some(p), false) => format!("{p}{sep}{body}"),
@@ -98,7 +102,8 @@ mod tests {
             ChunkKeyEncoding::v2('/'),
             ChunkKeyEncoding::from_v3(None).unwrap(),
             ChunkKeyEncoding::from_v3(Some(&serde_json::json!({"name": "default",
-                "configuration": {"separator": "."}}))).unwrap(),
+                "configuration": {"separator": "."}})))
+            .unwrap(),
         ];
         for e in &encs {
             for idx in [vec![], vec![3], vec![0, 12, 7]] {

@@ -163,7 +163,9 @@ impl DataType {
             (ScalarKind::Bool, _) => vec![as_f64(fill).ok_or_else(bad)? as u8],
             (ScalarKind::UInt, n) => {
                 let v = fill.as_u64().or_else(|| {
-                    as_f64(fill).filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64)
+                    as_f64(fill)
+                        .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                        .map(|f| f as u64)
                 });
                 let v = v.ok_or_else(bad)?;
                 match n {
@@ -185,7 +187,9 @@ impl DataType {
                     _ => v.to_ne_bytes().to_vec(),
                 }
             }
-            (ScalarKind::Float, 4) => (as_f64(fill).ok_or_else(bad)? as f32).to_ne_bytes().to_vec(),
+            (ScalarKind::Float, 4) => (as_f64(fill).ok_or_else(bad)? as f32)
+                .to_ne_bytes()
+                .to_vec(),
             (ScalarKind::Float, _) => as_f64(fill).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             (ScalarKind::Complex, n) => {
                 let (re, im) = match fill {
@@ -213,8 +217,14 @@ mod tests {
     #[test]
     fn parses_v2_strings() {
         let dt = DataType::from_v2("<u2").unwrap();
-        assert_eq!((dt.kind, dt.size, dt.order), (ScalarKind::UInt, 2, ByteOrder::Little));
-        assert_eq!(DataType::from_v2("|u1").unwrap().order, ByteOrder::NotApplicable);
+        assert_eq!(
+            (dt.kind, dt.size, dt.order),
+            (ScalarKind::UInt, 2, ByteOrder::Little)
+        );
+        assert_eq!(
+            DataType::from_v2("|u1").unwrap().order,
+            ByteOrder::NotApplicable
+        );
         assert_eq!(DataType::from_v2(">f8").unwrap().kind, ScalarKind::Float);
         assert!(DataType::from_v2("<f2").is_err());
         assert!(DataType::from_v2("<U8").is_err());
@@ -223,7 +233,10 @@ mod tests {
     #[test]
     fn fill_values() {
         let dt = DataType::from_v2("<i2").unwrap();
-        assert_eq!(dt.fill_bytes(&serde_json::json!(-5)).unwrap(), (-5i16).to_ne_bytes());
+        assert_eq!(
+            dt.fill_bytes(&serde_json::json!(-5)).unwrap(),
+            (-5i16).to_ne_bytes()
+        );
         let f = DataType::from_v2("<f4").unwrap();
         let nan = f.fill_bytes(&serde_json::json!("NaN")).unwrap();
         assert!(f32::from_ne_bytes(nan.try_into().unwrap()).is_nan());

@@ -57,10 +57,9 @@ impl ArrayMeta {
             .ok_or_else(|| bad(".zarray is not a JSON object".into()))?;
         let shape = u64_list(obj.get("shape"), "shape").map_err(bad)?;
         let chunks = u64_list(obj.get("chunks"), "chunks").map_err(bad)?;
-        let dtype_str = obj
-            .get("dtype")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("missing or non-string 'dtype' (structured dtypes are not supported)".into()))?;
+        let dtype_str = obj.get("dtype").and_then(Value::as_str).ok_or_else(|| {
+            bad("missing or non-string 'dtype' (structured dtypes are not supported)".into())
+        })?;
         let dtype = DataType::from_v2(dtype_str)?;
         let fill_json = obj.get("fill_value").cloned().unwrap_or(Value::Null);
         let order = match obj.get("order").and_then(Value::as_str).unwrap_or("C") {
@@ -89,9 +88,7 @@ impl ArrayMeta {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        let dimension_names = attributes
-            .get("_ARRAY_DIMENSIONS")
-            .and_then(string_list);
+        let dimension_names = attributes.get("_ARRAY_DIMENSIONS").and_then(string_list);
         ArrayMeta::assemble(Parts {
             path,
             zarr_format: 2,
@@ -208,7 +205,10 @@ impl ArrayMeta {
             )));
         }
         if p.shape.len() > MAX_DIMS {
-            return Err(bad(format!("{} dimensions (at most {MAX_DIMS})", p.shape.len())));
+            return Err(bad(format!(
+                "{} dimensions (at most {MAX_DIMS})",
+                p.shape.len()
+            )));
         }
         if p.chunks.contains(&0) {
             return Err(bad(format!("chunk shape {:?} has a zero extent", p.chunks)));
@@ -222,8 +222,7 @@ impl ArrayMeta {
                 )));
             }
         }
-        let chunk_elems = p
-            .chunks
+        p.chunks
             .iter()
             .try_fold(1u64, |acc, &c| acc.checked_mul(c))
             .and_then(|n| n.checked_mul(p.dtype.size as u64))
@@ -234,7 +233,6 @@ impl ArrayMeta {
                     p.chunks, p.path, MAX_CHUNK_BYTES
                 ),
             })?;
-        let _ = chunk_elems;
         let chunk_strides = p.layout.strides(&p.chunks).map_err(bad)?;
         let fill = if p.fill_json.is_null() {
             None
@@ -330,8 +328,14 @@ fn transpose_order(v: &Value, ndim: usize) -> Result<Vec<usize>, String> {
         _ => return Err("transpose order must be a list".into()),
     };
     let mut seen = vec![false; ndim];
-    if order.len() != ndim || order.iter().any(|&a| a >= ndim || std::mem::replace(&mut seen[a], true)) {
-        return Err(format!("transpose order {order:?} is not a permutation of {ndim} axes"));
+    if order.len() != ndim
+        || order
+            .iter()
+            .any(|&a| a >= ndim || std::mem::replace(&mut seen[a], true))
+    {
+        return Err(format!(
+            "transpose order {order:?} is not a permutation of {ndim} axes"
+        ));
     }
     Ok(order)
 }
@@ -355,10 +359,13 @@ fn v2_codec(path: &str, v: &Value) -> Result<Box<dyn Codec>> {
         array: path.to_string(),
         reason: format!("codec {v} is not an object"),
     })?;
-    let id = obj.get("id").and_then(Value::as_str).ok_or_else(|| Error::InvalidMetadata {
-        array: path.to_string(),
-        reason: format!("codec {v} has no 'id'"),
-    })?;
+    let id = obj
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::InvalidMetadata {
+            array: path.to_string(),
+            reason: format!("codec {v} has no 'id'"),
+        })?;
     registry::build(id, obj)
 }
 
@@ -418,6 +425,9 @@ mod tests {
         let z = json!({"shape": [10], "chunks": [5, 5], "dtype": "<u2", "fill_value": 0});
         assert!(ArrayMeta::from_v2("a", &z, None).is_err());
         let z = json!({"shape": [1u64 << 40, 1u64 << 40], "chunks": [1u64 << 20, 1u64 << 20], "dtype": "<u2", "fill_value": 0});
-        assert!(matches!(ArrayMeta::from_v2("a", &z, None), Err(Error::Limits { .. })));
+        assert!(matches!(
+            ArrayMeta::from_v2("a", &z, None),
+            Err(Error::Limits { .. })
+        ));
     }
 }

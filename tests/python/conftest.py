@@ -38,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def chunkref_driver() -> gdal.Driver:
     """The registered ChunkRef driver; fails the test if it is absent."""
     path = os.environ.get("GDAL_DRIVER_PATH")
-    assert path, "GDAL_DRIVER_PATH is not set, so GDAL cannot find gdal_ChunkRef.so.\n" + BUILD_HINT
+    assert path, "GDAL_DRIVER_PATH is not set: GDAL cannot find gdal_ChunkRef.so.\n" + BUILD_HINT
     driver = gdal.GetDriverByName("ChunkRef")
     plugin = os.path.join(path, "gdal_ChunkRef.so")
     assert driver is not None, (

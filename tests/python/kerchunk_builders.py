@@ -120,9 +120,12 @@ def sample_pixels(dtype: Any, shape: Sequence[int], seed: int = 0) -> np.ndarray
 
 
 def mem_dataset(array: np.ndarray) -> gdal.Dataset:
-    """A GDAL MEM dataset holding ``array`` (2-D, or 3-D as bands, y, x)."""
+    """A GDAL MEM dataset holding ``array`` (2-D, or 3-D as bands, y, x).
+    int8 is stored as the same bytes in a Byte band (GDAL 3.6 has no Int8)."""
     bands = array if array.ndim == 3 else array[np.newaxis]
     native = bands.astype(bands.dtype.newbyteorder("="))
+    if native.dtype == np.int8:
+        native = native.view(np.uint8)
     ds = gdal.GetDriverByName("MEM").Create(
         "", native.shape[2], native.shape[1], native.shape[0], gdal_type_for(native.dtype)
     )
@@ -199,17 +202,18 @@ def write_tiled_gtiff(
     overview_tile: int = 64,
     interleave: str = "BAND",
     endianness: str = "LITTLE",
+    compress: str = "NONE",
 ) -> Path:
-    """Write ``array`` (bands, y, x) as an uncompressed tiled GTiff with
-    internal overviews (NEAREST).  GDAL only allows overview tiles of 64 or
-    more, hence ``overview_tile``."""
+    """Write ``array`` (bands, y, x) as a tiled GTiff (uncompressed, or
+    DEFLATE without predictor) with internal overviews (NEAREST).  GDAL
+    only allows overview tiles of 64 or more, hence ``overview_tile``."""
     options = [
         "TILED=YES",
         f"BLOCKXSIZE={tile}",
         f"BLOCKYSIZE={tile}",
         f"INTERLEAVE={interleave}",
         f"ENDIANNESS={endianness}",
-        "COMPRESS=NONE",
+        f"COMPRESS={compress}",
     ]
     ds = gdal.GetDriverByName("GTiff").CreateCopy(str(path), mem_dataset(array), options=options)
     previous = gdal.GetConfigOption("GDAL_TIFF_OVR_BLOCKSIZE")
@@ -326,16 +330,16 @@ def chunk_grid(shape: Sequence[int], chunks: Sequence[int]) -> tuple[int, ...]:
     return tuple(math.ceil(s / c) for s, c in zip(shape, chunks))
 
 
-def multiscales_attrs(nlevels: int) -> dict:
-    """Root ``.zattrs`` of an osml-imagery-io style pyramid of ``nlevels``
-    levels named "0", "1", ...; each level is derived from the previous one
-    at half resolution."""
-    layout = [{"asset": "0", "transform": {"scale": [1, 1], "translation": [0, 0]}}]
-    for level in range(1, nlevels):
+def multiscales_attrs(assets: Sequence[str]) -> dict:
+    """Root ``.zattrs`` of an osml-imagery-io style pyramid whose levels are
+    the groups ``assets`` (full resolution first); each level is derived
+    from the previous one at half resolution."""
+    layout = [{"asset": assets[0], "transform": {"scale": [1, 1], "translation": [0, 0]}}]
+    for previous, asset in zip(assets, assets[1:]):
         layout.append(
             {
-                "asset": str(level),
-                "derived_from": str(level - 1),
+                "asset": asset,
+                "derived_from": previous,
                 "transform": {"scale": [2, 2], "translation": [0, 0]},
             }
         )
@@ -358,10 +362,12 @@ def dataset_levels(ds: gdal.Dataset) -> list[list[gdal.Band]]:
 
 
 def gtiff_multiscale_entries(tif: Path) -> Entries:
-    """Entries of an osml-imagery-io style pyramid over an uncompressed tiled
-    GTiff: one level per TIFF level, array ``N/data`` with axes (bands, y,
-    x), raw tiles referenced by the offsets/sizes GDAL reports in its TIFF
-    metadata domain (``compressor`` and ``filters`` null).
+    """Entries of an osml-imagery-io style pyramid over a tiled GTiff: one
+    level per TIFF level, array ``N/data`` with axes (bands, y, x), tiles
+    referenced by the offsets/sizes GDAL reports in its TIFF metadata
+    domain.  Uncompressed tiles are raw chunks (``compressor`` and
+    ``filters`` null); DEFLATE tiles (no predictor) are zlib streams, so
+    they get the ``zlib`` compressor.
 
     Only planar (INTERLEAVE=BAND) or single-band files are accepted: a
     pixel-interleaved tile stores (y, x, band), which a (bands, y, x) chunk
@@ -369,13 +375,16 @@ def gtiff_multiscale_entries(tif: Path) -> Entries:
     """
     ds = gdal.Open(str(tif))
     structure = ds.GetMetadata("IMAGE_STRUCTURE")
-    if structure.get("COMPRESSION", "NONE") != "NONE":
-        raise ValueError("only uncompressed GTiff tiles can be referenced raw")
+    compression = structure.get("COMPRESSION", "NONE")
+    if compression not in ("NONE", "DEFLATE") or structure.get("PREDICTOR", "1") != "1":
+        raise ValueError("only uncompressed or DEFLATE (no predictor) tiles are supported")
+    compressor = {"id": "zlib", "level": 6} if compression == "DEFLATE" else None
     if ds.RasterCount > 1 and structure.get("INTERLEAVE") != "BAND":
         raise ValueError("multi-band tiles must be planar (INTERLEAVE=BAND)")
     order = _tiff_byte_order(tif)
     levels = dataset_levels(ds)
-    entries: Entries = {".zgroup": {"zarr_format": 2}, ".zattrs": multiscales_attrs(len(levels))}
+    assets = [str(level) for level in range(len(levels))]
+    entries: Entries = {".zgroup": {"zarr_format": 2}, ".zattrs": multiscales_attrs(assets)}
     for level, bands in enumerate(levels):
         first = bands[0]
         tw, th = first.GetBlockSize()
@@ -390,7 +399,7 @@ def gtiff_multiscale_entries(tif: Path) -> Entries:
             "dtype": dtype.str,
             "fill_value": 0,
             "order": "C",
-            "compressor": None,
+            "compressor": compressor,
             "filters": None,
             "dimension_separator": ".",
         }
@@ -401,7 +410,7 @@ def gtiff_multiscale_entries(tif: Path) -> Entries:
                 for tx in range(nx):
                     offset = int(band.GetMetadataItem(f"BLOCK_OFFSET_{tx}_{ty}", "TIFF"))
                     size = int(band.GetMetadataItem(f"BLOCK_SIZE_{tx}_{ty}", "TIFF"))
-                    assert size == tw * th * dtype.itemsize, "GTiff tile is not raw"
+                    assert compressor or size == tw * th * dtype.itemsize, "tile is not raw"
                     entries[f"{level}/data/{b}.{ty}.{tx}"] = ChunkSource(Path(tif), offset, size)
     return entries
 
@@ -502,6 +511,17 @@ def to_zarr_v3(entries: Mapping[str, Entry], separator: str = "/") -> Entries:
     return sort_entries(out)
 
 
+def as_zarr_format(
+    entries: Mapping[str, Entry], zarr_format: int, separator: str = "/"
+) -> Entries:
+    """``entries`` (v2) unchanged for ``zarr_format`` 2, or converted with
+    :func:`to_zarr_v3` (chunk key separator ``separator``) for 3."""
+    if zarr_format == 2:
+        return dict(entries)
+    assert zarr_format == 3, zarr_format
+    return to_zarr_v3(entries, separator)
+
+
 # --------------------------------------------------------------------------
 # Stage 3: rendering the index
 # --------------------------------------------------------------------------
@@ -570,11 +590,11 @@ class BlobWriter:
         self.count = 0
         self.blob = directory / "packed.bin"
 
-    def new_file(self, data: bytes, name: str | None = None) -> Path:
+    def new_file(self, data: bytes) -> Path:
         """Write ``data`` to a file of its own; return its path."""
         self.directory.mkdir(parents=True, exist_ok=True)
         self.count += 1
-        path = self.directory / (name or f"chunk{self.count}.bin")
+        path = self.directory / f"chunk{self.count}.bin"
         path.write_bytes(data)
         return path
 
@@ -589,9 +609,10 @@ class BlobWriter:
         return offset
 
 
-def split_sizes(length: int, pieces: int = 3) -> list[int]:
-    """Split ``length`` into at most ``pieces`` non-empty, unequal parts."""
-    if length < pieces:
+def split_sizes(length: int) -> list[int]:
+    """Split ``length`` into three non-empty, unequal parts (or one part if
+    ``length`` is below 3)."""
+    if length < 3:
         return [length]
     first = length // 5 + 1
     second = (length - first) // 2
@@ -670,8 +691,8 @@ def write_index(
     path relative to ``template_root`` (default: the index's directory) and
     ``templates`` defaults to ``{"base": "<template_root>/"}``; pass another
     ``templates`` to write values that only an open-time override can fix.
-    Version 0
-    writes the bare refs object and allows neither templates nor gen.
+    Version 0 writes the bare refs object and allows neither templates nor
+    gen.
     """
     index_path = Path(index_path)
     index_dir = index_path.parent
@@ -779,11 +800,11 @@ def fill_chunks(data: np.ndarray, chunks: Sequence[int], indices, fill: Any) -> 
     ``fill``: what a reader must return when those chunks are missing."""
     out = data.copy()
     for index in indices:
-        out[iter_chunk_regions(data.shape, chunks, index)] = fill
+        out[chunk_region(data.shape, chunks, index)] = fill
     return out
 
 
-def iter_chunk_regions(
+def chunk_region(
     shape: Sequence[int], chunks: Sequence[int], index: Sequence[int]
 ) -> tuple[slice, ...]:
     """The array region (a tuple of slices) covered by chunk ``index``."""

@@ -70,7 +70,8 @@ def store(tmp_path: Path) -> tuple[Path, np.ndarray]:
 @pytest.mark.parametrize("form", kb.FORMS)
 def test_forms_and_urls(store, tmp_path, monkeypatch, form, url):
     path, data = store
-    index = kb.write_index(tmp_path / "idx" / "index.json", kb.zarr_store_entries(path), kb.RefStyle(form, url))
+    entries = kb.zarr_store_entries(path)
+    index = kb.write_index(tmp_path / "idx" / "index.json", entries, kb.RefStyle(form, url))
     if url == "relative":
         monkeypatch.chdir(index.parent)  # fsspec resolves relative URLs against the cwd
     if form.startswith("multirange"):
@@ -89,7 +90,8 @@ def test_text_form_inlines_ascii_chunks(tmp_path):
 
 def test_version_0_is_bare_refs(store, tmp_path):
     path, data = store
-    index = kb.write_index(tmp_path / "i.json", kb.zarr_store_entries(path), kb.RefStyle(version=0))
+    entries = kb.zarr_store_entries(path)
+    index = kb.write_index(tmp_path / "i.json", entries, kb.RefStyle(version=0))
     document = json.loads(index.read_text())
     assert "version" not in document and next(iter(document)) == ".zgroup"
     assert_pixels_equal(read_with_fsspec(index, "a"), data, "v0")
@@ -123,11 +125,12 @@ def test_gen(tmp_path, mode, separator):
     assert_pixels_equal(read_with_fsspec(index, "a"), data, f"gen {mode}")
 
 
+@pytest.mark.parametrize("compress", ["NONE", "DEFLATE"])
 @pytest.mark.parametrize("bands", [1, 3])
 @pytest.mark.parametrize("endianness", ["LITTLE", "BIG"])
-def test_gtiff_multiscale(tmp_path, bands, endianness):
+def test_gtiff_multiscale(tmp_path, bands, endianness, compress):
     data = kb.sample_pixels("<i2", (bands, 150, 200))
-    tif = kb.write_tiled_gtiff(tmp_path / "t.tif", data, endianness=endianness)
+    tif = kb.write_tiled_gtiff(tmp_path / "t.tif", data, endianness=endianness, compress=compress)
     index = kb.write_index(tmp_path / "i.json", kb.gtiff_multiscale_entries(tif))
     expected = native_levels(gdal.Open(str(tif)))
     assert len(expected) == 3
@@ -170,11 +173,11 @@ def decode_v3(entries: dict, array: str) -> np.ndarray:
     out = np.full(meta["shape"], meta["fill_value"], dtype=dtype)
     for index in kb.all_chunk_indices(meta["shape"], chunks):
         key = f"{array}/" + separator.join(["c", *map(str, index)])
-        raw = kb.ChunkSource.read(entries[key])
+        raw = entries[key].read()
         for codec in reversed(meta["codecs"][1:]):
             raw = V3_CODECS[codec["name"]](codec.get("configuration", {})).decode(raw)
         chunk = np.frombuffer(raw, dtype=dtype).reshape(chunks)
-        region = kb.iter_chunk_regions(meta["shape"], chunks, index)
+        region = kb.chunk_region(meta["shape"], chunks, index)
         out[region] = chunk[tuple(slice(0, s.stop - s.start) for s in region)]
     return out
 
@@ -182,13 +185,19 @@ def decode_v3(entries: dict, array: str) -> np.ndarray:
 @pytest.mark.parametrize("separator", [".", "/"])
 @pytest.mark.parametrize(
     "compressor",
-    [None, numcodecs.GZip(5), numcodecs.Zstd(3), numcodecs.Blosc("zstd", 5, numcodecs.Blosc.BITSHUFFLE)],
+    [
+        None,
+        numcodecs.GZip(5),
+        numcodecs.Zstd(3),
+        numcodecs.Blosc("zstd", 5, numcodecs.Blosc.BITSHUFFLE),
+    ],
     ids=["raw", "gzip", "zstd", "blosc"],
 )
 @pytest.mark.parametrize("dtype", [">f8", "<i2", "|i1"])
 def test_to_zarr_v3(tmp_path, separator, compressor, dtype):
     data = kb.sample_pixels(dtype, (2, 75, 100))
-    spec = kb.ArraySpec(data, (1, 32, 32), compressor=compressor, attrs={"_ARRAY_DIMENSIONS": ["t", "y", "x"]})
+    dims = {"_ARRAY_DIMENSIONS": ["t", "y", "x"]}
+    spec = kb.ArraySpec(data, (1, 32, 32), compressor=compressor, attrs=dims)
     path = kb.write_zarr_python(tmp_path / "s.zarr", {"g/a": spec})
     entries = kb.to_zarr_v3(kb.zarr_store_entries(path), separator)
     assert entries["zarr.json"]["node_type"] == "group"

@@ -16,7 +16,6 @@ import zlib
 
 import numcodecs
 import pytest
-from osgeo import gdal
 
 import kerchunk_builders as kb
 from raster_checks import assert_matches, assert_pixels_equal, failure_text, open_chunkref
@@ -207,7 +206,8 @@ def test_unknown_codec_is_named(tmp_path, case):
     """Fails at open or at read time (either is allowed), naming the codec;
     a good index still works afterwards."""
     data = kb.sample_pixels("<u2", (75, 100))
-    store = kb.write_zarr_python(tmp_path / "s.zarr", {"a": kb.ArraySpec(data, (32, 32), compressor=numcodecs.GZip())})
+    spec = kb.ArraySpec(data, (32, 32), compressor=numcodecs.GZip())
+    store = kb.write_zarr_python(tmp_path / "s.zarr", {"a": spec})
     entries = UNKNOWN_CODEC[case](kb.zarr_store_entries(store))
     index = kb.write_index(tmp_path / "index.json", entries)
     try:

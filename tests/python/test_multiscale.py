@@ -2,9 +2,9 @@
 group per level, array ``N/data`` with axes (bands, y, x).  Level 0 is the
 dataset, the others its overviews in layout order.
 
-Sources: uncompressed tiled GTiffs with internal overviews, referenced tile by
-tile from the offsets GDAL reports (oracle: GDAL's GTiff driver, every
-level), and zarr-python arrays whose chunks span all bands (oracle: numpy).
+Sources: tiled GTiffs (uncompressed, or DEFLATE tiles as zlib chunks) with
+internal overviews, referenced tile by tile from the offsets GDAL reports
+(oracle: GDAL's GTiff driver, every level), and zarr-python arrays whose chunks span all bands (oracle: numpy).
 """
 
 from __future__ import annotations
@@ -26,12 +26,14 @@ INDEX_KINDS = {
 }
 
 GTIFF_CASES = {
-    # bands, dtype, endianness
-    "1band-u1": (1, "|u1", "LITTLE"),
-    "3band-planar-i2": (3, "<i2", "LITTLE"),
-    "3band-planar-u2-bigendian": (3, ">u2", "BIG"),
-    "2band-planar-f4": (2, "<f4", "LITTLE"),
-    "1band-f8-bigendian": (1, ">f8", "BIG"),
+    # bands, dtype, endianness, compression
+    "1band-u1": (1, "|u1", "LITTLE", "NONE"),
+    "3band-planar-i2": (3, "<i2", "LITTLE", "NONE"),
+    "3band-planar-u2-bigendian": (3, ">u2", "BIG", "NONE"),
+    "2band-planar-f4": (2, "<f4", "LITTLE", "NONE"),
+    "1band-f8-bigendian": (1, ">f8", "BIG", "NONE"),
+    "3band-planar-u1-deflate": (3, "|u1", "LITTLE", "DEFLATE"),
+    "1band-i4-bigendian-deflate": (1, ">i4", "BIG", "DEFLATE"),
 }
 
 
@@ -39,17 +41,18 @@ def write_pyramid_index(tmp_path, entries, kind):
     """Write ``entries`` as an index of the given :data:`INDEX_KINDS` kind,
     beside the source files (so portable URLs are plain names)."""
     zarr_format, style, templates = INDEX_KINDS[kind]
-    if zarr_format == 3:
-        entries = kb.to_zarr_v3(entries, ".")
+    entries = kb.as_zarr_format(entries, zarr_format, ".")
     return kb.write_index(tmp_path / "image.tile_index.json", entries, style, templates=templates)
 
 
 @pytest.mark.parametrize("kind", INDEX_KINDS)
 @pytest.mark.parametrize("case", GTIFF_CASES)
 def test_gtiff_pyramid(tmp_path, case, kind):
-    bands, dtype, endianness = GTIFF_CASES[case]
+    bands, dtype, endianness, compress = GTIFF_CASES[case]
     data = kb.sample_pixels(dtype, (bands, 150, 200))
-    tif = kb.write_tiled_gtiff(tmp_path / "image.tif", data, endianness=endianness)
+    tif = kb.write_tiled_gtiff(
+        tmp_path / "image.tif", data, endianness=endianness, compress=compress
+    )
     index = write_pyramid_index(tmp_path, kb.gtiff_multiscale_entries(tif), kind)
     ds = open_chunkref(index)
     assert ds.GetSubDatasets() == []
@@ -57,30 +60,37 @@ def test_gtiff_pyramid(tmp_path, case, kind):
     assert_matches(ds, native_levels(gdal.Open(str(tif))), blocks=[(32, 32), (64, 64), (64, 64)])
 
 
-def zarr_pyramid(tmp_path, nlevels, compressor):
-    """A zarr-python pyramid of 3-band u1 levels (each half the size of the
-    previous one), chunks (3, 32, 32) spanning all bands; returns the store
-    and the level arrays."""
+def zarr_pyramid(tmp_path, assets, compressor):
+    """A zarr-python pyramid of 3-band u1 levels in groups ``assets``, each
+    level half the size of the previous one, chunks (3, 32, 32) spanning all
+    bands; returns the store and the level arrays."""
     base = kb.sample_pixels("|u1", (3, 150, 200))
-    levels = [base[:, :: 2**k, :: 2**k].copy() for k in range(nlevels)]
+    levels = [base[:, :: 2**k, :: 2**k].copy() for k in range(len(assets))]
+    dims = {"_ARRAY_DIMENSIONS": ["bands", "y", "x"]}
     arrays = {
-        f"{k}/data": kb.ArraySpec(
-            level, (3, 32, 32), compressor=compressor, attrs={"_ARRAY_DIMENSIONS": ["bands", "y", "x"]}
-        )
-        for k, level in enumerate(levels)
+        f"{asset}/data": kb.ArraySpec(level, (3, 32, 32), compressor=compressor, attrs=dims)
+        for asset, level in zip(assets, levels)
     }
-    store = kb.write_zarr_python(tmp_path / "pyramid.zarr", arrays, kb.multiscales_attrs(nlevels))
+    store = kb.write_zarr_python(tmp_path / "pyramid.zarr", arrays, kb.multiscales_attrs(assets))
     return store, levels
 
 
+#: Level group names, in layout order.  Four levels go down to 19x25 pixels
+#: (a single partial chunk); one level is a plain dataset; the names come
+#: from the layout's "asset", whatever they are.
+ASSETS = {
+    "1-level": ["0"],
+    "4-levels": ["0", "1", "2", "3"],
+    "named-levels": ["full", "half", "quarter"],
+}
+
+
 @pytest.mark.parametrize("kind", INDEX_KINDS)
-@pytest.mark.parametrize("nlevels", [1, 4])
-def test_zarr_pyramid_chunks_span_all_bands(tmp_path, nlevels, kind):
-    """Pixel-interleaved style: one chunk holds every band. Four levels go
-    down to 19x25 pixels (a single partial chunk); one level is a plain
-    dataset without overviews."""
-    store, levels = zarr_pyramid(tmp_path, nlevels, numcodecs.GZip())
+@pytest.mark.parametrize("assets", ASSETS)
+def test_zarr_pyramid_chunks_span_all_bands(tmp_path, assets, kind):
+    """Pixel-interleaved style: one chunk holds every band."""
+    store, levels = zarr_pyramid(tmp_path, ASSETS[assets], numcodecs.GZip())
     index = write_pyramid_index(tmp_path, kb.zarr_store_entries(store), kind)
     ds = open_chunkref(index)
     assert ds.GetSubDatasets() == []
-    assert_matches(ds, levels, blocks=[(32, 32)] * nlevels)
+    assert_matches(ds, levels, blocks=[(32, 32)] * len(levels))

@@ -25,7 +25,8 @@ def test_inline_text_chunks(tmp_path):
     other control characters, inlined as plain JSON strings."""
     data = (kb.sample_pixels("|u1", (75, 100)) % 128).astype("u1")
     path = kb.write_zarr_python(tmp_path / "s.zarr", {"a": kb.ArraySpec(data, (32, 32))})
-    index = kb.write_index(tmp_path / "index.json", kb.zarr_store_entries(path), kb.RefStyle("text"))
+    entries = kb.zarr_store_entries(path)
+    index = kb.write_index(tmp_path / "index.json", entries, kb.RefStyle("text"))
     assert "\\u0000" in index.read_text()
     assert_matches(open_chunkref(index), [data])
 
@@ -44,9 +45,8 @@ def test_url_styles(simple_store, tmp_path, url, form, index_dir):
 @pytest.mark.parametrize("version", [0, 1])
 @pytest.mark.parametrize("layout", ["compact", "indented", "sorted_keys"])
 def test_versions_and_json_layout(simple_store, tmp_path, version, layout):
-    style = kb.RefStyle(
-        version=version, indent=2 if layout == "indented" else None, sort_keys=layout == "sorted_keys"
-    )
+    indent = 2 if layout == "indented" else None
+    style = kb.RefStyle(version=version, indent=indent, sort_keys=layout == "sorted_keys")
     index = kb.write_index(tmp_path / "index.json", simple_store.entries, style)
     assert_matches(open_chunkref(index), [simple_store.data])
 
@@ -119,7 +119,10 @@ def test_gen_and_refs_together(tmp_path):
     b = kb.sample_pixels("<f4", (75, 100), seed=2)
     path = kb.write_zarr_python(
         tmp_path / "s.zarr",
-        {"a": kb.ArraySpec(a, (32, 32)), "b": kb.ArraySpec(b, (32, 32), compressor=numcodecs.Zlib())},
+        {
+            "a": kb.ArraySpec(a, (32, 32)),
+            "b": kb.ArraySpec(b, (32, 32), compressor=numcodecs.Zlib()),
+        },
     )
     index = tmp_path / "index.json"
     entries, gen = kb.move_chunks_to_gen(kb.zarr_store_entries(path), "a", index)

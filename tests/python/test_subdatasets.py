@@ -15,10 +15,9 @@ from raster_checks import assert_matches, native_levels, open_chunkref
 FORMATS = pytest.mark.parametrize("zarr_format", [2, 3], ids=["v2", "v3"])
 
 
-def write_any_index(tmp_path, entries, zarr_format):
-    """Write ``entries`` as a v2 index or convert them to v3 first."""
-    if zarr_format == 3:
-        entries = kb.to_zarr_v3(entries)
+def index_over(tmp_path, store, zarr_format):
+    """Write an index over a v2 store, as v2 or converted to v3."""
+    entries = kb.as_zarr_format(kb.zarr_store_entries(store), zarr_format)
     return kb.write_index(tmp_path / "index.json", entries)
 
 
@@ -38,7 +37,7 @@ def test_gdal_multiband_store(tmp_path, zarr_format):
     """GDAL's Zarr driver writes a 3-band raster as arrays Band1..Band3."""
     data = kb.sample_pixels("<u4", (3, 75, 100))
     store = kb.write_gdal_zarr(tmp_path / "s.zarr", data, creation_options=["COMPRESS=GZIP"])
-    index = write_any_index(tmp_path, kb.zarr_store_entries(store), zarr_format)
+    index = index_over(tmp_path, store, zarr_format)
     ds = open_chunkref(index)
     assert ds.RasterCount == 0
     found = subdatasets(ds)
@@ -62,7 +61,7 @@ def test_nested_groups_and_coordinates(tmp_path, zarr_format):
         "temp": kb.ArraySpec(temp, (2, 32, 32), compressor=numcodecs.Zstd()),
     }
     store = kb.write_zarr_python(tmp_path / "s.zarr", arrays)
-    index = write_any_index(tmp_path, kb.zarr_store_entries(store), zarr_format)
+    index = index_over(tmp_path, store, zarr_format)
     ds = open_chunkref(index)
     assert ds.RasterCount == 0
     names = {name: f'CHUNKREF:"{index}":{name}' for name in ("grp/sub/elev", "temp")}
@@ -79,7 +78,7 @@ def test_single_array_opens_directly(tmp_path, zarr_format):
         "grp/elev": kb.ArraySpec(data, (32, 32), compressor=numcodecs.GZip()),
     }
     store = kb.write_zarr_python(tmp_path / "s.zarr", arrays)
-    index = write_any_index(tmp_path, kb.zarr_store_entries(store), zarr_format)
+    index = index_over(tmp_path, store, zarr_format)
     ds = open_chunkref(index)
     assert ds.GetMetadata("SUBDATASETS") == {}
     assert_matches(ds, [data])
