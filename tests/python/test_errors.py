@@ -148,18 +148,11 @@ def _refs_not_an_object(text):
     return json.dumps({"version": 1, "refs": [1, 2, 3]})
 
 
-def _bad_ref_value(text):
-    document = json.loads(text)
-    document["refs"]["a/0.0"] = 42
-    return json.dumps(document)
-
-
 #: Malformed indexes: case -> function(original text) -> broken text.
 MALFORMED = {
     "truncated-json": _truncated,
     "invalid-inline-zarray": _bad_zarray_text,
     "refs-not-an-object": _refs_not_an_object,
-    "ref-value-is-a-number": _bad_ref_value,
 }
 
 GENERIC_OPEN_FAILURE = "not recognized as a supported file format"
@@ -201,6 +194,18 @@ UNKNOWN_CODEC = {
 }
 
 
+def open_or_read_failure(index):
+    """Message of the failure of opening ``index`` or, if it opens, of
+    reading all of it.  An open failure must be the driver's own error."""
+    try:
+        ds = open_chunkref(index)
+    except RuntimeError:
+        message = failure_text(open_chunkref, index)
+        assert GENERIC_OPEN_FAILURE not in message, message
+        return message
+    return failure_text(ds.ReadAsArray)
+
+
 @pytest.mark.parametrize("case", UNKNOWN_CODEC)
 def test_unknown_codec_is_named(tmp_path, case):
     """Fails at open or at read time (either is allowed), naming the codec;
@@ -210,12 +215,47 @@ def test_unknown_codec_is_named(tmp_path, case):
     store = kb.write_zarr_python(tmp_path / "s.zarr", {"a": spec})
     entries = UNKNOWN_CODEC[case](kb.zarr_store_entries(store))
     index = kb.write_index(tmp_path / "index.json", entries)
-    try:
-        ds = open_chunkref(index)
-    except RuntimeError:
-        message = failure_text(open_chunkref, index)
-    else:
-        message = failure_text(ds.ReadAsArray)
+    message = open_or_read_failure(index)
     assert "nosuchcodec42" in message, message
     good = kb.write_index(tmp_path / "good.json", kb.zarr_store_entries(store))
     assert_matches(open_chunkref(good), [data])
+
+
+#: Invalid values for the reference of BAD_KEY; "<chunk>" stands for the
+#: path of its (valid) chunk file.
+BAD_REF_VALUES = {
+    "number": 42,
+    "null": None,
+    "empty-list": [],
+    "object": {"url": "<chunk>"},
+    "negative-offset": ["<chunk>", -5, 100],
+    "negative-length": ["<chunk>", 0, -1],
+    "string-offset": ["<chunk>", "0", "100"],
+    "too-many-items": ["<chunk>", 0, 100, 7],
+    "url-not-a-string": [7, 0, 100],
+    "multirange-not-pairs": ["<chunk>", [[0]]],
+    "invalid-base64": "base64:@@ not base64 @@",
+}
+
+
+@pytest.mark.parametrize("case", BAD_REF_VALUES)
+def test_invalid_reference_values(raw_store, tmp_path, case):
+    """An invalid reference fails the open (with the driver's own error) or
+    the read of that chunk (naming its key); nothing crashes, and the other
+    chunks or a good index still read."""
+    entries, data = raw_store
+    chunk = entries[BAD_KEY].path.as_posix()
+    index = kb.write_index(tmp_path / "index.json", entries)
+    document = json.loads(index.read_text())
+    bad = json.dumps(BAD_REF_VALUES[case]).replace('"<chunk>"', json.dumps(chunk))
+    document["refs"][BAD_KEY] = json.loads(bad)
+    index.write_text(json.dumps(document))
+    try:
+        ds = open_chunkref(index)
+    except RuntimeError:
+        assert GENERIC_OPEN_FAILURE not in failure_text(open_chunkref, index)
+        assert_matches(open_chunkref(kb.write_index(tmp_path / "good.json", entries)), [data])
+    else:
+        assert BAD_KEY in failure_text(read_window, ds, BAD_WINDOW)
+        x, y, w, h = GOOD_WINDOW
+        assert_pixels_equal(read_window(ds, GOOD_WINDOW), data[y : y + h, x : x + w], "good")

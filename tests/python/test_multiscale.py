@@ -45,8 +45,18 @@ def write_pyramid_index(tmp_path, entries, kind):
     return kb.write_index(tmp_path / "image.tile_index.json", entries, style, templates=templates)
 
 
-@pytest.mark.parametrize("kind", INDEX_KINDS)
-@pytest.mark.parametrize("case", GTIFF_CASES)
+def gtiff_params():
+    """(case, kind) pairs; zlib (DEFLATE tiles) has no Zarr v3 core codec,
+    so DEFLATE cases run as v2 only."""
+    return [
+        pytest.param(case, kind, id=f"{case}-{kind}")
+        for case, (*_, compress) in GTIFF_CASES.items()
+        for kind, (zarr_format, *_) in INDEX_KINDS.items()
+        if compress == "NONE" or zarr_format == 2
+    ]
+
+
+@pytest.mark.parametrize("case,kind", gtiff_params())
 def test_gtiff_pyramid(tmp_path, case, kind):
     bands, dtype, endianness, compress = GTIFF_CASES[case]
     data = kb.sample_pixels(dtype, (bands, 150, 200))
