@@ -20,7 +20,9 @@ pub enum Location {
 pub fn resolve(url: &str, base_dir: &Path) -> Result<Location> {
     if let Some(rest) = url.strip_prefix("file://") {
         let rest = rest.strip_prefix("localhost").unwrap_or(rest);
-        return Ok(Location::Local(PathBuf::from(percent_decode(rest)?)));
+        return Ok(Location::Local(normalize(Path::new(&percent_decode(
+            rest,
+        )?))));
     }
     if let Some((scheme, _)) = url.split_once("://") {
         if scheme
@@ -38,11 +40,27 @@ pub fn resolve(url: &str, base_dir: &Path) -> Result<Location> {
         )));
     }
     let p = Path::new(url);
-    Ok(Location::Local(if p.is_absolute() {
+    Ok(Location::Local(normalize(&if p.is_absolute() {
         p.to_path_buf()
     } else {
         base_dir.join(p)
-    }))
+    })))
+}
+
+/// Removes `.` and resolves `..` lexically (object_store refuses both).
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Decodes `%XX` escapes of a `file://` URL path.

@@ -4,7 +4,12 @@ dataset, the others its overviews in layout order.
 
 Sources: tiled GTiffs (uncompressed, or DEFLATE tiles as zlib chunks) with
 internal overviews, referenced tile by tile from the offsets GDAL reports
-(oracle: GDAL's GTiff driver, every level), and zarr-python arrays whose chunks span all bands (oracle: numpy).
+(oracle: GDAL's GTiff driver, every level), and zarr-python arrays whose
+chunks span all bands (oracle: numpy).
+
+Multi-band GTiffs are planar (INTERLEAVE=BAND, chunks (1, th, tw)): a
+pixel-interleaved TIFF tile stores (y, x, band), which a (bands, y, x) chunk
+with null filters cannot describe (that needs the tiff-tile format codec).
 """
 
 from __future__ import annotations

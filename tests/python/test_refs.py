@@ -147,3 +147,18 @@ def test_offsets_beyond_4_gib(simple_store, tmp_path):
             entries[key] = kb.ChunkSource(big, offset, len(data))
     index = kb.write_index(tmp_path / "index.json", entries, kb.RefStyle("range"))
     assert_matches(open_chunkref(index), [simple_store.data])
+
+
+@pytest.mark.parametrize("url", kb.URL_STYLES)
+def test_paths_with_spaces_and_non_ascii(tmp_path, url):
+    """Directory and file names with spaces and non-ASCII letters, in every
+    URL style (file:// URIs percent-encode them), opened by plain path and
+    through the CHUNKREF: prefix."""
+    data = kb.sample_pixels("<i2", (75, 100))
+    root = tmp_path / "dir with spaces ü"
+    store = kb.write_zarr_python(root / "src é.zarr", {"a": kb.ArraySpec(data, (32, 32))})
+    index = kb.write_index(
+        root / "index ñ.json", kb.zarr_store_entries(store), kb.RefStyle("range", url)
+    )
+    for name in (index, f"CHUNKREF:{index}"):
+        assert_matches(open_chunkref(name), [data])
