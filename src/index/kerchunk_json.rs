@@ -50,6 +50,22 @@ pub fn parse(index: &str, bytes: &[u8]) -> Result<KerchunkDoc> {
     Ok(doc)
 }
 
+impl KerchunkDoc {
+    /// Reads the value of reference `key` from `map` and records it.
+    fn read_entry<'de, A: MapAccess<'de>>(
+        &mut self,
+        key: String,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        let value = map.next_value_seed(RefSeed {
+            key: &key,
+            files: &mut self.files,
+        })?;
+        self.entries.push((key, value));
+        Ok(())
+    }
+}
+
 struct TopSeed<'a> {
     doc: &'a mut KerchunkDoc,
 }
@@ -90,14 +106,7 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
                     saw_refs = true;
                     map.next_value_seed(RefsSeed { doc: self.doc })?;
                 }
-                _ => {
-                    let key = key.into_owned();
-                    let value = map.next_value_seed(RefSeed {
-                        key: &key,
-                        files: &mut self.doc.files,
-                    })?;
-                    self.doc.entries.push((key, value));
-                }
+                _ => self.doc.read_entry(key.into_owned(), &mut map)?,
             }
         }
         Ok(())
@@ -125,11 +134,7 @@ impl<'de> Visitor<'de> for RefsSeed<'_> {
             self.doc.entries.reserve(n);
         }
         while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(RefSeed {
-                key: &key,
-                files: &mut self.doc.files,
-            })?;
-            self.doc.entries.push((key, value));
+            self.doc.read_entry(key, &mut map)?;
         }
         Ok(())
     }
