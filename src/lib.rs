@@ -17,6 +17,7 @@ pub mod index;
 pub mod raster;
 pub mod refs;
 pub mod resolve;
+pub mod tiff;
 pub mod zarr;
 
 pub use error::{Error, Result};

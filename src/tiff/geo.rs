@@ -1,0 +1,155 @@
+//! GeoTIFF georeferencing as GeoZarr `proj:` / `spatial:` attributes.
+
+use serde_json::{json, Map, Value};
+
+use super::ifd::Ifd;
+use super::tags;
+
+/// `zarr_conventions` entries written by chunkref (multiscales, proj:, spatial:).
+pub fn conventions(with_geo: bool) -> Value {
+    let mut list = vec![json!({
+        "uuid": "d35379db-88df-4056-af3a-620245f8e347",
+        "schema_url": "https://raw.githubusercontent.com/zarr-conventions/multiscales/refs/tags/v1/schema.json",
+        "spec_url": "https://github.com/zarr-conventions/multiscales/blob/v1/README.md",
+        "name": "multiscales",
+        "description": "Multiscale layout of zarr datasets"
+    })];
+    if with_geo {
+        list.push(json!({
+            "uuid": "f17cb550-5864-4468-aeb7-f3180cfb622f",
+            "schema_url": "https://raw.githubusercontent.com/zarr-experimental/geo-proj/refs/tags/v1/schema.json",
+            "spec_url": "https://github.com/zarr-experimental/geo-proj/blob/v1/README.md",
+            "name": "proj:",
+            "description": "Coordinate reference system information for geospatial data"
+        }));
+        list.push(json!({
+            "uuid": "689b58e2-cf7b-45e0-9fff-9cfc0883d6b4",
+            "schema_url": "https://raw.githubusercontent.com/zarr-conventions/spatial/refs/tags/v1/schema.json",
+            "spec_url": "https://github.com/zarr-conventions/spatial/blob/v1/README.md",
+            "name": "spatial:",
+            "description": "Spatial coordinate information"
+        }));
+    }
+    Value::Array(list)
+}
+
+/// Georeferencing of the full-resolution image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Georef {
+    /// Affine transform `[a, b, c, d, e, f]` of pixel corners (x = a*col + b*row + c).
+    pub transform: Option<[f64; 6]>,
+    /// `EPSG:nnnn` when the GeoKeys name an EPSG CRS.
+    pub crs_code: Option<String>,
+}
+
+impl Georef {
+    /// Reads ModelPixelScale/ModelTiepoint or ModelTransformation and the GeoKeys.
+    /// PixelIsPoint rasters are shifted by half a pixel, as GDAL reports them.
+    pub fn from_ifd(ifd: &Ifd) -> Georef {
+        let keys = geo_keys(ifd);
+        let key = |id: u16| keys.iter().find(|(k, _)| *k == id).map(|(_, v)| *v);
+        let mut transform = if let Some(m) = ifd
+            .floats(tags::MODEL_TRANSFORMATION)
+            .filter(|m| m.len() >= 8)
+        {
+            Some([m[0], m[1], m[3], m[4], m[5], m[7]])
+        } else {
+            match (
+                ifd.floats(tags::MODEL_PIXEL_SCALE),
+                ifd.floats(tags::MODEL_TIEPOINT),
+            ) {
+                (Some(s), Some(t)) if s.len() >= 2 && t.len() >= 6 => Some([
+                    s[0],
+                    0.0,
+                    t[3] - t[0] * s[0],
+                    0.0,
+                    -s[1],
+                    t[4] + t[1] * s[1],
+                ]),
+                _ => None,
+            }
+        };
+        if key(tags::GT_RASTER_TYPE) == Some(2) {
+            if let Some(t) = transform.as_mut() {
+                t[2] -= 0.5 * t[0] + 0.5 * t[1];
+                t[5] -= 0.5 * t[3] + 0.5 * t[4];
+            }
+        }
+        let crs_code = [tags::PROJECTED_CS_TYPE, tags::GEOGRAPHIC_TYPE]
+            .iter()
+            .filter_map(|&k| key(k))
+            .find(|&c| c != 0 && c != 32767)
+            .map(|c| format!("EPSG:{c}"));
+        Georef {
+            transform,
+            crs_code,
+        }
+    }
+
+    /// True when there is anything to write.
+    pub fn is_some(&self) -> bool {
+        self.transform.is_some() || self.crs_code.is_some()
+    }
+
+    /// `proj:` / `spatial:` attributes for a level of `shape` = [height, width]
+    /// whose pixels are `scale` = [sx, sy] times those of the full image.
+    pub fn attributes(&self, shape: [u64; 2], scale: [f64; 2]) -> Map<String, Value> {
+        let mut m = Map::new();
+        if let Some(code) = &self.crs_code {
+            m.insert("proj:code".into(), json!(code));
+        }
+        if let Some(t) = self.level_transform(scale) {
+            m.insert("spatial:dimensions".into(), json!(["y", "x"]));
+            m.insert("spatial:transform".into(), json!(t));
+            m.insert("spatial:shape".into(), json!(shape));
+            m.insert("spatial:registration".into(), json!("pixel"));
+            let corners = [
+                (0.0, 0.0),
+                (shape[1] as f64, 0.0),
+                (0.0, shape[0] as f64),
+                (shape[1] as f64, shape[0] as f64),
+            ];
+            let xs: Vec<f64> = corners
+                .iter()
+                .map(|(c, r)| t[0] * c + t[1] * r + t[2])
+                .collect();
+            let ys: Vec<f64> = corners
+                .iter()
+                .map(|(c, r)| t[3] * c + t[4] * r + t[5])
+                .collect();
+            let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            m.insert(
+                "spatial:bbox".into(),
+                json!([min(&xs), min(&ys), max(&xs), max(&ys)]),
+            );
+        }
+        m
+    }
+
+    /// The transform of a level whose pixels are `scale` times larger.
+    pub fn level_transform(&self, scale: [f64; 2]) -> Option<[f64; 6]> {
+        self.transform.map(|t| {
+            [
+                t[0] * scale[0],
+                t[1] * scale[1],
+                t[2],
+                t[3] * scale[0],
+                t[4] * scale[1],
+                t[5],
+            ]
+        })
+    }
+}
+
+/// (key id, SHORT value) pairs of the GeoKeyDirectory.
+fn geo_keys(ifd: &Ifd) -> Vec<(u16, u64)> {
+    let Some(dir) = ifd.ints(tags::GEO_KEY_DIRECTORY) else {
+        return Vec::new();
+    };
+    dir.chunks_exact(4)
+        .skip(1)
+        .filter(|e| e[1] == 0)
+        .map(|e| (e[0] as u16, e[3]))
+        .collect()
+}

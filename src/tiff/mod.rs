@@ -1,0 +1,259 @@
+//! Indexing TIFF / BigTIFF / COG files into Kerchunk JSON chunk indexes in
+//! the layout osml-imagery-io writes: a root group with GeoZarr
+//! `multiscales`, level groups `0`, `1`, ... each holding array `data`
+//! with axes (bands, y, x) and the `tiff-tile` codec.
+
+pub mod geo;
+pub mod ifd;
+pub mod tags;
+
+use base64::Engine;
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use geo::Georef;
+use ifd::{Ifd, Source};
+
+/// Codec URI of TIFF tiles, as osml-imagery-io names it.
+pub const TIFF_TILE_CODEC: &str = "https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile";
+
+/// One image IFD, reduced to what the index needs.
+#[derive(Debug)]
+struct Image {
+    width: u64,
+    height: u64,
+    /// Chunk (tile or strip) height and width.
+    chunk_h: u64,
+    chunk_w: u64,
+    samples: u64,
+    planar: bool,
+    dtype: String,
+    codec: Value,
+    /// `(key suffix, offset, length)` of every stored chunk.
+    chunks: Vec<(String, u64, u64)>,
+}
+
+/// Builds the Kerchunk JSON index of the TIFF at `path`, whose chunks are
+/// referenced by `url`.
+pub fn index_file(path: &str, url: &str) -> Result<Value> {
+    let src = Source::open(path)?;
+    let tiff = ifd::read(&src)?;
+    let mut levels: Vec<(usize, Image)> = Vec::new();
+    let mut masks: Vec<Image> = Vec::new();
+    for (n, ifd) in tiff.ifds.iter().enumerate() {
+        let subfile = ifd.int(tags::NEW_SUBFILE_TYPE).unwrap_or(0);
+        let image = image(&src, tiff.big_endian, n, ifd)?;
+        if subfile & tags::SUBFILE_MASK != 0 {
+            masks.push(image);
+        } else if levels.is_empty() || subfile & tags::SUBFILE_REDUCED != 0 {
+            levels.push((n, image));
+        } else {
+            eprintln!("chunkref: {path}: IFD {n} is another page, not an overview; it is left out");
+        }
+    }
+    let georef = Georef::from_ifd(&tiff.ifds[0]);
+    let fill = tiff.ifds[0]
+        .ascii(tags::GDAL_NODATA)
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .map_or(Value::Null, |v| json!(v));
+    let (w0, h0) = (levels[0].1.width as f64, levels[0].1.height as f64);
+    let mut refs = Map::new();
+    let mut layout = Vec::new();
+    let meta = |refs: &mut Map<String, Value>, key: String, v: Value| {
+        refs.insert(key, Value::String(v.to_string()));
+    };
+    for (level, (_, img)) in levels.iter().enumerate() {
+        let scale = [w0 / img.width as f64, h0 / img.height as f64];
+        let name = level.to_string();
+        let relative = match level {
+            0 => [1.0, 1.0],
+            _ => relative_scale(&levels[level - 1].1, img),
+        };
+        let mut entry =
+            json!({"asset": name, "transform": {"scale": relative, "translation": [0.0, 0.0]}});
+        if level > 0 {
+            entry["derived_from"] = json!((level - 1).to_string());
+        }
+        let geo_attrs = georef.attributes([img.height, img.width], scale);
+        for (k, v) in &geo_attrs {
+            if k == "spatial:shape" || k == "spatial:transform" {
+                entry[k] = v.clone();
+            }
+        }
+        layout.push(entry);
+        meta(
+            &mut refs,
+            format!("{name}/.zgroup"),
+            json!({"zarr_format": 2}),
+        );
+        meta(
+            &mut refs,
+            format!("{name}/.zattrs"),
+            Value::Object(geo_attrs),
+        );
+        write_array(&mut refs, &format!("{name}/data"), img, &fill, url);
+        if let Some(mask) = masks
+            .iter()
+            .find(|m| m.width == img.width && m.height == img.height)
+        {
+            write_array(&mut refs, &format!("{name}/mask"), mask, &Value::Null, url);
+        }
+    }
+    let mut root = georef.attributes([levels[0].1.height, levels[0].1.width], [1.0, 1.0]);
+    root.insert("source".into(), json!(url));
+    root.insert(
+        "zarr_conventions".into(),
+        geo::conventions(georef.is_some()),
+    );
+    root.insert("multiscales".into(), json!({"layout": layout}));
+    meta(&mut refs, ".zgroup".into(), json!({"zarr_format": 2}));
+    meta(&mut refs, ".zattrs".into(), Value::Object(root));
+    Ok(json!({"version": 1, "refs": refs}))
+}
+
+/// Scale of `img`'s pixels relative to those of the level it derives from.
+fn relative_scale(from: &Image, img: &Image) -> [f64; 2] {
+    [
+        from.width as f64 / img.width as f64,
+        from.height as f64 / img.height as f64,
+    ]
+}
+
+fn write_array(refs: &mut Map<String, Value>, prefix: &str, img: &Image, fill: &Value, url: &str) {
+    let band_chunk = if img.planar { 1 } else { img.samples };
+    let zarray = json!({
+        "zarr_format": 2, "shape": [img.samples, img.height, img.width],
+        "chunks": [band_chunk, img.chunk_h, img.chunk_w], "dtype": img.dtype,
+        "fill_value": fill, "order": "C", "compressor": null, "filters": [img.codec],
+        "dimension_separator": "."});
+    refs.insert(
+        format!("{prefix}/.zarray"),
+        Value::String(zarray.to_string()),
+    );
+    let zattrs = json!({"_ARRAY_DIMENSIONS": ["bands", "y", "x"]});
+    refs.insert(
+        format!("{prefix}/.zattrs"),
+        Value::String(zattrs.to_string()),
+    );
+    for (suffix, offset, length) in &img.chunks {
+        refs.insert(format!("{prefix}/{suffix}"), json!([url, offset, length]));
+    }
+}
+
+fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
+    let bad = |what: String| src.malformed(format!("IFD {n}: {what}"));
+    let need = |tag: u16, name: &str| {
+        ifd.int(tag)
+            .ok_or_else(|| bad(format!("missing {name} (tag {tag})")))
+    };
+    let width = need(tags::IMAGE_WIDTH, "ImageWidth")?;
+    let height = need(tags::IMAGE_LENGTH, "ImageLength")?;
+    let samples = ifd.int(tags::SAMPLES_PER_PIXEL).unwrap_or(1);
+    let bits = ifd.ints(tags::BITS_PER_SAMPLE).unwrap_or_else(|| vec![1]);
+    if bits.iter().any(|&b| b != bits[0]) {
+        return Err(Error::unsupported(format!(
+            "{}: IFD {n} mixes BitsPerSample {bits:?} (tag 258)",
+            src.path()
+        )));
+    }
+    let bits = bits[0];
+    let sample_format = ifd.int(tags::SAMPLE_FORMAT).unwrap_or(1);
+    let kind = match (sample_format, bits) {
+        (1, 8 | 16 | 32 | 64) => 'u',
+        (2, 8 | 16 | 32 | 64) => 'i',
+        (3, 32 | 64) => 'f',
+        _ => {
+            return Err(Error::unsupported(format!(
+                "{}: IFD {n} has SampleFormat {sample_format} (tag 339) with BitsPerSample {bits} (tag 258)",
+                src.path()
+            )))
+        }
+    };
+    let order = if bits == 8 {
+        '|'
+    } else if big_endian {
+        '>'
+    } else {
+        '<'
+    };
+    let dtype = format!("{order}{kind}{}", bits / 8);
+    let planar = ifd.int(tags::PLANAR_CONFIG).unwrap_or(1) == 2 && samples > 1;
+    let (chunk_w, chunk_h, offsets, counts) = if let Some(tw) = ifd.int(tags::TILE_WIDTH) {
+        let th = need(tags::TILE_LENGTH, "TileLength")?;
+        let offs = ifd
+            .ints(tags::TILE_OFFSETS)
+            .ok_or_else(|| bad("missing TileOffsets (tag 324)".into()))?;
+        let cnts = ifd
+            .ints(tags::TILE_BYTE_COUNTS)
+            .ok_or_else(|| bad("missing TileByteCounts (tag 325)".into()))?;
+        (tw, th, offs, cnts)
+    } else {
+        let rps = ifd
+            .int(tags::ROWS_PER_STRIP)
+            .unwrap_or(height)
+            .clamp(1, height.max(1));
+        let offs = ifd
+            .ints(tags::STRIP_OFFSETS)
+            .ok_or_else(|| bad("missing StripOffsets (tag 273)".into()))?;
+        let cnts = ifd
+            .ints(tags::STRIP_BYTE_COUNTS)
+            .ok_or_else(|| bad("missing StripByteCounts (tag 279)".into()))?;
+        (width, rps, offs, cnts)
+    };
+    if chunk_w == 0 || chunk_h == 0 {
+        return Err(bad(format!("chunk size {chunk_w}x{chunk_h}")));
+    }
+    let across = width.div_ceil(chunk_w);
+    let down = height.div_ceil(chunk_h);
+    let planes = if planar { samples } else { 1 };
+    let expected = across * down * planes;
+    if offsets.len() as u64 != expected || counts.len() as u64 != expected {
+        return Err(bad(format!(
+            "{} offsets and {} byte counts for {expected} chunks",
+            offsets.len(),
+            counts.len()
+        )));
+    }
+    let mut chunks = Vec::with_capacity(expected as usize);
+    for (i, (&o, &c)) in offsets.iter().zip(&counts).enumerate() {
+        let i = i as u64;
+        if c == 0 {
+            continue; // sparse chunk: reads as fill value
+        }
+        if o.checked_add(c).is_none_or(|e| e > src.len()) {
+            return Err(bad(format!(
+                "chunk {i} at {o}+{c} is past the end of the file ({} bytes)",
+                src.len()
+            )));
+        }
+        let (plane, rest) = (i / (across * down), i % (across * down));
+        chunks.push((format!("{plane}.{}.{}", rest / across, rest % across), o, c));
+    }
+    let jpeg_tables = ifd.bytes(tags::JPEG_TABLES).map_or(Value::Null, |t| {
+        json!(base64::engine::general_purpose::STANDARD.encode(t))
+    });
+    let codec = json!({
+        "id": TIFF_TILE_CODEC,
+        "compression": ifd.int(tags::COMPRESSION).unwrap_or(1),
+        "bits_per_sample": bits,
+        "samples_per_pixel": samples,
+        "photometric": ifd.int(tags::PHOTOMETRIC).unwrap_or(1),
+        "planar_config": if planar { 2 } else { 1 },
+        "predictor": ifd.int(tags::PREDICTOR).unwrap_or(1),
+        "tile_width": chunk_w,
+        "tile_height": chunk_h,
+        "sample_format": sample_format,
+        "jpeg_tables": jpeg_tables,
+    });
+    Ok(Image {
+        width,
+        height,
+        chunk_h,
+        chunk_w,
+        samples,
+        planar,
+        dtype,
+        codec,
+        chunks,
+    })
+}

@@ -1,0 +1,60 @@
+//! TIFF tag numbers and GeoKey ids used by the index builder.
+
+/// NewSubfileType.
+pub const NEW_SUBFILE_TYPE: u16 = 254;
+/// ImageWidth.
+pub const IMAGE_WIDTH: u16 = 256;
+/// ImageLength.
+pub const IMAGE_LENGTH: u16 = 257;
+/// BitsPerSample.
+pub const BITS_PER_SAMPLE: u16 = 258;
+/// Compression.
+pub const COMPRESSION: u16 = 259;
+/// PhotometricInterpretation.
+pub const PHOTOMETRIC: u16 = 262;
+/// StripOffsets.
+pub const STRIP_OFFSETS: u16 = 273;
+/// SamplesPerPixel.
+pub const SAMPLES_PER_PIXEL: u16 = 277;
+/// RowsPerStrip.
+pub const ROWS_PER_STRIP: u16 = 278;
+/// StripByteCounts.
+pub const STRIP_BYTE_COUNTS: u16 = 279;
+/// PlanarConfiguration.
+pub const PLANAR_CONFIG: u16 = 284;
+/// Predictor.
+pub const PREDICTOR: u16 = 317;
+/// TileWidth.
+pub const TILE_WIDTH: u16 = 322;
+/// TileLength.
+pub const TILE_LENGTH: u16 = 323;
+/// TileOffsets.
+pub const TILE_OFFSETS: u16 = 324;
+/// TileByteCounts.
+pub const TILE_BYTE_COUNTS: u16 = 325;
+/// SampleFormat.
+pub const SAMPLE_FORMAT: u16 = 339;
+/// JPEGTables.
+pub const JPEG_TABLES: u16 = 347;
+/// ModelPixelScaleTag.
+pub const MODEL_PIXEL_SCALE: u16 = 33550;
+/// ModelTiepointTag.
+pub const MODEL_TIEPOINT: u16 = 33922;
+/// ModelTransformationTag.
+pub const MODEL_TRANSFORMATION: u16 = 34264;
+/// GeoKeyDirectoryTag.
+pub const GEO_KEY_DIRECTORY: u16 = 34735;
+/// GDAL_NODATA.
+pub const GDAL_NODATA: u16 = 42113;
+
+/// GTRasterTypeGeoKey (1 PixelIsArea, 2 PixelIsPoint).
+pub const GT_RASTER_TYPE: u16 = 1025;
+/// GeographicTypeGeoKey.
+pub const GEOGRAPHIC_TYPE: u16 = 2048;
+/// ProjectedCSTypeGeoKey.
+pub const PROJECTED_CS_TYPE: u16 = 3072;
+
+/// NewSubfileType bit: reduced-resolution version of another image.
+pub const SUBFILE_REDUCED: u64 = 1;
+/// NewSubfileType bit: transparency mask of another image.
+pub const SUBFILE_MASK: u64 = 4;
