@@ -16,6 +16,7 @@ mod gzip;
 mod lz4;
 mod lzma;
 mod shuffle;
+mod tiff_tile;
 mod zlib;
 mod zstd;
 

@@ -65,6 +65,10 @@ static BUILTINS: &[Entry] = &[
         build: shuffle::from_config,
     },
     Entry {
+        names: super::tiff_tile::NAMES,
+        build: super::tiff_tile::from_config,
+    },
+    Entry {
         names: &["zlib", "numcodecs.zlib"],
         build: zlib::from_config,
     },

@@ -8,6 +8,7 @@ is missing the tests fail (they do not skip) with instructions.  Tests marked
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
@@ -73,3 +74,31 @@ def simple_store(tmp_path: Path) -> Store:
     spec = kb.ArraySpec(data, (32, 32), compressor=numcodecs.Zlib(level=1))
     path = kb.write_zarr_python(tmp_path / "src" / "a.zarr", {"a": spec})
     return Store(path, data, kb.zarr_store_entries(path))
+
+
+#: The repository root (tests/python/ is two levels below it).
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+CHUNKREF_BIN_HINT = (
+    "Build the index builder (or point CHUNKREF_BIN at it):\n"
+    "    cargo build --release    # writes target/release/chunkref"
+)
+
+
+@pytest.fixture(scope="session")
+def chunkref_bin() -> Path:
+    """The ``chunkref`` command-line tool: ``$CHUNKREF_BIN``, else
+    ``<repo>/target/release/chunkref``.  Fails (does not skip) when absent."""
+    path = Path(os.environ.get("CHUNKREF_BIN") or REPO_ROOT / "target/release/chunkref")
+    assert path.is_file() and os.access(path, os.X_OK), (
+        f"no chunkref binary at {path}.\n" + CHUNKREF_BIN_HINT
+    )
+    return path
+
+
+def run_chunkref(binary: Path, *args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``binary *args`` (text output captured, no check of the exit
+    status) with a timeout, so a hung builder fails the test."""
+    return subprocess.run(
+        [str(binary), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
+    )

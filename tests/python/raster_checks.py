@@ -141,6 +141,40 @@ def assert_matches(
     assert_pixels_equal(window, base[:, yoff : yoff + h, xoff : xoff + w], "dataset window")
 
 
+def max_abs_diff(got: np.ndarray, expected: np.ndarray, what: str) -> float:
+    """Largest absolute difference between two arrays of the same shape
+    (compared as float64; NaNs in the same places compare equal)."""
+    assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+    a, b = got.astype(np.float64), expected.astype(np.float64)
+    both_nan = np.isnan(a) & np.isnan(b)
+    diff = np.where(both_nan, 0.0, np.abs(a - b))
+    return float(diff.max()) if diff.size else 0.0
+
+
+def assert_levels_close(ds: gdal.Dataset, levels: Sequence[np.ndarray], tolerance: float) -> float:
+    """Like :func:`assert_matches` for lossy codecs: every band of every
+    level (full image and odd windows) is within ``tolerance`` of the
+    expected (bands, y, x) arrays.  Returns the largest difference seen."""
+    levels = [as_bands(level) for level in levels]
+    assert ds.RasterCount == levels[0].shape[0], "band count"
+    worst = 0.0
+    for index in range(ds.RasterCount):
+        band = ds.GetRasterBand(index + 1)
+        assert band.GetOverviewCount() == len(levels) - 1, "overview count"
+        for level, expected in enumerate(levels):
+            target = band if level == 0 else band.GetOverview(level - 1)
+            plane = expected[index]
+            assert (target.XSize, target.YSize) == (plane.shape[1], plane.shape[0])
+            assert_band_type(target, plane.dtype)
+            for xoff, yoff, w, h in odd_windows(target.XSize, target.YSize):
+                what = f"band {index + 1} level {level} window {(xoff, yoff, w, h)}"
+                got = target.ReadAsArray(xoff, yoff, w, h)
+                diff = max_abs_diff(got, plane[yoff : yoff + h, xoff : xoff + w], what)
+                assert diff <= tolerance, f"{what}: max abs difference {diff} > {tolerance}"
+                worst = max(worst, diff)
+    return worst
+
+
 @contextlib.contextmanager
 def captured_errors() -> Iterator[list[str]]:
     """Collect the messages of every GDAL error raised inside the block

@@ -1,0 +1,180 @@
+//! TIFF `Compression` values and the decompressor behind each.
+
+use std::fmt;
+
+use bytes::Bytes;
+
+use super::layout::Layout;
+use super::{jpeg, lzw, packbits, webp};
+use crate::codec::registry::{self, Config};
+use crate::codec::{Codec, DecodeContext};
+use crate::error::{Error, Result};
+
+/// How a tile's bytes are compressed.
+#[derive(Debug)]
+pub(super) enum Compression {
+    /// 1: stored as is.
+    None,
+    /// 5: LZW as libtiff writes it (and old-style LZW).
+    Lzw,
+    /// 32773: Macintosh PackBits.
+    PackBits,
+    /// 8 / 32946 (zlib), 50000 (ZSTD) or 34925 (LZMA, an xz stream): decoded
+    /// by the registry's codec for that stream format.
+    Stream {
+        /// The TIFF compression value.
+        tag: u64,
+        /// The codec decoding the stream.
+        codec: Box<dyn Codec>,
+    },
+    /// 7: JPEG, with the `JPEGTables` (tag 347) if the file has them.
+    Jpeg(Option<Vec<u8>>),
+    /// 50001: WebP.
+    WebP,
+}
+
+impl Compression {
+    /// The compression for TIFF tag value `tag`.
+    pub(super) fn from_tag(tag: u64, jpeg_tables: Option<Vec<u8>>) -> Result<Compression> {
+        let stream = |name: &str| -> Result<Compression> {
+            let codec = registry::build(name, &Config::new())?;
+            Ok(Compression::Stream { tag, codec })
+        };
+        match tag {
+            1 => Ok(Compression::None),
+            5 => Ok(Compression::Lzw),
+            7 => Ok(Compression::Jpeg(jpeg_tables)),
+            8 | 32946 => stream("zlib"),
+            32773 => Ok(Compression::PackBits),
+            34925 => stream("lzma"),
+            50000 => stream("zstd"),
+            50001 => Ok(Compression::WebP),
+            other => Err(Error::unsupported(format!(
+                "TIFF compression {other}{} in tiff-tile chunks (supported: 1 none, 5 LZW, \
+                 7 JPEG, 8 and 32946 Deflate, 32773 PackBits, 34925 LZMA, 50000 ZSTD, 50001 WebP)",
+                known_name(other).map_or_else(String::new, |name| format!(" ({name})"))
+            ))),
+        }
+    }
+
+    /// Whether libtiff applies the `Predictor` tag to this compression.
+    pub(super) fn uses_predictor(&self) -> bool {
+        matches!(self, Compression::Lzw | Compression::Stream { .. })
+    }
+
+    /// Decompresses one tile into pixel-interleaved rows, at most
+    /// `ctx.decoded_len` bytes (a last strip may hold fewer rows).
+    pub(super) fn decompress(
+        &self,
+        input: Bytes,
+        ctx: &DecodeContext<'_>,
+        layout: &Layout,
+        photometric: Option<u64>,
+    ) -> Result<Vec<u8>> {
+        let limit = ctx.decoded_len;
+        match self {
+            Compression::None => {
+                if input.len() > limit {
+                    return Err(super::fail(
+                        self,
+                        format!(
+                            "tile holds {} bytes, more than the {limit} of the chunk",
+                            input.len()
+                        ),
+                    ));
+                }
+                Ok(Vec::from(input))
+            }
+            Compression::Lzw => lzw::decode(&input, limit).map_err(|e| super::fail(self, e)),
+            Compression::PackBits => {
+                packbits::decode(&input, limit).map_err(|e| super::fail(self, e))
+            }
+            Compression::Stream { codec, .. } => match codec.decode(input, ctx) {
+                Ok(bytes) => Ok(Vec::from(bytes)),
+                Err(Error::Decode { reason, .. }) => Err(super::fail(self, reason)),
+                Err(other) => Err(other),
+            },
+            Compression::Jpeg(tables) => {
+                jpeg::decode(&input, tables.as_deref(), layout, photometric).map_err(|e| match e {
+                    jpeg::Failure::Unsupported(what) => {
+                        Error::unsupported(format!("{self}: {what}"))
+                    }
+                    jpeg::Failure::Corrupt(reason) => super::fail(self, reason),
+                })
+            }
+            Compression::WebP => webp::decode(&input, layout).map_err(|e| super::fail(self, e)),
+        }
+    }
+
+    /// The TIFF compression value.
+    fn tag(&self) -> u64 {
+        match self {
+            Compression::None => 1,
+            Compression::Lzw => 5,
+            Compression::Jpeg(_) => 7,
+            Compression::PackBits => 32773,
+            Compression::Stream { tag, .. } => *tag,
+            Compression::WebP => 50001,
+        }
+    }
+}
+
+/// The usual name of a TIFF compression value, for messages.
+fn known_name(tag: u64) -> Option<&'static str> {
+    Some(match tag {
+        1 => "none",
+        2 => "CCITT RLE",
+        3 => "CCITT Group 3 fax",
+        4 => "CCITT Group 4 fax",
+        5 => "LZW",
+        6 => "old-style JPEG",
+        7 => "JPEG",
+        8 | 32946 => "Deflate",
+        32773 => "PackBits",
+        33003 | 33005 | 34712 => "JPEG 2000",
+        34887 => "LERC",
+        34925 => "LZMA",
+        50000 => "ZSTD",
+        50001 => "WebP",
+        50002 => "JPEG XL",
+        _ => return None,
+    })
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tag = self.tag();
+        let name = known_name(tag).unwrap_or("unknown");
+        write!(f, "{name} (TIFF compression {tag})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsupported_compressions_are_named() {
+        for (tag, name) in [
+            (34887, "LERC"),
+            (34712, "JPEG 2000"),
+            (4, "Group 4"),
+            (9, "9"),
+        ] {
+            let err = Compression::from_tag(tag, None).unwrap_err();
+            assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+            assert!(err.to_string().contains(name), "{err}");
+        }
+    }
+
+    #[test]
+    fn messages_name_the_compression() {
+        let deflate = Compression::from_tag(32946, None).unwrap();
+        assert_eq!(deflate.to_string(), "Deflate (TIFF compression 32946)");
+        assert!(deflate.uses_predictor());
+        assert!(!Compression::PackBits.uses_predictor());
+        assert!(super::super::fail(&Compression::Lzw, "x")
+            .to_string()
+            .contains(super::super::URI));
+    }
+}

@@ -1,0 +1,152 @@
+//! The geometry of a decoded tile: padding short strips and turning
+//! pixel-interleaved samples into band-major planes.
+
+use super::compression::Compression;
+use crate::error::Result;
+
+/// One tile as decoded: `height` rows of `width` pixels of `samples`
+/// interleaved samples of `sample_size` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Layout {
+    /// Pixels per row.
+    pub(super) width: usize,
+    /// Rows of a full tile.
+    pub(super) height: usize,
+    /// Samples per pixel in this tile (1 for planar TIFFs).
+    pub(super) samples: usize,
+    /// Bytes per sample.
+    pub(super) sample_size: usize,
+}
+
+impl Layout {
+    /// Samples in one row.
+    pub(super) fn row_samples(&self) -> usize {
+        self.width * self.samples
+    }
+
+    /// Bytes in one row.
+    pub(super) fn row_bytes(&self) -> usize {
+        self.row_samples() * self.sample_size
+    }
+
+    /// Bytes of a full tile, `None` on overflow.
+    pub(super) fn chunk_len(&self) -> Option<usize> {
+        self.width
+            .checked_mul(self.samples)?
+            .checked_mul(self.sample_size)?
+            .checked_mul(self.height)
+    }
+
+    /// Checks that `data` is the full tile or whole rows of it (the last
+    /// strip of an image), padding missing rows with zeros.
+    ///
+    /// Call only on a layout whose [`Layout::chunk_len`] is `Some`.
+    pub(super) fn fill_rows(
+        &self,
+        mut data: Vec<u8>,
+        compression: &Compression,
+    ) -> Result<Vec<u8>> {
+        let full = self.height * self.row_bytes();
+        let row = self.row_bytes();
+        let whole_rows = data.len().checked_rem(row) == Some(0);
+        if data.len() == full {
+            return Ok(data);
+        }
+        if data.len() > full || !whole_rows {
+            return Err(super::fail(
+                compression,
+                format!(
+                    "expected {full} bytes ({} rows of {row} bytes) or whole rows of them \
+                     for a short strip, got {}",
+                    self.height,
+                    data.len()
+                ),
+            ));
+        }
+        data.resize(full, 0);
+        Ok(data)
+    }
+
+    /// Reorders a full tile from (row, column, sample) to (sample, row,
+    /// column); a one-sample tile is returned as is.
+    pub(super) fn band_major(&self, data: Vec<u8>) -> Vec<u8> {
+        if self.samples == 1 {
+            return data;
+        }
+        let size = self.sample_size;
+        let pixels = self.width * self.height;
+        let mut out = vec![0; data.len()];
+        for (pixel, samples) in data.chunks_exact(self.samples * size).enumerate() {
+            for (sample, value) in samples.chunks_exact(size).enumerate() {
+                let at = (sample * pixels + pixel) * size;
+                out[at..at + size].copy_from_slice(value);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RGB16: Layout = Layout {
+        width: 2,
+        height: 3,
+        samples: 3,
+        sample_size: 2,
+    };
+
+    #[test]
+    fn interleaved_pixels_become_planes() {
+        // Sample s of pixel p is the 2-byte value [p, s].
+        let data: Vec<u8> = (0..6u8)
+            .flat_map(|p| (0..3u8).flat_map(move |s| [p, s]))
+            .collect();
+        let out = RGB16.band_major(data);
+        let expected: Vec<u8> = (0..3u8)
+            .flat_map(|s| (0..6u8).flat_map(move |p| [p, s]))
+            .collect();
+        assert_eq!(out, expected);
+        let single = Layout {
+            samples: 1,
+            ..RGB16
+        };
+        assert_eq!(single.band_major(vec![1, 2, 3]), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn short_strips_are_padded_with_zero_rows() {
+        assert_eq!(RGB16.chunk_len(), Some(36));
+        let two_rows = vec![7; 24];
+        let out = RGB16.fill_rows(two_rows, &Compression::None).unwrap();
+        assert_eq!(&out[..24], &[7; 24]);
+        assert_eq!(&out[24..], &[0; 12]);
+        assert_eq!(
+            RGB16.fill_rows(vec![1; 36], &Compression::None).unwrap(),
+            vec![1; 36]
+        );
+        assert_eq!(
+            RGB16.fill_rows(Vec::new(), &Compression::None).unwrap(),
+            vec![0; 36]
+        );
+    }
+
+    #[test]
+    fn other_sizes_are_errors() {
+        for len in [13, 37, 48] {
+            let err = RGB16
+                .fill_rows(vec![0; len], &Compression::Lzw)
+                .unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains("expected 36 bytes"), "{text}");
+            assert!(text.contains(&format!("got {len}")), "{text}");
+            assert!(text.contains("LZW"), "{text}");
+        }
+        let overflow = Layout {
+            width: usize::MAX,
+            ..RGB16
+        };
+        assert_eq!(overflow.chunk_len(), None);
+    }
+}

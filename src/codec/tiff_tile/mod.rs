@@ -1,0 +1,478 @@
+//! `https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile` (alias
+//! `tiff-tile`): one tile or strip of a TIFF file, as osml-imagery-io 0.2.x
+//! indexes describe it.
+//!
+//! The configuration carries the TIFF tags needed to decode the tile:
+//! `compression` (1 none, 5 LZW, 7 JPEG, 8 / 32946 Deflate, 32773 PackBits,
+//! 50000 ZSTD, 34925 LZMA, 50001 WebP), `bits_per_sample`,
+//! `samples_per_pixel`, `photometric`, `planar_config`, `predictor` (1, 2, 3),
+//! `tile_width`, `tile_height` and `jpeg_tables` (base64 of tag 347). Missing
+//! fields take their TIFF defaults; unknown fields (`sample_format`, ...) are
+//! ignored, the chunk's data type already says what the samples are.
+//!
+//! Decoding yields the Zarr chunk `[samples, tile_height, tile_width]` in C
+//! order, elements in the byte order of the chunk's data type (that of the
+//! TIFF file). Pixel-interleaved tiles are transposed to band-major; a strip
+//! holding fewer rows than the chunk (the last strip of an image) is padded
+//! with zero rows.
+
+mod compression;
+mod jpeg;
+mod layout;
+mod lzw;
+mod packbits;
+mod predictor;
+#[cfg(test)]
+mod vectors;
+mod webp;
+
+use base64::Engine;
+use bytes::Bytes;
+
+use super::registry::{config_str, config_uint, Config};
+use super::{Codec, DecodeContext};
+use crate::error::{Error, Result};
+use crate::zarr::dtype::ByteOrder;
+use compression::Compression;
+use layout::Layout;
+use predictor::Predictor;
+
+/// The canonical name of the codec, as osml-imagery-io writes it.
+pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile";
+
+/// Every name the codec answers to, canonical first.
+pub(super) const NAMES: &[&str] = &[URI, "tiff-tile"];
+
+/// TIFF `Photometric` value for YCbCr.
+const PHOTOMETRIC_YCBCR: u64 = 6;
+
+/// Decodes one TIFF tile or strip into a band-major chunk.
+#[derive(Debug)]
+struct TiffTile {
+    compression: Compression,
+    /// `bits_per_sample`; `None` follows the chunk's data type.
+    bits_per_sample: Option<u64>,
+    samples_per_pixel: usize,
+    /// `Photometric`, `None` when absent (a JPEG decoder then guesses).
+    photometric: Option<u64>,
+    /// `PlanarConfiguration` 2: every tile holds one sample.
+    planar: bool,
+    predictor: Predictor,
+    tile_width: Option<u64>,
+    tile_height: Option<u64>,
+}
+
+impl Codec for TiffTile {
+    fn name(&self) -> &str {
+        URI
+    }
+
+    fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
+        let layout = self.layout(ctx)?;
+        let data = self
+            .compression
+            .decompress(input, ctx, &layout, self.photometric)?;
+        let mut data = layout.fill_rows(data, &self.compression)?;
+        if self.compression.uses_predictor() {
+            let big_endian = ctx.dtype.order == ByteOrder::Big;
+            self.predictor
+                .undo(&mut data, &layout, big_endian)
+                .map_err(|reason| fail(&self.compression, reason))?;
+        }
+        Ok(Bytes::from(layout.band_major(data)))
+    }
+}
+
+impl TiffTile {
+    /// The geometry of the decoded tile, checked against the chunk.
+    fn layout(&self, ctx: &DecodeContext<'_>) -> Result<Layout> {
+        let size = ctx.dtype.size;
+        if let Some(bits) = self.bits_per_sample {
+            if bits != 8 * size as u64 {
+                return Err(Error::decode(
+                    URI,
+                    format!(
+                        "bits_per_sample {bits} does not match the chunk's {size}-byte data type"
+                    ),
+                ));
+            }
+        }
+        let from_shape = |back: usize| {
+            ctx.chunk_shape
+                .len()
+                .checked_sub(back)
+                .map(|i| ctx.chunk_shape[i])
+        };
+        let dim = |configured: Option<u64>, back: usize, what: &str| {
+            let value = configured.or_else(|| from_shape(back)).ok_or_else(|| {
+                Error::decode(
+                    URI,
+                    format!("no {what} configured and the chunk is not 2-D"),
+                )
+            })?;
+            usize::try_from(value)
+                .map_err(|_| Error::decode(URI, format!("{what} {value} is too large")))
+        };
+        let layout = Layout {
+            width: dim(self.tile_width, 1, "tile_width")?,
+            height: dim(self.tile_height, 2, "tile_height")?,
+            samples: if self.planar {
+                1
+            } else {
+                self.samples_per_pixel
+            },
+            sample_size: size,
+        };
+        match layout.chunk_len() {
+            Some(len) if len == ctx.decoded_len => Ok(layout),
+            len => Err(Error::decode(
+                URI,
+                format!(
+                    "a {} x {} tile of {} sample(s) of {size} byte(s) holds {} bytes, \
+                     but the chunk holds {}",
+                    layout.width,
+                    layout.height,
+                    layout.samples,
+                    len.map_or_else(|| "too many".to_string(), |n| n.to_string()),
+                    ctx.decoded_len
+                ),
+            )),
+        }
+    }
+}
+
+/// A decode error naming the TIFF compression it happened in.
+fn fail(compression: &Compression, reason: impl std::fmt::Display) -> Error {
+    Error::decode(URI, format!("{compression}: {reason}"))
+}
+
+/// Reads an optional integer field that must be one of `allowed`.
+fn config_choice(config: &Config, key: &str, default: u64, allowed: &[u64]) -> Result<u64> {
+    let value = config_uint(URI, config, key)?.unwrap_or(default);
+    if allowed.contains(&value) {
+        Ok(value)
+    } else {
+        Err(Error::codec_config(
+            URI,
+            format!("'{key}' should be one of {allowed:?}, found {value}"),
+        ))
+    }
+}
+
+/// Builds the codec from its osml-imagery-io configuration.
+pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
+    let jpeg_tables = match config_str(URI, config, "jpeg_tables")? {
+        Some(text) => Some(
+            base64::engine::general_purpose::STANDARD
+                .decode(text.trim())
+                .map_err(|e| {
+                    Error::codec_config(URI, format!("'jpeg_tables' is not valid base64: {e}"))
+                })?,
+        ),
+        None => None,
+    };
+    let compression = Compression::from_tag(
+        config_uint(URI, config, "compression")?.unwrap_or(1),
+        jpeg_tables,
+    )?;
+    let bits_per_sample = config_uint(URI, config, "bits_per_sample")?;
+    if let Some(bits) = bits_per_sample.filter(|b| ![8, 16, 32, 64].contains(b)) {
+        return Err(Error::unsupported(format!(
+            "TIFF tiles with {bits} bits per sample (only 8, 16, 32 and 64 are supported)"
+        )));
+    }
+    let samples_per_pixel = config_uint(URI, config, "samples_per_pixel")?.unwrap_or(1);
+    let samples_per_pixel = usize::try_from(samples_per_pixel)
+        .ok()
+        .filter(|s| (1..=u64::from(u16::MAX)).contains(&(*s as u64)))
+        .ok_or_else(|| {
+            Error::codec_config(
+                URI,
+                format!("'samples_per_pixel' should be in 1..=65535, found {samples_per_pixel}"),
+            )
+        })?;
+    let photometric = config_uint(URI, config, "photometric")?;
+    if photometric == Some(PHOTOMETRIC_YCBCR) && !matches!(compression, Compression::Jpeg(_)) {
+        return Err(Error::unsupported(format!(
+            "YCbCr (photometric 6) TIFF tiles with {compression}; only JPEG-compressed YCbCr \
+             is supported"
+        )));
+    }
+    let planar = config_choice(config, "planar_config", 1, &[1, 2])? == 2;
+    let predictor = Predictor::from_tag(config_choice(config, "predictor", 1, &[1, 2, 3])?);
+    Ok(Box::new(TiffTile {
+        compression,
+        bits_per_sample,
+        samples_per_pixel,
+        photometric,
+        planar,
+        predictor,
+        tile_width: config_uint(URI, config, "tile_width")?,
+        tile_height: config_uint(URI, config, "tile_height")?,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    //! End-to-end tests with tiles made by Rust encoders; GDAL-written tiles
+    //! are in `vectors.rs`.
+
+    use std::io::Write;
+
+    use super::layout::Layout;
+    use super::predictor::tests::{difference, difference_fp};
+    use super::*;
+    use crate::codec::registry;
+    use crate::zarr::dtype::DataType;
+
+    /// A chunk: its shape, data type and band-major bytes.
+    struct Chunk {
+        shape: [u64; 3],
+        dtype: DataType,
+        band_major: Vec<u8>,
+    }
+
+    impl Chunk {
+        /// A chunk of pseudo-random samples.
+        fn new(shape: [u64; 3], dtype: &str) -> Chunk {
+            let dtype = DataType::from_v2(dtype).unwrap();
+            let len = shape.iter().product::<u64>() as usize * dtype.size;
+            let band_major = (0..len).map(|i| ((i * 37 % 251) ^ (i / 7)) as u8).collect();
+            Chunk {
+                shape,
+                dtype,
+                band_major,
+            }
+        }
+
+        fn layout(&self) -> Layout {
+            Layout {
+                width: self.shape[2] as usize,
+                height: self.shape[1] as usize,
+                samples: self.shape[0] as usize,
+                sample_size: self.dtype.size,
+            }
+        }
+
+        /// The chunk as a chunky TIFF tile stores it: (row, column, sample).
+        fn interleaved(&self) -> Vec<u8> {
+            let layout = self.layout();
+            let size = layout.sample_size;
+            let pixels = layout.width * layout.height;
+            let mut out = Vec::with_capacity(self.band_major.len());
+            for pixel in 0..pixels {
+                for sample in 0..layout.samples {
+                    let at = (sample * pixels + pixel) * size;
+                    out.extend_from_slice(&self.band_major[at..at + size]);
+                }
+            }
+            out
+        }
+
+        fn decode(&self, json: &str, tile: &[u8]) -> Result<Bytes> {
+            let codec = registry::build("tiff-tile", &registry::tests::config(json))?;
+            let ctx = DecodeContext {
+                chunk_shape: &self.shape,
+                dtype: self.dtype,
+                decoded_len: self.band_major.len(),
+            };
+            codec.decode(Bytes::copy_from_slice(tile), &ctx)
+        }
+    }
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        let mut encoder =
+            flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(data).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    fn xz(data: &[u8]) -> Vec<u8> {
+        let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 6);
+        encoder.write_all(data).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    fn lzw(data: &[u8]) -> Vec<u8> {
+        weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+            .encode(data)
+            .unwrap()
+    }
+
+    /// A compressor of test data.
+    type Encoder = fn(&[u8]) -> Vec<u8>;
+
+    /// Every lossless compression of the codec, with its encoder.
+    fn compressions() -> Vec<(u64, Encoder)> {
+        vec![
+            (1, <[u8]>::to_vec),
+            (5, lzw),
+            (8, zlib),
+            (32946, zlib),
+            (32773, super::packbits::tests::encode),
+            (50000, |data| ::zstd::bulk::compress(data, 3).unwrap()),
+            (34925, xz),
+        ]
+    }
+
+    #[test]
+    fn both_names_build_the_codec() {
+        for name in NAMES {
+            let codec = registry::build(name, &Config::new()).unwrap();
+            assert_eq!(codec.name(), URI);
+        }
+    }
+
+    #[test]
+    fn every_compression_decodes_chunky_tiles_band_major() {
+        for dtype in ["|u1", "<u2", ">i2", "<f4", ">f8"] {
+            let chunk = Chunk::new([3, 5, 7], dtype);
+            for (tag, encode) in compressions() {
+                let json = format!(
+                    r#"{{"compression": {tag}, "samples_per_pixel": 3, "planar_config": 1,
+                        "tile_width": 7, "tile_height": 5, "photometric": 2,
+                        "sample_format": 1, "extra": "ignored"}}"#
+                );
+                let out = chunk.decode(&json, &encode(&chunk.interleaved()));
+                let out = out.unwrap_or_else(|e| panic!("{dtype} {tag}: {e}"));
+                assert_eq!(&out[..], &chunk.band_major[..], "{dtype} compression {tag}");
+            }
+        }
+    }
+
+    #[test]
+    fn predictors_are_undone_in_the_chunks_byte_order() {
+        let cases = [
+            ("|u1", 2),
+            ("<u2", 2),
+            (">u2", 2),
+            ("<i4", 2),
+            (">u4", 2),
+            ("<u8", 2),
+            (">i8", 2),
+            ("<f4", 3),
+            (">f4", 3),
+            ("<f8", 3),
+            (">f8", 3),
+        ];
+        for (dtype, predictor) in cases {
+            for samples in [1, 2] {
+                let chunk = Chunk::new([samples, 4, 6], dtype);
+                let big_endian = chunk.dtype.order == ByteOrder::Big;
+                let mut tile = chunk.interleaved();
+                if predictor == 2 {
+                    difference(&mut tile, &chunk.layout(), big_endian);
+                } else {
+                    difference_fp(&mut tile, &chunk.layout(), big_endian);
+                }
+                for (tag, encode) in compressions() {
+                    let json = format!(
+                        r#"{{"compression": {tag}, "predictor": {predictor},
+                            "samples_per_pixel": {samples}, "tile_width": 6, "tile_height": 4}}"#
+                    );
+                    let out = chunk.decode(&json, &encode(&tile));
+                    // libtiff applies predictors to LZW, Deflate, ZSTD and LZMA only.
+                    if matches!(tag, 1 | 32773) {
+                        assert_eq!(
+                            &out.unwrap()[..],
+                            &chunk.layout().band_major(tile.clone())[..]
+                        );
+                    } else {
+                        let out = out.unwrap_or_else(|e| panic!("{dtype} {tag}: {e}"));
+                        assert_eq!(&out[..], &chunk.band_major[..], "{dtype} {tag} {samples}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn planar_tiles_hold_one_sample() {
+        let chunk = Chunk::new([1, 4, 4], "<u2");
+        let json = r#"{"compression": 8, "samples_per_pixel": 3, "planar_config": 2,
+                       "tile_width": 4, "tile_height": 4}"#;
+        let out = chunk.decode(json, &zlib(&chunk.band_major)).unwrap();
+        assert_eq!(&out[..], &chunk.band_major[..]);
+    }
+
+    #[test]
+    fn last_strips_are_padded_before_transposing() {
+        // A strip of 2 rows in a chunk of 5, RGB 16-bit with predictor 2.
+        let chunk = Chunk::new([3, 5, 4], "<u2");
+        let rows = 2 * 4 * 3 * 2;
+        let mut strip = chunk.interleaved()[..rows].to_vec();
+        difference(&mut strip, &chunk.layout(), false);
+        let json = r#"{"compression": 5, "predictor": 2, "samples_per_pixel": 3,
+                       "tile_width": 4, "tile_height": 5}"#;
+        let out = chunk.decode(json, &lzw(&strip)).unwrap();
+        let mut padded = chunk.interleaved()[..rows].to_vec();
+        padded.resize(chunk.band_major.len(), 0);
+        assert_eq!(&out[..], &chunk.layout().band_major(padded)[..]);
+        // A partial row is not a strip.
+        let err = chunk.decode(json, &lzw(&strip[..rows - 2])).unwrap_err();
+        assert!(err.to_string().contains("expected 120 bytes"), "{err}");
+        assert!(err.to_string().contains("got 46"), "{err}");
+    }
+
+    #[test]
+    fn tile_geometry_falls_back_to_the_chunk_shape() {
+        let chunk = Chunk::new([1, 3, 5], ">u2");
+        let out = chunk
+            .decode(r#"{"compression": 1}"#, &chunk.band_major)
+            .unwrap();
+        assert_eq!(&out[..], &chunk.band_major[..]);
+    }
+
+    #[test]
+    fn mismatches_are_reported() {
+        let chunk = Chunk::new([3, 4, 4], "|u1");
+        let err = chunk
+            .decode(
+                r#"{"samples_per_pixel": 3, "tile_width": 8}"#,
+                &chunk.band_major,
+            )
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("holds 96 bytes, but the chunk holds 48"),
+            "{err}"
+        );
+        let err = chunk
+            .decode(r#"{"samples_per_pixel": 3, "bits_per_sample": 16}"#, &[])
+            .unwrap_err();
+        assert!(err.to_string().contains("bits_per_sample 16"), "{err}");
+        let err = chunk
+            .decode(r#"{"samples_per_pixel": 3}"#, &[0; 49])
+            .unwrap_err();
+        assert!(err.to_string().contains("more than the 48"), "{err}");
+        let err = chunk
+            .decode(r#"{"samples_per_pixel": 3, "compression": 8}"#, b"not zlib")
+            .unwrap_err();
+        assert!(matches!(err, Error::Decode { .. }), "{err}");
+        assert!(
+            err.to_string().contains("Deflate (TIFF compression 8)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_configurations_are_rejected() {
+        let build = |json: &str| registry::build(URI, &registry::tests::config(json));
+        let err = build(r#"{"compression": 34887}"#).unwrap_err();
+        assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+        assert!(err.to_string().contains("LERC"), "{err}");
+        let err = build(r#"{"bits_per_sample": 12}"#).unwrap_err();
+        assert!(err.to_string().contains("12 bits per sample"), "{err}");
+        let err = build(r#"{"predictor": 4}"#).unwrap_err();
+        assert!(
+            err.to_string().contains("'predictor' should be one of"),
+            "{err}"
+        );
+        let err = build(r#"{"photometric": 6, "compression": 5}"#).unwrap_err();
+        assert!(err.to_string().contains("YCbCr"), "{err}");
+        let err = build(r#"{"compression": 7, "jpeg_tables": "@@"}"#).unwrap_err();
+        assert!(err.to_string().contains("base64"), "{err}");
+        assert!(build(r#"{"samples_per_pixel": 0}"#).is_err());
+        assert!(build(r#"{"compression": 7, "jpeg_tables": null, "sample_format": 1}"#).is_ok());
+    }
+}

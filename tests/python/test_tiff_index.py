@@ -1,0 +1,451 @@
+"""``chunkref index`` over GDAL-written TIFFs, read back through ChunkRef.
+
+Every source is written by GDAL (COG driver, or GTiff plus internal
+overviews built with ``BuildOverviews``), small (300x200, 64x64 tiles) so
+that several overview levels exist and the right and bottom tiles are
+partial.  ``chunkref index`` turns it into a Kerchunk JSON index in the
+osml-imagery-io layout (levels ``0``, ``1``, ... each holding ``N/data``
+decoded by the ``tiff-tile`` codec), and ChunkRef must return the pixels
+GDAL's GTiff driver reads from the same file, at every level, for full
+reads and odd windows.  JPEG is compared within a stated tolerance (GDAL
+decodes with libjpeg, ChunkRef with a Rust decoder).
+
+The source table :data:`TIFF_CASES` and :func:`write_tiff` are shared with
+test_peer.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import shutil
+import struct
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+import kerchunk_builders as kb
+from conftest import run_chunkref
+from raster_checks import (
+    assert_levels_close,
+    assert_matches,
+    assert_pixels_equal,
+    native_levels,
+    open_chunkref,
+)
+
+TIFF_TILE = "https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile"
+
+#: Source size (x, y) and tile size: 300x200 in 64x64 tiles gives partial
+#: edge tiles and, for COGs, overviews of 150x100, 75x50 and 38x25.
+WIDTH, HEIGHT, TILE = 300, 200, 64
+
+#: Largest difference accepted between ChunkRef's and GDAL's decoding of the
+#: same JPEG tiles: the two use different IDCT/upsampling implementations.
+JPEG_TOLERANCE = 2
+
+
+@dataclass(frozen=True)
+class TiffCase:
+    """One GDAL-written source: pixel type, band count, writer and its
+    creation options.  ``driver`` is ``COG`` (overviews made by the COG
+    driver) or ``GTiff`` (tiled unless the options say ``TILED=NO``, with
+    overviews 2 and 4 built afterwards).  ``mask`` adds an internal
+    per-dataset mask.  ``tolerance`` is the largest pixel difference allowed
+    against GDAL (0 = identical).  ``needs`` names a GTiff compression that
+    this GDAL build must offer."""
+
+    dtype: str
+    bands: int
+    driver: str
+    options: tuple[str, ...]
+    tolerance: int = 0
+    mask: bool = False
+    needs: str | None = None
+
+
+TIFF_CASES: dict[str, TiffCase] = {
+    "cog-deflate-pred2-3band": TiffCase("|u1", 3, "COG", ("COMPRESS=DEFLATE", "PREDICTOR=YES")),
+    "cog-lzw-1band": TiffCase("|u1", 1, "COG", ("COMPRESS=LZW",)),
+    "cog-none-3band": TiffCase("|u1", 3, "COG", ("COMPRESS=NONE",)),
+    "gtiff-packbits-3band": TiffCase("|u1", 3, "GTiff", ("COMPRESS=PACKBITS",)),
+    "cog-zstd-pred2-3band": TiffCase("|u1", 3, "COG", ("COMPRESS=ZSTD", "PREDICTOR=YES")),
+    "cog-lzma-1band": TiffCase("|u1", 1, "COG", ("COMPRESS=LZMA",)),
+    "cog-webp-lossless-3band": TiffCase(
+        "|u1", 3, "COG", ("COMPRESS=WEBP", "QUALITY=100"), needs="WEBP"
+    ),
+    "cog-jpeg-ycbcr-3band": TiffCase("|u1", 3, "COG", ("COMPRESS=JPEG",), JPEG_TOLERANCE),
+    "cog-jpeg-gray-1band": TiffCase("|u1", 1, "COG", ("COMPRESS=JPEG",), JPEG_TOLERANCE),
+    "cog-u2-deflate-pred2-1band": TiffCase(
+        "<u2", 1, "COG", ("COMPRESS=DEFLATE", "PREDICTOR=STANDARD")
+    ),
+    "cog-i2-lzw-pred2-3band": TiffCase("<i2", 3, "COG", ("COMPRESS=LZW", "PREDICTOR=STANDARD")),
+    "cog-f4-deflate-pred3-1band": TiffCase(
+        "<f4", 1, "COG", ("COMPRESS=DEFLATE", "PREDICTOR=FLOATING_POINT")
+    ),
+    "cog-f4-lzw-pred3-3band": TiffCase(
+        "<f4", 3, "COG", ("COMPRESS=LZW", "PREDICTOR=FLOATING_POINT")
+    ),
+    "cog-f8-deflate-pred3-2band": TiffCase(
+        "<f8", 2, "COG", ("COMPRESS=DEFLATE", "PREDICTOR=FLOATING_POINT")
+    ),
+    "gtiff-planar-u2-deflate-pred2": TiffCase(
+        "<u2", 3, "GTiff", ("INTERLEAVE=BAND", "COMPRESS=DEFLATE", "PREDICTOR=2")
+    ),
+    "gtiff-planar-u1-lzw": TiffCase("|u1", 4, "GTiff", ("INTERLEAVE=BAND", "COMPRESS=LZW")),
+    "gtiff-planar-u1-none": TiffCase("|u1", 2, "GTiff", ("INTERLEAVE=BAND", "COMPRESS=NONE")),
+    "gtiff-strips7-lzw-3band": TiffCase(
+        "|u1", 3, "GTiff", ("TILED=NO", "BLOCKYSIZE=7", "COMPRESS=LZW")
+    ),
+    "gtiff-strips16-deflate-pred2-i2": TiffCase(
+        "<i2", 1, "GTiff", ("TILED=NO", "BLOCKYSIZE=16", "COMPRESS=DEFLATE", "PREDICTOR=2")
+    ),
+    "gtiff-strips64-none-planar": TiffCase(
+        "|u1", 3, "GTiff", ("TILED=NO", "BLOCKYSIZE=64", "INTERLEAVE=BAND", "COMPRESS=NONE")
+    ),
+    "gtiff-strips48-none-f4": TiffCase(
+        "<f4", 1, "GTiff", ("TILED=NO", "BLOCKYSIZE=48", "COMPRESS=NONE")
+    ),
+    "cog-bigtiff-deflate-3band": TiffCase(
+        "|u1", 3, "COG", ("COMPRESS=DEFLATE", "PREDICTOR=YES", "BIGTIFF=YES")
+    ),
+    "gtiff-bigtiff-strips-lzw-u2": TiffCase(
+        "<u2", 1, "GTiff", ("BIGTIFF=YES", "TILED=NO", "BLOCKYSIZE=9", "COMPRESS=LZW")
+    ),
+    "gtiff-bigendian-u2-deflate-pred2": TiffCase(
+        ">u2", 3, "GTiff", ("ENDIANNESS=BIG", "COMPRESS=DEFLATE", "PREDICTOR=2")
+    ),
+    "gtiff-bigendian-f4-lzw-pred3": TiffCase(
+        ">f4", 1, "GTiff", ("ENDIANNESS=BIG", "COMPRESS=LZW", "PREDICTOR=3")
+    ),
+    "gtiff-bigendian-i2-none": TiffCase(">i2", 2, "GTiff", ("ENDIANNESS=BIG", "COMPRESS=NONE")),
+    "gtiff-bigendian-f8-deflate-pred3-planar": TiffCase(
+        ">f8", 2, "GTiff", ("ENDIANNESS=BIG", "INTERLEAVE=BAND", "COMPRESS=DEFLATE", "PREDICTOR=3")
+    ),
+    "gtiff-mask-deflate-3band": TiffCase(
+        "|u1", 3, "GTiff", ("COMPRESS=DEFLATE", "PREDICTOR=2"), mask=True
+    ),
+    "gtiff-mask-jpeg-3band": TiffCase(
+        "|u1", 3, "GTiff", ("COMPRESS=JPEG", "PHOTOMETRIC=YCBCR"), JPEG_TOLERANCE, mask=True
+    ),
+}
+
+MASK_CASES = [name for name, case in TIFF_CASES.items() if case.mask]
+
+
+@lru_cache(maxsize=None)
+def gtiff_compressions() -> str:
+    """The ``COMPRESS`` values GDAL's GTiff driver offers in this build."""
+    return gdal.GetDriverByName("GTiff").GetMetadataItem("DMD_CREATIONOPTIONLIST") or ""
+
+
+def require_case(case: TiffCase) -> None:
+    """Skip when this GDAL build cannot write the case (WebP is optional)."""
+    if case.needs and f"<Value>{case.needs}</Value>" not in gtiff_compressions():
+        pytest.skip(f"this GDAL's GTiff driver has no {case.needs} compression")
+
+
+def mask_pattern(height: int, width: int) -> np.ndarray:
+    """A per-dataset mask (0 or 255) with a hole, a diagonal band and a
+    fully masked-out tile, so that tiles are all-valid, all-masked or mixed."""
+    y, x = np.indices((height, width))
+    valid = ((x - 150) ** 2 + (y - 90) ** 2 > 40**2) & ((x + 2 * y) % 53 > 6)
+    valid[128:192, 0:64] = False
+    return np.where(valid, 255, 0).astype(np.uint8)
+
+
+def write_tiff(path: Path, case: TiffCase, size: tuple[int, int] = (WIDTH, HEIGHT)) -> Path:
+    """Write ``case`` as a TIFF of ``size`` (x, y) at ``path`` with GDAL."""
+    require_case(case)
+    width, height = size
+    data = kb.sample_pixels(case.dtype, (case.bands, height, width))
+    source = kb.mem_dataset(data)
+    if case.driver == "COG":
+        assert not case.mask, "masks are written through GTiff"
+        gdal.Translate(
+            str(path),
+            source,
+            format="COG",
+            creationOptions=[f"BLOCKSIZE={TILE}", *case.options],
+        )
+        return path
+    options = list(case.options)
+    if "TILED=NO" not in options:
+        options += ["TILED=YES", f"BLOCKXSIZE={TILE}", f"BLOCKYSIZE={TILE}"]
+    config = {"GDAL_TIFF_OVR_BLOCKSIZE": str(TILE), "GDAL_TIFF_INTERNAL_MASK": "YES"}
+    with config_options(config):
+        ds = gdal.GetDriverByName("GTiff").CreateCopy(str(path), source, options=options)
+        if case.mask:
+            ds.CreateMaskBand(gdal.GMF_PER_DATASET)
+            ds.GetRasterBand(1).GetMaskBand().WriteArray(mask_pattern(height, width))
+        ds.BuildOverviews("NEAREST", [2, 4])
+        ds = None
+    return path
+
+
+@contextlib.contextmanager
+def config_options(options: dict[str, str]) -> Iterator[None]:
+    """Set GDAL configuration options for the block (GDAL 3.6 has no
+    ``gdal.config_options``)."""
+    previous = {key: gdal.GetConfigOption(key) for key in options}
+    for key, value in options.items():
+        gdal.SetConfigOption(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            gdal.SetConfigOption(key, value)
+
+
+def gdal_blocks(ds: gdal.Dataset) -> list[tuple[int, int]]:
+    """GDAL's (x, y) block size of band 1 at every level of ``ds``."""
+    return [tuple(bands[0].GetBlockSize()) for bands in kb.dataset_levels(ds)]
+
+
+def gdal_masks(ds: gdal.Dataset) -> list[np.ndarray]:
+    """The per-dataset mask of every level of ``ds``, as GDAL reads it."""
+    return [bands[0].GetMaskBand().ReadAsArray() for bands in kb.dataset_levels(ds)]
+
+
+def index_tiff(binary: Path, tif: Path, out: Path, *extra: str, cwd: Path | None = None) -> dict:
+    """Run ``chunkref index tif -o out``; it must succeed.  Returns the
+    parsed index."""
+    done = run_chunkref(binary, "index", *extra, tif, "-o", out, cwd=cwd)
+    assert done.returncode == 0, (
+        f"chunkref index {tif.name} failed (exit {done.returncode}):\n{done.stderr}{done.stdout}"
+    )
+    out = out if cwd is None else cwd / out
+    return json.loads(out.read_text())
+
+
+def ref_doc(refs: dict, key: str) -> dict:
+    """A metadata document of the refs (inline JSON text or base64)."""
+    value = refs[key]
+    if isinstance(value, str) and value.startswith("base64:"):
+        value = base64.b64decode(value[7:]).decode()
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def tiff_byte_order(path: Path) -> str:
+    """``<`` or ``>`` from the TIFF header."""
+    return {b"II": "<", b"MM": ">"}[path.read_bytes()[:2]]
+
+
+def chunk_urls(refs: dict) -> list[str]:
+    """The URL of every file reference in ``refs``."""
+    return [value[0] for value in refs.values() if isinstance(value, list)]
+
+
+def check_index_layout(index: dict, tif: Path) -> None:
+    """The index has the osml-imagery-io layout the builder promises:
+    Kerchunk v1, a root group whose ``multiscales.layout`` lists one asset
+    per TIFF level, and per level an array ``N/data`` with axes (bands, y, x)
+    in the file's byte order, no compressor and the tiff-tile filter."""
+    assert index.get("version") == 1, "not a Kerchunk v1 index"
+    refs = index["refs"]
+    ds = gdal.Open(str(tif))
+    levels = kb.dataset_levels(ds)
+    attrs = ref_doc(refs, ".zattrs")
+    assets = [entry["asset"] for entry in attrs["multiscales"]["layout"]]
+    assert assets == [str(n) for n in range(len(levels))], f"levels {assets}"
+    order = tiff_byte_order(tif)
+    planar = ds.RasterCount > 1 and ds.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE") == "BAND"
+    for n, bands in enumerate(levels):
+        meta = ref_doc(refs, f"{n}/data/.zarray")
+        assert meta["shape"] == [len(bands), bands[0].YSize, bands[0].XSize], f"level {n} shape"
+        xblock, yblock = bands[0].GetBlockSize()
+        assert meta["chunks"] == [1 if planar else len(bands), yblock, xblock], f"level {n} chunks"
+        dtype = np.dtype(meta["dtype"])
+        if dtype.itemsize > 1:
+            assert meta["dtype"][0] == order, f"level {n} dtype {meta['dtype']} vs file order {order}"
+        assert meta["compressor"] is None
+        assert [f["id"] for f in meta["filters"]] == [TIFF_TILE], f"level {n} filters"
+        axes = ref_doc(refs, f"{n}/data/.zattrs")["_ARRAY_DIMENSIONS"]
+        assert axes == ["bands", "y", "x"]
+
+
+def assert_same_as_gdal(index_path: Path, tif: Path, tolerance: float, what: str) -> float:
+    """Open ``index_path`` with ChunkRef and compare every level with GDAL's
+    GTiff read of ``tif`` (exact, block sizes included, or within
+    ``tolerance``).  Returns the largest difference."""
+    native = gdal.Open(str(tif))
+    expected = native_levels(native)
+    ds = open_chunkref(index_path)
+    if tolerance == 0:
+        assert_matches(ds, expected, gdal_blocks(native))
+        return 0.0
+    worst = assert_levels_close(ds, expected, tolerance)
+    print(f"\n{what}: max |ChunkRef - GDAL| = {worst} (tolerance {tolerance})")
+    return worst
+
+
+@pytest.mark.parametrize("name", list(TIFF_CASES))
+def test_index_reads_like_gdal(tmp_path, chunkref_bin, name):
+    case = TIFF_CASES[name]
+    tif = write_tiff(tmp_path / f"{name}.tif", case)
+    out = tmp_path / f"{name}.tile_index.json"
+    index = index_tiff(chunkref_bin, tif, out)
+    check_index_layout(index, tif)
+    urls = chunk_urls(index["refs"])
+    assert urls and all(Path(u).is_absolute() for u in urls), "plain URLs must be absolute paths"
+    assert_same_as_gdal(out, tif, case.tolerance, name)
+
+
+@pytest.mark.parametrize("name", MASK_CASES)
+def test_mask_ifds_become_mask_arrays(tmp_path, chunkref_bin, name):
+    """Mask IFDs are not levels: each level gets an array ``N/mask`` of
+    shape [1, h, w] instead."""
+    tif = write_tiff(tmp_path / "masked.tif", TIFF_CASES[name])
+    index = index_tiff(chunkref_bin, tif, tmp_path / "masked.json")
+    refs = index["refs"]
+    levels = kb.dataset_levels(gdal.Open(str(tif)))
+    assert not any(key.startswith(f"{len(levels)}/") for key in refs), "a mask became a level"
+    for n, bands in enumerate(levels):
+        meta = ref_doc(refs, f"{n}/mask/.zarray")
+        assert meta["shape"] == [1, bands[0].YSize, bands[0].XSize], f"level {n} mask shape"
+
+
+@pytest.mark.parametrize("name", MASK_CASES)
+def test_mask_band_matches_gdal(tmp_path, chunkref_bin, name):
+    """The internal mask is ChunkRef's per-dataset mask band, at every
+    level, with GDAL's pixels."""
+    tif = write_tiff(tmp_path / "masked.tif", TIFF_CASES[name])
+    index_tiff(chunkref_bin, tif, tmp_path / "masked.json")
+    expected = gdal_masks(gdal.Open(str(tif)))
+    ds = open_chunkref(tmp_path / "masked.json")
+    for n, bands in enumerate(kb.dataset_levels(ds)):
+        for b, band in enumerate(bands):
+            flags = band.GetMaskFlags()
+            assert flags == gdal.GMF_PER_DATASET, f"level {n} band {b + 1}: mask flags {flags}"
+            assert_pixels_equal(band.GetMaskBand().ReadAsArray(), expected[n], f"level {n} mask")
+    assert len(expected) == len(kb.dataset_levels(ds)), "level count"
+
+
+def test_template_base_index_moves_with_its_tiff(tmp_path, chunkref_bin):
+    case = TIFF_CASES["cog-deflate-pred2-3band"]
+    here = tmp_path / "here"
+    here.mkdir()
+    tif = write_tiff(here / "img.tif", case)
+    index = index_tiff(chunkref_bin, tif, here / "img.tile_index.json", "--template-base")
+    assert index.get("templates") == {"base": ""}
+    urls = chunk_urls(index["refs"])
+    assert urls and set(urls) == {"{{base}}img.tif"}, f"URLs {sorted(set(urls))[:3]}"
+    expected = gdal.Open(str(tif))
+    expected_levels, blocks = native_levels(expected), gdal_blocks(expected)
+    expected = None
+
+    moved = shutil.move(str(here), str(tmp_path / "elsewhere"))
+    assert_matches(open_chunkref(Path(moved) / "img.tile_index.json"), expected_levels, blocks)
+
+    # Only the TIFF moves again: the index finds it through TEMPLATE_base.
+    far = tmp_path / "far"
+    far.mkdir()
+    shutil.move(str(Path(moved) / "img.tif"), str(far / "img.tif"))
+    ds = open_chunkref(Path(moved) / "img.tile_index.json", [f"TEMPLATE_base={far}/"])
+    assert_matches(ds, expected_levels, blocks)
+
+
+def test_plain_urls_are_absolute_from_relative_arguments(tmp_path, chunkref_bin):
+    tif = write_tiff(tmp_path / "rel.tif", TIFF_CASES["cog-lzw-1band"])
+    index = index_tiff(chunkref_bin, Path("rel.tif"), Path("rel.json"), cwd=tmp_path)
+    urls = set(chunk_urls(index["refs"]))
+    assert urls and all(Path(u).is_absolute() for u in urls), f"URLs {sorted(urls)[:3]}"
+    assert {Path(u).resolve() for u in urls} == {tif.resolve()}
+    assert_same_as_gdal(tmp_path / "rel.json", tif, 0, "relative arguments")
+
+
+def find_index_for(outdir: Path, source: Path) -> Path:
+    """The index written for ``source`` in ``outdir``: ``<name>.tile_index.json``
+    with ``<name>`` the source's file name or its stem."""
+    candidates = [outdir / f"{source.name}.tile_index.json", outdir / f"{source.stem}.tile_index.json"]
+    found = [c for c in candidates if c.exists()]
+    assert found, f"no index for {source.name} in {sorted(p.name for p in outdir.iterdir())}"
+    return found[0]
+
+
+def test_several_sources_into_a_directory(tmp_path, chunkref_bin):
+    names = ["cog-deflate-pred2-3band", "gtiff-planar-u2-deflate-pred2", "gtiff-strips7-lzw-3band"]
+    sources = [write_tiff(tmp_path / f"src{n}.tif", TIFF_CASES[name]) for n, name in enumerate(names)]
+    outdir = tmp_path / "indexes"
+    outdir.mkdir()
+    done = run_chunkref(chunkref_bin, "index", *sources, "-o", f"{outdir}/")
+    assert done.returncode == 0, f"exit {done.returncode}:\n{done.stderr}{done.stdout}"
+    written = sorted(p.name for p in outdir.iterdir())
+    assert len(written) == len(sources), f"wrote {written}"
+    for name, source in zip(names, sources):
+        path = find_index_for(outdir, source)
+        check_index_layout(json.loads(path.read_text()), source)
+        assert_same_as_gdal(path, source, 0, name)
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+
+def first_ifd_offset(tif: Path) -> int:
+    """Offset of the first IFD of a classic (not Big) TIFF."""
+    head = tif.read_bytes()[:8]
+    order = "<" if head[:2] == b"II" else ">"
+    return struct.unpack(order + "I", head[4:8])[0]
+
+
+def truncated_tiffs(tmp_path: Path) -> dict[str, Path]:
+    """TIFFs cut short: inside the header, and inside the first IFD's
+    entries (its tile offset/count arrays are then out of reach too)."""
+    full = write_tiff(tmp_path / "full.tif", TIFF_CASES["gtiff-packbits-3band"])
+    data = full.read_bytes()
+    cut_ifd = first_ifd_offset(full) + 2 + 12 * 3 + 5
+    out = {}
+    for label, length in {"header": 5, "ifd": cut_ifd}.items():
+        path = tmp_path / f"truncated-{label}.tif"
+        path.write_bytes(data[:length])
+        out[label] = path
+    return out
+
+
+def assert_fails_naming(done: subprocess.CompletedProcess, source: Path) -> None:
+    text = done.stderr + done.stdout
+    assert done.returncode != 0, f"exit 0 for {source.name}; output:\n{text}"
+    assert source.name in text, f"message does not name {source.name}:\n{text}"
+    print(f"\n{source.name}: exit {done.returncode}: {text.strip()}")
+
+
+def test_non_tiff_fails_naming_the_file(tmp_path, chunkref_bin):
+    text_file = tmp_path / "notes-not-a-tiff.tif"
+    text_file.write_text("hello, this is not a TIFF\n" * 10)
+    png = tmp_path / "picture.png"
+    gdal.Translate(str(png), kb.mem_dataset(kb.sample_pixels("|u1", (1, 20, 30))), format="PNG")
+    for source in (text_file, png):
+        done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "out.json")
+        assert_fails_naming(done, source)
+
+
+@pytest.mark.parametrize("where", ["header", "ifd"])
+def test_truncated_tiff_fails_naming_the_file(tmp_path, chunkref_bin, where):
+    source = truncated_tiffs(tmp_path)[where]
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "out.json")
+    assert_fails_naming(done, source)
+
+
+def test_missing_source_fails_naming_the_file(tmp_path, chunkref_bin):
+    source = tmp_path / "no-such-image.tif"
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "out.json")
+    assert_fails_naming(done, source)
+
+
+def test_one_bad_source_among_several_is_named(tmp_path, chunkref_bin):
+    good = write_tiff(tmp_path / "good.tif", TIFF_CASES["cog-lzw-1band"])
+    bad = tmp_path / "bad-one.tif"
+    bad.write_bytes(b"II*\x00" + b"\xff" * 4)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    done = run_chunkref(chunkref_bin, "index", good, bad, "-o", f"{outdir}/")
+    assert_fails_naming(done, bad)
