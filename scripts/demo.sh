@@ -9,7 +9,10 @@ gdal_plugin/install.sh build/gdalplugins
 export GDAL_DRIVER_PATH=$PWD/build/gdalplugins
 work=build/demo
 rm -rf "$work" && mkdir -p "$work"
-/usr/bin/python3 scripts/make_sample.py "$work"
+echo "== make a sample COG with GDAL (DEFLATE + predictor, 3 bands, overviews)"
+/usr/bin/python3 scripts/make_sample.py "$work/sample.tif"
+echo "== index it (headers only)"
+target/release/chunkref index "$work/sample.tif" -o "$work/sample.tile_index.json"
 echo "== gdalinfo $work/sample.tile_index.json"
 gdalinfo "$work/sample.tile_index.json"
 gdal_translate -q "$work/sample.tile_index.json" "$work/copy.tif"

@@ -405,9 +405,8 @@ impl Dataset {
             }
             ("IMAGE_STRUCTURE", None) => {
                 let mut items = Vec::new();
-                let codecs = meta.codecs.names();
-                if !codecs.is_empty() {
-                    items.push(format!("COMPRESSION={}", codecs.join(",").to_uppercase()));
+                if !meta.codecs.is_empty() {
+                    items.push(format!("COMPRESSION={}", meta.codecs.compression()));
                 }
                 let n = meta.chunks.len();
                 let per_chunk: u64 = meta.chunks[..n - 2].iter().product();

@@ -40,6 +40,11 @@ pub struct DecodeContext<'a> {
 pub trait Codec: Send + Sync + std::fmt::Debug {
     /// The canonical name of the codec (v2 id or v3 name).
     fn name(&self) -> &str;
+    /// What GDAL's `COMPRESSION` metadata item should say for this codec
+    /// (format codecs report the compression they wrap, e.g. `DEFLATE`).
+    fn compression(&self) -> String {
+        self.name().to_ascii_uppercase()
+    }
     /// Decodes `input` into the bytes of the previous stage.
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes>;
 }
@@ -67,9 +72,20 @@ impl CodecChain {
         Ok(data)
     }
 
-    /// Names of the codecs in encode order, for COMPRESSION metadata.
+    /// Names of the codecs in encode order, for messages.
     pub fn names(&self) -> Vec<&str> {
         self.decode_order.iter().rev().map(|c| c.name()).collect()
+    }
+
+    /// `COMPRESSION` metadata value: each codec's compression, in encode order.
+    pub fn compression(&self) -> String {
+        let parts: Vec<String> = self
+            .decode_order
+            .iter()
+            .rev()
+            .map(|c| c.compression())
+            .collect();
+        parts.join(",")
     }
 
     /// True when no codec is applied (raw chunk bytes).

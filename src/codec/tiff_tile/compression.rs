@@ -34,6 +34,20 @@ pub(super) enum Compression {
 }
 
 impl Compression {
+    /// The name GDAL's GTiff driver reports for this compression.
+    pub(super) fn gdal_name(&self) -> &'static str {
+        match self {
+            Compression::None => "NONE",
+            Compression::Lzw => "LZW",
+            Compression::PackBits => "PACKBITS",
+            Compression::Stream { tag: 50000, .. } => "ZSTD",
+            Compression::Stream { tag: 34925, .. } => "LZMA",
+            Compression::Stream { .. } => "DEFLATE",
+            Compression::Jpeg(_) => "JPEG",
+            Compression::WebP => "WEBP",
+        }
+    }
+
     /// The compression for TIFF tag value `tag`.
     pub(super) fn from_tag(tag: u64, jpeg_tables: Option<Vec<u8>>) -> Result<Compression> {
         let stream = |name: &str| -> Result<Compression> {

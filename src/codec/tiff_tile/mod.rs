@@ -67,6 +67,10 @@ impl Codec for TiffTile {
         URI
     }
 
+    fn compression(&self) -> String {
+        self.compression.gdal_name().to_string()
+    }
+
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
         let layout = self.layout(ctx)?;
         let data = self
