@@ -20,6 +20,14 @@ pub enum Error {
         /// What is wrong, naming the key or field.
         reason: String,
     },
+    /// A source file being indexed (e.g. a TIFF) is malformed or truncated.
+    #[error("cannot index {path}: {reason}")]
+    MalformedSource {
+        /// The source file.
+        path: String,
+        /// What is wrong, naming the structure (IFD, tag).
+        reason: String,
+    },
     /// Zarr metadata (`.zarray`, `zarr.json`) is invalid or inconsistent.
     #[error("invalid Zarr metadata for array '{array}': {reason}")]
     InvalidMetadata {
@@ -115,7 +123,9 @@ impl Error {
     /// The `CPLErrorNum` this error is raised with.
     pub fn cpl_code(&self) -> CplCode {
         match self {
-            Error::MalformedIndex { .. } | Error::InvalidMetadata { .. } => CplCode::OpenFailed,
+            Error::MalformedIndex { .. }
+            | Error::MalformedSource { .. }
+            | Error::InvalidMetadata { .. } => CplCode::OpenFailed,
             Error::Unsupported { .. } | Error::UnknownCodec { .. } => CplCode::NotSupported,
             Error::CodecConfig { .. } | Error::Decode { .. } => CplCode::AppDefined,
             Error::Io { .. } => CplCode::FileIo,

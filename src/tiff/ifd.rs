@@ -88,8 +88,8 @@ impl Source {
 
     /// An error saying the file is not a TIFF chunkref can index.
     pub fn malformed(&self, reason: impl std::fmt::Display) -> Error {
-        Error::MalformedIndex {
-            index: self.path.clone(),
+        Error::MalformedSource {
+            path: self.path.clone(),
             reason: format!("not a readable TIFF: {reason}"),
         }
     }
@@ -215,7 +215,7 @@ pub fn read(src: &Source) -> Result<Tiff> {
 
 fn strip(e: Error) -> String {
     match e {
-        Error::MalformedIndex { reason, .. } => reason
+        Error::MalformedSource { reason, .. } => reason
             .trim_start_matches("not a readable TIFF: ")
             .to_string(),
         other => other.to_string(),

@@ -42,10 +42,17 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let mut masks: Vec<Image> = Vec::new();
     for (n, ifd) in tiff.ifds.iter().enumerate() {
         let subfile = ifd.int(tags::NEW_SUBFILE_TYPE).unwrap_or(0);
-        let image = image(&src, tiff.big_endian, n, ifd)?;
         if subfile & tags::SUBFILE_MASK != 0 {
-            masks.push(image);
-        } else if levels.is_empty() || subfile & tags::SUBFILE_REDUCED != 0 {
+            // Masks GDAL writes are 1-bit, which the tiff-tile codec does not
+            // unpack yet: keep the image indexable and say what is left out.
+            match image(&src, tiff.big_endian, n, ifd) {
+                Ok(mask) => masks.push(mask),
+                Err(e) => eprintln!("chunkref: {path}: mask IFD {n} is left out: {e}"),
+            }
+            continue;
+        }
+        let image = image(&src, tiff.big_endian, n, ifd)?;
+        if levels.is_empty() || subfile & tags::SUBFILE_REDUCED != 0 {
             levels.push((n, image));
         } else {
             eprintln!("chunkref: {path}: IFD {n} is another page, not an overview; it is left out");
@@ -169,12 +176,13 @@ fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
             )))
         }
     };
-    let order = if bits == 8 {
-        '|'
-    } else if big_endian {
-        '>'
-    } else {
-        '<'
+    let predictor = ifd.int(tags::PREDICTOR).unwrap_or(1);
+    // Floating-point predictor data is rebuilt from byte planes, so any byte
+    // order can be produced; declare little-endian as osml-imagery-io does.
+    let order = match (bits, big_endian && predictor != 3) {
+        (8, _) => '|',
+        (_, true) => '>',
+        _ => '<',
     };
     let dtype = format!("{order}{kind}{}", bits / 8);
     let planar = ifd.int(tags::PLANAR_CONFIG).unwrap_or(1) == 2 && samples > 1;
@@ -236,10 +244,11 @@ fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
         "id": TIFF_TILE_CODEC,
         "compression": ifd.int(tags::COMPRESSION).unwrap_or(1),
         "bits_per_sample": bits,
-        "samples_per_pixel": samples,
+        // A planar chunk holds one sample; say so as osml-imagery-io does.
+        "samples_per_pixel": if planar { 1 } else { samples },
         "photometric": ifd.int(tags::PHOTOMETRIC).unwrap_or(1),
-        "planar_config": if planar { 2 } else { 1 },
-        "predictor": ifd.int(tags::PREDICTOR).unwrap_or(1),
+        "planar_config": 1,
+        "predictor": predictor,
         "tile_width": chunk_w,
         "tile_height": chunk_h,
         "sample_format": sample_format,

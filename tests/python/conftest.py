@@ -96,7 +96,9 @@ def chunkref_bin() -> Path:
     return path
 
 
-def run_chunkref(binary: Path, *args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_chunkref(
+    binary: Path, *args: str | Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
     """Run ``binary *args`` (text output captured, no check of the exit
     status) with a timeout, so a hung builder fails the test."""
     return subprocess.run(

@@ -94,7 +94,9 @@ class Peer:
     def python(self) -> Path:
         return self.venv / "bin" / "python"
 
-    def run(self, script: str, *args: str | Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    def run(
+        self, script: str, *args: str | Path, timeout: float = 600
+    ) -> subprocess.CompletedProcess:
         """Run ``script`` (Python source) in the venv with ``args``; it must
         succeed."""
         done = subprocess.run(
@@ -136,7 +138,9 @@ def ensure_peer(venv: Path) -> Peer:
     marker = venv / ".chunkref-peer-ready"
     wanted = "\n".join(PEER_REQUIREMENTS)
     if marker.exists() and marker.read_text() == wanted and peer.python.exists():
-        check = subprocess.run([str(peer.python), "-c", _CHECK_SCRIPT], capture_output=True, timeout=300)
+        check = subprocess.run(
+            [str(peer.python), "-c", _CHECK_SCRIPT], capture_output=True, timeout=300
+        )
         if check.returncode == 0:
             return peer
     if not peer.python.exists():
@@ -204,7 +208,8 @@ fs = MultiReferenceFileSystem(
     fo=index, asynchronous=True, remote_protocol="file",
     remote_options={"asynchronous": True}, skip_instance_cache=True, **kwargs,
 )
-root = zarr.open_group(FsspecStore(fs=fs, read_only=True, path=""), mode="r", zarr_format=zarr_format)
+store = FsspecStore(fs=fs, read_only=True, path="")
+root = zarr.open_group(store, mode="r", zarr_format=zarr_format)
 layout = root.attrs["multiscales"]["layout"]
 report = []
 for n, level in enumerate(layout):
@@ -216,7 +221,9 @@ print(json.dumps(report))
 """
 
 
-def peer_index(peer: Peer, source: Path, out: Path, zarr_format: int = 2, template: bool = False) -> float:
+def peer_index(
+    peer: Peer, source: Path, out: Path, zarr_format: int = 2, template: bool = False
+) -> float:
     """The peer indexes ``source`` (an absolute path) into ``out``; returns
     the seconds it spent parsing and writing."""
     done = peer.run(INDEX_SCRIPT, source.resolve(), out, zarr_format, int(template))

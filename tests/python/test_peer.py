@@ -80,7 +80,9 @@ def peer() -> Peer:
     return installed
 
 
-def compare_levels(got: list[np.ndarray], expected: list[np.ndarray], case: TiffCase, what: str) -> float:
+def compare_levels(
+    got: list[np.ndarray], expected: list[np.ndarray], case: TiffCase, what: str
+) -> float:
     """Peer-read levels against GDAL's: same count, shapes and dtypes (byte
     order aside), pixels identical or within the case's tolerance."""
     assert len(got) == len(expected), f"{what}: {len(got)} levels, GDAL has {len(expected)}"
