@@ -40,6 +40,9 @@ typedef struct CrLevelInfo {
     uint32_t data_size; /* bytes per element */
     int32_t has_nodata;
     double nodata;
+    int32_t has_mask;           /* 1 if the level has a per-dataset mask */
+    uint64_t mask_block_width;  /* mask chunk size, when has_mask */
+    uint64_t mask_block_height;
 } CrLevelInfo;
 
 /** One block read for several bands sharing a chunk. */
@@ -82,6 +85,12 @@ int64_t chunkref_chunk_bands(const CrHandle *handle, uint32_t level, uint64_t ba
 
 /** Reads one block for the bands of `request`; returns 0 on success. */
 int32_t chunkref_read_block(const CrHandle *handle, const CrBlockRequest *request, CrStatus *status);
+
+/** Reads mask block (block_x, block_y) of `level` into `buffer` (one byte per
+ *  pixel of a mask block: 255 valid, 0 invalid); returns 0 on success. */
+int32_t chunkref_read_mask_block(const CrHandle *handle, uint32_t level, uint64_t block_x,
+                                 uint64_t block_y, void *buffer, size_t buffer_bytes,
+                                 CrStatus *status);
 
 /** Registers the driver with GDAL (defined by the C++ shim). */
 void chunkref_shim_register(void);

@@ -70,10 +70,12 @@ GDALDataType ToGDALType(const CrLevelInfo &info) {
 }
 
 class ChunkRefRasterBand;
+class ChunkRefMaskBand;
 
 /** One level of an index: level 0 owns the overview datasets. */
 class ChunkRefDataset final : public GDALPamDataset {
     friend class ChunkRefRasterBand;
+    friend class ChunkRefMaskBand;
 
     /** The Rust handle, shared by a dataset and its overviews. */
     HandlePtr m_handle;
@@ -81,6 +83,8 @@ class ChunkRefDataset final : public GDALPamDataset {
     uint32_t m_level = 0;
     /** Overview datasets, owned by level 0. */
     std::vector<std::unique_ptr<ChunkRefDataset>> m_overviews;
+    /** The level's per-dataset mask band, if the index has one. */
+    std::unique_ptr<ChunkRefMaskBand> m_mask;
 
     bool Init(HandlePtr handle, uint32_t level);
     void LoadMetadata();
@@ -115,6 +119,44 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
         if (success != nullptr)
             *success = m_hasNoData;
         return m_noData;
+    }
+    int GetMaskFlags() override;
+    GDALRasterBand *GetMaskBand() override;
+};
+
+/** The per-dataset mask of a level: 255 valid, 0 invalid. */
+class ChunkRefMaskBand final : public GDALRasterBand {
+  public:
+    ChunkRefMaskBand(ChunkRefDataset *ds, const CrLevelInfo &info) {
+        poDS = ds;
+        nBand = 0;
+        nRasterXSize = ds->GetRasterXSize();
+        nRasterYSize = ds->GetRasterYSize();
+        eDataType = GDT_Byte;
+        nBlockXSize = static_cast<int>(info.mask_block_width);
+        nBlockYSize = static_cast<int>(info.mask_block_height);
+    }
+
+    CPLErr IReadBlock(int blockX, int blockY, void *image) override {
+        auto *ds = static_cast<ChunkRefDataset *>(poDS);
+        CrStatus status{};
+        if (chunkref_read_mask_block(ds->m_handle.get(), ds->m_level,
+                                     static_cast<uint64_t>(blockX), static_cast<uint64_t>(blockY),
+                                     image, static_cast<size_t>(nBlockXSize) * nBlockYSize,
+                                     &status) != 0) {
+            RaiseStatus(status);
+            return CE_Failure;
+        }
+        return CE_None;
+    }
+    int GetOverviewCount() override {
+        return static_cast<int>(static_cast<ChunkRefDataset *>(poDS)->m_overviews.size());
+    }
+    GDALRasterBand *GetOverview(int i) override {
+        auto *ds = static_cast<ChunkRefDataset *>(poDS);
+        if (i < 0 || i >= GetOverviewCount())
+            return nullptr;
+        return ds->m_overviews[static_cast<size_t>(i)]->m_mask.get();
     }
 };
 
@@ -186,6 +228,8 @@ bool ChunkRefDataset::Init(HandlePtr handle, uint32_t level) {
     nRasterYSize = static_cast<int>(info.height);
     for (int b = 1; b <= static_cast<int>(info.band_count); ++b)
         SetBand(b, new ChunkRefRasterBand(this, b, type, info));
+    if (info.has_mask != 0 && info.mask_block_width <= INT_MAX && info.mask_block_height <= INT_MAX)
+        m_mask = std::make_unique<ChunkRefMaskBand>(this, info);
     if (level == 0)
         LoadMetadata();
     return true;
@@ -218,6 +262,18 @@ GDALRasterBand *ChunkRefRasterBand::GetOverview(int i) {
     if (i < 0 || i >= static_cast<int>(ds->m_overviews.size()))
         return nullptr;
     return ds->m_overviews[static_cast<size_t>(i)]->GetRasterBand(nBand);
+}
+
+int ChunkRefRasterBand::GetMaskFlags() {
+    if (static_cast<ChunkRefDataset *>(poDS)->m_mask)
+        return GMF_PER_DATASET;
+    return GDALPamRasterBand::GetMaskFlags();
+}
+
+GDALRasterBand *ChunkRefRasterBand::GetMaskBand() {
+    if (ChunkRefMaskBand *mask = static_cast<ChunkRefDataset *>(poDS)->m_mask.get())
+        return mask;
+    return GDALPamRasterBand::GetMaskBand();
 }
 
 CPLErr ChunkRefRasterBand::IReadBlock(int blockX, int blockY, void *image) {

@@ -83,6 +83,10 @@ pub struct Level {
     pub height: u64,
     /// Number of bands (product of the leading axes).
     pub bands: u64,
+    /// The level's mask: index into [`Index::arrays`] of a sibling array
+    /// `mask` with one band of the same size (as `chunkref index` writes
+    /// for TIFF mask IFDs). Non-zero is valid, zero is not.
+    pub mask: Option<usize>,
 }
 
 /// A subdataset entry: a name GDAL can open and a description.
@@ -221,6 +225,7 @@ impl Dataset {
                 width: m.shape[n - 1],
                 height: m.shape[n - 2],
                 bands,
+                mask: mask_array(index, m),
             };
             if let Some(base) = levels.first() {
                 let bm = &index.arrays[base.array].meta;
@@ -313,14 +318,59 @@ impl Dataset {
         outputs: &mut [&mut [u8]],
     ) -> Result<()> {
         let meta = self.level_meta(level)?;
-        let array = &self.index.arrays[self.levels[level].array];
-        let n = meta.shape.len();
-        let block_bytes = (meta.chunks[n - 2] * meta.chunks[n - 1]) as usize * meta.dtype.size;
         if bands.is_empty() || bands.len() != outputs.len() {
             return Err(Error::Usage {
                 what: "one output buffer per band is required".into(),
             });
         }
+        let band_idx: Vec<Vec<u64>> = bands
+            .iter()
+            .map(|&b| Dataset::band_indices(meta, b))
+            .collect();
+        self.read_planes(
+            self.levels[level].array,
+            block_x,
+            block_y,
+            &band_idx,
+            outputs,
+        )
+    }
+
+    /// Reads block (`block_x`, `block_y`) of the mask of `level` into `out`
+    /// (one byte per pixel of a mask chunk): 255 where valid, 0 elsewhere.
+    pub fn read_mask_block(
+        &self,
+        level: usize,
+        block_x: u64,
+        block_y: u64,
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.level_meta(level)?;
+        let array = self.levels[level].mask.ok_or_else(|| Error::Usage {
+            what: format!("level {level} has no mask"),
+        })?;
+        let lead = self.index.arrays[array].meta.shape.len() - 2;
+        self.read_planes(array, block_x, block_y, &[vec![0; lead]], &mut [out])?;
+        for v in out.iter_mut() {
+            *v = if *v == 0 { 0 } else { 255 };
+        }
+        Ok(())
+    }
+
+    /// Reads the planes at leading-axis indices `band_idx` (all in one chunk)
+    /// of block (`block_x`, `block_y`) of array `array` into `outputs`.
+    fn read_planes(
+        &self,
+        array: usize,
+        block_x: u64,
+        block_y: u64,
+        band_idx: &[Vec<u64>],
+        outputs: &mut [&mut [u8]],
+    ) -> Result<()> {
+        let array = &self.index.arrays[array];
+        let meta = &array.meta;
+        let n = meta.shape.len();
+        let block_bytes = (meta.chunks[n - 2] * meta.chunks[n - 1]) as usize * meta.dtype.size;
         if let Some(small) = outputs.iter().find(|o| o.len() < block_bytes) {
             return Err(Error::Usage {
                 what: format!(
@@ -329,10 +379,6 @@ impl Dataset {
                 ),
             });
         }
-        let band_idx: Vec<Vec<u64>> = bands
-            .iter()
-            .map(|&b| Dataset::band_indices(meta, b))
-            .collect();
         let mut chunk_idx: Vec<u64> = band_idx[0]
             .iter()
             .zip(&meta.chunks)
@@ -416,10 +462,15 @@ impl Dataset {
                 }
                 items
             }
-            ("IMAGE_STRUCTURE", Some(_))
-                if meta.dtype.kind == ScalarKind::Int && meta.dtype.size == 1 =>
-            {
-                vec!["PIXELTYPE=SIGNEDBYTE".to_string()]
+            ("IMAGE_STRUCTURE", Some(_)) => {
+                let mut items = Vec::new();
+                if let Some(bits) = meta.codecs.stored_bits() {
+                    items.push(format!("NBITS={bits}"));
+                }
+                if meta.dtype.kind == ScalarKind::Int && meta.dtype.size == 1 {
+                    items.push("PIXELTYPE=SIGNEDBYTE".to_string());
+                }
+                items
             }
             _ => Vec::new(),
         }
@@ -525,6 +576,26 @@ fn level_array(index: &Index, path: &str) -> Option<usize> {
         .or_else(|| (children.len() == 1).then(|| children[0]))
 }
 
+/// The array `mask` beside the level array `m` in its group, if it is one
+/// band of bytes the size of `m`.
+fn mask_array(index: &Index, m: &ArrayMeta) -> Option<usize> {
+    let group = m.path.rsplit_once('/').map_or("", |(g, _)| g);
+    let path = if group.is_empty() {
+        "mask".to_string()
+    } else {
+        format!("{group}/mask")
+    };
+    let a = index.array_index(&path).filter(|_| path != m.path)?;
+    let mask = &index.arrays[a].meta;
+    let n = mask.shape.len();
+    let fits = n >= 2
+        && mask.shape[n - 2..] == m.shape[m.shape.len() - 2..]
+        && mask.shape[..n - 2].iter().all(|&d| d == 1)
+        && matches!(mask.dtype.kind, ScalarKind::UInt | ScalarKind::Bool)
+        && mask.dtype.size == 1;
+    fits.then_some(a)
+}
+
 fn describe_array(m: &ArrayMeta) -> String {
     let dims: Vec<String> = m.shape.iter().map(u64::to_string).collect();
     format!(
@@ -593,6 +664,7 @@ mod tests {
                 width: 10,
                 height: 10,
                 bands: 15,
+                mask: None,
             }],
             subdatasets: vec![],
             warnings: vec![],

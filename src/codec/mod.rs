@@ -45,6 +45,11 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     fn compression(&self) -> String {
         self.name().to_ascii_uppercase()
     }
+    /// Significant bits per sample when the codec stores fewer than the data
+    /// type holds (GDAL's `NBITS`), else `None`.
+    fn stored_bits(&self) -> Option<u32> {
+        None
+    }
     /// Decodes `input` into the bytes of the previous stage.
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes>;
 }
@@ -86,6 +91,15 @@ impl CodecChain {
             .map(|c| c.compression())
             .collect();
         parts.join(",")
+    }
+
+    /// The fewest significant bits per sample any codec stores, if any stores
+    /// fewer than the data type holds.
+    pub fn stored_bits(&self) -> Option<u32> {
+        self.decode_order
+            .iter()
+            .filter_map(|c| c.stored_bits())
+            .min()
     }
 
     /// True when no codec is applied (raw chunk bytes).

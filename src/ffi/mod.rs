@@ -33,6 +33,9 @@ pub struct CrLevelInfo {
     data_size: u32,
     has_nodata: i32,
     nodata: f64,
+    has_mask: i32,
+    mask_block_width: u64,
+    mask_block_height: u64,
 }
 
 /// Mirrors `CrBlockRequest` of chunkref.h.
@@ -251,6 +254,10 @@ pub unsafe extern "C" fn chunkref_level_info(
         let l = &ds.levels[level as usize];
         let n = meta.chunks.len();
         let nodata = meta.fill.as_ref().map(|_| json_to_f64(&meta.fill_json));
+        let mask_block = l.mask.map_or([0, 0], |a| {
+            let chunks = &ds.index.arrays[a].meta.chunks;
+            [chunks[chunks.len() - 1], chunks[chunks.len() - 2]]
+        });
         let info = CrLevelInfo {
             width: l.width,
             height: l.height,
@@ -267,6 +274,9 @@ pub unsafe extern "C" fn chunkref_level_info(
             data_size: meta.dtype.size as u32,
             has_nodata: nodata.flatten().is_some() as i32,
             nodata: nodata.flatten().unwrap_or(0.0),
+            has_mask: l.mask.is_some() as i32,
+            mask_block_width: mask_block[0],
+            mask_block_height: mask_block[1],
         };
         if out.is_null() {
             return Err(Error::Usage {
@@ -392,6 +402,33 @@ pub unsafe extern "C" fn chunkref_read_block(
             .map(|&p| unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), r.buffer_bytes) })
             .collect();
         ds.read_block(r.level as usize, r.block_x, r.block_y, bands, &mut outs)?;
+        Ok(0)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle; `buffer` writable for `buffer_bytes` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_read_mask_block(
+    handle: *const CrHandle,
+    level: u32,
+    block_x: u64,
+    block_y: u64,
+    buffer: *mut c_void,
+    buffer_bytes: usize,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        if buffer.is_null() {
+            return Err(Error::Usage {
+                what: "NULL mask block buffer".into(),
+            });
+        }
+        let out = unsafe { std::slice::from_raw_parts_mut(buffer.cast::<u8>(), buffer_bytes) };
+        ds.read_mask_block(level as usize, block_x, block_y, out)?;
         Ok(0)
     })
 }

@@ -43,8 +43,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
     for (n, ifd) in tiff.ifds.iter().enumerate() {
         let subfile = ifd.int(tags::NEW_SUBFILE_TYPE).unwrap_or(0);
         if subfile & tags::SUBFILE_MASK != 0 {
-            // Masks GDAL writes are 1-bit, which the tiff-tile codec does not
-            // unpack yet: keep the image indexable and say what is left out.
+            // A mask the builder cannot index must not cost the image.
             match image(&src, tiff.big_endian, n, ifd) {
                 Ok(mask) => masks.push(mask),
                 Err(e) => eprintln!("chunkref: {path}: mask IFD {n} is left out: {e}"),
@@ -165,8 +164,10 @@ fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
     }
     let bits = bits[0];
     let sample_format = ifd.int(tags::SAMPLE_FORMAT).unwrap_or(1);
+    // Unsigned samples narrower than a byte-sized type (1-bit masks, 12-bit
+    // imagery) are packed; the codec widens them to the next type up.
     let kind = match (sample_format, bits) {
-        (1, 8 | 16 | 32 | 64) => 'u',
+        (1, 1..=32 | 64) => 'u',
         (2, 8 | 16 | 32 | 64) => 'i',
         (3, 32 | 64) => 'f',
         _ => {
@@ -179,12 +180,13 @@ fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
     let predictor = ifd.int(tags::PREDICTOR).unwrap_or(1);
     // Floating-point predictor data is rebuilt from byte planes, so any byte
     // order can be produced; declare little-endian as osml-imagery-io does.
-    let order = match (bits, big_endian && predictor != 3) {
-        (8, _) => '|',
+    let size = bits.next_power_of_two().max(8) / 8;
+    let order = match (size, big_endian && predictor != 3) {
+        (1, _) => '|',
         (_, true) => '>',
         _ => '<',
     };
-    let dtype = format!("{order}{kind}{}", bits / 8);
+    let dtype = format!("{order}{kind}{size}");
     let planar = ifd.int(tags::PLANAR_CONFIG).unwrap_or(1) == 2 && samples > 1;
     let (chunk_w, chunk_h, offsets, counts) = if let Some(tw) = ifd.int(tags::TILE_WIDTH) {
         let th = need(tags::TILE_LENGTH, "TileLength")?;

@@ -56,10 +56,6 @@ JPEG_TOLERANCE = 3
 
 #: GDAL's internal masks are 1-bit IFDs; the builder does not index them yet
 #: and the driver exposes no mask band (open work on issue 3).
-MASKS_PENDING = pytest.mark.xfail(
-    strict=True, reason="1-bit mask IFDs are not indexed nor exposed as mask bands yet")
-
-
 @dataclass(frozen=True)
 class TiffCase:
     """One GDAL-written source: pixel type, band count, writer and its
@@ -121,6 +117,10 @@ TIFF_CASES: dict[str, TiffCase] = {
     "gtiff-strips48-none-f4": TiffCase(
         "<f4", 1, "GTiff", ("TILED=NO", "BLOCKYSIZE=48", "COMPRESS=NONE")
     ),
+    "gtiff-nbits1-strips-1band": TiffCase("|u1", 1, "GTiff", ("NBITS=1", "TILED=NO", "BLOCKYSIZE=9")),
+    "gtiff-nbits4-lzw-3band": TiffCase("|u1", 3, "GTiff", ("NBITS=4", "COMPRESS=LZW")),
+    "gtiff-nbits12-deflate-1band": TiffCase("<u2", 1, "GTiff", ("NBITS=12", "COMPRESS=DEFLATE")),
+    "gtiff-nbits12-planar-none": TiffCase("<u2", 2, "GTiff", ("NBITS=12", "INTERLEAVE=BAND")),
     "cog-bigtiff-deflate-3band": TiffCase(
         "|u1", 3, "COG", ("COMPRESS=DEFLATE", "PREDICTOR=YES", "BIGTIFF=YES")
     ),
@@ -314,9 +314,11 @@ def test_index_reads_like_gdal(tmp_path, chunkref_bin, name):
     urls = chunk_urls(index["refs"])
     assert urls and all(Path(u).is_absolute() for u in urls), "plain URLs must be absolute paths"
     assert_same_as_gdal(out, tif, case.tolerance, name)
+    datasets = [gdal.Open(str(path)) for path in (tif, out)]
+    nbits = [ds.GetRasterBand(1).GetMetadataItem("NBITS", "IMAGE_STRUCTURE") for ds in datasets]
+    assert nbits[1] == nbits[0], f"NBITS: ChunkRef {nbits[1]}, GDAL {nbits[0]}"
 
 
-@MASKS_PENDING
 @pytest.mark.parametrize("name", MASK_CASES)
 def test_mask_ifds_become_mask_arrays(tmp_path, chunkref_bin, name):
     """Mask IFDs are not levels: each level gets an array ``N/mask`` of
@@ -333,7 +335,6 @@ def test_mask_ifds_become_mask_arrays(tmp_path, chunkref_bin, name):
         assert meta["shape"] == [1, bands[0].YSize, bands[0].XSize], f"level {n} mask shape"
 
 
-@MASKS_PENDING
 @pytest.mark.parametrize("name", MASK_CASES)
 def test_mask_band_matches_gdal(tmp_path, chunkref_bin, name):
     """The internal mask is ChunkRef's per-dataset mask band, at every
@@ -348,6 +349,11 @@ def test_mask_band_matches_gdal(tmp_path, chunkref_bin, name):
             assert flags == gdal.GMF_PER_DATASET, f"level {n} band {b + 1}: mask flags {flags}"
             assert_pixels_equal(band.GetMaskBand().ReadAsArray(), expected[n], f"level {n} mask")
     assert len(expected) == len(kb.dataset_levels(ds)), "level count"
+    mask = ds.GetRasterBand(1).GetMaskBand()
+    assert mask.GetOverviewCount() == len(expected) - 1, "mask overviews"
+    for n in range(1, len(expected)):
+        got = mask.GetOverview(n - 1).ReadAsArray()
+        assert_pixels_equal(got, expected[n], f"mask overview {n}")
 
 
 def test_template_base_index_moves_with_its_tiff(tmp_path, chunkref_bin):

@@ -130,6 +130,7 @@ mod tests {
             height: 16,
             samples: 1,
             sample_size: 1,
+            bits: 8,
         };
         match decode(&stream, None, &layout, Some(1)) {
             Err(Failure::Unsupported(what)) => assert!(what.contains("12-bit"), "{what}"),
@@ -137,6 +138,7 @@ mod tests {
         }
         let wide = Layout {
             sample_size: 2,
+            bits: 16,
             ..layout
         };
         assert!(matches!(

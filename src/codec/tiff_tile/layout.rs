@@ -1,11 +1,12 @@
-//! The geometry of a decoded tile: padding short strips and turning
-//! pixel-interleaved samples into band-major planes.
+//! The geometry of a decoded tile: padding short strips, widening samples
+//! packed in fewer bits than their data type, and turning pixel-interleaved
+//! samples into band-major planes.
 
 use super::compression::Compression;
 use crate::error::Result;
 
 /// One tile as decoded: `height` rows of `width` pixels of `samples`
-/// interleaved samples of `sample_size` bytes.
+/// interleaved samples of `sample_size` bytes, stored in `bits` bits each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Layout {
     /// Pixels per row.
@@ -14,8 +15,12 @@ pub(super) struct Layout {
     pub(super) height: usize,
     /// Samples per pixel in this tile (1 for planar TIFFs).
     pub(super) samples: usize,
-    /// Bytes per sample.
+    /// Bytes per sample in the chunk.
     pub(super) sample_size: usize,
+    /// Bits per sample as the TIFF stores them: `8 * sample_size`, or fewer
+    /// for packed samples (1-bit masks, 12-bit imagery), which TIFF writes
+    /// most significant bit first with every row starting on a byte.
+    pub(super) bits: usize,
 }
 
 impl Layout {
@@ -24,12 +29,17 @@ impl Layout {
         self.width * self.samples
     }
 
-    /// Bytes in one row.
+    /// Bytes in one row as stored.
     pub(super) fn row_bytes(&self) -> usize {
-        self.row_samples() * self.sample_size
+        (self.row_samples() * self.bits).div_ceil(8)
     }
 
-    /// Bytes of a full tile, `None` on overflow.
+    /// Whether samples are stored in fewer bits than their data type.
+    pub(super) fn is_packed(&self) -> bool {
+        self.bits != 8 * self.sample_size
+    }
+
+    /// Bytes of a full decoded tile, `None` on overflow.
     pub(super) fn chunk_len(&self) -> Option<usize> {
         self.width
             .checked_mul(self.samples)?
@@ -37,8 +47,8 @@ impl Layout {
             .checked_mul(self.height)
     }
 
-    /// Checks that `data` is the full tile or whole rows of it (the last
-    /// strip of an image), padding missing rows with zeros.
+    /// Checks that `data` is the full stored tile or whole rows of it (the
+    /// last strip of an image), padding missing rows with zeros.
     ///
     /// Call only on a layout whose [`Layout::chunk_len`] is `Some`.
     pub(super) fn fill_rows(
@@ -65,6 +75,32 @@ impl Layout {
         }
         data.resize(full, 0);
         Ok(data)
+    }
+
+    /// Widens packed samples to `sample_size` bytes each, in the chunk's byte
+    /// order, sign-extending when `signed`; `data` holds whole stored rows.
+    pub(super) fn unpack(&self, data: &[u8], big_endian: bool, signed: bool) -> Vec<u8> {
+        let (bits, size) = (self.bits, self.sample_size);
+        let mut out = Vec::with_capacity(self.chunk_len().unwrap_or(0));
+        for row in data.chunks_exact(self.row_bytes()) {
+            for sample in 0..self.row_samples() {
+                let mut value: u64 = 0;
+                for bit in sample * bits..(sample + 1) * bits {
+                    let set = row[bit / 8] >> (7 - bit % 8) & 1;
+                    value = value << 1 | u64::from(set);
+                }
+                if signed && value >> (bits - 1) & 1 == 1 {
+                    value |= u64::MAX << bits;
+                }
+                let bytes = value.to_le_bytes();
+                if big_endian {
+                    out.extend(bytes[..size].iter().rev());
+                } else {
+                    out.extend_from_slice(&bytes[..size]);
+                }
+            }
+        }
+        out
     }
 
     /// Reorders a full tile from (row, column, sample) to (sample, row,
@@ -95,6 +131,7 @@ mod tests {
         height: 3,
         samples: 3,
         sample_size: 2,
+        bits: 16,
     };
 
     #[test]
@@ -148,5 +185,38 @@ mod tests {
             ..RGB16
         };
         assert_eq!(overflow.chunk_len(), None);
+    }
+
+    #[test]
+    fn packed_rows_start_on_a_byte() {
+        // 1-bit, 5 pixels a row: each row takes one byte, the low 3 bits unused.
+        let mask = Layout {
+            width: 5,
+            height: 2,
+            samples: 1,
+            sample_size: 1,
+            bits: 1,
+        };
+        assert!(mask.is_packed() && !RGB16.is_packed());
+        assert_eq!(mask.row_bytes(), 1);
+        assert_eq!(
+            mask.unpack(&[0b1011_0111, 0b0100_1000], false, false),
+            vec![1, 0, 1, 1, 0, 0, 1, 0, 0, 1]
+        );
+        // 12-bit, 3 samples: 36 bits in 5 bytes.
+        let twelve = Layout {
+            width: 3,
+            bits: 12,
+            sample_size: 2,
+            ..mask
+        };
+        let row = [0xAB, 0xC0, 0x12, 0xFF, 0xF0];
+        let le = twelve.unpack(&[row, row].concat(), false, false);
+        assert_eq!(&le[..6], &[0xBC, 0x0A, 0x12, 0x00, 0xFF, 0x0F]);
+        let be = twelve.unpack(&row, true, false);
+        assert_eq!(be, vec![0x0A, 0xBC, 0x00, 0x12, 0x0F, 0xFF]);
+        let signed = twelve.unpack(&row, false, true);
+        assert_eq!(&signed[4..], &[0xFF, 0xFF], "0xFFF is -1");
+        assert_eq!(&signed[..2], &[0xBC, 0xFA], "0xABC is negative");
     }
 }

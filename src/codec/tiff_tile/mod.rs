@@ -6,7 +6,9 @@
 //! `compression` (1 none, 5 LZW, 7 JPEG, 8 / 32946 Deflate, 32773 PackBits,
 //! 50000 ZSTD, 34925 LZMA, 50001 WebP), `bits_per_sample`,
 //! `samples_per_pixel`, `photometric`, `planar_config`, `predictor` (1, 2, 3),
-//! `tile_width`, `tile_height` and `jpeg_tables` (base64 of tag 347). Missing
+//! `tile_width`, `tile_height` and `jpeg_tables` (base64 of tag 347).
+//! `bits_per_sample` below the data type's width (1 to 32) means packed
+//! integer samples (1-bit masks, 12-bit imagery), widened on decode. Missing
 //! fields take their TIFF defaults; unknown fields (`sample_format`, ...) are
 //! ignored, the chunk's data type already says what the samples are.
 //!
@@ -32,7 +34,7 @@ use bytes::Bytes;
 use super::registry::{config_str, config_uint, Config};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
-use crate::zarr::dtype::ByteOrder;
+use crate::zarr::dtype::{ByteOrder, ScalarKind};
 use compression::Compression;
 use layout::Layout;
 use predictor::Predictor;
@@ -71,14 +73,22 @@ impl Codec for TiffTile {
         self.compression.gdal_name().to_string()
     }
 
+    fn stored_bits(&self) -> Option<u32> {
+        self.bits_per_sample
+            .filter(|b| ![8, 16, 32, 64].contains(b))
+            .map(|b| b as u32)
+    }
+
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
         let layout = self.layout(ctx)?;
         let data = self
             .compression
             .decompress(input, ctx, &layout, self.photometric)?;
         let mut data = layout.fill_rows(data, &self.compression)?;
-        if self.compression.uses_predictor() {
-            let big_endian = ctx.dtype.order == ByteOrder::Big;
+        let big_endian = ctx.dtype.order == ByteOrder::Big;
+        if layout.is_packed() {
+            data = layout.unpack(&data, big_endian, ctx.dtype.kind == ScalarKind::Int);
+        } else if self.compression.uses_predictor() {
             self.predictor
                 .undo(&mut data, &layout, big_endian)
                 .map_err(|reason| fail(&self.compression, reason))?;
@@ -91,15 +101,13 @@ impl TiffTile {
     /// The geometry of the decoded tile, checked against the chunk.
     fn layout(&self, ctx: &DecodeContext<'_>) -> Result<Layout> {
         let size = ctx.dtype.size;
-        if let Some(bits) = self.bits_per_sample {
-            if bits != 8 * size as u64 {
-                return Err(Error::decode(
-                    URI,
-                    format!(
-                        "bits_per_sample {bits} does not match the chunk's {size}-byte data type"
-                    ),
-                ));
-            }
+        let bits = self.bits_per_sample.unwrap_or(8 * size as u64);
+        let packable = bits < 8 * size as u64 && ctx.dtype.kind != ScalarKind::Float;
+        if bits != 8 * size as u64 && !packable {
+            return Err(Error::decode(
+                URI,
+                format!("bits_per_sample {bits} does not fit the chunk's {size}-byte data type"),
+            ));
         }
         let from_shape = |back: usize| {
             ctx.chunk_shape
@@ -126,6 +134,7 @@ impl TiffTile {
                 self.samples_per_pixel
             },
             sample_size: size,
+            bits: bits as usize,
         };
         match layout.chunk_len() {
             Some(len) if len == ctx.decoded_len => Ok(layout),
@@ -180,9 +189,10 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         jpeg_tables,
     )?;
     let bits_per_sample = config_uint(URI, config, "bits_per_sample")?;
-    if let Some(bits) = bits_per_sample.filter(|b| ![8, 16, 32, 64].contains(b)) {
+    let byte_sized = |bits: u64| [8, 16, 32, 64].contains(&bits);
+    if let Some(bits) = bits_per_sample.filter(|b| !(1..=32).contains(b) && !byte_sized(*b)) {
         return Err(Error::unsupported(format!(
-            "TIFF tiles with {bits} bits per sample (only 8, 16, 32 and 64 are supported)"
+            "TIFF tiles with {bits} bits per sample (supported: 1 to 32, and 64)"
         )));
     }
     let samples_per_pixel = config_uint(URI, config, "samples_per_pixel")?.unwrap_or(1);
@@ -203,7 +213,14 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         )));
     }
     let planar = config_choice(config, "planar_config", 1, &[1, 2])? == 2;
-    let predictor = Predictor::from_tag(config_choice(config, "predictor", 1, &[1, 2, 3])?);
+    let predictor = config_choice(config, "predictor", 1, &[1, 2, 3])?;
+    if let Some(bits) = bits_per_sample.filter(|b| predictor != 1 && !byte_sized(*b)) {
+        return Err(Error::codec_config(
+            URI,
+            format!("predictor {predictor} with {bits}-bit samples (TIFF allows none)"),
+        ));
+    }
+    let predictor = Predictor::from_tag(predictor);
     Ok(Box::new(TiffTile {
         compression,
         bits_per_sample,
@@ -255,6 +272,7 @@ mod tests {
                 height: self.shape[1] as usize,
                 samples: self.shape[0] as usize,
                 sample_size: self.dtype.size,
+                bits: 8 * self.dtype.size,
             }
         }
 
@@ -428,6 +446,34 @@ mod tests {
     }
 
     #[test]
+    fn packed_samples_are_widened() {
+        // A 1-bit mask tile, 10 x 2, LZW: rows of two bytes.
+        let chunk = Chunk::new([1, 2, 10], "|u1");
+        let rows = [0b1100_0000, 0b0100_0000, 0b0000_0001, 0b1000_0000];
+        let json = r#"{"compression": 5, "bits_per_sample": 1, "photometric": 4,
+                       "tile_width": 10, "tile_height": 2}"#;
+        let out = chunk.decode(json, &lzw(&rows)).unwrap();
+        let expected = [
+            [1, 1, 0, 0, 0, 0, 0, 0, 0, 1],
+            [0, 0, 0, 0, 0, 0, 0, 1, 1, 0],
+        ];
+        assert_eq!(&out[..], expected.concat());
+        // 12-bit RGB in a big-endian u2 chunk, one pixel: 36 bits in 5 bytes.
+        let chunk = Chunk::new([3, 1, 1], ">u2");
+        let json = r#"{"bits_per_sample": 12, "samples_per_pixel": 3, "tile_width": 1,
+                       "tile_height": 1}"#;
+        let out = chunk.decode(json, &[0xFF, 0xF0, 0x01, 0x80, 0x00]).unwrap();
+        assert_eq!(&out[..], &[0x0F, 0xFF, 0x00, 0x01, 0x08, 0x00]);
+        let err = Chunk::new([1, 1, 1], "<f4")
+            .decode(
+                r#"{"bits_per_sample": 24, "tile_width": 1, "tile_height": 1}"#,
+                &[0; 3],
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("does not fit"), "{err}");
+    }
+
+    #[test]
     fn mismatches_are_reported() {
         let chunk = Chunk::new([3, 4, 4], "|u1");
         let err = chunk
@@ -465,8 +511,10 @@ mod tests {
         let err = build(r#"{"compression": 34887}"#).unwrap_err();
         assert!(matches!(err, Error::Unsupported { .. }), "{err}");
         assert!(err.to_string().contains("LERC"), "{err}");
-        let err = build(r#"{"bits_per_sample": 12}"#).unwrap_err();
-        assert!(err.to_string().contains("12 bits per sample"), "{err}");
+        let err = build(r#"{"bits_per_sample": 40}"#).unwrap_err();
+        assert!(err.to_string().contains("40 bits per sample"), "{err}");
+        let err = build(r#"{"bits_per_sample": 12, "predictor": 2}"#).unwrap_err();
+        assert!(err.to_string().contains("12-bit samples"), "{err}");
         let err = build(r#"{"predictor": 4}"#).unwrap_err();
         assert!(
             err.to_string().contains("'predictor' should be one of"),

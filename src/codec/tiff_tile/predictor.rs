@@ -184,6 +184,7 @@ pub(super) mod tests {
             height,
             samples,
             sample_size,
+            bits: 8 * sample_size,
         }
     }
 
