@@ -7,6 +7,7 @@
 //! (levels, bands, subdatasets) and [`ffi`] the C ABI used by the C++ shim.
 
 pub mod assemble;
+pub mod builder;
 pub mod chunk;
 pub mod codec;
 pub mod error;
@@ -14,9 +15,11 @@ pub mod fetch;
 pub mod ffi;
 pub mod identify;
 pub mod index;
+pub mod j2k;
 pub mod raster;
 pub mod refs;
 pub mod resolve;
+pub mod source;
 pub mod tiff;
 pub mod zarr;
 

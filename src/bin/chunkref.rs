@@ -4,7 +4,8 @@
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! ```
-//! Reads only the headers of each TIFF / BigTIFF / COG and writes a Kerchunk
+//! Reads only the headers of each TIFF / BigTIFF / COG or JPEG 2000 (.j2k,
+//! .jp2) file and writes a Kerchunk
 //! JSON v1 chunk index (one per source; `<name>.tile_index.json` in OUT_DIR
 //! when there are several sources).
 
@@ -75,7 +76,7 @@ fn index_one(args: &Args, source: &str) -> Result<(PathBuf, usize), String> {
         abs.to_string_lossy().into_owned()
     };
     let mut doc =
-        chunkref::tiff::index_file(&abs.to_string_lossy(), &url).map_err(|e| e.to_string())?;
+        chunkref::builder::index_file(&abs.to_string_lossy(), &url).map_err(|e| e.to_string())?;
     if args.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
     }

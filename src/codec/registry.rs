@@ -57,6 +57,10 @@ static BUILTINS: &[Entry] = &[
         build: lz4::from_config,
     },
     Entry {
+        names: super::jpeg2000::NAMES,
+        build: super::jpeg2000::from_config,
+    },
+    Entry {
         names: &["lzma", "numcodecs.lzma"],
         build: lzma::from_config,
     },
@@ -275,15 +279,19 @@ pub(crate) mod tests {
 
     #[test]
     fn every_alias_builds_a_codec_with_its_canonical_name() {
+        use base64::Engine;
+        let j2k = crate::j2k::codestream::tests::header(8, 8, 8, 1, 0, &[]);
+        let j2k = base64::engine::general_purpose::STANDARD.encode(j2k);
         let configs = [
-            ("delta", r#"{"dtype": "<i4"}"#),
-            ("shuffle", r#"{"elementsize": 2}"#),
+            ("delta", r#"{"dtype": "<i4"}"#.to_string()),
+            ("shuffle", r#"{"elementsize": 2}"#.to_string()),
+            (super::super::jpeg2000::URI, format!(r#"{{"main_header": "{j2k}"}}"#)),
         ];
         for entry in BUILTINS {
             let json = configs
                 .iter()
                 .find(|(name, _)| *name == entry.names[0])
-                .map_or("{}", |(_, json)| json);
+                .map_or("{}", |(_, json)| json.as_str());
             for name in entry.names {
                 let codec = build(name, &config(json)).unwrap();
                 assert_eq!(codec.name(), entry.names[0]);

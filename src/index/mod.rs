@@ -6,6 +6,7 @@
 
 pub mod gen;
 pub mod kerchunk_json;
+pub mod pyramid;
 pub mod template;
 
 use std::collections::{BTreeMap, HashMap};

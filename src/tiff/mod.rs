@@ -8,9 +8,10 @@ pub mod ifd;
 pub mod tags;
 
 use base64::Engine;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::index::pyramid::{self, Pyramid};
 use geo::Georef;
 use ifd::{Ifd, Source};
 
@@ -36,7 +37,7 @@ struct Image {
 /// Builds the Kerchunk JSON index of the TIFF at `path`, whose chunks are
 /// referenced by `url`.
 pub fn index_file(path: &str, url: &str) -> Result<Value> {
-    let src = Source::open(path)?;
+    let src = Source::open(path, "TIFF")?;
     let tiff = ifd::read(&src)?;
     let mut levels: Vec<(usize, Image)> = Vec::new();
     let mut masks: Vec<Image> = Vec::new();
@@ -63,86 +64,53 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         .and_then(|s| s.trim().parse::<f64>().ok())
         .map_or(Value::Null, |v| json!(v));
     let (w0, h0) = (levels[0].1.width as f64, levels[0].1.height as f64);
-    let mut refs = Map::new();
-    let mut layout = Vec::new();
-    let meta = |refs: &mut Map<String, Value>, key: String, v: Value| {
-        refs.insert(key, Value::String(v.to_string()));
-    };
-    for (level, (_, img)) in levels.iter().enumerate() {
-        let scale = [w0 / img.width as f64, h0 / img.height as f64];
-        let name = level.to_string();
-        let relative = match level {
-            0 => [1.0, 1.0],
-            _ => relative_scale(&levels[level - 1].1, img),
-        };
-        let mut entry =
-            json!({"asset": name, "transform": {"scale": relative, "translation": [0.0, 0.0]}});
-        if level > 0 {
-            entry["derived_from"] = json!((level - 1).to_string());
-        }
-        let geo_attrs = georef.attributes([img.height, img.width], scale);
-        for (k, v) in &geo_attrs {
-            if k == "spatial:shape" || k == "spatial:transform" {
-                entry[k] = v.clone();
+    let levels = levels
+        .into_iter()
+        .map(|(_, img)| {
+            let scale = [w0 / img.width as f64, h0 / img.height as f64];
+            let mask = masks
+                .iter()
+                .find(|m| m.width == img.width && m.height == img.height)
+                .map(|m| m.array(&Value::Null));
+            pyramid::Level {
+                attrs: georef.attributes([img.height, img.width], scale),
+                data: img.array(&fill),
+                mask,
             }
-        }
-        layout.push(entry);
-        meta(
-            &mut refs,
-            format!("{name}/.zgroup"),
-            json!({"zarr_format": 2}),
-        );
-        meta(
-            &mut refs,
-            format!("{name}/.zattrs"),
-            Value::Object(geo_attrs),
-        );
-        write_array(&mut refs, &format!("{name}/data"), img, &fill, url);
-        if let Some(mask) = masks
-            .iter()
-            .find(|m| m.width == img.width && m.height == img.height)
-        {
-            write_array(&mut refs, &format!("{name}/mask"), mask, &Value::Null, url);
-        }
-    }
-    let mut root = georef.attributes([levels[0].1.height, levels[0].1.width], [1.0, 1.0]);
-    root.insert("source".into(), json!(url));
-    root.insert(
+        })
+        .collect::<Vec<_>>();
+    let mut attrs = georef.attributes(
+        [levels[0].data.shape[1], levels[0].data.shape[2]],
+        [1.0, 1.0],
+    );
+    attrs.insert(
         "zarr_conventions".into(),
         geo::conventions(georef.is_some()),
     );
-    root.insert("multiscales".into(), json!({"layout": layout}));
-    meta(&mut refs, ".zgroup".into(), json!({"zarr_format": 2}));
-    meta(&mut refs, ".zattrs".into(), Value::Object(root));
-    Ok(json!({"version": 1, "refs": refs}))
+    let pyramid = Pyramid {
+        url: url.to_string(),
+        attrs,
+        levels,
+    };
+    Ok(pyramid.to_kerchunk())
 }
 
-/// Scale of `img`'s pixels relative to those of the level it derives from.
-fn relative_scale(from: &Image, img: &Image) -> [f64; 2] {
-    [
-        from.width as f64 / img.width as f64,
-        from.height as f64 / img.height as f64,
-    ]
-}
-
-fn write_array(refs: &mut Map<String, Value>, prefix: &str, img: &Image, fill: &Value, url: &str) {
-    let band_chunk = if img.planar { 1 } else { img.samples };
-    let zarray = json!({
-        "zarr_format": 2, "shape": [img.samples, img.height, img.width],
-        "chunks": [band_chunk, img.chunk_h, img.chunk_w], "dtype": img.dtype,
-        "fill_value": fill, "order": "C", "compressor": null, "filters": [img.codec],
-        "dimension_separator": "."});
-    refs.insert(
-        format!("{prefix}/.zarray"),
-        Value::String(zarray.to_string()),
-    );
-    let zattrs = json!({"_ARRAY_DIMENSIONS": ["bands", "y", "x"]});
-    refs.insert(
-        format!("{prefix}/.zattrs"),
-        Value::String(zattrs.to_string()),
-    );
-    for (suffix, offset, length) in &img.chunks {
-        refs.insert(format!("{prefix}/{suffix}"), json!([url, offset, length]));
+impl Image {
+    /// The image as an index array whose chunks point into the source.
+    fn array(&self, fill: &Value) -> pyramid::Array {
+        let band_chunk = if self.planar { 1 } else { self.samples };
+        pyramid::Array {
+            shape: [self.samples, self.height, self.width],
+            chunks: [band_chunk, self.chunk_h, self.chunk_w],
+            dtype: self.dtype.clone(),
+            codec: self.codec.clone(),
+            fill: fill.clone(),
+            refs: self
+                .chunks
+                .iter()
+                .map(|(key, offset, length)| (key.clone(), vec![(*offset, *length)]))
+                .collect(),
+        }
     }
 }
 

@@ -1,0 +1,237 @@
+//! `https://awslabs.github.io/osml-imagery-io/codecs/jpeg2000` (alias
+//! `jpeg2000`): one tile of a JPEG 2000 codestream, as osml-imagery-io 0.2.x
+//! indexes describe it.
+//!
+//! Configuration: `main_header` (base64 of the codestream's main header, SOC
+//! up to the first SOT) and `resolution_level` (0 = full resolution, r =
+//! reduced 2^r times). A chunk is the tile's tile-parts, concatenated; the
+//! codec checks their SOT headers, appends them to the main header with an
+//! EOC and decodes that one tile with OpenJPEG into `[components, h, w]`,
+//! padding edge tiles with zeros to the chunk's shape.
+
+mod openjpeg;
+
+use base64::Engine;
+use bytes::Bytes;
+
+use super::registry::{config_str, config_uint, Config};
+use super::{Codec, DecodeContext};
+use crate::error::{Error, Result};
+use crate::j2k::codestream::{check_tile_parts, MainHeader};
+use crate::zarr::dtype::{ByteOrder, ScalarKind};
+
+/// The canonical name of the codec, as osml-imagery-io writes it.
+pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jpeg2000";
+
+/// Every name the codec answers to, canonical first.
+pub(super) const NAMES: &[&str] = &[URI, "jpeg2000"];
+
+/// Decodes one JPEG 2000 tile.
+#[derive(Debug)]
+struct Jpeg2000 {
+    /// The main header bytes.
+    header: Vec<u8>,
+    /// The main header, parsed.
+    parsed: MainHeader,
+    /// Resolution reduction.
+    reduce: u32,
+}
+
+impl Codec for Jpeg2000 {
+    fn name(&self) -> &str {
+        URI
+    }
+
+    fn compression(&self) -> String {
+        "JPEG2000".into()
+    }
+
+    fn stored_bits(&self) -> Option<u32> {
+        let bits = u32::from(self.parsed.siz.components[0].bits);
+        (![8, 16, 32].contains(&bits)).then_some(bits)
+    }
+
+    fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
+        let tile = check_tile_parts(&input).map_err(|p| Error::decode(URI, p))?;
+        let (across, down) = self.parsed.siz.tile_grid();
+        if u32::from(tile) >= across * down {
+            return Err(Error::decode(
+                URI,
+                format!(
+                    "tile-part of tile {tile}, but the codestream has {} tiles",
+                    across * down
+                ),
+            ));
+        }
+        let n = ctx.chunk_shape.len();
+        let (comps, height, width) = match n {
+            0 | 1 => return Err(Error::decode(URI, "the chunk is not 2-D")),
+            _ => (
+                ctx.chunk_shape[..n - 2].iter().product::<u64>() as usize,
+                ctx.chunk_shape[n - 2] as usize,
+                ctx.chunk_shape[n - 1] as usize,
+            ),
+        };
+        let components = self.parsed.siz.components.len();
+        if comps != components {
+            return Err(Error::decode(
+                URI,
+                format!("the codestream has {components} components, the chunk {comps} bands"),
+            ));
+        }
+        let mut stream = Vec::with_capacity(self.header.len() + input.len() + 2);
+        stream.extend_from_slice(&self.header);
+        stream.extend_from_slice(&input);
+        stream.extend_from_slice(&[0xFF, 0xD9]);
+        let planes = openjpeg::decode_tile(&stream, u32::from(tile), self.reduce)
+            .map_err(|e| Error::decode(URI, format!("tile {tile}: {e}")))?;
+        let size = ctx.dtype.size;
+        let signed = ctx.dtype.kind == ScalarKind::Int;
+        let big_endian = ctx.dtype.order == ByteOrder::Big;
+        let mut out = vec![0u8; ctx.decoded_len];
+        if out.len() != comps * height * width * size {
+            return Err(Error::decode(URI, "chunk size does not match its shape"));
+        }
+        for (c, plane) in planes.iter().enumerate() {
+            if plane.width > width || plane.height > height {
+                return Err(Error::decode(
+                    URI,
+                    format!(
+                        "tile {tile} component {c} decodes to {} x {}, larger than the {width} x \
+                         {height} chunk",
+                        plane.width, plane.height
+                    ),
+                ));
+            }
+            for (row, values) in plane.data.chunks_exact(plane.width.max(1)).enumerate() {
+                let at = (c * height + row) * width * size;
+                let dst = &mut out[at..at + plane.width * size];
+                for (v, d) in values.iter().zip(dst.chunks_exact_mut(size)) {
+                    store(*v, signed, big_endian, d);
+                }
+            }
+        }
+        Ok(Bytes::from(out))
+    }
+}
+
+/// Writes `v` clamped to the sample type held in `dst`.
+fn store(v: i32, signed: bool, big_endian: bool, dst: &mut [u8]) {
+    let bits = 8 * dst.len() as u32;
+    let v = i64::from(v);
+    let (lo, hi) = if signed {
+        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    } else {
+        (0, (1i64 << bits.min(62)) - 1)
+    };
+    let bytes = v.clamp(lo, hi).to_le_bytes();
+    let n = dst.len();
+    dst.copy_from_slice(&bytes[..n]);
+    if big_endian {
+        dst.reverse();
+    }
+}
+
+/// Builds the codec from its osml-imagery-io configuration.
+pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
+    let text = config_str(URI, config, "main_header")?
+        .ok_or_else(|| Error::codec_config(URI, "'main_header' is required"))?;
+    let mut header = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| Error::codec_config(URI, format!("'main_header' is not valid base64: {e}")))?;
+    // The header ends where the first tile-part begins; parse it as such.
+    header.extend_from_slice(&[0xFF, 0x90, 0, 10]);
+    let parsed = MainHeader::parse(&header)
+        .map_err(|p| Error::codec_config(URI, format!("'main_header': {p}")))?;
+    header.truncate(parsed.len);
+    let siz = &parsed.siz;
+    if siz.components.iter().any(|c| c.dx != 1 || c.dy != 1) {
+        return Err(Error::unsupported(
+            "JPEG 2000 codestreams with sub-sampled components",
+        ));
+    }
+    if siz.components.iter().any(|c| c.bits > 32) {
+        return Err(Error::unsupported(
+            "JPEG 2000 components of more than 32 bits",
+        ));
+    }
+    let reduce = config_uint(URI, config, "resolution_level")?.unwrap_or(0);
+    if reduce > u64::from(parsed.levels) {
+        return Err(Error::codec_config(
+            URI,
+            format!(
+                "'resolution_level' {reduce} is more than the codestream's {} decomposition levels",
+                parsed.levels
+            ),
+        ));
+    }
+    Ok(Box::new(Jpeg2000 {
+        header,
+        parsed,
+        reduce: reduce as u32,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::registry;
+    use crate::j2k::codestream::tests::{header, tile_part};
+
+    fn config(header: &[u8], level: u64) -> Config {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(header);
+        registry::tests::config(&format!(
+            r#"{{"main_header": "{b64}", "resolution_level": {level}}}"#
+        ))
+    }
+
+    #[test]
+    fn configurations_are_checked() {
+        let h = header(300, 200, 128, 3, 2, &[]);
+        assert!(registry::build(URI, &config(&h, 2)).is_ok());
+        let err = registry::build(URI, &config(&h, 3)).unwrap_err();
+        assert!(err.to_string().contains("2 decomposition levels"), "{err}");
+        let err = registry::build("jpeg2000", &config(&h[..30], 0)).unwrap_err();
+        assert!(err.to_string().contains("main_header"), "{err}");
+        let err = registry::build(URI, &registry::tests::config("{}")).unwrap_err();
+        assert!(err.to_string().contains("required"), "{err}");
+    }
+
+    #[test]
+    fn bad_tile_parts_never_reach_openjpeg() {
+        let h = header(300, 200, 128, 3, 2, &[]);
+        let codec = registry::build(URI, &config(&h, 0)).unwrap();
+        let dtype = crate::zarr::dtype::DataType::from_v2("|u1").unwrap();
+        let ctx = DecodeContext {
+            chunk_shape: &[3, 128, 128],
+            dtype,
+            decoded_len: 3 * 128 * 128,
+        };
+        let part = tile_part(0, 0, 1, 20);
+        let err = codec
+            .decode(Bytes::copy_from_slice(&part[..part.len() - 3]), &ctx)
+            .unwrap_err();
+        assert!(err.to_string().contains("claims"), "{err}");
+        let err = codec
+            .decode(Bytes::from(tile_part(9, 0, 1, 4)), &ctx)
+            .unwrap_err();
+        assert!(err.to_string().contains("has 6 tiles"), "{err}");
+        // Valid framing, garbage packets: whatever OpenJPEG makes of them,
+        // the call returns.
+        let _ = codec.decode(Bytes::from(part), &ctx);
+    }
+
+    #[test]
+    fn samples_are_clamped_to_their_type() {
+        let mut b = [0u8; 2];
+        store(-5, false, false, &mut b);
+        assert_eq!(b, [0, 0]);
+        store(4095, false, true, &mut b);
+        assert_eq!(b, [0x0F, 0xFF]);
+        store(-2, true, false, &mut b);
+        assert_eq!(b, [0xFE, 0xFF]);
+        let mut one = [0u8; 1];
+        store(300, false, false, &mut one);
+        assert_eq!(one, [255]);
+    }
+}

@@ -1,0 +1,176 @@
+//! Writing Kerchunk JSON v1 indexes in the layout osml-imagery-io writes: a
+//! root group with GeoZarr `multiscales`, level groups `0`, `1`, ... each
+//! holding array `data` with axes (bands, y, x), and optionally a `mask`.
+//!
+//! Every index builder (TIFF, JPEG 2000, NITF, ...) describes its levels
+//! with [`Level`] and [`Array`] and lets [`Pyramid::to_kerchunk`] write them.
+
+use serde_json::{json, Map, Value};
+
+/// One array of a level: its Zarr v2 metadata and chunk references.
+#[derive(Debug, Clone)]
+pub struct Array {
+    /// `[bands, height, width]`.
+    pub shape: [u64; 3],
+    /// `[bands per chunk, chunk height, chunk width]`.
+    pub chunks: [u64; 3],
+    /// Zarr v2 dtype (`|u1`, `<u2`, ...).
+    pub dtype: String,
+    /// The format codec's configuration (with its `id`), put in `filters`.
+    pub codec: Value,
+    /// `fill_value` (null when the source has none).
+    pub fill: Value,
+    /// `(chunk key suffix such as "0.1.2", byte ranges)`; several ranges are
+    /// concatenated in order (a multi-range reference) unless contiguous.
+    pub refs: Vec<(String, Vec<(u64, u64)>)>,
+}
+
+/// One resolution level: its `data` array, an optional `mask`, and the
+/// attributes of its group.
+#[derive(Debug, Clone)]
+pub struct Level {
+    /// The pixels.
+    pub data: Array,
+    /// The level's mask (one band of bytes, non-zero = valid).
+    pub mask: Option<Array>,
+    /// Attributes of the level group (georeferencing); `spatial:shape` and
+    /// `spatial:transform` are repeated in the `multiscales` layout entry.
+    pub attrs: Map<String, Value>,
+}
+
+/// A whole index: the URL chunks point at, root attributes and levels.
+#[derive(Debug, Clone)]
+pub struct Pyramid {
+    /// URL of the source file, written into every chunk reference.
+    pub url: String,
+    /// Root group attributes besides `multiscales` and `source`.
+    pub attrs: Map<String, Value>,
+    /// Levels, full resolution first.
+    pub levels: Vec<Level>,
+}
+
+impl Pyramid {
+    /// The Kerchunk JSON v1 document.
+    pub fn to_kerchunk(&self) -> Value {
+        let mut refs = Map::new();
+        let mut layout = Vec::new();
+        let meta = |refs: &mut Map<String, Value>, key: String, v: Value| {
+            refs.insert(key, Value::String(v.to_string()));
+        };
+        for (n, level) in self.levels.iter().enumerate() {
+            let name = n.to_string();
+            let relative = match n.checked_sub(1) {
+                None => [1.0, 1.0],
+                Some(prev) => {
+                    let (from, to) = (&self.levels[prev].data.shape, &level.data.shape);
+                    [from[1] as f64 / to[1] as f64, from[2] as f64 / to[2] as f64]
+                }
+            };
+            let mut entry =
+                json!({"asset": name, "transform": {"scale": relative, "translation": [0.0, 0.0]}});
+            if n > 0 {
+                entry["derived_from"] = json!((n - 1).to_string());
+            }
+            for key in ["spatial:shape", "spatial:transform"] {
+                if let Some(v) = level.attrs.get(key) {
+                    entry[key] = v.clone();
+                }
+            }
+            layout.push(entry);
+            meta(
+                &mut refs,
+                format!("{name}/.zgroup"),
+                json!({"zarr_format": 2}),
+            );
+            meta(
+                &mut refs,
+                format!("{name}/.zattrs"),
+                Value::Object(level.attrs.clone()),
+            );
+            self.write_array(&mut refs, &format!("{name}/data"), &level.data);
+            if let Some(mask) = &level.mask {
+                self.write_array(&mut refs, &format!("{name}/mask"), mask);
+            }
+        }
+        let mut root = self.attrs.clone();
+        root.insert("source".into(), json!(self.url));
+        root.insert("multiscales".into(), json!({"layout": layout}));
+        meta(&mut refs, ".zgroup".into(), json!({"zarr_format": 2}));
+        meta(&mut refs, ".zattrs".into(), Value::Object(root));
+        json!({"version": 1, "refs": refs})
+    }
+
+    fn write_array(&self, refs: &mut Map<String, Value>, prefix: &str, a: &Array) {
+        let zarray = json!({
+            "zarr_format": 2, "shape": a.shape, "chunks": a.chunks, "dtype": a.dtype,
+            "fill_value": a.fill, "order": "C", "compressor": null, "filters": [a.codec],
+            "dimension_separator": "."});
+        refs.insert(
+            format!("{prefix}/.zarray"),
+            Value::String(zarray.to_string()),
+        );
+        let zattrs = json!({"_ARRAY_DIMENSIONS": ["bands", "y", "x"]});
+        refs.insert(
+            format!("{prefix}/.zattrs"),
+            Value::String(zattrs.to_string()),
+        );
+        for (suffix, ranges) in &a.refs {
+            refs.insert(format!("{prefix}/{suffix}"), self.reference(ranges));
+        }
+    }
+
+    /// `[url, offset, length]`, or `[url, [[offset, length], ...]]` when the
+    /// ranges are not back to back.
+    fn reference(&self, ranges: &[(u64, u64)]) -> Value {
+        let contiguous = ranges.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
+        match ranges {
+            [(offset, _), ..] if contiguous => {
+                json!([self.url, offset, ranges.iter().map(|r| r.1).sum::<u64>()])
+            }
+            _ => json!([
+                self.url,
+                ranges.iter().map(|r| [r.0, r.1]).collect::<Vec<_>>()
+            ]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(refs: Vec<(String, Vec<(u64, u64)>)>) -> Array {
+        Array {
+            shape: [1, 4, 4],
+            chunks: [1, 4, 4],
+            dtype: "|u1".into(),
+            codec: json!({"id": "x"}),
+            fill: Value::Null,
+            refs,
+        }
+    }
+
+    #[test]
+    fn ranges_merge_or_become_multi_range() {
+        let p = Pyramid {
+            url: "/f".into(),
+            attrs: Map::new(),
+            levels: vec![Level {
+                data: array(vec![
+                    ("0.0.0".into(), vec![(10, 5), (15, 5)]),
+                    ("0.0.1".into(), vec![(30, 5), (10, 2)]),
+                ]),
+                mask: None,
+                attrs: Map::new(),
+            }],
+        };
+        let doc = p.to_kerchunk();
+        assert_eq!(doc["refs"]["0/data/0.0.0"], json!(["/f", 10, 10]));
+        assert_eq!(
+            doc["refs"]["0/data/0.0.1"],
+            json!(["/f", [[30, 5], [10, 2]]])
+        );
+        let root: Value = serde_json::from_str(doc["refs"][".zattrs"].as_str().unwrap()).unwrap();
+        assert_eq!(root["multiscales"]["layout"][0]["asset"], "0");
+    }
+}

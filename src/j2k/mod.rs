@@ -1,0 +1,290 @@
+//! JPEG 2000: finding the tiles of a codestream (raw `.j2k`, inside a
+//! `.jp2` file, or inside a NITF image segment) and indexing them.
+//!
+//! A tile becomes one chunk: its tile-parts, merged into one range when they
+//! are back to back and a multi-range reference when other tiles' parts sit
+//! between them. Each resolution level GDAL would expose as an overview
+//! becomes a level of the index, decoded with `resolution_level = r`; when
+//! every tile's tile-parts are split by resolution in a resolution-first
+//! progression, level r references only the tile-parts it needs.
+
+pub mod codestream;
+mod jp2;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::Result;
+use crate::index::pyramid::{self, Pyramid};
+use crate::source::Source;
+use codestream::{MainHeader, Problem, Sot, EOC, SOT_LEN};
+
+/// Codec URI of JPEG 2000 tiles, as osml-imagery-io names it.
+pub const JPEG2000_CODEC: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jpeg2000";
+
+/// GDAL adds overviews while the previous level is larger than this.
+const OVERVIEW_MIN: u64 = 128;
+
+/// One tile-part: where it is in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TilePart {
+    /// Absolute file offset of its SOT marker.
+    pub offset: u64,
+    /// Bytes, SOT marker included.
+    pub length: u64,
+}
+
+/// A codestream located in a file: its main header and every tile's parts.
+#[derive(Debug)]
+pub struct Codestream {
+    /// Main header bytes (SOC up to the first SOT).
+    pub header_bytes: Vec<u8>,
+    /// The main header, parsed.
+    pub header: MainHeader,
+    /// Tile-parts of each tile, in codestream order, by tile index.
+    pub tiles: Vec<Vec<TilePart>>,
+}
+
+impl Codestream {
+    /// Reads the codestream of `len` bytes at `start` in `src`: the main
+    /// header, then the tile-parts from TLM markers or by walking SOTs.
+    pub fn read(src: &Source, start: u64, len: u64) -> Result<Codestream> {
+        let mut want = len.min(16 << 10);
+        let (header_bytes, header) = loop {
+            let bytes = src.read(start, want)?;
+            match MainHeader::parse(&bytes) {
+                Ok(h) => break (bytes[..h.len].to_vec(), h),
+                Err(Problem::NeedMore(n)) if (n as u64) <= len && want < len => {
+                    want = (n as u64).max(want * 2).min(len);
+                }
+                Err(p) => return Err(src.malformed(format!("codestream at byte {start}: {p}"))),
+            }
+        };
+        let siz = &header.siz;
+        if siz.x_offset != 0
+            || siz.y_offset != 0
+            || siz.tile_x_offset != 0
+            || siz.tile_y_offset != 0
+        {
+            return Err(crate::error::Error::unsupported(format!(
+                "{}: JPEG 2000 image or tile offsets other than 0 (image at ({}, {}), tiles at \
+                 ({}, {}))",
+                src.path(),
+                siz.x_offset,
+                siz.y_offset,
+                siz.tile_x_offset,
+                siz.tile_y_offset
+            )));
+        }
+        let (across, down) = siz.tile_grid();
+        let mut tiles = vec![Vec::new(); (across * down) as usize];
+        let end = start + len;
+        let first = start + header.len as u64;
+        let parts = if header.tlm.is_empty() {
+            scan_sots(src, first, end, tiles.len())?
+        } else {
+            tlm_parts(src, &header, first, end)?
+        };
+        for (tile, part) in parts {
+            let slot = tiles.get_mut(usize::from(tile)).ok_or_else(|| {
+                src.malformed(format!(
+                    "tile-part at byte {} is for tile {tile}, but the codestream has {} tiles",
+                    part.offset,
+                    across * down
+                ))
+            })?;
+            slot.push(part);
+        }
+        Ok(Codestream {
+            header_bytes,
+            header,
+            tiles,
+        })
+    }
+
+    /// The index levels GDAL's JP2OpenJPEG driver shows: full resolution,
+    /// then reduced ones while the previous level is over 128 pixels wide or
+    /// high and tiles halve evenly.
+    pub fn levels(&self) -> Vec<u32> {
+        let siz = &self.header.siz;
+        let (across, down) = siz.tile_grid();
+        let mut levels = vec![0];
+        for r in 1..=u32::from(self.header.levels) {
+            let (w, h) = reduced(siz.width, siz.height, r - 1);
+            let halves = |tiles: u32, size: u32| tiles == 1 || size % (1 << r) == 0;
+            if (w <= OVERVIEW_MIN && h <= OVERVIEW_MIN)
+                || !halves(across, siz.tile_width)
+                || !halves(down, siz.tile_height)
+            {
+                break;
+            }
+            levels.push(r);
+        }
+        levels
+    }
+
+    /// Whether level r can reference only the first `levels + 1 - r`
+    /// tile-parts of each tile: every tile is split into one tile-part per
+    /// resolution and the progression is resolution-first.
+    fn parts_by_resolution(&self) -> bool {
+        let resolutions = usize::from(self.header.levels) + 1;
+        matches!(self.header.progression, 1 | 2)
+            && !self.header.has_coc_or_poc
+            && self
+                .tiles
+                .iter()
+                .all(|t| t.len() == resolutions || t.is_empty())
+    }
+
+    /// The index array of resolution level `r` whose chunks point into the
+    /// source of this codestream.
+    pub fn array(&self, r: u32) -> pyramid::Array {
+        let siz = &self.header.siz;
+        let comps = siz.components.len() as u64;
+        let (w, h) = reduced(siz.width, siz.height, r);
+        let (tw, th) = reduced(siz.tile_width, siz.tile_height, r);
+        let (across, _) = siz.tile_grid();
+        let keep = if self.parts_by_resolution() {
+            usize::from(self.header.levels) + 1 - r as usize
+        } else {
+            usize::MAX
+        };
+        let refs = self
+            .tiles
+            .iter()
+            .enumerate()
+            .filter(|(_, parts)| !parts.is_empty())
+            .map(|(t, parts)| {
+                let (row, col) = (t as u32 / across, t as u32 % across);
+                let ranges = parts
+                    .iter()
+                    .take(keep)
+                    .map(|p| (p.offset, p.length))
+                    .collect();
+                (format!("0.{row}.{col}"), ranges)
+            })
+            .collect();
+        let c = &siz.components[0];
+        let size = match c.bits {
+            0..=8 => 1,
+            9..=16 => 2,
+            _ => 4,
+        };
+        let kind = if c.signed { 'i' } else { 'u' };
+        let order = if size == 1 { '|' } else { '<' };
+        pyramid::Array {
+            shape: [comps, h, w],
+            chunks: [comps, th, tw],
+            dtype: format!("{order}{kind}{size}"),
+            codec: json!({
+                "id": JPEG2000_CODEC,
+                "main_header": base64_encode(&self.header_bytes),
+                "resolution_level": r,
+            }),
+            fill: Value::Null,
+            refs,
+        }
+    }
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Size of `w` x `h` reduced `r` times (rounding up, as JPEG 2000 does for
+/// an image at the origin).
+fn reduced(w: u32, h: u32, r: u32) -> (u64, u64) {
+    let scale = 1u64 << r;
+    (u64::from(w).div_ceil(scale), u64::from(h).div_ceil(scale))
+}
+
+/// Walks SOT markers from `at` to `end` (the codestream's end).
+fn scan_sots(src: &Source, mut at: u64, end: u64, tiles: usize) -> Result<Vec<(u16, TilePart)>> {
+    let mut parts = Vec::new();
+    while at + 2 <= end {
+        let head = src.read(at, (SOT_LEN as u64).min(end - at))?;
+        if head[..2] == EOC.to_be_bytes() {
+            break;
+        }
+        let sot = Sot::parse(&head)
+            .map_err(|p| src.malformed(format!("codestream tile-part at byte {at}: {p}")))?;
+        let length = match u64::from(sot.length) {
+            0 => end - at - ends_with_eoc(src, end)?,
+            n => n,
+        };
+        if at + length > end {
+            return Err(src.malformed(format!(
+                "tile-part {} of tile {} at byte {at} claims {length} bytes, past the end of \
+                 the codestream at byte {end}",
+                sot.part, sot.tile
+            )));
+        }
+        if parts.len() > tiles.saturating_mul(256) {
+            return Err(src.malformed(format!("more than 255 tile-parts per tile at byte {at}")));
+        }
+        parts.push((sot.tile, TilePart { offset: at, length }));
+        at += length;
+    }
+    Ok(parts)
+}
+
+/// 2 if the codestream ending at `end` ends with EOC, else 0.
+fn ends_with_eoc(src: &Source, end: u64) -> Result<u64> {
+    let tail = src.read(end - 2, 2)?;
+    Ok(if tail == EOC.to_be_bytes() { 2 } else { 0 })
+}
+
+/// Tile-parts from the TLM markers of the main header.
+fn tlm_parts(
+    src: &Source,
+    header: &MainHeader,
+    mut at: u64,
+    end: u64,
+) -> Result<Vec<(u16, TilePart)>> {
+    let mut parts = Vec::with_capacity(header.tlm.len());
+    for (i, &(tile, len)) in header.tlm.iter().enumerate() {
+        let tile = match tile {
+            Some(t) => t,
+            None => u16::try_from(i)
+                .map_err(|_| src.malformed("TLM lists more than 65535 implicit tiles"))?,
+        };
+        let length = u64::from(len);
+        if length < (SOT_LEN + 2) as u64 || at + length > end {
+            return Err(src.malformed(format!(
+                "TLM gives tile {tile} a tile-part of {length} bytes at byte {at}, which does \
+                 not fit the codestream ending at byte {end}"
+            )));
+        }
+        parts.push((tile, TilePart { offset: at, length }));
+        at += length;
+    }
+    Ok(parts)
+}
+
+/// Builds the Kerchunk JSON index of the JPEG 2000 file (`.j2k` codestream
+/// or `.jp2`) at `path`, whose chunks are referenced by `url`.
+pub fn index_file(path: &str, url: &str) -> Result<Value> {
+    let src = Source::open(path, "JPEG 2000 file")?;
+    let (start, len) = jp2::locate_codestream(&src)?;
+    let cs = Codestream::read(&src, start, len)?;
+    let levels = cs
+        .levels()
+        .into_iter()
+        .map(|r| pyramid::Level {
+            data: cs.array(r),
+            mask: None,
+            attrs: Map::new(),
+        })
+        .collect();
+    let mut attrs = Map::new();
+    attrs.insert(
+        "zarr_conventions".into(),
+        crate::tiff::geo::conventions(false),
+    );
+    let pyramid = Pyramid {
+        url: url.to_string(),
+        attrs,
+        levels,
+    };
+    Ok(pyramid.to_kerchunk())
+}
