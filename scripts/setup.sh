@@ -2,7 +2,7 @@
 # Installs the system packages chunkref needs on Debian 12 (idempotent).
 set -euo pipefail
 packages=(libgdal-dev gdal-bin python3-gdal python3-numpy python3-pytest python3-numcodecs
-          python3-zarr pkg-config g++)
+          python3-zarr pkg-config g++ libopenjp2-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

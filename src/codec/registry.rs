@@ -285,7 +285,10 @@ pub(crate) mod tests {
         let configs = [
             ("delta", r#"{"dtype": "<i4"}"#.to_string()),
             ("shuffle", r#"{"elementsize": 2}"#.to_string()),
-            (super::super::jpeg2000::URI, format!(r#"{{"main_header": "{j2k}"}}"#)),
+            (
+                super::super::jpeg2000::URI,
+                format!(r#"{{"main_header": "{j2k}"}}"#),
+            ),
         ];
         for entry in BUILTINS {
             let json = configs

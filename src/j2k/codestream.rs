@@ -179,6 +179,23 @@ impl MainHeader {
     }
 }
 
+/// The main header `bytes` (as [`MainHeader::parse`] accepted them, up to
+/// `header.len`) without its TLM markers: their tile-part lengths describe
+/// the whole codestream, not one tile decoded on its own, and OpenJPEG would
+/// follow them.
+pub fn without_tlm(bytes: &[u8], header: &MainHeader) -> Vec<u8> {
+    let mut out = bytes[..2].to_vec();
+    let mut at = 2;
+    while at < header.len {
+        let end = at + 2 + usize::from(be16(bytes, at + 2));
+        if be16(bytes, at) != TLM {
+            out.extend_from_slice(&bytes[at..end]);
+        }
+        at = end;
+    }
+    out
+}
+
 fn parse_siz(b: &[u8]) -> Result<Siz, Problem> {
     if b.len() < 36 {
         return Err(invalid(format!("SIZ marker of {} bytes", b.len() + 2)));
@@ -415,6 +432,7 @@ pub(crate) mod tests {
         assert_eq!((h.progression, h.levels), (2, 5));
         assert_eq!(h.tlm, vec![(Some(1), 30)]);
         assert!(!h.has_coc_or_poc);
+        assert_eq!(without_tlm(&bytes, &h), header(300, 200, 128, 3, 5, &[]));
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub struct TilePart {
 /// A codestream located in a file: its main header and every tile's parts.
 #[derive(Debug)]
 pub struct Codestream {
-    /// Main header bytes (SOC up to the first SOT).
+    /// Main header bytes (SOC up to the first SOT, TLM markers left out).
     pub header_bytes: Vec<u8>,
     /// The main header, parsed.
     pub header: MainHeader,
@@ -52,7 +52,7 @@ impl Codestream {
         let (header_bytes, header) = loop {
             let bytes = src.read(start, want)?;
             match MainHeader::parse(&bytes) {
-                Ok(h) => break (bytes[..h.len].to_vec(), h),
+                Ok(h) => break (codestream::without_tlm(&bytes, &h), h),
                 Err(Problem::NeedMore(n)) if (n as u64) <= len && want < len => {
                     want = (n as u64).max(want * 2).min(len);
                 }
@@ -103,17 +103,16 @@ impl Codestream {
 
     /// The index levels GDAL's JP2OpenJPEG driver shows: full resolution,
     /// then reduced ones while the previous level is over 128 pixels wide or
-    /// high and tiles halve evenly.
+    /// high and its tiles have an even size.
     pub fn levels(&self) -> Vec<u32> {
         let siz = &self.header.siz;
-        let (across, down) = siz.tile_grid();
         let mut levels = vec![0];
         for r in 1..=u32::from(self.header.levels) {
             let (w, h) = reduced(siz.width, siz.height, r - 1);
-            let halves = |tiles: u32, size: u32| tiles == 1 || size % (1 << r) == 0;
+            let halves = |size: u32| size % (1 << r) == 0;
             if (w <= OVERVIEW_MIN && h <= OVERVIEW_MIN)
-                || !halves(across, siz.tile_width)
-                || !halves(down, siz.tile_height)
+                || !halves(siz.tile_width)
+                || !halves(siz.tile_height)
             {
                 break;
             }

@@ -104,3 +104,14 @@ def run_chunkref(
     return subprocess.run(
         [str(binary), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
     )
+
+
+@pytest.fixture(scope="session")
+def peer():
+    """osml-imagery-io in its venv (skips only when PyPI is unreachable)."""
+    from peer import ensure_peer
+
+    installed = ensure_peer(REPO_ROOT / "build" / "peer-venv")
+    version = installed.version()
+    assert version.startswith("0.2."), f"peer version {version}"
+    return installed

@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import REPO_ROOT, run_chunkref
-from peer import Peer, ensure_peer, peer_index, peer_read_levels
+from conftest import run_chunkref
+from peer import peer_index, peer_read_levels
 from raster_checks import as_bands, assert_pixels_equal, max_abs_diff, native_levels
 from test_tiff_index import (
     TIFF_CASES,
@@ -69,15 +69,6 @@ PEER_CASES = [
 #: "<i2").  Big-endian integers with a predictor stay out: the peer's
 #: tiff-tile decoder undoes horizontal differencing as little-endian words.
 CHUNKREF_TO_PEER_CASES = PEER_CASES + ["gtiff-bigendian-i2-none"]
-
-
-@pytest.fixture(scope="session")
-def peer() -> Peer:
-    """osml-imagery-io in its venv (skips only when PyPI is unreachable)."""
-    installed = ensure_peer(REPO_ROOT / "build" / "peer-venv")
-    version = installed.version()
-    assert version.startswith("0.2."), f"peer version {version}"
-    return installed
 
 
 def compare_levels(

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use super::registry::{config_str, config_uint, Config};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
-use crate::j2k::codestream::{check_tile_parts, MainHeader};
+use crate::j2k::codestream::{check_tile_parts, without_tlm, MainHeader};
 use crate::zarr::dtype::{ByteOrder, ScalarKind};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
@@ -143,7 +143,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
     header.extend_from_slice(&[0xFF, 0x90, 0, 10]);
     let parsed = MainHeader::parse(&header)
         .map_err(|p| Error::codec_config(URI, format!("'main_header': {p}")))?;
-    header.truncate(parsed.len);
+    let header = without_tlm(&header, &parsed);
     let siz = &parsed.siz;
     if siz.components.iter().any(|c| c.dx != 1 || c.dy != 1) {
         return Err(Error::unsupported(
