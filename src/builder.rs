@@ -17,7 +17,12 @@ type SniffFn = fn(&[u8]) -> bool;
 const BUILDERS: &[(&str, SniffFn, BuildFn)] = &[
     ("TIFF", is_tiff, crate::tiff::index_file),
     ("JPEG 2000", is_jpeg2000, crate::j2k::index_file),
+    ("NITF", is_nitf, crate::nitf::index_file),
 ];
+
+fn is_nitf(head: &[u8]) -> bool {
+    head.starts_with(b"NITF") || head.starts_with(b"NSIF")
+}
 
 fn is_tiff(head: &[u8]) -> bool {
     head.starts_with(b"II") || head.starts_with(b"MM")

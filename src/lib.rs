@@ -16,6 +16,7 @@ pub mod ffi;
 pub mod identify;
 pub mod index;
 pub mod j2k;
+pub mod nitf;
 pub mod raster;
 pub mod refs;
 pub mod resolve;

@@ -13,6 +13,7 @@ mod bz2;
 mod crc32c;
 mod delta;
 mod gzip;
+mod jbp_block;
 mod jpeg2000;
 mod lz4;
 mod lzma;

@@ -57,6 +57,10 @@ static BUILTINS: &[Entry] = &[
         build: lz4::from_config,
     },
     Entry {
+        names: super::jbp_block::NAMES,
+        build: super::jbp_block::from_config,
+    },
+    Entry {
         names: super::jpeg2000::NAMES,
         build: super::jpeg2000::from_config,
     },
@@ -288,6 +292,10 @@ pub(crate) mod tests {
             (
                 super::super::jpeg2000::URI,
                 format!(r#"{{"main_header": "{j2k}"}}"#),
+            ),
+            (
+                super::super::jbp_block::URI,
+                r#"{"num_bands": 1, "block_height": 8, "block_width": 8}"#.to_string(),
             ),
         ];
         for entry in BUILTINS {

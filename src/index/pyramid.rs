@@ -50,9 +50,20 @@ pub struct Pyramid {
 }
 
 impl Pyramid {
-    /// The Kerchunk JSON v1 document.
+    /// The Kerchunk JSON v1 document with this pyramid at its root.
     pub fn to_kerchunk(&self) -> Value {
         let mut refs = Map::new();
+        self.write(&mut refs, "");
+        json!({"version": 1, "refs": refs})
+    }
+
+    /// Writes the pyramid's keys into `refs` as group `group` (`""` = root).
+    pub fn write(&self, refs: &mut Map<String, Value>, group: &str) {
+        let prefix = if group.is_empty() {
+            String::new()
+        } else {
+            format!("{group}/")
+        };
         let mut layout = Vec::new();
         let meta = |refs: &mut Map<String, Value>, key: String, v: Value| {
             refs.insert(key, Value::String(v.to_string()));
@@ -78,26 +89,25 @@ impl Pyramid {
             }
             layout.push(entry);
             meta(
-                &mut refs,
-                format!("{name}/.zgroup"),
+                refs,
+                format!("{prefix}{name}/.zgroup"),
                 json!({"zarr_format": 2}),
             );
             meta(
-                &mut refs,
-                format!("{name}/.zattrs"),
+                refs,
+                format!("{prefix}{name}/.zattrs"),
                 Value::Object(level.attrs.clone()),
             );
-            self.write_array(&mut refs, &format!("{name}/data"), &level.data);
+            self.write_array(refs, &format!("{prefix}{name}/data"), &level.data);
             if let Some(mask) = &level.mask {
-                self.write_array(&mut refs, &format!("{name}/mask"), mask);
+                self.write_array(refs, &format!("{prefix}{name}/mask"), mask);
             }
         }
         let mut root = self.attrs.clone();
         root.insert("source".into(), json!(self.url));
         root.insert("multiscales".into(), json!({"layout": layout}));
-        meta(&mut refs, ".zgroup".into(), json!({"zarr_format": 2}));
-        meta(&mut refs, ".zattrs".into(), Value::Object(root));
-        json!({"version": 1, "refs": refs})
+        meta(refs, format!("{prefix}.zgroup"), json!({"zarr_format": 2}));
+        meta(refs, format!("{prefix}.zattrs"), Value::Object(root));
     }
 
     fn write_array(&self, refs: &mut Map<String, Value>, prefix: &str, a: &Array) {

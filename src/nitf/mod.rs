@@ -1,0 +1,238 @@
+//! Indexing NITF 2.0 / 2.1 and NSIF 1.0 files: every image segment becomes
+//! a pyramid (a single segment is the index's root, as osml-imagery-io
+//! writes it; several become groups `image_0`, `image_1`, ... which GDAL
+//! lists as subdatasets, numbered as GDAL's NITF driver numbers segments).
+//!
+//! - IC = NC / NM: each block is a chunk for the `jbp-block` codec (IMODE B,
+//!   P and R hold every band in a block; S gives each band its own chunks);
+//!   blocks the NM mask table marks absent are left out and read as the pad
+//!   value, which is also the nodata value.
+//! - IC = C8 / M8: the segment's JPEG 2000 codestream, indexed by tiles with
+//!   its resolution levels as overviews (see [`crate::j2k`]).
+
+pub mod header;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use crate::index::pyramid::{self, Pyramid};
+use crate::j2k::Codestream;
+use crate::source::Source;
+use header::Image;
+
+/// Codec URI of uncompressed NITF blocks, as osml-imagery-io names it.
+pub const JBP_BLOCK_CODEC: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jbp-block";
+
+/// A block the mask table marks as not recorded.
+const ABSENT: u32 = 0xFFFF_FFFF;
+
+/// Builds the Kerchunk JSON index of the NITF file at `path`, whose chunks
+/// are referenced by `url`.
+pub fn index_file(path: &str, url: &str) -> Result<Value> {
+    let src = Source::open(path, "NITF file")?;
+    let (segments, version_20) = header::segments(&src)?;
+    let mut pyramids = Vec::new();
+    for (n, seg) in segments.iter().enumerate() {
+        let img = header::image(&src, seg, n, version_20)?;
+        let levels = levels(&src, &img, n)?;
+        let mut attrs = Map::new();
+        attrs.insert(
+            "zarr_conventions".into(),
+            crate::tiff::geo::conventions(false),
+        );
+        pyramids.push(Pyramid {
+            url: url.to_string(),
+            attrs,
+            levels,
+        });
+    }
+    match pyramids.len() {
+        0 => Err(src.malformed("no image segment")),
+        1 => Ok(pyramids[0].to_kerchunk()),
+        _ => {
+            let mut refs = Map::new();
+            for (n, p) in pyramids.iter().enumerate() {
+                p.write(&mut refs, &format!("image_{n}"));
+            }
+            let root = json!({"source": url});
+            refs.insert(".zgroup".into(), json!(r#"{"zarr_format":2}"#));
+            refs.insert(".zattrs".into(), Value::String(root.to_string()));
+            Ok(json!({"version": 1, "refs": refs}))
+        }
+    }
+}
+
+/// The index levels of image segment `n`.
+fn levels(src: &Source, img: &Image, n: usize) -> Result<Vec<pyramid::Level>> {
+    let unsupported =
+        |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
+    let masked = img.ic.starts_with('M') || img.ic == "NM";
+    let mask = if masked {
+        Some(MaskTable::read(src, img, n)?)
+    } else {
+        None
+    };
+    let data_start = img.data_offset + mask.as_ref().map_or(0, |m| m.data_offset);
+    let level = |data: pyramid::Array| pyramid::Level {
+        data,
+        mask: None,
+        attrs: Map::new(),
+    };
+    match img.ic.as_str() {
+        "NC" | "NM" => Ok(vec![level(blocks(src, img, n, data_start, mask.as_ref())?)]),
+        "C8" | "M8" => {
+            let len = img.data_len - (data_start - img.data_offset);
+            let cs = Codestream::read(src, data_start, len)?;
+            let bands = img.band_reps.len();
+            if cs.header.siz.components.len() != bands {
+                return Err(src.malformed(format!(
+                    "image segment {n} has {bands} bands but its codestream {} components",
+                    cs.header.siz.components.len()
+                )));
+            }
+            Ok(cs
+                .levels()
+                .into_iter()
+                .map(|r| level(cs.array(r)))
+                .collect())
+        }
+        other => Err(unsupported(format!("compression IC = {other}"))),
+    }
+}
+
+/// The NM/Mx image data mask table (MIL-STD-2500C 5.4.3.2).
+#[derive(Debug)]
+struct MaskTable {
+    /// IMDATOFF: where the blocked image data starts, from the segment's data.
+    data_offset: u64,
+    /// Offset of each block (each band-block for IMODE S) from there, or
+    /// [`ABSENT`]; empty when there is no block mask.
+    blocks: Vec<u32>,
+    /// The pad pixel value's bytes, if any.
+    pad: Option<Vec<u8>>,
+}
+
+impl MaskTable {
+    fn read(src: &Source, img: &Image, n: usize) -> Result<MaskTable> {
+        let at = img.data_offset;
+        let head = src.read(at, 10)?;
+        let be16 = |i: usize| u16::from_be_bytes([head[i], head[i + 1]]);
+        let data_offset = u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
+        let (bmr_len, pad_bits) = (be16(4), u64::from(be16(8)));
+        let pad_len = pad_bits.div_ceil(8);
+        let pad = (pad_len > 0)
+            .then(|| src.read(at + 10, pad_len))
+            .transpose()?;
+        let count = img.blocks_across
+            * img.blocks_down
+            * if img.imode == 'S' {
+                img.band_reps.len() as u64
+            } else {
+                1
+            };
+        let blocks = if bmr_len == 0 {
+            Vec::new()
+        } else {
+            src.read(at + 10 + pad_len, 4 * count)?
+                .chunks_exact(4)
+                .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                .collect()
+        };
+        if data_offset > img.data_len {
+            return Err(src.malformed(format!(
+                "image segment {n}: IMDATOFF {data_offset} is past its {} bytes of data",
+                img.data_len
+            )));
+        }
+        Ok(MaskTable {
+            data_offset,
+            blocks,
+            pad,
+        })
+    }
+}
+
+/// The data array of an uncompressed (NC / NM) image.
+fn blocks(
+    src: &Source,
+    img: &Image,
+    n: usize,
+    start: u64,
+    mask: Option<&MaskTable>,
+) -> Result<pyramid::Array> {
+    let bad =
+        |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
+    let kind = match (img.pvtype.as_str(), img.nbpp) {
+        ("INT", 8 | 16 | 32 | 64) => 'u',
+        ("SI", 8 | 16 | 32 | 64) => 'i',
+        ("R", 32 | 64) => 'f',
+        (pv, bits) => return Err(bad(format!("PVTYPE {pv} with NBPP {bits}"))),
+    };
+    if !matches!(img.imode, 'B' | 'P' | 'R' | 'S') {
+        return Err(bad(format!("IMODE '{}'", img.imode)));
+    }
+    let size = img.nbpp / 8;
+    let bands = img.band_reps.len() as u64;
+    let planar = img.imode == 'S' && bands > 1;
+    let per_chunk = if planar { 1 } else { bands };
+    let chunk_bytes = per_chunk * img.block_width * img.block_height * size;
+    let grid = img.blocks_across * img.blocks_down;
+    let mut refs = Vec::new();
+    for plane in 0..if planar { bands } else { 1 } {
+        for block in 0..grid {
+            let i = plane * grid + block;
+            let offset = match mask.filter(|m| !m.blocks.is_empty()) {
+                Some(m) => match m.blocks.get(i as usize) {
+                    Some(&ABSENT) => continue,
+                    Some(&o) => u64::from(o),
+                    None => {
+                        return Err(src.malformed(format!("image segment {n}: short mask table")))
+                    }
+                },
+                None => i * chunk_bytes,
+            };
+            let at = start + offset;
+            if at + chunk_bytes > img.data_offset + img.data_len {
+                return Err(src.malformed(format!(
+                    "image segment {n}: block {block} of band group {plane} at byte {at} (+{chunk_bytes}) is past the segment's data"
+                )));
+            }
+            let (row, col) = (block / img.blocks_across, block % img.blocks_across);
+            refs.push((format!("{plane}.{row}.{col}"), vec![(at, chunk_bytes)]));
+        }
+    }
+    let fill = match mask.and_then(|m| m.pad.as_ref()) {
+        Some(pad) => pad_value(pad, kind, size),
+        None => Value::Null,
+    };
+    let order = if size == 1 { '|' } else { '>' };
+    Ok(pyramid::Array {
+        shape: [bands, img.rows, img.cols],
+        chunks: [per_chunk, img.block_height, img.block_width],
+        dtype: format!("{order}{kind}{size}"),
+        codec: json!({
+            "id": JBP_BLOCK_CODEC, "num_bands": per_chunk, "block_height": img.block_height,
+            "block_width": img.block_width, "nbpp": img.nbpp,
+            "imode": img.imode.to_string(), "pvtype": img.pvtype,
+        }),
+        fill,
+        refs,
+    })
+}
+
+/// The pad pixel value (big-endian bytes, right-aligned) as a JSON number.
+fn pad_value(pad: &[u8], kind: char, size: u64) -> Value {
+    let mut raw = [0u8; 8];
+    let n = pad.len().min(8);
+    raw[8 - n..].copy_from_slice(&pad[pad.len() - n..]);
+    let v = u64::from_be_bytes(raw);
+    match (kind, size) {
+        ('f', 4) => json!(f32::from_bits(v as u32)),
+        ('f', _) => json!(f64::from_bits(v)),
+        ('i', _) => {
+            let shift = 64 - 8 * size as u32;
+            json!(((v << shift) as i64) >> shift)
+        }
+        _ => json!(v),
+    }
+}
