@@ -1,0 +1,230 @@
+"""NITF: ``chunkref index`` on GDAL-written NITF files (IC = NC and C8,
+several image segments, every IMODE, masked blocks with a pad value) read
+through ChunkRef with GDAL's NITF driver as the oracle."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+import kerchunk_builders as kb
+from conftest import run_chunkref
+from peer import peer_index
+from raster_checks import assert_matches, native_levels, open_chunkref
+
+WIDTH, HEIGHT, BLOCK = 300, 200, 128
+
+#: name: (bands, numpy dtype, creation options)
+NITF_CASES = {
+    "nc-u1-1band": (1, "u1", ()),
+    "nc-u1-3band": (3, "u1", ()),
+    "nc-u2-2band": (2, "u2", ()),
+    "nc-i2-1band": (1, "i2", ()),
+    "nc-f4-1band": (1, "f4", ()),
+    "nc-f8-1band": (1, "f8", ()),
+    "c8-u1-3band": (3, "u1", ("IC=C8", "QUALITY=100", "REVERSIBLE=YES")),
+    "c8-u2-1band-big": (1, "u2", ("IC=C8", "QUALITY=100", "REVERSIBLE=YES")),
+}
+
+
+def pattern(bands: int, dtype: str, height: int = HEIGHT, width: int = WIDTH) -> np.ndarray:
+    y, x = np.mgrid[0:height, 0:width]
+    planes = [((x * (b + 2) + y * 3 + (x * y) % 11) % 250).astype(dtype) for b in range(bands)]
+    if np.dtype(dtype).kind in "if":
+        planes = [(p.astype(dtype) - 100) * (3 if np.dtype(dtype).kind == "f" else 1) for p in planes]
+    return np.stack(planes)
+
+
+def mem_dataset(data: np.ndarray) -> gdal.Dataset:
+    bands, height, width = data.shape
+    ds = gdal.GetDriverByName("MEM").Create("", width, height, bands, kb.gdal_type_for(data.dtype))
+    for b in range(bands):
+        ds.GetRasterBand(b + 1).WriteArray(data[b])
+    return ds
+
+
+def write_nitf(path: Path, name: str) -> Path:
+    bands, dtype, options = NITF_CASES[name]
+    size = (1024, 600) if name.endswith("-big") else (WIDTH, HEIGHT)
+    data = pattern(bands, dtype, size[1], size[0])
+    options = [f"BLOCKXSIZE={BLOCK}", f"BLOCKYSIZE={BLOCK}", *options]
+    gdal.Translate(str(path), mem_dataset(data), format="NITF", creationOptions=options)
+    return path
+
+
+def index(binary: Path, source: Path, out: Path) -> dict:
+    done = run_chunkref(binary, "index", source, "-o", out)
+    assert done.returncode == 0, f"chunkref index failed:\n{done.stderr}"
+    return json.loads(out.read_text())
+
+
+def assert_reads_like_gdal(index_path: Path, source: Path | str, target: str | None = None) -> None:
+    native = gdal.Open(str(source))
+    blocks = [tuple(bands[0].GetBlockSize()) for bands in kb.dataset_levels(native)]
+    name = f'CHUNKREF:"{index_path}":{target}' if target else index_path
+    assert_matches(open_chunkref(name), native_levels(native), blocks)
+
+
+@pytest.mark.parametrize("name", list(NITF_CASES))
+def test_index_reads_like_gdal(tmp_path, chunkref_bin, name):
+    source = write_nitf(tmp_path / f"{name}.ntf", name)
+    out = tmp_path / f"{name}.json"
+    index(chunkref_bin, source, out)
+    assert_reads_like_gdal(out, source)
+
+
+# --------------------------------------------------------------------------
+# IMODE P, R and S, and masked blocks: GDAL writes IMODE B blocks; these
+# tests rewrite the image data (and the subheader field) of such a file.
+# --------------------------------------------------------------------------
+
+
+def layout(raw: bytes) -> tuple[int, int, int]:
+    """(offset of the image subheader, its length, offset of LI1 in the
+    file header) of a single-segment GDAL-written NITF 2.1 file."""
+    hl = int(raw[354:360])
+    assert int(raw[360:363]) == 1, "one image segment"
+    return hl, int(raw[363:369]), 369
+
+
+def imode_at(subheader: bytes) -> int:
+    """Offset of IMODE in a GDAL-written image subheader (no IGEOLO, no
+    comments, IC = NC, no LUTs)."""
+    nbands = int(subheader[375:376])
+    at = 376 + 13 * nbands + 1
+    assert subheader[at : at + 1] == b"B", "GDAL writes IMODE B"
+    return at
+
+
+def blocks_b(data: bytes, bands: int, size: int) -> list[np.ndarray]:
+    """The IMODE B blocks of an image, each (bands, BLOCK, BLOCK)."""
+    per = bands * BLOCK * BLOCK * size
+    dtype = np.dtype(f">u{size}")
+    return [
+        np.frombuffer(data[i : i + per], dtype).reshape(bands, BLOCK, BLOCK)
+        for i in range(0, len(data), per)
+    ]
+
+
+def rewrite(source: Path, out: Path, imode: str) -> Path:
+    raw = source.read_bytes()
+    hl, lish, _ = layout(raw)
+    sub = bytearray(raw[hl : hl + lish])
+    data = raw[hl + lish :]
+    bands = int(sub[375:376])
+    blocks = blocks_b(data, bands, 1)
+    if imode == "P":
+        new = b"".join(b.transpose(1, 2, 0).tobytes() for b in blocks)
+    elif imode == "R":
+        new = b"".join(b.transpose(1, 0, 2).tobytes() for b in blocks)
+    else:  # S: every block of band 1, then band 2, ...
+        new = b"".join(b[band].tobytes() for band in range(bands) for b in blocks)
+    sub[imode_at(bytes(sub))] = ord(imode)
+    out.write_bytes(raw[:hl] + bytes(sub) + new)
+    return out
+
+
+@pytest.mark.parametrize("imode", ["P", "R", "S"])
+def test_every_imode_reads_like_gdal(tmp_path, chunkref_bin, imode):
+    source = write_nitf(tmp_path / "b.ntf", "nc-u1-3band")
+    changed = rewrite(source, tmp_path / f"{imode}.ntf", imode)
+    assert gdal.Open(str(changed)).GetMetadataItem("NITF_IMODE") == imode
+    out = tmp_path / f"{imode}.json"
+    doc = index(chunkref_bin, changed, out)
+    meta = json.loads(doc["refs"]["0/data/.zarray"])
+    assert meta["chunks"][0] == (1 if imode == "S" else 3), meta["chunks"]
+    assert_reads_like_gdal(out, changed)
+
+
+def test_masked_blocks_read_as_the_pad_value(tmp_path, chunkref_bin):
+    """IC = NM with a block mask: an absent block reads as the pad pixel
+    value, which is the nodata value."""
+    source = write_nitf(tmp_path / "nc.ntf", "nc-u1-1band")
+    raw = bytearray(source.read_bytes())
+    hl, lish, li_at = layout(bytes(raw))
+    sub = bytearray(raw[hl : hl + lish])
+    blocks = blocks_b(bytes(raw[hl + lish :]), 1, 1)
+    ic_at = sub.index(b"NC", 372)
+    sub[ic_at : ic_at + 2] = b"NM"
+    absent, pad = 1, 7
+    offsets, data, at = [], b"", 0
+    for i, block in enumerate(blocks):
+        if i == absent:
+            offsets.append(0xFFFFFFFF)
+            continue
+        offsets.append(at)
+        data += block.tobytes()
+        at += block.nbytes
+    table_len = 4 + 2 + 2 + 2 + 1 + 4 * len(blocks)
+    table = struct.pack(">IHHHB", table_len, 4, 0, 8, pad) + struct.pack(
+        f">{len(offsets)}I", *offsets
+    )
+    image = bytes(sub) + table + data
+    raw[li_at : li_at + 10] = b"%010d" % (len(table) + len(data))
+    head = bytearray(raw[:hl])
+    head[342:354] = b"%012d" % (hl + len(image))
+    masked = tmp_path / "nm.ntf"
+    masked.write_bytes(bytes(head) + image)
+    native = gdal.Open(str(masked))
+    assert native.GetMetadataItem("NITF_IC") == "NM"
+    out = tmp_path / "nm.json"
+    doc = index(chunkref_bin, masked, out)
+    assert "0/data/0.0.1" not in doc["refs"], "the masked block is not referenced"
+    assert_reads_like_gdal(out, masked)
+    ds = open_chunkref(out)
+    assert ds.GetRasterBand(1).GetNoDataValue() == pad == native.GetRasterBand(1).GetNoDataValue()
+
+
+# --------------------------------------------------------------------------
+# Several image segments
+# --------------------------------------------------------------------------
+
+
+def test_each_image_segment_is_a_subdataset(tmp_path, chunkref_bin):
+    source = tmp_path / "multi.ntf"
+    first = pattern(1, "u1")
+    second = pattern(3, "u1", 90, 150)
+    gdal.Translate(str(source), mem_dataset(first), format="NITF",
+                   creationOptions=["NUMI=2", f"BLOCKXSIZE={BLOCK}", f"BLOCKYSIZE={BLOCK}"])
+    gdal.Translate(str(source), mem_dataset(second), format="NITF",
+                   creationOptions=["APPEND_SUBDATASET=YES", "IC=C8", "QUALITY=100",
+                                    "REVERSIBLE=YES", "IDLVL=2"])
+    subdatasets = gdal.Open(str(source)).GetSubDatasets()
+    assert len(subdatasets) == 2, subdatasets
+    out = tmp_path / "multi.json"
+    index(chunkref_bin, source, out)
+    listed = open_chunkref(out).GetSubDatasets()
+    assert [name for name, _ in listed] == [
+        f'CHUNKREF:"{out}":image_{n}' for n in range(2)
+    ], listed
+    for n, (gdal_name, _) in enumerate(subdatasets):
+        assert_reads_like_gdal(out, gdal_name, f"image_{n}")
+
+
+# --------------------------------------------------------------------------
+# Errors and the peer
+# --------------------------------------------------------------------------
+
+
+def test_truncated_nitf_fails_naming_the_file(tmp_path, chunkref_bin):
+    source = write_nitf(tmp_path / "t.ntf", "nc-u1-3band")
+    raw = source.read_bytes()
+    source.write_bytes(raw[: len(raw) // 2])
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "t.json")
+    assert done.returncode != 0
+    assert str(source) in done.stderr and "NITF" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("name", ["nc-u1-3band", "nc-u2-2band", "c8-u1-3band"])
+def test_peer_index_opens_in_chunkref(tmp_path, peer, name):
+    source = write_nitf(tmp_path / f"{name}.ntf", name)
+    out = tmp_path / "peer.json"
+    peer_index(peer, source, out)
+    native = gdal.Open(str(source))
+    block = tuple(native.GetRasterBand(1).GetBlockSize())
+    assert_matches(open_chunkref(out), native_levels(native)[:1], [block])
