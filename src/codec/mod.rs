@@ -17,6 +17,7 @@ mod jbp_block;
 mod jpeg2000;
 mod lz4;
 mod lzma;
+mod nitf_jpeg;
 mod shuffle;
 mod tiff_tile;
 mod zlib;

@@ -69,6 +69,10 @@ static BUILTINS: &[Entry] = &[
         build: lzma::from_config,
     },
     Entry {
+        names: super::nitf_jpeg::NAMES,
+        build: super::nitf_jpeg::from_config,
+    },
+    Entry {
         names: &["shuffle", "numcodecs.shuffle"],
         build: shuffle::from_config,
     },
@@ -295,6 +299,10 @@ pub(crate) mod tests {
             ),
             (
                 super::super::jbp_block::URI,
+                r#"{"num_bands": 1, "block_height": 8, "block_width": 8}"#.to_string(),
+            ),
+            (
+                super::super::nitf_jpeg::URI,
                 r#"{"num_bands": 1, "block_height": 8, "block_width": 8}"#.to_string(),
             ),
         ];

@@ -7,10 +7,13 @@
 //!   P and R hold every band in a block; S gives each band its own chunks);
 //!   blocks the NM mask table marks absent are left out and read as the pad
 //!   value, which is also the nodata value.
+//! - IC = C3 / M3: each block's JPEG stream is a chunk for the `jpeg` codec
+//!   (found through the mask table, or by walking the JPEG markers).
 //! - IC = C8 / M8: the segment's JPEG 2000 codestream, indexed by tiles with
 //!   its resolution levels as overviews (see [`crate::j2k`]).
 
 pub mod header;
+mod jpeg;
 
 use serde_json::{json, Map, Value};
 
@@ -19,6 +22,11 @@ use crate::index::pyramid::{self, Pyramid};
 use crate::j2k::Codestream;
 use crate::source::Source;
 use header::Image;
+
+/// Codec URI of JPEG-compressed NITF blocks, as osml-imagery-io names it.
+pub const JPEG_CODEC: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jpeg";
+/// Largest C3 image data scanned for its JPEG streams (1 GiB).
+const MAX_SCAN_BYTES: u64 = 1 << 30;
 
 /// Codec URI of uncompressed NITF blocks, as osml-imagery-io names it.
 pub const JBP_BLOCK_CODEC: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jbp-block";
@@ -80,6 +88,13 @@ fn levels(src: &Source, img: &Image, n: usize) -> Result<Vec<pyramid::Level>> {
     };
     match img.ic.as_str() {
         "NC" | "NM" => Ok(vec![level(blocks(src, img, n, data_start, mask.as_ref())?)]),
+        "C3" | "M3" => Ok(vec![level(jpeg_blocks(
+            src,
+            img,
+            n,
+            data_start,
+            mask.as_ref(),
+        )?)]),
         "C8" | "M8" => {
             let len = img.data_len - (data_start - img.data_offset);
             let cs = Codestream::read(src, data_start, len)?;
@@ -235,4 +250,76 @@ fn pad_value(pad: &[u8], kind: char, size: u64) -> Value {
         }
         _ => json!(v),
     }
+}
+
+/// The data array of a JPEG-compressed (C3 / M3) image: one chunk per
+/// block, each a whole JPEG stream holding every band.
+fn jpeg_blocks(
+    src: &Source,
+    img: &Image,
+    n: usize,
+    start: u64,
+    mask: Option<&MaskTable>,
+) -> Result<pyramid::Array> {
+    let bands = img.band_reps.len() as u64;
+    if img.nbpp != 8 || (bands > 1 && img.imode != 'P') {
+        return Err(Error::unsupported(format!(
+            "{}: image segment {n}: JPEG blocks of {} bits with {bands} bands in IMODE {}              (supported: 8-bit, one band or IMODE P)",
+            src.path(),
+            img.nbpp,
+            img.imode
+        )));
+    }
+    let len = img.data_offset + img.data_len - start;
+    if len > MAX_SCAN_BYTES {
+        return Err(Error::Limits {
+            what: format!(
+                "{}: image segment {n} holds {len} bytes of JPEG data to scan (limit {MAX_SCAN_BYTES})",
+                src.path()
+            ),
+        });
+    }
+    let data = src.read(start, len)?;
+    let grid = img.blocks_across * img.blocks_down;
+    let mut refs = Vec::new();
+    let mut at = 0usize;
+    for block in 0..grid {
+        let begin = match mask.filter(|m| !m.blocks.is_empty()) {
+            Some(m) => match m.blocks.get(block as usize) {
+                Some(&ABSENT) => continue,
+                Some(&o) => o as usize,
+                None => return Err(src.malformed(format!("image segment {n}: short mask table"))),
+            },
+            None => at,
+        };
+        let end = jpeg::stream_end(&data, begin).ok_or_else(|| {
+            src.malformed(format!(
+                "image segment {n}: no complete JPEG stream for block {block} at byte {}",
+                start + begin as u64
+            ))
+        })?;
+        let (row, col) = (block / img.blocks_across, block % img.blocks_across);
+        refs.push((
+            format!("0.{row}.{col}"),
+            vec![(start + begin as u64, (end - begin) as u64)],
+        ));
+        at = end;
+    }
+    let color_space = match (bands, img.irep.as_str()) {
+        (1, _) => "MONO",
+        (_, "YCbCr601") => "YCbCr601",
+        _ => "RGB",
+    };
+    Ok(pyramid::Array {
+        shape: [bands, img.rows, img.cols],
+        chunks: [bands, img.block_height, img.block_width],
+        dtype: "|u1".into(),
+        codec: json!({
+            "id": JPEG_CODEC, "bits_per_pixel": 8, "num_bands": bands,
+            "block_width": img.block_width, "block_height": img.block_height,
+            "imode": img.imode.to_string(), "color_space": color_space,
+        }),
+        fill: Value::Null,
+        refs,
+    })
 }

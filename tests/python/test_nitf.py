@@ -1,4 +1,4 @@
-"""NITF: ``chunkref index`` on GDAL-written NITF files (IC = NC and C8,
+"""NITF: ``chunkref index`` on GDAL-written NITF files (IC = NC, C3, M3 and C8,
 several image segments, every IMODE, masked blocks with a pad value) read
 through ChunkRef with GDAL's NITF driver as the oracle."""
 
@@ -15,7 +15,11 @@ from osgeo import gdal
 import kerchunk_builders as kb
 from conftest import run_chunkref
 from peer import peer_index
-from raster_checks import assert_matches, native_levels, open_chunkref
+from raster_checks import assert_levels_close, assert_matches, native_levels, open_chunkref
+
+#: Largest difference between the Rust JPEG decoder and GDAL's libjpeg-turbo
+#: (chroma upsampling differs), as measured for JPEG-in-TIFF.
+JPEG_TOLERANCE = 3
 
 WIDTH, HEIGHT, BLOCK = 300, 200, 128
 
@@ -76,6 +80,21 @@ def test_index_reads_like_gdal(tmp_path, chunkref_bin, name):
     out = tmp_path / f"{name}.json"
     index(chunkref_bin, source, out)
     assert_reads_like_gdal(out, source)
+
+
+@pytest.mark.parametrize("bands", [1, 3])
+@pytest.mark.parametrize("ic", ["C3", "M3"])
+def test_jpeg_blocks_read_like_gdal_within_tolerance(tmp_path, chunkref_bin, ic, bands):
+    source = tmp_path / f"{ic}.ntf"
+    options = [f"IC={ic}", f"BLOCKXSIZE={BLOCK}", f"BLOCKYSIZE={BLOCK}", "QUALITY=90"]
+    gdal.Translate(str(source), mem_dataset(pattern(bands, "u1")), format="NITF",
+                   creationOptions=options)
+    out = tmp_path / f"{ic}.json"
+    doc = index(chunkref_bin, source, out)
+    assert len([k for k in doc["refs"] if k.startswith("0/data/0.")]) == 6, "one chunk per block"
+    worst = assert_levels_close(open_chunkref(out), native_levels(gdal.Open(str(source))),
+                                JPEG_TOLERANCE)
+    print(f"\n{ic} {bands} band(s): max |ChunkRef - GDAL| = {worst}")
 
 
 # --------------------------------------------------------------------------
@@ -218,6 +237,16 @@ def test_truncated_nitf_fails_naming_the_file(tmp_path, chunkref_bin):
     done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "t.json")
     assert done.returncode != 0
     assert str(source) in done.stderr and "NITF" in done.stderr, done.stderr
+
+
+def test_peer_jpeg_index_opens_in_chunkref(tmp_path, peer):
+    source = tmp_path / "c3.ntf"
+    gdal.Translate(str(source), mem_dataset(pattern(3, "u1")), format="NITF",
+                   creationOptions=["IC=C3", f"BLOCKXSIZE={BLOCK}", f"BLOCKYSIZE={BLOCK}"])
+    out = tmp_path / "peer.json"
+    peer_index(peer, source, out)
+    expected = native_levels(gdal.Open(str(source)))[:1]
+    assert_levels_close(open_chunkref(out), expected, JPEG_TOLERANCE)
 
 
 @pytest.mark.parametrize("name", ["nc-u1-3band", "nc-u2-2band", "c8-u1-3band"])
