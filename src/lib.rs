@@ -9,14 +9,17 @@
 pub mod assemble;
 pub mod chunk;
 pub mod codec;
+pub mod dted;
 pub mod error;
 pub mod fetch;
 pub mod ffi;
 pub mod identify;
 pub mod index;
+pub mod layout;
 pub mod raster;
 pub mod refs;
 pub mod resolve;
+pub mod source;
 pub mod tiff;
 pub mod zarr;
 

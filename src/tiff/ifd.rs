@@ -2,98 +2,16 @@
 //! range reads only (a small head block serves the usual COG layout).
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 use crate::error::{Error, Result};
+pub use crate::source::Source;
 
-/// Bytes read from the start of the file in one go; IFDs inside are free.
-const HEAD_BYTES: u64 = 64 * 1024;
 /// Most IFDs followed in one file.
 const MAX_IFDS: usize = 4096;
 /// Most entries in one IFD.
 const MAX_ENTRIES: u64 = 4096;
 /// Largest single tag value read (256 MiB: 32M tile offsets in BigTIFF).
 const MAX_TAG_BYTES: u64 = 256 << 20;
-
-/// A file read by byte ranges.
-pub struct Source {
-    path: String,
-    file: File,
-    len: u64,
-    head: Vec<u8>,
-}
-
-impl Source {
-    /// Opens `path` and reads its first bytes.
-    pub fn open(path: &str) -> Result<Source> {
-        let io = |reason: String| Error::Io {
-            url: path.to_string(),
-            range: String::new(),
-            reason,
-        };
-        let file = File::open(path).map_err(|e| io(e.to_string()))?;
-        let len = file.metadata().map_err(|e| io(e.to_string()))?.len();
-        let mut head = vec![0; HEAD_BYTES.min(len) as usize];
-        file.read_exact_at(&mut head, 0)
-            .map_err(|e| io(e.to_string()))?;
-        Ok(Source {
-            path: path.to_string(),
-            file,
-            len,
-            head,
-        })
-    }
-
-    /// Reads `len` bytes at `offset`; ranges past the end of the file are errors.
-    pub fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
-        let end = offset
-            .checked_add(len)
-            .filter(|&e| e <= self.len)
-            .ok_or_else(|| {
-                self.malformed(format!(
-                    "bytes {offset}..{} are past the end of the file ({} bytes)",
-                    offset.saturating_add(len),
-                    self.len
-                ))
-            })?;
-        if end <= self.head.len() as u64 {
-            return Ok(self.head[offset as usize..end as usize].to_vec());
-        }
-        let mut buf = vec![0; len as usize];
-        self.file
-            .read_exact_at(&mut buf, offset)
-            .map_err(|e| Error::Io {
-                url: self.path.clone(),
-                range: format!(" bytes {offset}..{end}"),
-                reason: e.to_string(),
-            })?;
-        Ok(buf)
-    }
-
-    /// Path of the file.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// Length of the file in bytes.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    /// True for an empty file.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// An error saying the file is not a TIFF chunkref can index.
-    pub fn malformed(&self, reason: impl std::fmt::Display) -> Error {
-        Error::MalformedSource {
-            path: self.path.clone(),
-            reason: format!("not a readable TIFF: {reason}"),
-        }
-    }
-}
 
 /// A tag's value, widened.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,7 +116,11 @@ pub fn read(src: &Source) -> Result<Tiff> {
             return Err(src.malformed(format!("more than {MAX_IFDS} IFDs")));
         }
         let (ifd, after) = read_ifd(src, &r, bigtiff, next).map_err(|e| {
-            src.malformed(format!("IFD {} at offset {next}: {}", ifds.len(), strip(e)))
+            src.malformed(format!(
+                "IFD {} at offset {next}: {}",
+                ifds.len(),
+                strip(src, e)
+            ))
         })?;
         ifds.push(ifd);
         next = after;
@@ -213,10 +135,10 @@ pub fn read(src: &Source) -> Result<Tiff> {
     })
 }
 
-fn strip(e: Error) -> String {
+fn strip(src: &Source, e: Error) -> String {
     match e {
         Error::MalformedSource { reason, .. } => reason
-            .trim_start_matches("not a readable TIFF: ")
+            .trim_start_matches(&src.malformed_prefix())
             .to_string(),
         other => other.to_string(),
     }
@@ -429,7 +351,7 @@ mod tests {
             bytes.len()
         ));
         std::fs::write(&path, bytes).unwrap();
-        let r = read(&Source::open(path.to_str().unwrap()).unwrap());
+        let r = read(&Source::open(path.to_str().unwrap(), "TIFF").unwrap());
         std::fs::remove_file(&path).unwrap();
         r
     }

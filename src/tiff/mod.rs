@@ -8,9 +8,10 @@ pub mod ifd;
 pub mod tags;
 
 use base64::Engine;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::layout::{self, Refs};
 use geo::Georef;
 use ifd::{Ifd, Source};
 
@@ -36,7 +37,7 @@ struct Image {
 /// Builds the Kerchunk JSON index of the TIFF at `path`, whose chunks are
 /// referenced by `url`.
 pub fn index_file(path: &str, url: &str) -> Result<Value> {
-    let src = Source::open(path)?;
+    let src = Source::open(path, "TIFF")?;
     let tiff = ifd::read(&src)?;
     let mut levels: Vec<(usize, Image)> = Vec::new();
     let mut masks: Vec<Image> = Vec::new();
@@ -63,57 +64,26 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         .and_then(|s| s.trim().parse::<f64>().ok())
         .map_or(Value::Null, |v| json!(v));
     let (w0, h0) = (levels[0].1.width as f64, levels[0].1.height as f64);
-    let mut refs = Map::new();
-    let mut layout = Vec::new();
-    let meta = |refs: &mut Map<String, Value>, key: String, v: Value| {
-        refs.insert(key, Value::String(v.to_string()));
-    };
+    let mut refs = Refs::new();
+    let mut entries = Vec::new();
     for (level, (_, img)) in levels.iter().enumerate() {
         let scale = [w0 / img.width as f64, h0 / img.height as f64];
-        let name = level.to_string();
         let relative = match level {
             0 => [1.0, 1.0],
             _ => relative_scale(&levels[level - 1].1, img),
         };
-        let mut entry =
-            json!({"asset": name, "transform": {"scale": relative, "translation": [0.0, 0.0]}});
-        if level > 0 {
-            entry["derived_from"] = json!((level - 1).to_string());
-        }
         let geo_attrs = georef.attributes([img.height, img.width], scale);
-        for (k, v) in &geo_attrs {
-            if k == "spatial:shape" || k == "spatial:transform" {
-                entry[k] = v.clone();
-            }
-        }
-        layout.push(entry);
-        meta(
-            &mut refs,
-            format!("{name}/.zgroup"),
-            json!({"zarr_format": 2}),
-        );
-        meta(
-            &mut refs,
-            format!("{name}/.zattrs"),
-            Value::Object(geo_attrs),
-        );
-        write_array(&mut refs, &format!("{name}/data"), img, &fill, url);
+        entries.push(layout::put_level(&mut refs, level, relative, geo_attrs));
+        write_array(&mut refs, &format!("{level}/data"), img, &fill, url);
         if let Some(mask) = masks
             .iter()
             .find(|m| m.width == img.width && m.height == img.height)
         {
-            write_array(&mut refs, &format!("{name}/mask"), mask, &Value::Null, url);
+            write_array(&mut refs, &format!("{level}/mask"), mask, &Value::Null, url);
         }
     }
-    let mut root = georef.attributes([levels[0].1.height, levels[0].1.width], [1.0, 1.0]);
-    root.insert("source".into(), json!(url));
-    root.insert(
-        "zarr_conventions".into(),
-        geo::conventions(georef.is_some()),
-    );
-    root.insert("multiscales".into(), json!({"layout": layout}));
-    meta(&mut refs, ".zgroup".into(), json!({"zarr_format": 2}));
-    meta(&mut refs, ".zattrs".into(), Value::Object(root));
+    let root = georef.attributes([levels[0].1.height, levels[0].1.width], [1.0, 1.0]);
+    layout::put_root(&mut refs, root, json!(url), entries);
     Ok(json!({"version": 1, "refs": refs}))
 }
 
@@ -125,22 +95,16 @@ fn relative_scale(from: &Image, img: &Image) -> [f64; 2] {
     ]
 }
 
-fn write_array(refs: &mut Map<String, Value>, prefix: &str, img: &Image, fill: &Value, url: &str) {
+fn write_array(refs: &mut Refs, prefix: &str, img: &Image, fill: &Value, url: &str) {
     let band_chunk = if img.planar { 1 } else { img.samples };
-    let zarray = json!({
-        "zarr_format": 2, "shape": [img.samples, img.height, img.width],
-        "chunks": [band_chunk, img.chunk_h, img.chunk_w], "dtype": img.dtype,
-        "fill_value": fill, "order": "C", "compressor": null, "filters": [img.codec],
-        "dimension_separator": "."});
-    refs.insert(
-        format!("{prefix}/.zarray"),
-        Value::String(zarray.to_string()),
-    );
-    let zattrs = json!({"_ARRAY_DIMENSIONS": ["bands", "y", "x"]});
-    refs.insert(
-        format!("{prefix}/.zattrs"),
-        Value::String(zattrs.to_string()),
-    );
+    let doc = layout::ArrayDoc {
+        shape: [img.samples, img.height, img.width],
+        chunks: [band_chunk, img.chunk_h, img.chunk_w],
+        dtype: &img.dtype,
+        fill,
+        codec: &img.codec,
+    };
+    layout::put_array(refs, prefix, &doc);
     for (suffix, offset, length) in &img.chunks {
         refs.insert(format!("{prefix}/{suffix}"), json!([url, offset, length]));
     }
