@@ -3,7 +3,7 @@
 //! ```text
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
-//! chunkref index [--template-base] [--no-verify-checksum] CELL.dt1 ... -o OUT.json
+//! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
 //! ```
 //! Reads only the headers of each source and writes a Kerchunk JSON v1 chunk
 //! index. TIFF / BigTIFF / COG: one index per source (`<name>.tile_index.json`
@@ -14,15 +14,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: chunkref index [--template-base] [--no-verify-checksum] SOURCE... -o OUT(.json | DIR/)\n\
+const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | DIR/)\n\
   SOURCE           TIFF / BigTIFF / COG files (one index each), or DTED cells\n\
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index)\n\
   --template-base  write portable {{base}}NAME URLs with \"templates\": {\"base\": \"\"}\n\
                    (the index then sits next to its sources, or is opened with\n\
                    -oo TEMPLATE_base=/where/they/are/)\n\
-  --no-verify-checksum\n\
-                   DTED: do not verify record checksums when reading (for cells\n\
-                   known to carry bad checksums; the peer cannot read such indexes)";
+  --bad-checksum-warning\n\
+                   DTED: a record with a bad checksum is read with a GDAL warning\n\
+                   instead of failing the read (the peer cannot read such indexes)";
 
 /// A source format `chunkref index` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +96,7 @@ struct Args {
     sources: Vec<String>,
     output: PathBuf,
     template_base: bool,
-    verify_checksum: bool,
+    checksum_warnings: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -106,12 +106,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         Some(other) => return Err(format!("unknown command '{other}'\n{USAGE}")),
     }
     let (mut sources, mut output, mut template_base) = (Vec::new(), None, false);
-    let mut verify_checksum = true;
+    let mut checksum_warnings = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
             "--template-base" => template_base = true,
-            "--no-verify-checksum" => verify_checksum = false,
+            "--bad-checksum-warning" => checksum_warnings = true,
             "-h" | "--help" => return Err(USAGE.into()),
             s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{USAGE}")),
             s => sources.push(s.to_string()),
@@ -125,7 +125,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         sources,
         output: PathBuf::from(output),
         template_base,
-        verify_checksum,
+        checksum_warnings,
     })
 }
 
@@ -175,7 +175,7 @@ fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usiz
     let doc = match format {
         Format::Tiff => chunkref::tiff::index_file(&path, &url),
         Format::Dted => chunkref::dted::Cell::read(&path, &url)
-            .and_then(|cell| chunkref::dted::index_cells(&[cell], args.verify_checksum)),
+            .and_then(|cell| chunkref::dted::index_cells(&[cell], args.checksum_warnings)),
     }
     .map_err(|e| e.to_string())?;
     let out = destination(args, source, args.sources.len() > 1);
@@ -198,7 +198,7 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
         return Err(errors.join("\n"));
     }
     let doc =
-        chunkref::dted::index_cells(&cells, args.verify_checksum).map_err(|e| e.to_string())?;
+        chunkref::dted::index_cells(&cells, args.checksum_warnings).map_err(|e| e.to_string())?;
     let out = destination(args, "dted_mosaic", false);
     Ok((out.clone(), write(args, doc, &out)?))
 }

@@ -14,8 +14,9 @@
 //! value -32767 is taken as wrongly written in two's complement.
 //!
 //! chunkref extensions (absent from indexes the peer writes):
-//! - `verify_checksum` (default `true`): a record whose checksum does not
-//!   match is an error naming the record; `false` skips the check.
+//! - `bad_checksum`: `"error"` (the default: a record whose checksum does
+//!   not match fails the read, naming the record) or `"warning"` (a GDAL
+//!   warning naming the record, and the posts are read).
 //! - `trimmed_edge_chunks` `[row, col]`: the chunk row `row` / column `col`
 //!   of a mosaic shows the posts `trim_bottom` / `trim_right` removed from
 //!   the cell it references (the mosaic's outer south row and east column).
@@ -24,7 +25,7 @@
 
 use bytes::Bytes;
 
-use super::registry::{config_uint, output_buffer, Config};
+use super::registry::{config_str, config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
 use crate::zarr::dtype::{ByteOrder, ScalarKind};
@@ -57,7 +58,8 @@ struct Dted {
     trim_bottom: usize,
     trim_left: usize,
     trim_right: usize,
-    verify_checksum: bool,
+    /// A bad checksum is a warning (true) or an error (false).
+    checksum_warns: bool,
     /// Chunk row and column showing what `trim_bottom` / `trim_right` removed.
     trimmed_edge_chunks: Option<[u64; 2]>,
 }
@@ -170,9 +172,6 @@ impl Dted {
                 ),
             ));
         }
-        if !self.verify_checksum {
-            return Ok(());
-        }
         let body = RECORD_HEAD + 2 * self.num_lat_points;
         let computed: u32 = record[..body].iter().map(|&b| u32::from(b)).sum();
         let stored = u32::from_be_bytes([
@@ -181,18 +180,25 @@ impl Dted {
             record[body + 2],
             record[body + 3],
         ]);
-        if computed != stored {
-            let counted = u16::from_be_bytes([record[4], record[5]]);
-            return Err(Error::decode(
-                URI,
-                format!(
-                    "bad checksum in record {line} (longitude line {line}, header says {counted}): \
-                     computed 0x{computed:08X}, stored 0x{stored:08X}; the file is corrupt \
-                     (re-index with `chunkref index --no-verify-checksum` to read it anyway)"
-                ),
-            ));
+        if computed == stored {
+            return Ok(());
         }
-        Ok(())
+        let counted = u16::from_be_bytes([record[4], record[5]]);
+        let what = format!(
+            "bad checksum in record {line} (longitude line {line}, header says {counted}): \
+             computed 0x{computed:08X}, stored 0x{stored:08X}"
+        );
+        if self.checksum_warns {
+            crate::ffi::gdal_warning(&format!("{URI}: {what}; its posts are read as stored"));
+            return Ok(());
+        }
+        Err(Error::decode(
+            URI,
+            format!(
+                "{what}; the file is corrupt (re-index with \
+                 `chunkref index --bad-checksum-warning` to read it with a warning)"
+            ),
+        ))
     }
 }
 
@@ -253,31 +259,32 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             format!("'record_size' {record_size} should be 12 + 2 * num_lat_points = {needed}"),
         ));
     }
-    let verify_checksum = match config.get("verify_checksum") {
-        None | Some(serde_json::Value::Null) => true,
-        Some(v) => v.as_bool().ok_or_else(|| {
-            Error::codec_config(
+    let checksum_warns = match config_str(URI, config, "bad_checksum")? {
+        None | Some("error") => false,
+        Some("warning") => true,
+        Some(other) => {
+            return Err(Error::codec_config(
                 URI,
-                format!("'verify_checksum' should be true or false, found {v}"),
-            )
-        })?,
+                format!("'bad_checksum' should be \"error\" or \"warning\", found \"{other}\""),
+            ))
+        }
     };
     let trimmed_edge_chunks = match config.get("trimmed_edge_chunks") {
         None | Some(serde_json::Value::Null) => None,
-        Some(v) => match v
-            .as_array()
-            .map(|a| a.iter().map(|n| n.as_u64()).collect::<Vec<_>>())
-        {
-            Some(pair) if pair.len() == 2 && pair.iter().all(Option::is_some) => {
-                Some([pair[0].unwrap_or(0), pair[1].unwrap_or(0)])
+        Some(v) => {
+            let pair: Option<Vec<u64>> = v
+                .as_array()
+                .and_then(|a| a.iter().map(serde_json::Value::as_u64).collect());
+            match pair.as_deref() {
+                Some(&[row, col]) => Some([row, col]),
+                _ => {
+                    return Err(Error::codec_config(
+                        URI,
+                        format!("'trimmed_edge_chunks' should be [row, col], found {v}"),
+                    ))
+                }
             }
-            _ => {
-                return Err(Error::codec_config(
-                    URI,
-                    format!("'trimmed_edge_chunks' should be [row, col], found {v}"),
-                ))
-            }
-        },
+        }
     };
     Ok(Box::new(Dted {
         num_lat_points,
@@ -287,7 +294,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         trim_bottom: size("trim_bottom", 0)?,
         trim_left: size("trim_left", 0)?,
         trim_right: size("trim_right", 0)?,
-        verify_checksum,
+        checksum_warns,
         trimmed_edge_chunks,
     }))
 }
@@ -415,7 +422,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_checksum_names_the_record_unless_verification_is_off() {
+    fn bad_checksum_names_the_record_and_may_be_a_warning() {
         let mut input = records(&cell());
         input[20 + 8 + 3] ^= 1; // a post of record 1
         let err = decode(&json([0; 4], ""), &input, [1, 4, 3], &[], "<i2").unwrap_err();
@@ -424,8 +431,8 @@ mod tests {
             text.contains("bad checksum in record 1 (longitude line 1"),
             "{text}"
         );
-        assert!(text.contains("--no-verify-checksum"), "{text}");
-        let lenient = json([0; 4], r#", "verify_checksum": false"#);
+        assert!(text.contains("--bad-checksum-warning"), "{text}");
+        let lenient = json([0; 4], r#", "bad_checksum": "warning""#);
         let got = decode(&lenient, &input, [1, 4, 3], &[], "<i2").unwrap();
         assert_eq!(got[2 * 3 + 1], 101 ^ 1);
     }
@@ -456,7 +463,7 @@ mod tests {
             err.to_string().contains("12 + 2 * num_lat_points = 20"),
             "{err}"
         );
-        assert!(from_config(&config(r#"{"verify_checksum": "no"}"#)).is_err());
+        assert!(from_config(&config(r#"{"bad_checksum": "ignore"}"#)).is_err());
         assert!(from_config(&config(r#"{"trimmed_edge_chunks": [1]}"#)).is_err());
     }
 

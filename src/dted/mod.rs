@@ -52,8 +52,9 @@ impl Cell {
 }
 
 /// Builds the index of `cells`: one cell as itself, several as one seamless
-/// mosaic. `verify_checksum: false` writes the chunkref codec field that
-/// turns record checksum verification off (the peer does not know it).
+/// mosaic. `checksum_warnings` writes the chunkref codec field
+/// `"bad_checksum": "warning"`: a record with a bad checksum is then read
+/// with a GDAL warning instead of failing (the peer does not know the field).
 ///
 /// In a mosaic, neighbouring cells share their edge posts. Every cell keeps
 /// its north row and west column (codec `trim_bottom` = `trim_right` = 1,
@@ -63,7 +64,7 @@ impl Cell {
 /// reference the cells north / west of them and show the posts the trims
 /// removed (codec field `trimmed_edge_chunks`). Cells absent from the grid
 /// have no chunk key and read as void.
-pub fn index_cells(cells: &[Cell], verify_checksum: bool) -> Result<Value> {
+pub fn index_cells(cells: &[Cell], checksum_warnings: bool) -> Result<Value> {
     let first = cells.first().ok_or_else(|| Error::Usage {
         what: "no DTED cell to index".into(),
     })?;
@@ -76,8 +77,8 @@ pub fn index_cells(cells: &[Cell], verify_checksum: bool) -> Result<Value> {
         "record_size": h.record_size(),
         "trim_top": 0, "trim_bottom": 0, "trim_left": 0, "trim_right": 0,
     });
-    if !verify_checksum {
-        codec["verify_checksum"] = json!(false);
+    if checksum_warnings {
+        codec["bad_checksum"] = json!("warning");
     }
     let mut refs = Refs::new();
     let (shape, chunks, geotransform) = if cells.len() == 1 {

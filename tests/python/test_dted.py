@@ -20,7 +20,7 @@ from osgeo import gdal
 
 from conftest import run_chunkref
 from peer import peer_index, peer_read_levels
-from raster_checks import assert_pixels_equal, failure_text, open_chunkref
+from raster_checks import assert_pixels_equal, captured_errors, failure_text, open_chunkref
 from test_peer import peer  # noqa: F401  (the session fixture)
 
 VOID = -32767
@@ -193,10 +193,13 @@ def test_bad_checksum_is_an_error_naming_the_record(tmp_path, chunkref_bin):
     ds = open_chunkref(index(chunkref_bin, tmp_path / "bad.json", bad))
     message = failure_text(ds.ReadAsArray)
     assert "bad checksum in record 37 (longitude line 37" in message, message
-    assert str(bad) in message and "--no-verify-checksum" in message, message
-    # Indexed without verification, it reads (with the altered post).
-    lenient = index(chunkref_bin, tmp_path / "lenient.json", bad, extra=("--no-verify-checksum",))
-    got, want = open_chunkref(lenient).ReadAsArray(), gdal.Open(str(good)).ReadAsArray()
+    assert str(bad) in message and "--bad-checksum-warning" in message, message
+    # Indexed with checksum warnings, it reads (with the altered post) and warns.
+    lenient = index(chunkref_bin, tmp_path / "lenient.json", bad, extra=("--bad-checksum-warning",))
+    with captured_errors() as warnings:
+        got = open_chunkref(lenient).ReadAsArray()
+    assert any("bad checksum in record 37" in w for w in warnings), warnings
+    want = gdal.Open(str(good)).ReadAsArray()
     differs = np.argwhere(got != want)
     assert differs.tolist() == [[120 - 5, 37]]
 
