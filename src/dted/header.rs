@@ -252,12 +252,12 @@ fn angle(text: &[u8]) -> Result<(i64, u8), String> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     /// A UHL + DSI + ACC header block for a cell with the given origin
     /// (`DDDMMSSH`), intervals (tenths of seconds), counts and level.
-    pub(crate) fn headers(
+    fn headers(
         lon: &str,
         lat: &str,
         intervals: (u64, u64),

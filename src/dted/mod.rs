@@ -231,3 +231,124 @@ fn origin(h: &Header) -> String {
         h.lat_origin as f64 / 36000.0
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A level 0 cell (121 x 121 posts of 30") with south-west corner at
+    /// (`lat`, `lon`) degrees.
+    fn cell(name: &str, lat: i64, lon: i64) -> Cell {
+        Cell {
+            path: name.into(),
+            url: format!("/d/{name}"),
+            header: Header {
+                lon_origin: lon * 36000,
+                lat_origin: lat * 36000,
+                lon_interval: 300,
+                lat_interval: 300,
+                num_lon_lines: 121,
+                num_lat_points: 121,
+                level: Some(0),
+                epsg: 4326,
+                data_offset: 3428,
+            },
+        }
+    }
+
+    fn doc(refs: &Value, key: &str) -> Value {
+        serde_json::from_str(refs["refs"][key].as_str().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn one_cell_is_one_untrimmed_chunk() {
+        let index = index_cells(&[cell("a.dt0", 45, 15)], false).unwrap();
+        let zarray = doc(&index, "0/data/.zarray");
+        assert_eq!(zarray["shape"], json!([1, 121, 121]));
+        assert_eq!(zarray["chunks"], json!([1, 121, 121]));
+        assert_eq!(zarray["fill_value"], json!(-32767));
+        let codec = &zarray["filters"][0];
+        assert_eq!(codec["record_size"], json!(254));
+        assert_eq!(codec["trim_bottom"], json!(0));
+        assert!(codec.get("trimmed_edge_chunks").is_none() && codec.get("bad_checksum").is_none());
+        assert_eq!(
+            index["refs"]["0/data/0.0.0"],
+            json!(["/d/a.dt0", 3428, 121 * 254])
+        );
+        assert_eq!(doc(&index, ".zattrs")["proj:code"], json!("EPSG:4326"));
+    }
+
+    #[test]
+    fn cells_are_placed_by_origin_with_edge_chunks() {
+        // A 2 x 2 block less its north-east cell, listed in no particular order.
+        let cells = [cell("sw", 45, 15), cell("nw", 46, 15), cell("se", 45, 16)];
+        let index = index_cells(&cells, true).unwrap();
+        let zarray = doc(&index, "0/data/.zarray");
+        assert_eq!(zarray["shape"], json!([1, 241, 241]));
+        assert_eq!(zarray["chunks"], json!([1, 120, 120]));
+        let codec = &zarray["filters"][0];
+        assert_eq!(codec["trimmed_edge_chunks"], json!([2, 2]));
+        assert_eq!(
+            (&codec["trim_bottom"], &codec["trim_right"]),
+            (&json!(1), &json!(1))
+        );
+        assert_eq!(codec["bad_checksum"], json!("warning"));
+        let url = |key: &str| {
+            index["refs"]
+                .get(key)
+                .map(|r| r[0].as_str().unwrap().to_string())
+        };
+        let expect = [
+            ("0.0.0", Some("nw")),
+            ("0.0.1", None),
+            ("0.0.2", None),
+            ("0.1.0", Some("sw")),
+            ("0.1.1", Some("se")),
+            ("0.1.2", Some("se")),
+            ("0.2.0", Some("sw")),
+            ("0.2.1", Some("se")),
+            ("0.2.2", Some("se")),
+        ];
+        for (key, want) in expect {
+            assert_eq!(
+                url(&format!("0/data/{key}")),
+                want.map(|n| format!("/d/{n}")),
+                "{key}"
+            );
+        }
+        let t = doc(&index, ".zattrs")["spatial:transform"].clone();
+        let px = 300.0 / 36000.0;
+        assert_eq!(
+            t,
+            json!([
+                px,
+                0.0,
+                15.0 - 0.5 * px,
+                0.0,
+                -px,
+                46.0 - 0.5 * px + 121.0 * px
+            ])
+        );
+    }
+
+    #[test]
+    fn mixed_off_grid_and_repeated_cells_are_refused() {
+        let mut level1 = cell("b.dt1", 45, 16);
+        level1.header.lat_interval = 30;
+        let err = index_cells(&[cell("a.dt0", 45, 15), level1], false).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("different levels or latitude zones") && text.contains("b.dt1"),
+            "{text}"
+        );
+        let mut zone2 = cell("c.dt0", 45, 16);
+        zone2.header.lon_interval = 600;
+        assert!(index_cells(&[cell("a.dt0", 45, 15), zone2], false).is_err());
+        let mut off = cell("off", 45, 16);
+        off.header.lon_origin += 150;
+        let err = index_cells(&[cell("a.dt0", 45, 15), off], false).unwrap_err();
+        assert!(err.to_string().contains("is not on the grid"), "{err}");
+        let err = index_cells(&[cell("a", 45, 15), cell("b", 45, 15)], false).unwrap_err();
+        assert!(err.to_string().contains("give each cell once"), "{err}");
+    }
+}
