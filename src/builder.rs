@@ -1,40 +1,70 @@
 //! `chunkref index`: which index builder reads a source file, chosen by its
-//! first bytes.
+//! first bytes (or, failing that, its extension).
 
 use std::io::Read;
+use std::path::Path;
 
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 
-/// An index builder: source path and the URL its chunks are referenced by.
-type BuildFn = fn(&str, &str) -> Result<Value>;
+/// A format `chunkref index` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// TIFF, BigTIFF, COG.
+    Tiff,
+    /// JPEG 2000 codestream or JP2 file.
+    Jpeg2000,
+    /// NITF 2.0 / 2.1, NSIF 1.0.
+    Nitf,
+    /// DTED levels 0, 1, 2.
+    Dted,
+}
 
-/// Whether the first bytes of a file are those of a format.
-type SniffFn = fn(&[u8]) -> bool;
+/// How a format is recognised.
+struct Signature {
+    format: Format,
+    name: &'static str,
+    magic: &'static [&'static [u8]],
+    extensions: &'static [&'static str],
+}
 
-/// Builders and the signatures of the files they read.
-const BUILDERS: &[(&str, SniffFn, BuildFn)] = &[
-    ("TIFF", is_tiff, crate::tiff::index_file),
-    ("JPEG 2000", is_jpeg2000, crate::j2k::index_file),
-    ("NITF", is_nitf, crate::nitf::index_file),
+const SIGNATURES: &[Signature] = &[
+    Signature {
+        format: Format::Tiff,
+        name: "TIFF",
+        magic: &[b"II*\0", b"MM\0*", b"II+\0", b"MM\0+"],
+        extensions: &["tif", "tiff"],
+    },
+    Signature {
+        format: Format::Jpeg2000,
+        name: "JPEG 2000",
+        magic: &[b"\xFF\x4F\xFF\x51", b"\0\0\0\x0CjP  "],
+        extensions: &["j2k", "j2c", "jp2"],
+    },
+    Signature {
+        format: Format::Nitf,
+        name: "NITF",
+        magic: &[b"NITF", b"NSIF"],
+        extensions: &["ntf", "nitf", "nsf"],
+    },
+    Signature {
+        format: Format::Dted,
+        name: "DTED",
+        magic: &[b"UHL1", b"VOL", b"HDR"],
+        extensions: &["dt0", "dt1", "dt2"],
+    },
 ];
 
-fn is_nitf(head: &[u8]) -> bool {
-    head.starts_with(b"NITF") || head.starts_with(b"NSIF")
+/// Choices that change what a builder writes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// DTED: read records with bad checksums with a warning instead of failing.
+    pub dted_checksum_warnings: bool,
 }
 
-fn is_tiff(head: &[u8]) -> bool {
-    head.starts_with(b"II") || head.starts_with(b"MM")
-}
-
-fn is_jpeg2000(head: &[u8]) -> bool {
-    head.starts_with(&[0xFF, 0x4F, 0xFF, 0x51]) || head.starts_with(&[0, 0, 0, 12, b'j', b'P'])
-}
-
-/// Builds the Kerchunk JSON index of the file at `path`, whose chunks are
-/// referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<Value> {
+/// The format of the file at `path`.
+pub fn detect(path: &str) -> Result<Format> {
     let mut head = Vec::with_capacity(16);
     std::fs::File::open(path)
         .and_then(|f| f.take(16).read_to_end(&mut head))
@@ -43,15 +73,45 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
             range: String::new(),
             reason: e.to_string(),
         })?;
-    let (_, _, build) = BUILDERS
+    let ext = Path::new(path)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    SIGNATURES
         .iter()
-        .find(|(_, matches, _)| matches(&head))
+        .find(|s| s.magic.iter().any(|m| head.starts_with(m)))
+        .or_else(|| {
+            SIGNATURES
+                .iter()
+                .find(|s| s.extensions.contains(&ext.as_str()))
+        })
+        .map(|s| s.format)
         .ok_or_else(|| Error::MalformedSource {
             path: path.to_string(),
             reason: format!(
                 "not a format chunkref can index (known: {})",
-                BUILDERS.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
+                SIGNATURES
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
-        })?;
-    build(path, url)
+        })
+}
+
+/// Builds the Kerchunk JSON index of the file at `path`, whose chunks are
+/// referenced by `url`.
+pub fn index_file(path: &str, url: &str, options: Options) -> Result<Value> {
+    index_as(detect(path)?, path, url, options)
+}
+
+/// Like [`index_file`] for a file already known to be of `format`.
+pub fn index_as(format: Format, path: &str, url: &str, options: Options) -> Result<Value> {
+    match format {
+        Format::Tiff => crate::tiff::index_file(path, url),
+        Format::Jpeg2000 => crate::j2k::index_file(path, url),
+        Format::Nitf => crate::nitf::index_file(path, url),
+        Format::Dted => crate::dted::Cell::read(path, url)
+            .and_then(|cell| crate::dted::index_cells(&[cell], options.dted_checksum_warnings)),
+    }
 }

@@ -51,12 +51,17 @@ pub fn read_chunk(
     let url = r
         .file()
         .map_or("inline".to_string(), |f| index.files.url(f).to_string());
-    fetch_and_decode(locations, array, r)
+    fetch_and_decode(locations, array, r, idx)
         .map(Some)
         .map_err(|e| e.in_chunk(key, url))
 }
 
-fn fetch_and_decode(locations: &Locations, array: &Array, r: ChunkRef<'_>) -> Result<Bytes> {
+fn fetch_and_decode(
+    locations: &Locations,
+    array: &Array,
+    r: ChunkRef<'_>,
+    idx: &[u64],
+) -> Result<Bytes> {
     let raw = match r {
         ChunkRef::Inline(b) => b.clone(),
         ChunkRef::Whole { file } => fetch_from(locations, file, Want::Whole)?,
@@ -71,6 +76,7 @@ fn fetch_and_decode(locations: &Locations, array: &Array, r: ChunkRef<'_>) -> Re
     let expected = meta.chunk_bytes();
     let ctx = DecodeContext {
         chunk_shape: &meta.chunks,
+        chunk_index: idx,
         dtype: meta.dtype,
         decoded_len: expected,
     };

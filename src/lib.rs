@@ -10,6 +10,7 @@ pub mod assemble;
 pub mod builder;
 pub mod chunk;
 pub mod codec;
+pub mod dted;
 pub mod error;
 pub mod fetch;
 pub mod ffi;

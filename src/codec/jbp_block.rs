@@ -147,6 +147,7 @@ mod tests {
             chunk_shape: &[2, 2, 3],
             dtype,
             decoded_len: 12 * dtype.size,
+            chunk_index: &[],
         };
         codec.decode(Bytes::copy_from_slice(input), &ctx)
     }

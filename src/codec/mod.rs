@@ -12,6 +12,7 @@ mod blosc;
 mod bz2;
 mod crc32c;
 mod delta;
+mod dted;
 mod gzip;
 mod jbp_block;
 mod jpeg2000;
@@ -33,6 +34,8 @@ use crate::zarr::dtype::DataType;
 pub struct DecodeContext<'a> {
     /// Shape of a full chunk in elements (Zarr chunks are always full size).
     pub chunk_shape: &'a [u64],
+    /// Position of the chunk in the array's chunk grid (empty when unknown).
+    pub chunk_index: &'a [u64],
     /// Element type of the decoded chunk (byte order as stored).
     pub dtype: DataType,
     /// Number of bytes the fully decoded chunk must have.

@@ -13,7 +13,7 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 use bytes::Bytes;
 
-use super::{blosc, bz2, crc32c, delta, gzip, lz4, lzma, shuffle, zlib, zstd};
+use super::{blosc, bz2, crc32c, delta, dted, gzip, lz4, lzma, shuffle, zlib, zstd};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
 
@@ -47,6 +47,10 @@ static BUILTINS: &[Entry] = &[
     Entry {
         names: &["delta", "numcodecs.delta"],
         build: delta::from_config,
+    },
+    Entry {
+        names: dted::NAMES,
+        build: dted::from_config,
     },
     Entry {
         names: &["gzip", "numcodecs.gzip"],
@@ -218,6 +222,7 @@ pub(crate) mod tests {
     pub(crate) fn ctx(decoded_len: usize) -> DecodeContext<'static> {
         DecodeContext {
             chunk_shape: &[],
+            chunk_index: &[],
             dtype: DataType::from_v2("|u1").expect("u1 parses"),
             decoded_len,
         }

@@ -435,6 +435,26 @@ pub unsafe extern "C" fn chunkref_read_mask_block(
 
 extern "C" {
     fn chunkref_shim_register();
+    fn CPLError(class: std::ffi::c_int, code: std::ffi::c_int, format: *const c_char, ...);
+}
+
+/// GDAL's `CE_Warning` error class.
+const CE_WARNING: std::ffi::c_int = 2;
+
+/// Raises `message` as a GDAL warning (`CE_Warning`, `CPLE_AppDefined`) on
+/// the calling thread: for problems found while reading a block that do not
+/// fail it (e.g. a DTED checksum under `"bad_checksum": "warning"`).
+pub fn gdal_warning(message: &str) {
+    let text = CString::new(format!("ChunkRef: {message}").replace('\0', " ")).unwrap_or_default();
+    // SAFETY: a "%s" format with one NUL-terminated string argument.
+    unsafe {
+        CPLError(
+            CE_WARNING,
+            CplCode::AppDefined as std::ffi::c_int,
+            c"%s".as_ptr(),
+            text.as_ptr(),
+        )
+    }
 }
 
 /// GDAL's plugin entry point: registers the ChunkRef driver.

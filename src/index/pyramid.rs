@@ -20,9 +20,20 @@ pub struct Array {
     pub codec: Value,
     /// `fill_value` (null when the source has none).
     pub fill: Value,
-    /// `(chunk key suffix such as "0.1.2", byte ranges)`; several ranges are
-    /// concatenated in order (a multi-range reference) unless contiguous.
-    pub refs: Vec<(String, Vec<(u64, u64)>)>,
+    /// The chunks' references.
+    pub refs: Vec<Ref>,
+}
+
+/// One chunk reference.
+#[derive(Debug, Clone)]
+pub struct Ref {
+    /// Chunk key suffix such as `0.1.2`.
+    pub key: String,
+    /// URL of the file holding the chunk.
+    pub url: String,
+    /// Byte ranges `(offset, length)`; several are concatenated in order (a
+    /// multi-range reference) unless they are back to back.
+    pub ranges: Vec<(u64, u64)>,
 }
 
 /// One resolution level: its `data` array, an optional `mask`, and the
@@ -38,11 +49,11 @@ pub struct Level {
     pub attrs: Map<String, Value>,
 }
 
-/// A whole index: the URL chunks point at, root attributes and levels.
+/// A whole index: its source, root attributes and levels.
 #[derive(Debug, Clone)]
 pub struct Pyramid {
-    /// URL of the source file, written into every chunk reference.
-    pub url: String,
+    /// The root attribute `source`: the source file's URL (or a list of them).
+    pub source: Value,
     /// Root group attributes besides `multiscales` and `source`.
     pub attrs: Map<String, Value>,
     /// Levels, full resolution first.
@@ -98,19 +109,19 @@ impl Pyramid {
                 format!("{prefix}{name}/.zattrs"),
                 Value::Object(level.attrs.clone()),
             );
-            self.write_array(refs, &format!("{prefix}{name}/data"), &level.data);
+            Self::write_array(refs, &format!("{prefix}{name}/data"), &level.data);
             if let Some(mask) = &level.mask {
-                self.write_array(refs, &format!("{prefix}{name}/mask"), mask);
+                Self::write_array(refs, &format!("{prefix}{name}/mask"), mask);
             }
         }
         let mut root = self.attrs.clone();
-        root.insert("source".into(), json!(self.url));
+        root.insert("source".into(), self.source.clone());
         root.insert("multiscales".into(), json!({"layout": layout}));
         meta(refs, format!("{prefix}.zgroup"), json!({"zarr_format": 2}));
         meta(refs, format!("{prefix}.zattrs"), Value::Object(root));
     }
 
-    fn write_array(&self, refs: &mut Map<String, Value>, prefix: &str, a: &Array) {
+    fn write_array(refs: &mut Map<String, Value>, prefix: &str, a: &Array) {
         let zarray = json!({
             "zarr_format": 2, "shape": a.shape, "chunks": a.chunks, "dtype": a.dtype,
             "fill_value": a.fill, "order": "C", "compressor": null, "filters": [a.codec],
@@ -124,16 +135,28 @@ impl Pyramid {
             format!("{prefix}/.zattrs"),
             Value::String(zattrs.to_string()),
         );
-        for (suffix, ranges) in &a.refs {
-            refs.insert(format!("{prefix}/{suffix}"), self.reference(ranges));
+        for r in &a.refs {
+            refs.insert(format!("{prefix}/{}", r.key), r.to_json());
+        }
+    }
+}
+
+impl Ref {
+    /// A reference to one byte range.
+    pub fn single(key: String, url: &str, offset: u64, length: u64) -> Ref {
+        Ref {
+            key,
+            url: url.to_string(),
+            ranges: vec![(offset, length)],
         }
     }
 
     /// `[url, offset, length]`, or `[url, [[offset, length], ...]]` when the
     /// ranges are not back to back.
-    fn reference(&self, ranges: &[(u64, u64)]) -> Value {
+    fn to_json(&self) -> Value {
+        let ranges = &self.ranges;
         let contiguous = ranges.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
-        match ranges {
+        match ranges.as_slice() {
             [(offset, _), ..] if contiguous => {
                 json!([self.url, offset, ranges.iter().map(|r| r.1).sum::<u64>()])
             }
@@ -149,26 +172,33 @@ impl Pyramid {
 mod tests {
     use super::*;
 
-    fn array(refs: Vec<(String, Vec<(u64, u64)>)>) -> Array {
+    fn array(refs: Vec<(&str, Vec<(u64, u64)>)>) -> Array {
         Array {
             shape: [1, 4, 4],
             chunks: [1, 4, 4],
             dtype: "|u1".into(),
             codec: json!({"id": "x"}),
             fill: Value::Null,
-            refs,
+            refs: refs
+                .into_iter()
+                .map(|(key, ranges)| Ref {
+                    key: key.into(),
+                    url: "/f".into(),
+                    ranges,
+                })
+                .collect(),
         }
     }
 
     #[test]
     fn ranges_merge_or_become_multi_range() {
         let p = Pyramid {
-            url: "/f".into(),
+            source: json!("/f"),
             attrs: Map::new(),
             levels: vec![Level {
                 data: array(vec![
-                    ("0.0.0".into(), vec![(10, 5), (15, 5)]),
-                    ("0.0.1".into(), vec![(30, 5), (10, 2)]),
+                    ("0.0.0", vec![(10, 5), (15, 5)]),
+                    ("0.0.1", vec![(30, 5), (10, 2)]),
                 ]),
                 mask: None,
                 attrs: Map::new(),

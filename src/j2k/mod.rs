@@ -14,7 +14,7 @@ mod jp2;
 use serde_json::{json, Map, Value};
 
 use crate::error::Result;
-use crate::index::pyramid::{self, Pyramid};
+use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::source::Source;
 use codestream::{MainHeader, Problem, Sot, EOC, SOT_LEN};
 
@@ -135,8 +135,8 @@ impl Codestream {
     }
 
     /// The index array of resolution level `r` whose chunks point into the
-    /// source of this codestream.
-    pub fn array(&self, r: u32) -> pyramid::Array {
+    /// source of this codestream, at `url`.
+    pub fn array(&self, r: u32, url: &str) -> pyramid::Array {
         let siz = &self.header.siz;
         let comps = siz.components.len() as u64;
         let (w, h) = reduced(siz.width, siz.height, r);
@@ -154,12 +154,15 @@ impl Codestream {
             .filter(|(_, parts)| !parts.is_empty())
             .map(|(t, parts)| {
                 let (row, col) = (t as u32 / across, t as u32 % across);
-                let ranges = parts
-                    .iter()
-                    .take(keep)
-                    .map(|p| (p.offset, p.length))
-                    .collect();
-                (format!("0.{row}.{col}"), ranges)
+                Ref {
+                    key: format!("0.{row}.{col}"),
+                    url: url.to_string(),
+                    ranges: parts
+                        .iter()
+                        .take(keep)
+                        .map(|p| (p.offset, p.length))
+                        .collect(),
+                }
             })
             .collect();
         let c = &siz.components[0];
@@ -270,7 +273,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         .levels()
         .into_iter()
         .map(|r| pyramid::Level {
-            data: cs.array(r),
+            data: cs.array(r, url),
             mask: None,
             attrs: Map::new(),
         })
@@ -281,7 +284,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         crate::tiff::geo::conventions(false),
     );
     let pyramid = Pyramid {
-        url: url.to_string(),
+        source: json!(url),
         attrs,
         levels,
     };

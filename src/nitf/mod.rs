@@ -18,7 +18,7 @@ mod jpeg;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-use crate::index::pyramid::{self, Pyramid};
+use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::j2k::Codestream;
 use crate::source::Source;
 use header::Image;
@@ -42,14 +42,14 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let mut pyramids = Vec::new();
     for (n, seg) in segments.iter().enumerate() {
         let img = header::image(&src, seg, n, version_20)?;
-        let levels = levels(&src, &img, n)?;
+        let levels = levels(&src, &img, n, url)?;
         let mut attrs = Map::new();
         attrs.insert(
             "zarr_conventions".into(),
             crate::tiff::geo::conventions(false),
         );
         pyramids.push(Pyramid {
-            url: url.to_string(),
+            source: json!(url),
             attrs,
             levels,
         });
@@ -71,7 +71,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
 }
 
 /// The index levels of image segment `n`.
-fn levels(src: &Source, img: &Image, n: usize) -> Result<Vec<pyramid::Level>> {
+fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid::Level>> {
     let unsupported =
         |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
     let masked = img.ic.starts_with('M') || img.ic == "NM";
@@ -87,13 +87,21 @@ fn levels(src: &Source, img: &Image, n: usize) -> Result<Vec<pyramid::Level>> {
         attrs: Map::new(),
     };
     match img.ic.as_str() {
-        "NC" | "NM" => Ok(vec![level(blocks(src, img, n, data_start, mask.as_ref())?)]),
+        "NC" | "NM" => Ok(vec![level(blocks(
+            src,
+            img,
+            n,
+            data_start,
+            mask.as_ref(),
+            url,
+        )?)]),
         "C3" | "M3" => Ok(vec![level(jpeg_blocks(
             src,
             img,
             n,
             data_start,
             mask.as_ref(),
+            url,
         )?)]),
         "C8" | "M8" => {
             let len = img.data_len - (data_start - img.data_offset);
@@ -108,7 +116,7 @@ fn levels(src: &Source, img: &Image, n: usize) -> Result<Vec<pyramid::Level>> {
             Ok(cs
                 .levels()
                 .into_iter()
-                .map(|r| level(cs.array(r)))
+                .map(|r| level(cs.array(r, url)))
                 .collect())
         }
         other => Err(unsupported(format!("compression IC = {other}"))),
@@ -174,6 +182,7 @@ fn blocks(
     n: usize,
     start: u64,
     mask: Option<&MaskTable>,
+    url: &str,
 ) -> Result<pyramid::Array> {
     let bad =
         |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
@@ -213,7 +222,12 @@ fn blocks(
                 )));
             }
             let (row, col) = (block / img.blocks_across, block % img.blocks_across);
-            refs.push((format!("{plane}.{row}.{col}"), vec![(at, chunk_bytes)]));
+            refs.push(Ref::single(
+                format!("{plane}.{row}.{col}"),
+                url,
+                at,
+                chunk_bytes,
+            ));
         }
     }
     let fill = match mask.and_then(|m| m.pad.as_ref()) {
@@ -260,6 +274,7 @@ fn jpeg_blocks(
     n: usize,
     start: u64,
     mask: Option<&MaskTable>,
+    url: &str,
 ) -> Result<pyramid::Array> {
     let bands = img.band_reps.len() as u64;
     if img.nbpp != 8 || (bands > 1 && img.imode != 'P') {
@@ -299,9 +314,11 @@ fn jpeg_blocks(
             ))
         })?;
         let (row, col) = (block / img.blocks_across, block % img.blocks_across);
-        refs.push((
+        refs.push(Ref::single(
             format!("0.{row}.{col}"),
-            vec![(start + begin as u64, (end - begin) as u64)],
+            url,
+            start + begin as u64,
+            (end - begin) as u64,
         ));
         at = end;
     }

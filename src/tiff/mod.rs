@@ -11,7 +11,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::index::pyramid::{self, Pyramid};
+use crate::index::pyramid::{self, Pyramid, Ref};
 use geo::Georef;
 use ifd::{Ifd, Source};
 
@@ -71,10 +71,10 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
             let mask = masks
                 .iter()
                 .find(|m| m.width == img.width && m.height == img.height)
-                .map(|m| m.array(&Value::Null));
+                .map(|m| m.array(&Value::Null, url));
             pyramid::Level {
                 attrs: georef.attributes([img.height, img.width], scale),
-                data: img.array(&fill),
+                data: img.array(&fill, url),
                 mask,
             }
         })
@@ -88,7 +88,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         geo::conventions(georef.is_some()),
     );
     let pyramid = Pyramid {
-        url: url.to_string(),
+        source: json!(url),
         attrs,
         levels,
     };
@@ -97,7 +97,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
 
 impl Image {
     /// The image as an index array whose chunks point into the source.
-    fn array(&self, fill: &Value) -> pyramid::Array {
+    fn array(&self, fill: &Value, url: &str) -> pyramid::Array {
         let band_chunk = if self.planar { 1 } else { self.samples };
         pyramid::Array {
             shape: [self.samples, self.height, self.width],
@@ -108,7 +108,7 @@ impl Image {
             refs: self
                 .chunks
                 .iter()
-                .map(|(key, offset, length)| (key.clone(), vec![(*offset, *length)]))
+                .map(|(key, offset, length)| Ref::single(key.clone(), url, *offset, *length))
                 .collect(),
         }
     }

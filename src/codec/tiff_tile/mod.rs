@@ -295,6 +295,7 @@ mod tests {
             let codec = registry::build("tiff-tile", &registry::tests::config(json))?;
             let ctx = DecodeContext {
                 chunk_shape: &self.shape,
+                chunk_index: &[],
                 dtype: self.dtype,
                 decoded_len: self.band_major.len(),
             };

@@ -421,6 +421,7 @@ fn decode(vector: &Vector<'_>, tile: Vec<u8>) -> Result<Bytes> {
     let shape = vector.shape.map(|n| n as u64);
     let ctx = DecodeContext {
         chunk_shape: &shape,
+        chunk_index: &[],
         dtype,
         decoded_len: vector.shape.iter().product::<usize>() * dtype.size,
     };
