@@ -12,6 +12,7 @@ pub mod codec;
 pub mod error;
 pub mod fetch;
 pub mod ffi;
+pub mod georef;
 pub mod identify;
 pub mod index;
 pub mod raster;

@@ -3,6 +3,7 @@
 //! `multiscales`, level groups `0`, `1`, ... each holding array `data`
 //! with axes (bands, y, x) and the `tiff-tile` codec.
 
+pub mod gdal_metadata;
 pub mod geo;
 pub mod ifd;
 pub mod tags;
@@ -29,6 +30,9 @@ struct Image {
     planar: bool,
     dtype: String,
     codec: Value,
+    /// Array attributes besides `_ARRAY_DIMENSIONS` (colour interpretation,
+    /// CF band attributes).
+    attrs: Map<String, Value>,
     /// `(key suffix, offset, length)` of every stored chunk.
     chunks: Vec<(String, u64, u64)>,
 }
@@ -59,6 +63,14 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         }
     }
     let georef = Georef::from_ifd(&tiff.ifds[0]);
+    // Band scale/offset/unit/description of the full image apply to every level.
+    let band_attrs = tiff.ifds[0]
+        .ascii(tags::GDAL_METADATA)
+        .map(|xml| gdal_metadata::band_attributes(xml, levels[0].1.samples))
+        .unwrap_or_default();
+    for (_, img) in levels.iter_mut() {
+        img.attrs.extend(band_attrs.clone());
+    }
     let fill = tiff.ifds[0]
         .ascii(tags::GDAL_NODATA)
         .and_then(|s| s.trim().parse::<f64>().ok())
@@ -118,12 +130,46 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
     Ok(json!({"version": 1, "refs": refs}))
 }
 
-/// Scale of `img`'s pixels relative to those of the level it derives from.
+/// Scale of `img`'s pixels relative to those of the level it derives from,
+/// per spatial axis (y, x).
 fn relative_scale(from: &Image, img: &Image) -> [f64; 2] {
     [
-        from.width as f64 / img.width as f64,
         from.height as f64 / img.height as f64,
+        from.width as f64 / img.width as f64,
     ]
+}
+
+/// GDAL's colour interpretation of each band of an IFD: RGB (and YCbCr,
+/// decoded to RGB) as red, green, blue; min-is-black/white as gray;
+/// palette; extra samples marked as alpha (ExtraSamples 1 or 2) as alpha.
+fn color_interpretation(ifd: &Ifd, samples: u64) -> Map<String, Value> {
+    let photometric = ifd.int(tags::PHOTOMETRIC).unwrap_or(1);
+    let base: &[&'static str] = match photometric {
+        2 | 6 if samples >= 3 => &["Red", "Green", "Blue"],
+        0 | 1 => &["Gray"],
+        3 => &["Palette"],
+        _ => &[],
+    };
+    let extra = ifd.ints(tags::EXTRA_SAMPLES).unwrap_or_default();
+    let first_extra = samples.saturating_sub(extra.len() as u64);
+    let names: Vec<&str> = (0..samples)
+        .map(|b| {
+            if let Some(&kind) = b
+                .checked_sub(first_extra)
+                .and_then(|e| extra.get(e as usize))
+            {
+                if kind == 1 || kind == 2 {
+                    return "Alpha";
+                }
+            }
+            base.get(b as usize).copied().unwrap_or("Undefined")
+        })
+        .collect();
+    let mut attrs = Map::new();
+    if names.iter().any(|&c| c != "Undefined") {
+        attrs.insert(crate::georef::band::COLOR_ATTRIBUTE.into(), json!(names));
+    }
+    attrs
 }
 
 fn write_array(refs: &mut Map<String, Value>, prefix: &str, img: &Image, fill: &Value, url: &str) {
@@ -137,7 +183,9 @@ fn write_array(refs: &mut Map<String, Value>, prefix: &str, img: &Image, fill: &
         format!("{prefix}/.zarray"),
         Value::String(zarray.to_string()),
     );
-    let zattrs = json!({"_ARRAY_DIMENSIONS": ["bands", "y", "x"]});
+    let mut zattrs = img.attrs.clone();
+    zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(["bands", "y", "x"]));
+    let zattrs = Value::Object(zattrs);
     refs.insert(
         format!("{prefix}/.zattrs"),
         Value::String(zattrs.to_string()),
@@ -263,6 +311,7 @@ fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
         planar,
         dtype,
         codec,
+        attrs: color_interpretation(ifd, samples),
         chunks,
     })
 }

@@ -32,6 +32,8 @@ pub const TILE_LENGTH: u16 = 323;
 pub const TILE_OFFSETS: u16 = 324;
 /// TileByteCounts.
 pub const TILE_BYTE_COUNTS: u16 = 325;
+/// ExtraSamples.
+pub const EXTRA_SAMPLES: u16 = 338;
 /// SampleFormat.
 pub const SAMPLE_FORMAT: u16 = 339;
 /// JPEGTables.
@@ -44,6 +46,8 @@ pub const MODEL_TIEPOINT: u16 = 33922;
 pub const MODEL_TRANSFORMATION: u16 = 34264;
 /// GeoKeyDirectoryTag.
 pub const GEO_KEY_DIRECTORY: u16 = 34735;
+/// GDAL_METADATA (XML).
+pub const GDAL_METADATA: u16 = 42112;
 /// GDAL_NODATA.
 pub const GDAL_NODATA: u16 = 42113;
 
