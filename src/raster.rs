@@ -169,14 +169,18 @@ impl Dataset {
             if let Some(ms) = multiscale(&index, t, None)? {
                 return self.use_multiscale(t, ms);
             }
-            if let Some((group, variable)) = pyramid_variable(&index, t) {
-                if let Some(ms) = multiscale(&index, group, Some(variable))? {
-                    return self.use_multiscale(group, ms);
+            // The array of a pyramid level: from level 0, the variable's
+            // pyramid; from another level, that array alone (with its
+            // layout entry's georeferencing).
+            let member = pyramid_member(&index, t);
+            if let Some(m) = member.as_ref().filter(|m| m.first) {
+                if let Some(ms) = multiscale(&index, m.group, Some(m.variable))? {
+                    return self.use_multiscale(m.group, ms);
                 }
             }
             return match index.array_index(t) {
                 Some(a) if index.arrays[a].meta.shape.len() >= 2 => {
-                    self.set_levels(vec![(a, None)], None)
+                    self.set_levels(vec![(a, member.map(|m| m.spec))], None)
                 }
                 Some(_) => Err(Error::Usage {
                     what: format!(
@@ -671,9 +675,19 @@ fn multiscale(index: &Index, group: &str, variable: Option<&str>) -> Result<Opti
     Ok(Some(Multiscale::Levels(levels)))
 }
 
-/// Splits `target` = `<multiscale group>/<level asset>/<variable>` into the
-/// group and the variable.
-fn pyramid_variable<'a>(index: &'a Index, target: &'a str) -> Option<(&'a str, &'a str)> {
+/// An array `<multiscale group>/<level asset>/<variable>` of a pyramid level.
+struct PyramidMember<'a> {
+    /// The multiscale group.
+    group: &'a str,
+    /// The variable (array name inside the level).
+    variable: &'a str,
+    /// The level's spec; `first` when it is the pyramid's level 0.
+    spec: LevelSpec,
+    first: bool,
+}
+
+/// Finds the pyramid level `target` (an array path) belongs to.
+fn pyramid_member<'a>(index: &'a Index, target: &'a str) -> Option<PyramidMember<'a>> {
     let (level, variable) = target.rsplit_once('/')?;
     index
         .groups
@@ -686,10 +700,13 @@ fn pyramid_variable<'a>(index: &'a Index, target: &'a str) -> Option<(&'a str, &
                 level.strip_prefix(g.as_str())?.strip_prefix('/')?
             };
             let specs = level_specs(index, g, attrs.get("multiscales")?)?;
-            specs
-                .iter()
-                .any(|s| s.asset == asset)
-                .then_some((&target[..g.len()], variable))
+            let i = specs.iter().position(|s| s.asset == asset)?;
+            Some(PyramidMember {
+                group: &target[..g.len()],
+                variable,
+                spec: specs[i].clone(),
+                first: i == 0,
+            })
         })
 }
 

@@ -322,6 +322,85 @@ mod tests {
         assert!(!same_extent(base, (1094, 1094), wrong, (547, 547)));
     }
 
+    /// A v2 index of a multiscale root with `layout` and three levels
+    /// (`a` 100x60, `b` = a/2, `c` = b/3 with 34x20 pixels).
+    fn pyramid(layout: &str, root_extra: &str) -> Index {
+        let arr = |h: u32, w: u32| {
+            serde_json::json!({"shape": [h, w], "chunks": [10, 10], "dtype": "|u1",
+                "fill_value": 0, "compressor": null, "filters": null, "zarr_format": 2})
+            .to_string()
+        };
+        let root = format!(r#"{{"multiscales": {{"layout": {layout}}} {root_extra}}}"#);
+        let doc = serde_json::json!({
+            ".zgroup": r#"{"zarr_format": 2}"#, ".zattrs": root,
+            "a/.zarray": arr(60, 100), "b/.zarray": arr(30, 50), "c/.zarray": arr(10, 17)});
+        Index::from_kerchunk_json("t.json", doc.to_string().as_bytes(), &[]).unwrap()
+    }
+
+    fn georef_levels(index: &Index) -> (Vec<Georef>, Vec<String>) {
+        let ms = index.groups[""].get("multiscales").unwrap();
+        let layout = ms["layout"].as_array().unwrap();
+        let refs: Vec<LevelRef<'_>> = ["a", "b", "c"]
+            .iter()
+            .zip(layout)
+            .map(|(p, e)| LevelRef {
+                array: index.array(p).unwrap(),
+                asset: e["asset"].as_str(),
+                entry: e.as_object(),
+            })
+            .collect();
+        let locations = Locations::resolve(index, std::path::Path::new("/"));
+        let pyramid = Pyramid {
+            group: "",
+            multiscales: ms,
+        };
+        let mut warnings = Vec::new();
+        let g = levels(index, &locations, Some(pyramid), &refs, &mut warnings);
+        (g, warnings)
+    }
+
+    #[test]
+    fn derived_from_chain_with_root_georeferencing() {
+        let index = pyramid(
+            r#"[{"asset": "a"},
+                {"asset": "b", "derived_from": "a", "transform": {"scale": [2, 2], "translation": [0, 0]}},
+                {"asset": "c", "derived_from": "b", "transform": {"scale": [3, 3]}}]"#,
+            r#", "proj:code": "EPSG:32633", "spatial:transform": [10, 0, 500000, 0, -10, 5000000]"#,
+        );
+        let (g, w) = georef_levels(&index);
+        assert!(w.is_empty(), "{w:?}");
+        let gt = |px: f64| Some([500000.0, px, 0.0, 5000000.0, 0.0, -px]);
+        assert_eq!(
+            g.iter().map(|g| g.transform).collect::<Vec<_>>(),
+            vec![gt(10.0), gt(20.0), gt(60.0)]
+        );
+        assert!(g.iter().all(|g| g.crs.as_deref() == Some("EPSG:32633")));
+        // 17 pixels of 60 m cover level a's 1000 m within one pixel.
+        assert!(same_extent(
+            gt(10.0).unwrap(),
+            (60, 100),
+            g[2].transform.unwrap(),
+            (10, 17)
+        ));
+    }
+
+    #[test]
+    fn layout_entry_overrides_and_node_registration() {
+        let index = pyramid(
+            r#"[{"asset": "a", "spatial:transform": [1, 0, 0, 0, -1, 60], "spatial:registration": "node"},
+                {"asset": "b", "spatial:transform": [2, 0, 0, 0, -2, 60]},
+                {"asset": "c"}]"#,
+            r#", "spatial:transform": [10, 0, 500000, 0, -10, 5000000]"#,
+        );
+        let (g, _) = georef_levels(&index);
+        assert_eq!(g[0].transform, Some([-0.5, 1.0, 0.0, 60.5, 0.0, -1.0]));
+        assert_eq!(g[1].transform, Some([0.0, 2.0, 0.0, 60.0, 0.0, -2.0]));
+        // No chain: level c keeps level a's extent.
+        let c = g[2].transform.unwrap();
+        assert_eq!((c[1], c[5]), (100.0 / 17.0, -6.0));
+        assert_eq!(g[0].crs, None);
+    }
+
     #[test]
     fn bbox_over_shape() {
         let attrs: Map<String, Value> = serde_json::from_str(

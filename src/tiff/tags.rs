@@ -24,6 +24,8 @@ pub const STRIP_BYTE_COUNTS: u16 = 279;
 pub const PLANAR_CONFIG: u16 = 284;
 /// Predictor.
 pub const PREDICTOR: u16 = 317;
+/// ColorMap.
+pub const COLOR_MAP: u16 = 320;
 /// TileWidth.
 pub const TILE_WIDTH: u16 = 322;
 /// TileLength.

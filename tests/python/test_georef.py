@@ -328,6 +328,13 @@ def test_sentinel2_pyramid(tmp_path, explicit_levels):
     for i, (_, _, _, _, pixel) in enumerate(S2_LEVELS[1:]):
         gt = band.GetOverview(i).GetDataset().GetGeoTransform()
         assert gt == pytest.approx((500000.0, pixel, 0.0, 5000000.0, 0.0, -pixel))
+    # An array of another level opens alone, georeferenced by its layout
+    # entry, else by the root's spatial:bbox (the seed's bbox is 20 m short
+    # of 10980 pixels of 10 m in y).
+    r60 = open_chunkref(f'CHUNKREF:"{index}":r60m/B02')
+    assert (r60.RasterXSize, r60.GetRasterBand(1).GetOverviewCount()) == (1830, 0)
+    dy = 60.0 if explicit_levels else (5000000.0 - 4890220.0) / 1830
+    assert r60.GetGeoTransform() == pytest.approx((500000.0, 60, 0.0, 5000000.0, 0.0, -dy))
 
 
 def test_level_not_covering_the_extent_is_ignored(tmp_path):
