@@ -94,6 +94,12 @@ int32_t chunkref_georef(const CrHandle *handle, uint32_t level, CrGeoref *out, C
 int32_t chunkref_band_info(const CrHandle *handle, uint32_t level, uint64_t band, CrBandInfo *out,
                            CrStatus *status);
 
+/** Writes up to `cap` colour table entries (r, g, b, a; 0-255) of `level` to
+ *  `out` (4 values each; NULL to count); returns how many there are (0: no
+ *  table), or -1. */
+int64_t chunkref_color_table(const CrHandle *handle, uint32_t level, int16_t *out, size_t cap,
+                             CrStatus *status);
+
 /** Metadata of `domain` ("" default, "IMAGE_STRUCTURE", "SUBDATASETS") for
  *  the dataset (band = 0) or a 1-based band; NULL-terminated list. */
 const char *const *chunkref_metadata(CrHandle *handle, const char *domain, uint32_t band);

@@ -110,6 +110,8 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
     /** Scale, offset, unit and colour interpretation from the index. */
     CrBandInfo m_info{};
     std::string m_unit;
+    /** Colour table of palette bands. */
+    std::unique_ptr<GDALColorTable> m_colorTable;
 
   public:
     ChunkRefRasterBand(ChunkRefDataset *ds, int band, GDALDataType type, const CrLevelInfo &info)
@@ -144,6 +146,9 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
     const char *GetUnitType() override {
         return m_unit.empty() ? GDALPamRasterBand::GetUnitType() : m_unit.c_str();
     }
+    GDALColorTable *GetColorTable() override {
+        return m_colorTable ? m_colorTable.get() : GDALPamRasterBand::GetColorTable();
+    }
     GDALColorInterp GetColorInterpretation() override {
         return m_info.color != GCI_Undefined ? static_cast<GDALColorInterp>(m_info.color)
                                              : GDALPamRasterBand::GetColorInterpretation();
@@ -160,6 +165,24 @@ bool ChunkRefRasterBand::LoadInfo() {
     if (m_info.color > GCI_AlphaBand)
         m_info.color = GCI_Undefined;
     m_unit = m_info.unit != nullptr ? m_info.unit : "";
+    if (m_info.color == GCI_PaletteIndex) {
+        const int64_t n =
+            chunkref_color_table(ds->m_handle.get(), ds->m_level, nullptr, 0, &status);
+        if (n < 0) {
+            RaiseStatus(status);
+            return false;
+        }
+        std::vector<int16_t> entries(static_cast<size_t>(n) * 4);
+        chunkref_color_table(ds->m_handle.get(), ds->m_level, entries.data(),
+                             static_cast<size_t>(n), &status);
+        if (n > 0)
+            m_colorTable = std::make_unique<GDALColorTable>();
+        for (int64_t i = 0; i < n; ++i) {
+            const GDALColorEntry entry{entries[4 * i], entries[4 * i + 1], entries[4 * i + 2],
+                                       entries[4 * i + 3]};
+            m_colorTable->SetColorEntry(static_cast<int>(i), &entry);
+        }
+    }
     // Not through SetDescription: PAM would mark the band dirty.
     if (m_info.description != nullptr && m_info.description[0] != '\0')
         GDALMajorObject::SetDescription(m_info.description);

@@ -374,6 +374,32 @@ pub unsafe extern "C" fn chunkref_band_info(
     })
 }
 
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle; `out` NULL or writable for `4 * cap` values.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_color_table(
+    handle: *const CrHandle,
+    level: u32,
+    out: *mut i16,
+    cap: usize,
+    status: *mut CrStatus,
+) -> i64 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        let table = band::color_table(ds.level_meta(level as usize)?).unwrap_or_default();
+        if !out.is_null() {
+            for (i, entry) in table.iter().take(cap).enumerate() {
+                for (j, &c) in entry.iter().enumerate() {
+                    unsafe { out.add(4 * i + j).write(c) };
+                }
+            }
+        }
+        Ok(table.len() as i64)
+    })
+}
+
 /// Writes `value` to the shim's `out` pointer.
 fn write_out<T>(out: *mut T, value: T) -> Result<i32> {
     if out.is_null() {

@@ -15,6 +15,13 @@ use crate::zarr::ArrayMeta;
 /// `Palette`, `Undefined`).
 pub const COLOR_ATTRIBUTE: &str = "chunkref:color_interpretation";
 
+/// Attribute `chunkref index` writes on palette arrays: the colour table as
+/// `[[r, g, b, a], ...]` (0-255), for every band.
+pub const COLOR_TABLE_ATTRIBUTE: &str = "chunkref:color_table";
+
+/// Most colour table entries read.
+pub const MAX_COLOR_ENTRIES: usize = 65536;
+
 /// Band attributes also shown as band metadata.
 pub const METADATA_ATTRIBUTES: [&str; 6] = [
     "long_name",
@@ -109,6 +116,29 @@ pub fn info(meta: &ArrayMeta, band: u64) -> BandInfo {
             .unwrap_or_default(),
         color,
     }
+}
+
+/// The colour table of an array (`chunkref:color_table`), if it has a
+/// valid one: entries of 3 or 4 integers in 0..=255 (alpha 255 when absent).
+pub fn color_table(meta: &ArrayMeta) -> Option<Vec<[i16; 4]>> {
+    let list = meta.attributes.get(COLOR_TABLE_ATTRIBUTE)?.as_array()?;
+    if list.len() > MAX_COLOR_ENTRIES {
+        return None;
+    }
+    list.iter()
+        .map(|e| {
+            let c: Vec<i16> = e
+                .as_array()?
+                .iter()
+                .map(|v| v.as_u64().filter(|&v| v <= 255).map(|v| v as i16))
+                .collect::<Option<_>>()?;
+            match c[..] {
+                [r, g, b] => Some([r, g, b, 255]),
+                [r, g, b, a] => Some([r, g, b, a]),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// Nodata: `_FillValue`, else `missing_value`, else the Zarr `fill_value`;
@@ -219,5 +249,21 @@ mod tests {
         );
         assert_eq!(b.color, ColorInterp::Green);
         assert_eq!(info(&m, 0).color, ColorInterp::Red);
+    }
+
+    #[test]
+    fn color_tables() {
+        let m = meta(
+            "|u1",
+            Value::Null,
+            json!({COLOR_TABLE_ATTRIBUTE: [[1, 2, 3], [4, 5, 6, 7]]}),
+        );
+        assert_eq!(color_table(&m), Some(vec![[1, 2, 3, 255], [4, 5, 6, 7]]));
+        let bad = meta(
+            "|u1",
+            Value::Null,
+            json!({COLOR_TABLE_ATTRIBUTE: [[1, 2, 300]]}),
+        );
+        assert_eq!(color_table(&bad), None);
     }
 }

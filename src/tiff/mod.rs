@@ -169,7 +169,24 @@ fn color_interpretation(ifd: &Ifd, samples: u64) -> Map<String, Value> {
     if names.iter().any(|&c| c != "Undefined") {
         attrs.insert(crate::georef::band::COLOR_ATTRIBUTE.into(), json!(names));
     }
+    if let Some(table) = color_table(ifd).filter(|_| photometric == 3) {
+        attrs.insert(crate::georef::band::COLOR_TABLE_ATTRIBUTE.into(), table);
+    }
     attrs
+}
+
+/// The ColorMap of a palette image as `[[r, g, b, 255], ...]` with 8-bit
+/// components (16-bit TIFF values divided by 257, as GDAL reads them).
+fn color_table(ifd: &Ifd) -> Option<Value> {
+    let map = ifd.ints(tags::COLOR_MAP)?;
+    let n = map.len() / 3;
+    if n == 0 || map.len() % 3 != 0 {
+        return None;
+    }
+    let entries: Vec<Value> = (0..n)
+        .map(|i| json!([map[i] / 257, map[n + i] / 257, map[2 * n + i] / 257, 255]))
+        .collect();
+    Some(Value::Array(entries))
 }
 
 fn write_array(refs: &mut Map<String, Value>, prefix: &str, img: &Image, fill: &Value, url: &str) {

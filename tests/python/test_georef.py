@@ -52,6 +52,8 @@ GEOTIFF_CASES = {
     "gray-2band-deflate": (2, "uint16", 3857, (-1000.0, 5.0, 0.0, 2000.0, 0.0, -5.0), 0,
                            ["COMPRESS=DEFLATE"], {}),
     "scaled-int16": (1, "int16", 4326, (5.0, 0.001, 0.0, 50.0, 0.0, -0.001), -32768, [], {}),
+    "palette": (1, "uint8", 32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), None,
+                ["PHOTOMETRIC=PALETTE"], {}),
 }
 
 #: Band scale, offset, unit and description GDAL writes into GDAL_METADATA.
@@ -78,6 +80,11 @@ def write_geotiff(path: Path, case: str) -> Path:
         band.WriteArray(data[b])
         if nodata is not None:
             band.SetNoDataValue(nodata)
+        if case == "palette":
+            table = gdal.ColorTable()
+            for i in range(256):
+                table.SetColorEntry(i, (i, 255 - i, (7 * i) % 256, 255))
+            band.SetColorTable(table)
         if case in BAND_PACKING:
             scale, offset, unit, description = BAND_PACKING[case]
             band.SetScale(scale)
@@ -125,6 +132,7 @@ def info_summary(ds: gdal.Dataset) -> dict:
                 "offset": b.get("offset"),
                 "unit": b.get("unit"),
                 "description": b.get("description"),
+                "colorTable": b.get("colorTable"),
             }
             for b in info["bands"]
         ],
