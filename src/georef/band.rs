@@ -2,11 +2,13 @@
 //! `missing_value`, `fill_value`), CF packing (`scale_factor`,
 //! `add_offset`, `_Unsigned`), `units`, `long_name` / `standard_name`, and
 //! colour interpretation (`chunkref:color_interpretation`, written by
-//! `chunkref index`).
+//! `chunkref index`, else the colour model of a format codec such as the
+//! TIFF Photometric of osml-imagery-io's `tiff-tile`).
 
 use base64::Engine;
 use serde_json::{Map, Value};
 
+use crate::codec::ColorModel;
 use crate::zarr::dtype::ScalarKind;
 use crate::zarr::ArrayMeta;
 
@@ -53,6 +55,33 @@ pub enum ColorInterp {
 }
 
 impl ColorInterp {
+    /// GDAL's interpretation of band `band` of `bands` under a source colour
+    /// model: the first three bands of RGB, the first band of gray or
+    /// palette images; others are undefined.
+    pub fn of_model(model: Option<ColorModel>, band: u64, bands: u64) -> ColorInterp {
+        match (model, band) {
+            (Some(ColorModel::Rgb), 0) if bands >= 3 => ColorInterp::Red,
+            (Some(ColorModel::Rgb), 1) if bands >= 3 => ColorInterp::Green,
+            (Some(ColorModel::Rgb), 2) if bands >= 3 => ColorInterp::Blue,
+            (Some(ColorModel::Gray), 0) => ColorInterp::Gray,
+            (Some(ColorModel::Palette), 0) => ColorInterp::Palette,
+            _ => ColorInterp::Undefined,
+        }
+    }
+
+    /// GDAL's name of the interpretation.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColorInterp::Undefined => "Undefined",
+            ColorInterp::Gray => "Gray",
+            ColorInterp::Palette => "Palette",
+            ColorInterp::Red => "Red",
+            ColorInterp::Green => "Green",
+            ColorInterp::Blue => "Blue",
+            ColorInterp::Alpha => "Alpha",
+        }
+    }
+
     /// Parses a GDAL colour interpretation name (case-insensitive).
     pub fn from_name(name: &str) -> ColorInterp {
         match name.to_ascii_lowercase().as_str() {
@@ -104,7 +133,11 @@ pub fn info(meta: &ArrayMeta, band: u64) -> BandInfo {
             .get(band as usize)
             .and_then(Value::as_str)
             .map_or(ColorInterp::Undefined, ColorInterp::from_name),
-        _ => ColorInterp::Undefined,
+        _ => {
+            let n = meta.shape.len();
+            let bands = meta.shape[..n.saturating_sub(2)].iter().product();
+            ColorInterp::of_model(meta.codecs.color_model(), band, bands)
+        }
     };
     BandInfo {
         nodata: nodata(meta),

@@ -46,6 +46,22 @@ pub fn band_attributes(xml: &str, samples: u64) -> Map<String, Value> {
     out
 }
 
+/// The `COLORINTERP` item of each of `samples` bands (GDAL records a band's
+/// colour interpretation there when it differs from the Photometric one).
+pub fn color_interpretations(xml: &str, samples: u64) -> Vec<Option<String>> {
+    let items = items(xml);
+    (0..samples)
+        .map(|s| {
+            items
+                .iter()
+                .find(|(_, sample, role, _)| {
+                    *sample == Some(s) && role.as_deref() == Some("colorinterp")
+                })
+                .map(|i| i.3.trim().to_string())
+        })
+        .collect()
+}
+
 fn items(xml: &str) -> Vec<Item> {
     let mut out = Vec::new();
     let mut rest = xml;
@@ -105,6 +121,11 @@ mod tests {
         assert_eq!(
             band_attributes(xml, 1).get("scale_factor"),
             Some(&json!(0.5))
+        );
+        let ci = r#"<Item name="COLORINTERP" sample="1" role="colorinterp">Undefined</Item>"#;
+        assert_eq!(
+            color_interpretations(ci, 2),
+            vec![None, Some("Undefined".to_string())]
         );
     }
 }

@@ -11,7 +11,9 @@ pub mod tags;
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
+use crate::codec::ColorModel;
 use crate::error::{Error, Result};
+use crate::georef::band::ColorInterp;
 use geo::Georef;
 use ifd::{Ifd, Source};
 
@@ -63,13 +65,15 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         }
     }
     let georef = Georef::from_ifd(&tiff.ifds[0]);
-    // Band scale/offset/unit/description of the full image apply to every level.
-    let band_attrs = tiff.ifds[0]
-        .ascii(tags::GDAL_METADATA)
-        .map(|xml| gdal_metadata::band_attributes(xml, levels[0].1.samples))
-        .unwrap_or_default();
+    // Band scale/offset/unit/description and colour interpretations GDAL
+    // recorded for the full image apply to every level.
+    let gdal_xml = tiff.ifds[0].ascii(tags::GDAL_METADATA).unwrap_or_default();
+    let samples = levels[0].1.samples;
+    let band_attrs = gdal_metadata::band_attributes(gdal_xml, samples);
+    let colors = gdal_metadata::color_interpretations(gdal_xml, samples);
     for (_, img) in levels.iter_mut() {
         img.attrs.extend(band_attrs.clone());
+        override_colors(&mut img.attrs, &colors);
     }
     let fill = tiff.ifds[0]
         .ascii(tags::GDAL_NODATA)
@@ -139,40 +143,57 @@ fn relative_scale(from: &Image, img: &Image) -> [f64; 2] {
     ]
 }
 
-/// GDAL's colour interpretation of each band of an IFD: RGB (and YCbCr,
-/// decoded to RGB) as red, green, blue; min-is-black/white as gray;
-/// palette; extra samples marked as alpha (ExtraSamples 1 or 2) as alpha.
+/// GDAL's colour interpretation of each band of an IFD: the colour model
+/// of its Photometric (see [`ColorInterp::of_model`]), extra samples marked
+/// as alpha (ExtraSamples 1 or 2) as alpha.
 fn color_interpretation(ifd: &Ifd, samples: u64) -> Map<String, Value> {
     let photometric = ifd.int(tags::PHOTOMETRIC).unwrap_or(1);
-    let base: &[&'static str] = match photometric {
-        2 | 6 if samples >= 3 => &["Red", "Green", "Blue"],
-        0 | 1 => &["Gray"],
-        3 => &["Palette"],
-        _ => &[],
-    };
+    let model = ColorModel::from_tiff_photometric(photometric);
     let extra = ifd.ints(tags::EXTRA_SAMPLES).unwrap_or_default();
     let first_extra = samples.saturating_sub(extra.len() as u64);
     let names: Vec<&str> = (0..samples)
         .map(|b| {
-            if let Some(&kind) = b
+            let alpha = b
                 .checked_sub(first_extra)
                 .and_then(|e| extra.get(e as usize))
-            {
-                if kind == 1 || kind == 2 {
-                    return "Alpha";
-                }
+                .is_some_and(|&kind| kind == 1 || kind == 2);
+            if alpha {
+                ColorInterp::Alpha.name()
+            } else {
+                ColorInterp::of_model(model, b, samples).name()
             }
-            base.get(b as usize).copied().unwrap_or("Undefined")
         })
         .collect();
+    // Written even when all are undefined: readers would otherwise take
+    // the codec's photometric.
     let mut attrs = Map::new();
-    if names.iter().any(|&c| c != "Undefined") {
-        attrs.insert(crate::georef::band::COLOR_ATTRIBUTE.into(), json!(names));
-    }
+    attrs.insert(crate::georef::band::COLOR_ATTRIBUTE.into(), json!(names));
     if let Some(table) = color_table(ifd).filter(|_| photometric == 3) {
         attrs.insert(crate::georef::band::COLOR_TABLE_ATTRIBUTE.into(), table);
     }
     attrs
+}
+
+/// Replaces the colour interpretation of bands GDAL recorded one for.
+fn override_colors(attrs: &mut Map<String, Value>, colors: &[Option<String>]) {
+    if colors.iter().all(Option::is_none) {
+        return;
+    }
+    let key = crate::georef::band::COLOR_ATTRIBUTE;
+    let current: Vec<Value> = attrs
+        .get(key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let names: Vec<&str> = current
+        .iter()
+        .zip(colors)
+        .map(|(c, o)| {
+            let name = o.as_deref().or(c.as_str()).unwrap_or("Undefined");
+            ColorInterp::from_name(name).name()
+        })
+        .collect();
+    attrs.insert(key.into(), json!(names));
 }
 
 /// The ColorMap of a palette image as `[[r, g, b, 255], ...]` with 8-bit

@@ -29,6 +29,7 @@ from osgeo import gdal, osr
 import kerchunk_builders as kb
 from conftest import run_chunkref
 from raster_checks import captured_errors, open_chunkref
+from test_tiff_index import TIFF_CASES, write_tiff
 
 # --------------------------------------------------------------------------
 # GeoTIFF sources through ``chunkref index``
@@ -137,6 +138,18 @@ def info_summary(ds: gdal.Dataset) -> dict:
             for b in info["bands"]
         ],
     }
+
+
+@pytest.mark.parametrize("name", ["cog-deflate-pred2-3band", "gtiff-planar-u1-lzw"])
+def test_gdal_metadata_colour_interpretation_wins(tmp_path, chunkref_bin, name):
+    """RGB-photometric TIFFs GDAL copied from bands of undefined colour
+    carry COLORINTERP=Undefined in GDAL_METADATA; the index says so too."""
+    tif = write_tiff(tmp_path / f"{name}.tif", TIFF_CASES[name])
+    src = gdal.Open(str(tif))
+    ds = open_chunkref(index_of(chunkref_bin, tif))
+    got = [ds.GetRasterBand(b + 1).GetColorInterpretation() for b in range(ds.RasterCount)]
+    want = [src.GetRasterBand(b + 1).GetColorInterpretation() for b in range(src.RasterCount)]
+    assert got == want
 
 
 @pytest.mark.parametrize("case", GEOTIFF_CASES)

@@ -30,7 +30,7 @@ use base64::Engine;
 use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, Config};
-use super::{Codec, DecodeContext};
+use super::{Codec, ColorModel, DecodeContext};
 use crate::error::{Error, Result};
 use crate::zarr::dtype::ByteOrder;
 use compression::Compression;
@@ -69,6 +69,10 @@ impl Codec for TiffTile {
 
     fn compression(&self) -> String {
         self.compression.gdal_name().to_string()
+    }
+
+    fn color_model(&self) -> Option<ColorModel> {
+        self.photometric.and_then(ColorModel::from_tiff_photometric)
     }
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
