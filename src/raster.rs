@@ -311,31 +311,25 @@ impl Dataset {
                 multiscales: index.groups.get(g)?.get("multiscales")?,
             })
         });
-        let mut geo = georef::levels(&index, &self.locations, pyramid, &refs, &mut self.warnings);
+        let geo = georef::levels(&index, &self.locations, pyramid, &refs, &mut self.warnings);
         drop(refs);
         // GDAL takes overviews to cover the extent of the dataset.
-        let base = (geo[0].transform, (levels[0].height, levels[0].width));
-        let mut keep = vec![true; levels.len()];
-        for (i, (l, g)) in levels.iter().zip(&geo).enumerate().skip(1) {
-            if let (Some(b), Some(t)) = (base.0, g.transform) {
-                if !georef::same_extent(b, base.1, t, (l.height, l.width)) {
-                    keep[i] = false;
+        let (base_gt, base_size) = (geo[0].transform, (levels[0].height, levels[0].width));
+        let base_path = index.arrays[levels[0].array].meta.path.clone();
+        let mut kept = Vec::with_capacity(levels.len());
+        for (i, (l, g)) in levels.into_iter().zip(geo).enumerate() {
+            if let (Some(b), Some(t), true) = (base_gt, g.transform, i > 0) {
+                if !georef::same_extent(b, base_size, t, (l.height, l.width)) {
                     self.warnings.push(format!(
-                        "level '{}' is ignored: its georeferencing {t:?} does not cover the extent of level '{}' ({b:?}, {} x {} pixels)",
-                        index.arrays[l.array].meta.path,
-                        index.arrays[levels[0].array].meta.path,
-                        base.1 .1,
-                        base.1 .0
+                        "level '{}' is ignored: its georeferencing {t:?} does not cover the extent of level '{base_path}' ({b:?}, {} x {} pixels)",
+                        index.arrays[l.array].meta.path, base_size.1, base_size.0
                     ));
+                    continue;
                 }
             }
+            kept.push((l, g));
         }
-        let mut flags = keep.iter();
-        levels.retain(|_| *flags.next().unwrap_or(&true));
-        let mut flags = keep.iter();
-        geo.retain(|_| *flags.next().unwrap_or(&true));
-        self.levels = levels;
-        self.georef = geo;
+        (self.levels, self.georef) = kept.into_iter().unzip();
         Ok(())
     }
 
