@@ -65,6 +65,11 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         }
     }
     let georef = Georef::from_ifd(&tiff.ifds[0]);
+    if Georef::crs_not_written(&tiff.ifds[0]) {
+        eprintln!(
+            "chunkref: {path}: the GeoKeys define a CRS without an EPSG code; the index carries no proj: CRS for it"
+        );
+    }
     // Band scale/offset/unit/description and colour interpretations GDAL
     // recorded for the full image apply to every level.
     let gdal_xml = tiff.ifds[0].ascii(tags::GDAL_METADATA).unwrap_or_default();

@@ -53,6 +53,8 @@ pub const GDAL_METADATA: u16 = 42112;
 /// GDAL_NODATA.
 pub const GDAL_NODATA: u16 = 42113;
 
+/// GTModelTypeGeoKey.
+pub const GT_MODEL_TYPE: u16 = 1024;
 /// GTRasterTypeGeoKey (1 PixelIsArea, 2 PixelIsPoint).
 pub const GT_RASTER_TYPE: u16 = 1025;
 /// GeographicTypeGeoKey.

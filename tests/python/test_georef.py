@@ -472,3 +472,19 @@ def test_well_known_tile_matrix_set(tmp_path):
     expected = epsg_srs(3857)
     assert_same_crs(ds.GetSpatialRef(), expected)
     assert ds.GetRasterBand(1).GetOverview(0).XSize == 512
+
+
+def test_index_says_when_a_crs_has_no_epsg_code(tmp_path, chunkref_bin):
+    tif = tmp_path / "custom.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 64, 64, 1, gdal.GDT_Byte, ["TILED=YES"])
+    ds.SetGeoTransform((1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0))
+    srs = osr.SpatialReference()
+    srs.ImportFromProj4("+proj=tmerc +lat_0=0 +lon_0=9.5 +k=0.999 +x_0=100 +y_0=0 +ellps=GRS80 +units=m")
+    ds.SetSpatialRef(srs)
+    ds = None
+    out = tmp_path / "custom.json"
+    done = run_chunkref(chunkref_bin, "index", tif, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert "without an EPSG code" in done.stderr
+    idx = open_chunkref(out)
+    assert idx.GetGeoTransform() == (1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0)
