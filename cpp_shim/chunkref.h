@@ -71,6 +71,38 @@ uint32_t chunkref_level_count(const CrHandle *handle);
 /** Fills `out` for `level`; returns 0 on success. */
 int32_t chunkref_level_info(const CrHandle *handle, uint32_t level, CrLevelInfo *out, CrStatus *status);
 
+/** Georeferencing of one level. */
+typedef struct CrGeoref {
+    int32_t has_transform;
+    double transform[6]; /* GDAL order: x0, dx, rx, y0, ry, dy (pixel corners) */
+    const char *crs;     /* NULL, or a definition for OGRSpatialReference::SetFromUserInput
+                            (WKT, PROJJSON, EPSG:n, URL, PROJ string); owned by the handle */
+} CrGeoref;
+
+/** What GDAL shows of one band besides its pixels and nodata. */
+typedef struct CrBandInfo {
+    int32_t has_scale;
+    double scale;
+    int32_t has_offset;
+    double offset;
+    uint32_t color;          /* a GDALColorInterp value (GCI_Undefined .. GCI_AlphaBand) */
+    const char *unit;        /* "" when none; owned by the handle */
+    const char *description; /* "" when none; owned by the handle */
+} CrBandInfo;
+
+/** Fills `out` with the georeferencing of `level`; returns 0 on success. */
+int32_t chunkref_georef(const CrHandle *handle, uint32_t level, CrGeoref *out, CrStatus *status);
+
+/** Fills `out` for `band` (0-based) of `level`; returns 0 on success. */
+int32_t chunkref_band_info(const CrHandle *handle, uint32_t level, uint64_t band, CrBandInfo *out,
+                           CrStatus *status);
+
+/** Writes up to `cap` colour table entries (r, g, b, a; 0-255) of `level` to
+ *  `out` (4 values each; NULL to count); returns how many there are (0: no
+ *  table), or -1. */
+int64_t chunkref_color_table(const CrHandle *handle, uint32_t level, int16_t *out, size_t cap,
+                             CrStatus *status);
+
 /** Metadata of `domain` ("" default, "IMAGE_STRUCTURE", "SUBDATASETS") for
  *  the dataset (band = 0) or a 1-based band; NULL-terminated list. */
 const char *const *chunkref_metadata(CrHandle *handle, const char *domain, uint32_t band);

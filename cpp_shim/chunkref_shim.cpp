@@ -9,12 +9,14 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "cpl_error.h"
 #include "cpl_string.h"
 #include "gdal_pam.h"
 #include "gdal_priv.h"
+#include "ogr_spatialref.h"
 
 #include "chunkref.h"
 
@@ -85,13 +87,22 @@ class ChunkRefDataset final : public GDALPamDataset {
     std::vector<std::unique_ptr<ChunkRefDataset>> m_overviews;
     /** The level's per-dataset mask band, if the index has one. */
     std::unique_ptr<ChunkRefMaskBand> m_mask;
+    /** Geotransform of this level, if the index georeferences it. */
+    bool m_hasGeoTransform = false;
+    double m_geoTransform[6] = {0, 1, 0, 0, 0, 1};
+    /** CRS of this level (empty when none). */
+    OGRSpatialReference m_srs;
 
     bool Init(HandlePtr handle, uint32_t level);
     void LoadMetadata();
+    void LoadGeoref();
 
   public:
     static int Identify(GDALOpenInfo *info);
     static GDALDataset *Open(GDALOpenInfo *info);
+
+    CPLErr GetGeoTransform(double *transform) override;
+    const OGRSpatialReference *GetSpatialRef() const override;
 };
 
 /** A band: IReadBlock decodes one chunk and fills sibling bands' blocks too. */
@@ -100,6 +111,11 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
     uint64_t m_band0;
     bool m_hasNoData;
     double m_noData;
+    /** Scale, offset, unit and colour interpretation from the index. */
+    CrBandInfo m_info{};
+    std::string m_unit;
+    /** Colour table of palette bands. */
+    std::unique_ptr<GDALColorTable> m_colorTable;
 
   public:
     ChunkRefRasterBand(ChunkRefDataset *ds, int band, GDALDataType type, const CrLevelInfo &info)
@@ -119,6 +135,27 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
         if (success != nullptr)
             *success = m_hasNoData;
         return m_noData;
+    }
+    bool LoadInfo();
+    double GetScale(int *success) override {
+        if (success != nullptr)
+            *success = m_info.has_scale;
+        return m_info.has_scale ? m_info.scale : GDALPamRasterBand::GetScale(success);
+    }
+    double GetOffset(int *success) override {
+        if (success != nullptr)
+            *success = m_info.has_offset;
+        return m_info.has_offset ? m_info.offset : GDALPamRasterBand::GetOffset(success);
+    }
+    const char *GetUnitType() override {
+        return m_unit.empty() ? GDALPamRasterBand::GetUnitType() : m_unit.c_str();
+    }
+    GDALColorTable *GetColorTable() override {
+        return m_colorTable ? m_colorTable.get() : GDALPamRasterBand::GetColorTable();
+    }
+    GDALColorInterp GetColorInterpretation() override {
+        return m_info.color != GCI_Undefined ? static_cast<GDALColorInterp>(m_info.color)
+                                             : GDALPamRasterBand::GetColorInterpretation();
     }
     int GetMaskFlags() override;
     GDALRasterBand *GetMaskBand() override;
@@ -160,6 +197,77 @@ class ChunkRefMaskBand final : public GDALRasterBand {
     }
 };
 
+bool ChunkRefRasterBand::LoadInfo() {
+    auto *ds = static_cast<ChunkRefDataset *>(poDS);
+    CrStatus status{};
+    if (chunkref_band_info(ds->m_handle.get(), ds->m_level, m_band0, &m_info, &status) != 0) {
+        RaiseStatus(status);
+        return false;
+    }
+    if (m_info.color > GCI_AlphaBand)
+        m_info.color = GCI_Undefined;
+    m_unit = m_info.unit != nullptr ? m_info.unit : "";
+    if (m_info.color == GCI_PaletteIndex) {
+        const int64_t n =
+            chunkref_color_table(ds->m_handle.get(), ds->m_level, nullptr, 0, &status);
+        if (n < 0) {
+            RaiseStatus(status);
+            return false;
+        }
+        std::vector<int16_t> entries(static_cast<size_t>(n) * 4);
+        chunkref_color_table(ds->m_handle.get(), ds->m_level, entries.data(),
+                             static_cast<size_t>(n), &status);
+        if (n > 0)
+            m_colorTable = std::make_unique<GDALColorTable>();
+        for (int64_t i = 0; i < n; ++i) {
+            const GDALColorEntry entry{entries[4 * i], entries[4 * i + 1], entries[4 * i + 2],
+                                       entries[4 * i + 3]};
+            m_colorTable->SetColorEntry(static_cast<int>(i), &entry);
+        }
+    }
+    // Not through SetDescription: PAM would mark the band dirty.
+    if (m_info.description != nullptr && m_info.description[0] != '\0')
+        GDALMajorObject::SetDescription(m_info.description);
+    return true;
+}
+
+CPLErr ChunkRefDataset::GetGeoTransform(double *transform) {
+    if (!m_hasGeoTransform)
+        return GDALPamDataset::GetGeoTransform(transform);
+    memcpy(transform, m_geoTransform, sizeof(m_geoTransform));
+    return CE_None;
+}
+
+const OGRSpatialReference *ChunkRefDataset::GetSpatialRef() const {
+    return m_srs.IsEmpty() ? GDALPamDataset::GetSpatialRef() : &m_srs;
+}
+
+void ChunkRefDataset::LoadGeoref() {
+    CrGeoref geo{};
+    CrStatus status{};
+    if (chunkref_georef(m_handle.get(), m_level, &geo, &status) != 0) {
+        RaiseStatus(status);
+        return;
+    }
+    m_hasGeoTransform = geo.has_transform != 0;
+    if (m_hasGeoTransform)
+        memcpy(m_geoTransform, geo.transform, sizeof(m_geoTransform));
+    if (geo.crs != nullptr) {
+        m_srs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+        if (m_srs.SetFromUserInput(geo.crs) != OGRERR_NONE) {
+            CPLError(CE_Warning, CPLE_AppDefined,
+                     "ChunkRef: level %u: CRS '%.200s' is not understood by OSR; no CRS is set",
+                     m_level, geo.crs);
+            m_srs.Clear();
+        }
+    }
+    if (m_level == 0 && !m_hasGeoTransform && geo.crs == nullptr)
+        CPLDebug(DRIVER_NAME,
+                 "%s: no georeferencing (no proj:/spatial:, _CRS, grid_mapping, coordinate "
+                 "arrays or tile matrix set); opened as a pixel grid",
+                 GetDescription());
+}
+
 int ChunkRefDataset::Identify(GDALOpenInfo *info) {
     return chunkref_identify(info->pszFilename, info->pabyHeader,
                              static_cast<size_t>(info->nHeaderBytes));
@@ -183,6 +291,7 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
         CPLError(CE_Warning, CPLE_AppDefined, "ChunkRef: %s", *w);
 
     auto ds = std::make_unique<ChunkRefDataset>();
+    ds->SetDescription(info->pszFilename);
     if (!ds->Init(handle, 0))
         return nullptr;
     const uint32_t levels = chunkref_level_count(raw);
@@ -192,7 +301,6 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
             return nullptr;
         ds->m_overviews.push_back(std::move(ov));
     }
-    ds->SetDescription(info->pszFilename);
     ds->TryLoadXML();
     return ds.release();
 }
@@ -226,10 +334,15 @@ bool ChunkRefDataset::Init(HandlePtr handle, uint32_t level) {
     }
     nRasterXSize = static_cast<int>(info.width);
     nRasterYSize = static_cast<int>(info.height);
-    for (int b = 1; b <= static_cast<int>(info.band_count); ++b)
-        SetBand(b, new ChunkRefRasterBand(this, b, type, info));
+    for (int b = 1; b <= static_cast<int>(info.band_count); ++b) {
+        auto *band = new ChunkRefRasterBand(this, b, type, info);
+        SetBand(b, band);
+        if (!band->LoadInfo())
+            return false;
+    }
     if (info.has_mask != 0 && info.mask_block_width <= INT_MAX && info.mask_block_height <= INT_MAX)
         m_mask = std::make_unique<ChunkRefMaskBand>(this, info);
+    LoadGeoref();
     if (level == 0)
         LoadMetadata();
     return true;

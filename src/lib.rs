@@ -14,6 +14,7 @@ pub mod dted;
 pub mod error;
 pub mod fetch;
 pub mod ffi;
+pub mod georef;
 pub mod identify;
 pub mod index;
 pub mod j2k;

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use crate::assemble;
 use crate::chunk::{read_chunk, Locations};
 use crate::error::{Error, Result};
+use crate::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::index::Index;
 use crate::zarr::dtype::ScalarKind;
 use crate::zarr::ArrayMeta;
@@ -87,6 +88,26 @@ pub struct Level {
     /// `mask` with one band of the same size (as `chunkref index` writes
     /// for TIFF mask IFDs). Non-zero is valid, zero is not.
     pub mask: Option<usize>,
+    /// Asset name in the multiscale group, if the level comes from one.
+    pub asset: Option<String>,
+    /// The level's `multiscales.layout` entry, if any.
+    pub entry: Option<Map<String, Value>>,
+}
+
+/// A level listed by a multiscale group, before its array is found.
+#[derive(Debug, Clone)]
+struct LevelSpec {
+    asset: String,
+    entry: Option<Map<String, Value>>,
+}
+
+/// What a multiscale group holds.
+enum Multiscale {
+    /// One raster array per level: (array, spec), finest first.
+    Levels(Vec<(usize, LevelSpec)>),
+    /// Level 0 holds several raster variables, each a pyramid of its own:
+    /// the paths of those level-0 arrays.
+    Variables(Vec<String>),
 }
 
 /// A subdataset entry: a name GDAL can open and a description.
@@ -110,6 +131,8 @@ pub struct Dataset {
     pub subdatasets: Vec<Subdataset>,
     /// Non-fatal problems to report as warnings.
     pub warnings: Vec<String>,
+    /// Georeferencing of each level.
+    pub georef: Vec<Georef>,
 }
 
 impl Dataset {
@@ -137,6 +160,7 @@ impl Dataset {
             locations,
             levels: Vec::new(),
             subdatasets: Vec::new(),
+            georef: Vec::new(),
         };
         ds.choose(parsed.target.as_deref())?;
         Ok(ds)
@@ -146,11 +170,22 @@ impl Dataset {
     fn choose(&mut self, target: Option<&str>) -> Result<()> {
         let index = Arc::clone(&self.index);
         if let Some(t) = target {
-            if let Some(levels) = multiscale_levels(&index, t)? {
-                return self.set_levels(levels);
+            if let Some(ms) = multiscale(&index, t, None)? {
+                return self.use_multiscale(t, ms);
+            }
+            // The array of a pyramid level: from level 0, the variable's
+            // pyramid; from another level, that array alone (with its
+            // layout entry's georeferencing).
+            let member = pyramid_member(&index, t);
+            if let Some(m) = member.as_ref().filter(|m| m.first) {
+                if let Some(ms) = multiscale(&index, m.group, Some(m.variable))? {
+                    return self.use_multiscale(m.group, ms);
+                }
             }
             return match index.array_index(t) {
-                Some(a) if index.arrays[a].meta.shape.len() >= 2 => self.set_levels(vec![a]),
+                Some(a) if index.arrays[a].meta.shape.len() >= 2 => {
+                    self.set_levels(vec![(a, member.map(|m| m.spec))], None)
+                }
                 Some(_) => Err(Error::Usage {
                     what: format!(
                         "array '{t}' in {} has fewer than 2 dimensions",
@@ -162,8 +197,8 @@ impl Dataset {
                 }),
             };
         }
-        if let Some(levels) = multiscale_levels(&index, "")? {
-            return self.set_levels(levels);
+        if let Some(ms) = multiscale(&index, "", None)? {
+            return self.use_multiscale("", ms);
         }
         let mut candidates: Vec<Subdataset> = Vec::new();
         let mut single = None;
@@ -192,7 +227,7 @@ impl Dataset {
                 index: index.source.clone(),
                 reason: "no array with 2 or more dimensions".into(),
             }),
-            (1, Some(a)) => self.set_levels(vec![a]),
+            (1, Some(a)) => self.set_levels(vec![(a, None)], None),
             _ => {
                 self.subdatasets = candidates;
                 Ok(())
@@ -207,10 +242,33 @@ impl Dataset {
         }
     }
 
-    fn set_levels(&mut self, arrays: Vec<usize>) -> Result<()> {
-        let index = &self.index;
+    /// Uses the levels of the multiscale group `group`, or lists its variables.
+    fn use_multiscale(&mut self, group: &str, ms: Multiscale) -> Result<()> {
+        match ms {
+            Multiscale::Levels(levels) => {
+                let levels = levels.into_iter().map(|(a, s)| (a, Some(s))).collect();
+                self.set_levels(levels, Some(group))
+            }
+            Multiscale::Variables(paths) => {
+                self.subdatasets = paths
+                    .iter()
+                    .map(|p| self.subdataset(p, &format!("multiscale variable {p}")))
+                    .collect();
+                Ok(())
+            }
+        }
+    }
+
+    /// Sets the levels (arrays with their multiscale specs) and georeferences
+    /// them; `pyramid` is the multiscale group they come from.
+    fn set_levels(
+        &mut self,
+        arrays: Vec<(usize, Option<LevelSpec>)>,
+        pyramid: Option<&str>,
+    ) -> Result<()> {
+        let index = Arc::clone(&self.index);
         let mut levels: Vec<Level> = Vec::new();
-        for a in arrays {
+        for (a, spec) in arrays {
             let m = &index.arrays[a].meta;
             let n = m.shape.len();
             let bands = m.shape[..n - 2]
@@ -225,7 +283,9 @@ impl Dataset {
                 width: m.shape[n - 1],
                 height: m.shape[n - 2],
                 bands,
-                mask: mask_array(index, m),
+                mask: mask_array(&index, m),
+                asset: spec.as_ref().map(|s| s.asset.clone()),
+                entry: spec.and_then(|s| s.entry),
             };
             if let Some(base) = levels.first() {
                 let bm = &index.arrays[base.array].meta;
@@ -242,8 +302,45 @@ impl Dataset {
             }
             levels.push(level);
         }
-        self.levels = levels;
+        let refs: Vec<LevelRef<'_>> = levels
+            .iter()
+            .map(|l| LevelRef {
+                array: &index.arrays[l.array],
+                asset: l.asset.as_deref(),
+                entry: l.entry.as_ref(),
+            })
+            .collect();
+        let pyramid = pyramid.and_then(|g| {
+            Some(Pyramid {
+                group: g,
+                multiscales: index.groups.get(g)?.get("multiscales")?,
+            })
+        });
+        let geo = georef::levels(&index, &self.locations, pyramid, &refs, &mut self.warnings);
+        drop(refs);
+        // GDAL takes overviews to cover the extent of the dataset.
+        let (base_gt, base_size) = (geo[0].transform, (levels[0].height, levels[0].width));
+        let base_path = index.arrays[levels[0].array].meta.path.clone();
+        let mut kept = Vec::with_capacity(levels.len());
+        for (i, (l, g)) in levels.into_iter().zip(geo).enumerate() {
+            if let (Some(b), Some(t), true) = (base_gt, g.transform, i > 0) {
+                if !georef::same_extent(b, base_size, t, (l.height, l.width)) {
+                    self.warnings.push(format!(
+                        "level '{}' is ignored: its georeferencing {t:?} does not cover the extent of level '{base_path}' ({b:?}, {} x {} pixels)",
+                        index.arrays[l.array].meta.path, base_size.1, base_size.0
+                    ));
+                    continue;
+                }
+            }
+            kept.push((l, g));
+        }
+        (self.levels, self.georef) = kept.into_iter().unzip();
         Ok(())
+    }
+
+    /// What GDAL shows of band `band` (0-based) of `level`.
+    pub fn band_info(&self, level: usize, band: u64) -> Result<band::BandInfo> {
+        Ok(band::info(self.level_meta(level)?, band))
     }
 
     /// The array metadata of a level.
@@ -440,14 +537,20 @@ impl Dataset {
             ("", None) => attribute_items(&meta.attributes),
             ("", Some(b)) => {
                 let names = meta.dimension_names.clone().unwrap_or_default();
-                Dataset::band_indices(meta, b)
+                let mut items: Vec<String> = Dataset::band_indices(meta, b)
                     .iter()
                     .enumerate()
                     .map(|(d, i)| {
                         let name = names.get(d).cloned().unwrap_or_else(|| format!("dim{d}"));
                         format!("DIM_{name}_INDEX={i}")
                     })
-                    .collect()
+                    .collect();
+                let cf: Map<String, Value> = band::METADATA_ATTRIBUTES
+                    .iter()
+                    .filter_map(|k| Some((k.to_string(), meta.attributes.get(*k)?.clone())))
+                    .collect();
+                items.extend(attribute_items(&cf));
+                items
             }
             ("IMAGE_STRUCTURE", None) => {
                 let mut items = Vec::new();
@@ -467,7 +570,10 @@ impl Dataset {
                 if let Some(bits) = meta.codecs.stored_bits() {
                     items.push(format!("NBITS={bits}"));
                 }
-                if meta.dtype.kind == ScalarKind::Int && meta.dtype.size == 1 {
+                if meta.dtype.kind == ScalarKind::Int
+                    && meta.dtype.size == 1
+                    && !band::is_unsigned(meta)
+                {
                     items.push("PIXELTYPE=SIGNEDBYTE".to_string());
                 }
                 items
@@ -498,8 +604,56 @@ fn read_index_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| io(e.to_string()))
 }
 
-/// The level arrays of the multiscale group at `group`, if it is one.
-fn multiscale_levels(index: &Index, group: &str) -> Result<Option<Vec<usize>>> {
+/// The levels a `multiscales` attribute lists: the GeoZarr `layout`, the
+/// older `[{"datasets": [{"path": ...}]}]` form, or a GeoZarr 0.4
+/// `tile_matrix_set` (inline: its matrix ids; well-known id: the group's
+/// children named by zoom numbers). `None` when it is none of these.
+fn level_specs(index: &Index, group: &str, ms: &Value) -> Option<Vec<LevelSpec>> {
+    let spec = |asset: &str, entry: Option<&Value>| LevelSpec {
+        asset: asset.trim_matches('/').to_string(),
+        entry: entry.and_then(Value::as_object).cloned(),
+    };
+    if let Some(layout) = ms.get("layout").and_then(Value::as_array) {
+        return layout
+            .iter()
+            .map(|l| Some(spec(l.get("asset")?.as_str()?, Some(l))))
+            .collect();
+    }
+    if let Some(datasets) = ms
+        .as_array()
+        .and_then(|l| l.first())
+        .and_then(|m| m.get("datasets"))
+        .and_then(Value::as_array)
+    {
+        return datasets
+            .iter()
+            .map(|d| Some(spec(d.get("path")?.as_str()?, None)))
+            .collect();
+    }
+    if let Some(ids) = georef::tms::matrix_ids(ms) {
+        return Some(ids.iter().map(|id| spec(id, None)).collect());
+    }
+    ms.get("tile_matrix_set")?.as_str()?;
+    let prefix = if group.is_empty() {
+        String::new()
+    } else {
+        format!("{group}/")
+    };
+    let mut zooms: Vec<u32> = index
+        .groups
+        .keys()
+        .map(String::as_str)
+        .chain(index.arrays.iter().map(|a| a.meta.path.as_str()))
+        .filter_map(|p| p.strip_prefix(&prefix)?.split('/').next()?.parse().ok())
+        .collect();
+    zooms.sort_unstable_by(|a, b| b.cmp(a));
+    zooms.dedup();
+    Some(zooms.iter().map(|z| spec(&z.to_string(), None)).collect())
+}
+
+/// The levels of the multiscale group at `group`, if it is one; with
+/// `variable`, the pyramid of that variable of the level groups.
+fn multiscale(index: &Index, group: &str, variable: Option<&str>) -> Result<Option<Multiscale>> {
     let Some(ms) = index.groups.get(group).and_then(|a| a.get("multiscales")) else {
         return Ok(None);
     };
@@ -511,52 +665,101 @@ fn multiscale_levels(index: &Index, group: &str) -> Result<Option<Vec<usize>>> {
         },
         reason,
     };
-    let assets: Vec<&str> = if let Some(layout) = ms.get("layout").and_then(Value::as_array) {
-        layout
-            .iter()
-            .map(|l| l.get("asset").and_then(Value::as_str))
-            .collect::<Option<_>>()
-            .ok_or_else(|| bad("multiscales.layout entry without a string 'asset'".into()))?
-    } else if let Some(datasets) = ms
-        .as_array()
-        .and_then(|l| l.first())
-        .and_then(|m| m.get("datasets"))
-        .and_then(Value::as_array)
-    {
-        datasets
-            .iter()
-            .map(|d| d.get("path").and_then(Value::as_str))
-            .collect::<Option<_>>()
-            .ok_or_else(|| bad("multiscales datasets entry without a string 'path'".into()))?
-    } else {
+    let Some(specs) = level_specs(index, group, ms) else {
+        if ms.get("layout").is_some() || ms.get("tile_matrix_set").is_some() {
+            return Err(bad(
+                "multiscales lists a level without a string 'asset' (or tile matrix 'id')".into(),
+            ));
+        }
         return Ok(None);
     };
-    if assets.is_empty() {
+    if specs.is_empty() {
         return Err(bad("multiscales lists no levels".into()));
     }
-    assets
-        .iter()
-        .map(|asset| {
-            let path = if group.is_empty() {
-                asset.trim_matches('/').to_string()
-            } else {
-                format!("{group}/{}", asset.trim_matches('/'))
-            };
-            level_array(index, &path)
-                .ok_or_else(|| bad(format!("multiscales level '{asset}' has no raster array")))
-        })
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+    let join = |asset: &str| {
+        if group.is_empty() {
+            asset.to_string()
+        } else {
+            format!("{group}/{asset}")
+        }
+    };
+    let mut levels = Vec::new();
+    for (i, spec) in specs.into_iter().enumerate() {
+        let path = join(&spec.asset);
+        let found = match variable {
+            Some(v) => index.array_index(&format!("{path}/{v}")),
+            None => level_array(index, &path),
+        };
+        match found {
+            Some(a) => levels.push((a, spec)),
+            // A variable may be absent from coarser levels.
+            None if variable.is_some() && i > 0 => {}
+            None if i == 0 && variable.is_none() => {
+                let vars = raster_children(index, &path);
+                if vars.len() > 1 {
+                    let paths = vars.iter().map(|&a| index.arrays[a].meta.path.clone());
+                    return Ok(Some(Multiscale::Variables(paths.collect())));
+                }
+                return Err(bad(format!(
+                    "multiscales level '{}' has no raster array",
+                    spec.asset
+                )));
+            }
+            None => {
+                return Err(bad(format!(
+                    "multiscales level '{}' has no raster array{}",
+                    spec.asset,
+                    variable.map_or(String::new(), |v| format!(" '{v}'"))
+                )))
+            }
+        }
+    }
+    if ms.get("tile_matrix_set").is_some() {
+        // Tile matrix sets list levels coarse to fine or fine to coarse.
+        levels.sort_by_key(|(a, _)| std::cmp::Reverse(index.arrays[*a].meta.shape.last().copied()));
+    }
+    Ok(Some(Multiscale::Levels(levels)))
 }
 
-/// The array of a level asset: the array itself, or the one raster array of a
-/// group (preferring `data`, the name osml-imagery-io uses).
-fn level_array(index: &Index, path: &str) -> Option<usize> {
-    if let Some(a) = index.array_index(path) {
-        return Some(a);
-    }
+/// An array `<multiscale group>/<level asset>/<variable>` of a pyramid level.
+struct PyramidMember<'a> {
+    /// The multiscale group.
+    group: &'a str,
+    /// The variable (array name inside the level).
+    variable: &'a str,
+    /// The level's spec; `first` when it is the pyramid's level 0.
+    spec: LevelSpec,
+    first: bool,
+}
+
+/// Finds the pyramid level `target` (an array path) belongs to.
+fn pyramid_member<'a>(index: &'a Index, target: &'a str) -> Option<PyramidMember<'a>> {
+    let (level, variable) = target.rsplit_once('/')?;
+    index
+        .groups
+        .iter()
+        .filter(|(_, attrs)| attrs.contains_key("multiscales"))
+        .find_map(|(g, attrs)| {
+            let asset = if g.is_empty() {
+                level
+            } else {
+                level.strip_prefix(g.as_str())?.strip_prefix('/')?
+            };
+            let specs = level_specs(index, g, attrs.get("multiscales")?)?;
+            let i = specs.iter().position(|s| s.asset == asset)?;
+            Some(PyramidMember {
+                group: &target[..g.len()],
+                variable,
+                spec: specs[i].clone(),
+                first: i == 0,
+            })
+        })
+}
+
+/// Arrays of 2 or more dimensions directly inside group `path`.
+fn raster_children(index: &Index, path: &str) -> Vec<usize> {
     let prefix = format!("{path}/");
-    let children: Vec<usize> = index
+    index
         .arrays
         .iter()
         .enumerate()
@@ -568,7 +771,16 @@ fn level_array(index: &Index, path: &str) -> Option<usize> {
                     .is_some_and(|rest| !rest.contains('/'))
         })
         .map(|(i, _)| i)
-        .collect();
+        .collect()
+}
+
+/// The array of a level asset: the array itself, or the one raster array of a
+/// group (preferring `data`, the name osml-imagery-io uses).
+fn level_array(index: &Index, path: &str) -> Option<usize> {
+    if let Some(a) = index.array_index(path) {
+        return Some(a);
+    }
+    let children = raster_children(index, path);
     children
         .iter()
         .copied()
@@ -665,9 +877,12 @@ mod tests {
                 height: 10,
                 bands: 15,
                 mask: None,
+                asset: None,
+                entry: None,
             }],
             subdatasets: vec![],
             warnings: vec![],
+            georef: vec![],
         };
         // band = i0 * 5 + i1; chunk (0, 0) holds i0 in 0..2, i1 in 0..2.
         assert_eq!(ds.bands_sharing_chunk(0, 6).unwrap(), vec![0, 1, 5, 6]);

@@ -42,6 +42,31 @@ pub struct DecodeContext<'a> {
     pub decoded_len: usize,
 }
 
+/// The colour model of the pixels a format codec decodes, as its source
+/// declares it (TIFF Photometric, NITF IREP, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorModel {
+    /// Red, green, blue samples (also YCbCr decoded to RGB).
+    Rgb,
+    /// One gray sample.
+    Gray,
+    /// Palette indices.
+    Palette,
+}
+
+impl ColorModel {
+    /// The colour model of a TIFF `Photometric` value, as GDAL reads it
+    /// (YCbCr, decoded to RGB, is RGB).
+    pub fn from_tiff_photometric(photometric: u64) -> Option<ColorModel> {
+        match photometric {
+            0 | 1 => Some(ColorModel::Gray),
+            2 | 6 => Some(ColorModel::Rgb),
+            3 => Some(ColorModel::Palette),
+            _ => None,
+        }
+    }
+}
+
 /// A bytes-to-bytes decoding step.
 pub trait Codec: Send + Sync + std::fmt::Debug {
     /// The canonical name of the codec (v2 id or v3 name).
@@ -58,6 +83,10 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     }
     /// Decodes `input` into the bytes of the previous stage.
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes>;
+    /// The colour model of the decoded pixels, when the codec knows it.
+    fn color_model(&self) -> Option<ColorModel> {
+        None
+    }
 }
 
 /// The codecs of one array, stored in decode order (last encode step first).
@@ -106,6 +135,11 @@ impl CodecChain {
             .iter()
             .filter_map(|c| c.stored_bits())
             .min()
+    }
+
+    /// The colour model the first codec that knows one declares.
+    pub fn color_model(&self) -> Option<ColorModel> {
+        self.decode_order.iter().find_map(|c| c.color_model())
     }
 
     /// True when no codec is applied (raw chunk bytes).

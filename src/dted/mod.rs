@@ -11,7 +11,7 @@ pub mod header;
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::index::pyramid::{self, Pyramid, Ref};
@@ -128,6 +128,7 @@ pub fn index_cells(cells: &[Cell], checksum_warnings: bool) -> Result<Value> {
         dtype: "<i2".into(),
         codec,
         fill: json!(VOID),
+        attrs: Map::new(),
         refs,
     };
     let source = match cells {

@@ -11,6 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 use crate::error::{CplCode, Error, Result};
+use crate::georef::band;
 use crate::raster::Dataset;
 use crate::zarr::dtype::ScalarKind;
 
@@ -38,6 +39,26 @@ pub struct CrLevelInfo {
     mask_block_height: u64,
 }
 
+/// Mirrors `CrGeoref` of chunkref.h.
+#[repr(C)]
+pub struct CrGeoref {
+    has_transform: i32,
+    transform: [f64; 6],
+    crs: *const c_char,
+}
+
+/// Mirrors `CrBandInfo` of chunkref.h.
+#[repr(C)]
+pub struct CrBandInfo {
+    has_scale: i32,
+    scale: f64,
+    has_offset: i32,
+    offset: f64,
+    color: u32,
+    unit: *const c_char,
+    description: *const c_char,
+}
+
 /// Mirrors `CrBlockRequest` of chunkref.h.
 #[repr(C)]
 pub struct CrBlockRequest {
@@ -61,10 +82,7 @@ unsafe impl Send for CStringList {}
 
 impl CStringList {
     fn new(items: Vec<String>) -> CStringList {
-        let owned: Vec<CString> = items
-            .into_iter()
-            .map(|s| CString::new(s.replace('\0', " ")).unwrap_or_default())
-            .collect();
+        let owned: Vec<CString> = items.into_iter().map(|s| c_string(&s)).collect();
         let mut ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
         ptrs.push(std::ptr::null());
         CStringList {
@@ -79,6 +97,17 @@ pub struct CrHandle {
     dataset: Dataset,
     warnings: CStringList,
     metadata: Mutex<HashMap<(String, u32), Box<CStringList>>>,
+    /// CRS definition of each level.
+    crs: Vec<Option<CString>>,
+    /// (unit, description) of bands by (level, band), kept while the handle lives.
+    band_text: Mutex<HashMap<(u32, u64), Box<BandText>>>,
+}
+
+/// (unit, description) of one band as C strings.
+type BandText = [CString; 2];
+
+fn c_string(s: &str) -> CString {
+    CString::new(s.replace('\0', " ")).unwrap_or_default()
 }
 
 fn write_status(status: *mut CrStatus, code: i32, message: &str) {
@@ -196,10 +225,17 @@ pub unsafe extern "C" fn chunkref_open(
         }
         let dataset = Dataset::open(name, &opts)?;
         let warnings = CStringList::new(dataset.warnings.clone());
+        let crs = dataset
+            .georef
+            .iter()
+            .map(|g| g.crs.as_deref().map(c_string))
+            .collect();
         Ok(Box::into_raw(Box::new(CrHandle {
             dataset,
             warnings,
             metadata: Mutex::new(HashMap::new()),
+            crs,
+            band_text: Mutex::new(HashMap::new()),
         })))
     })
 }
@@ -217,13 +253,19 @@ pub unsafe extern "C" fn chunkref_close(handle: *mut CrHandle) {
 
 /// # Safety
 /// `handle` must be a live handle.
-unsafe fn dataset<'a>(handle: *const CrHandle) -> Result<&'a Dataset> {
+unsafe fn handle_ref<'a>(handle: *const CrHandle) -> Result<&'a CrHandle> {
     if handle.is_null() {
         return Err(Error::Usage {
             what: "NULL handle".into(),
         });
     }
-    Ok(&unsafe { &*handle }.dataset)
+    Ok(unsafe { &*handle })
+}
+
+/// # Safety
+/// `handle` must be a live handle.
+unsafe fn dataset<'a>(handle: *const CrHandle) -> Result<&'a Dataset> {
+    Ok(&unsafe { handle_ref(handle) }?.dataset)
 }
 
 /// See chunkref.h.
@@ -253,7 +295,7 @@ pub unsafe extern "C" fn chunkref_level_info(
         let meta = ds.level_meta(level as usize)?;
         let l = &ds.levels[level as usize];
         let n = meta.chunks.len();
-        let nodata = meta.fill.as_ref().map(|_| json_to_f64(&meta.fill_json));
+        let nodata = band::nodata(meta);
         let mask_block = l.mask.map_or([0, 0], |a| {
             let chunks = &ds.index.arrays[a].meta.chunks;
             [chunks[chunks.len() - 1], chunks[chunks.len() - 2]]
@@ -267,39 +309,117 @@ pub unsafe extern "C" fn chunkref_level_info(
             data_kind: match meta.dtype.kind {
                 ScalarKind::Bool => 0,
                 ScalarKind::UInt => 1,
+                ScalarKind::Int if band::is_unsigned(meta) => 1,
                 ScalarKind::Int => 2,
                 ScalarKind::Float => 3,
                 ScalarKind::Complex => 4,
             },
             data_size: meta.dtype.size as u32,
-            has_nodata: nodata.flatten().is_some() as i32,
-            nodata: nodata.flatten().unwrap_or(0.0),
+            has_nodata: nodata.is_some() as i32,
+            nodata: nodata.unwrap_or(0.0),
             has_mask: l.mask.is_some() as i32,
             mask_block_width: mask_block[0],
             mask_block_height: mask_block[1],
         };
-        if out.is_null() {
-            return Err(Error::Usage {
-                what: "NULL level info".into(),
-            });
-        }
-        unsafe { out.write(info) };
-        Ok(0)
+        write_out(out, info)
     })
 }
 
-fn json_to_f64(v: &serde_json::Value) -> Option<f64> {
-    match v {
-        serde_json::Value::Number(n) => n.as_f64(),
-        serde_json::Value::Bool(b) => Some(*b as u8 as f64),
-        serde_json::Value::String(s) => match s.as_str() {
-            "NaN" => Some(f64::NAN),
-            "Infinity" => Some(f64::INFINITY),
-            "-Infinity" => Some(f64::NEG_INFINITY),
-            _ => None,
-        },
-        _ => None,
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle and `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_georef(
+    handle: *const CrHandle,
+    level: u32,
+    out: *mut CrGeoref,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let h = unsafe { handle_ref(handle) }?;
+        h.dataset.level_meta(level as usize)?;
+        let g = &h.dataset.georef[level as usize];
+        let crs = h.crs[level as usize]
+            .as_ref()
+            .map_or(std::ptr::null(), |c| c.as_ptr());
+        let info = CrGeoref {
+            has_transform: g.transform.is_some() as i32,
+            transform: g.transform.unwrap_or([0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
+            crs,
+        };
+        write_out(out, info)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle and `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_band_info(
+    handle: *const CrHandle,
+    level: u32,
+    band: u64,
+    out: *mut CrBandInfo,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let h = unsafe { handle_ref(handle) }?;
+        let b = h.dataset.band_info(level as usize, band)?;
+        let mut texts = h.band_text.lock().unwrap_or_else(|p| p.into_inner());
+        let text = texts
+            .entry((level, band))
+            .or_insert_with(|| Box::new([c_string(&b.unit), c_string(&b.description)]));
+        let info = CrBandInfo {
+            has_scale: b.scale.is_some() as i32,
+            scale: b.scale.unwrap_or(1.0),
+            has_offset: b.offset.is_some() as i32,
+            offset: b.offset.unwrap_or(0.0),
+            color: b.color as u32,
+            unit: text[0].as_ptr(),
+            description: text[1].as_ptr(),
+        };
+        write_out(out, info)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle; `out` NULL or writable for `4 * cap` values.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_color_table(
+    handle: *const CrHandle,
+    level: u32,
+    out: *mut i16,
+    cap: usize,
+    status: *mut CrStatus,
+) -> i64 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        let table = band::color_table(ds.level_meta(level as usize)?).unwrap_or_default();
+        if !out.is_null() {
+            for (i, entry) in table.iter().take(cap).enumerate() {
+                for (j, &c) in entry.iter().enumerate() {
+                    unsafe { out.add(4 * i + j).write(c) };
+                }
+            }
+        }
+        Ok(table.len() as i64)
+    })
+}
+
+/// Writes `value` to the shim's `out` pointer.
+fn write_out<T>(out: *mut T, value: T) -> Result<i32> {
+    if out.is_null() {
+        return Err(Error::Usage {
+            what: "NULL output pointer".into(),
+        });
     }
+    // SAFETY: the shim passes a valid, writable pointer.
+    unsafe { out.write(value) };
+    Ok(0)
 }
 
 /// See chunkref.h.

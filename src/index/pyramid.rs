@@ -20,6 +20,9 @@ pub struct Array {
     pub codec: Value,
     /// `fill_value` (null when the source has none).
     pub fill: Value,
+    /// Array attributes besides `_ARRAY_DIMENSIONS` (colour interpretation,
+    /// CF band attributes).
+    pub attrs: Map<String, Value>,
     /// The chunks' references.
     pub refs: Vec<Ref>,
 }
@@ -130,10 +133,11 @@ impl Pyramid {
             format!("{prefix}/.zarray"),
             Value::String(zarray.to_string()),
         );
-        let zattrs = json!({"_ARRAY_DIMENSIONS": ["bands", "y", "x"]});
+        let mut zattrs = a.attrs.clone();
+        zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(["bands", "y", "x"]));
         refs.insert(
             format!("{prefix}/.zattrs"),
-            Value::String(zattrs.to_string()),
+            Value::String(Value::Object(zattrs).to_string()),
         );
         for r in &a.refs {
             refs.insert(format!("{prefix}/{}", r.key), r.to_json());
@@ -179,6 +183,7 @@ mod tests {
             dtype: "|u1".into(),
             codec: json!({"id": "x"}),
             fill: Value::Null,
+            attrs: Map::new(),
             refs: refs
                 .into_iter()
                 .map(|(key, ranges)| Ref {

@@ -183,6 +183,7 @@ impl Codestream {
                 "resolution_level": r,
             }),
             fill: Value::Null,
+            attrs: Map::new(),
             refs,
         }
     }

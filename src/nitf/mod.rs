@@ -245,6 +245,7 @@ fn blocks(
             "imode": img.imode.to_string(), "pvtype": img.pvtype,
         }),
         fill,
+        attrs: Map::new(),
         refs,
     })
 }
@@ -337,6 +338,7 @@ fn jpeg_blocks(
             "imode": img.imode.to_string(), "color_space": color_space,
         }),
         fill: Value::Null,
+        attrs: Map::new(),
         refs,
     })
 }

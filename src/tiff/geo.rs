@@ -86,6 +86,19 @@ impl Georef {
         }
     }
 
+    /// True when the GeoKeys declare a CRS (a model type, or a user-defined
+    /// one) that is not an EPSG code, so no `proj:` attribute is written.
+    pub fn crs_not_written(ifd: &Ifd) -> bool {
+        let keys = geo_keys(ifd);
+        let declared = keys.iter().any(|(k, _)| {
+            matches!(
+                *k,
+                tags::GT_MODEL_TYPE | tags::PROJECTED_CS_TYPE | tags::GEOGRAPHIC_TYPE
+            )
+        });
+        declared && Georef::from_ifd(ifd).crs_code.is_none()
+    }
+
     /// True when there is anything to write.
     pub fn is_some(&self) -> bool {
         self.transform.is_some() || self.crs_code.is_some()

@@ -3,14 +3,17 @@
 //! `multiscales`, level groups `0`, `1`, ... each holding array `data`
 //! with axes (bands, y, x) and the `tiff-tile` codec.
 
+pub mod gdal_metadata;
 pub mod geo;
 pub mod ifd;
 pub mod tags;
 
 use base64::Engine;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
+use crate::codec::ColorModel;
 use crate::error::{Error, Result};
+use crate::georef::band::ColorInterp;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use geo::Georef;
 use ifd::{Ifd, Source};
@@ -30,6 +33,9 @@ struct Image {
     planar: bool,
     dtype: String,
     codec: Value,
+    /// Array attributes besides `_ARRAY_DIMENSIONS` (colour interpretation,
+    /// CF band attributes).
+    attrs: Map<String, Value>,
     /// `(key suffix, offset, length)` of every stored chunk.
     chunks: Vec<(String, u64, u64)>,
 }
@@ -59,6 +65,21 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         }
     }
     let georef = Georef::from_ifd(&tiff.ifds[0]);
+    if Georef::crs_not_written(&tiff.ifds[0]) {
+        eprintln!(
+            "chunkref: {path}: the GeoKeys define a CRS without an EPSG code; the index carries no proj: CRS for it"
+        );
+    }
+    // Band scale/offset/unit/description and colour interpretations GDAL
+    // recorded for the full image apply to every level.
+    let gdal_xml = tiff.ifds[0].ascii(tags::GDAL_METADATA).unwrap_or_default();
+    let samples = levels[0].1.samples;
+    let band_attrs = gdal_metadata::band_attributes(gdal_xml, samples);
+    let colors = gdal_metadata::color_interpretations(gdal_xml, samples);
+    for (_, img) in levels.iter_mut() {
+        img.attrs.extend(band_attrs.clone());
+        override_colors(&mut img.attrs, &colors);
+    }
     let fill = tiff.ifds[0]
         .ascii(tags::GDAL_NODATA)
         .and_then(|s| s.trim().parse::<f64>().ok())
@@ -105,6 +126,7 @@ impl Image {
             dtype: self.dtype.clone(),
             codec: self.codec.clone(),
             fill: fill.clone(),
+            attrs: self.attrs.clone(),
             refs: self
                 .chunks
                 .iter()
@@ -112,6 +134,73 @@ impl Image {
                 .collect(),
         }
     }
+}
+
+/// GDAL's colour interpretation of each band of an IFD: the colour model
+/// of its Photometric (see [`ColorInterp::of_model`]), extra samples marked
+/// as alpha (ExtraSamples 1 or 2) as alpha.
+fn color_interpretation(ifd: &Ifd, samples: u64) -> Map<String, Value> {
+    let photometric = ifd.int(tags::PHOTOMETRIC).unwrap_or(1);
+    let model = ColorModel::from_tiff_photometric(photometric);
+    let extra = ifd.ints(tags::EXTRA_SAMPLES).unwrap_or_default();
+    let first_extra = samples.saturating_sub(extra.len() as u64);
+    let names: Vec<&str> = (0..samples)
+        .map(|b| {
+            let alpha = b
+                .checked_sub(first_extra)
+                .and_then(|e| extra.get(e as usize))
+                .is_some_and(|&kind| kind == 1 || kind == 2);
+            if alpha {
+                ColorInterp::Alpha.name()
+            } else {
+                ColorInterp::of_model(model, b, samples).name()
+            }
+        })
+        .collect();
+    // Written even when all are undefined: readers would otherwise take
+    // the codec's photometric.
+    let mut attrs = Map::new();
+    attrs.insert(crate::georef::band::COLOR_ATTRIBUTE.into(), json!(names));
+    if let Some(table) = color_table(ifd).filter(|_| photometric == 3) {
+        attrs.insert(crate::georef::band::COLOR_TABLE_ATTRIBUTE.into(), table);
+    }
+    attrs
+}
+
+/// Replaces the colour interpretation of bands GDAL recorded one for.
+fn override_colors(attrs: &mut Map<String, Value>, colors: &[Option<String>]) {
+    if colors.iter().all(Option::is_none) {
+        return;
+    }
+    let key = crate::georef::band::COLOR_ATTRIBUTE;
+    let current: Vec<Value> = attrs
+        .get(key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let names: Vec<&str> = current
+        .iter()
+        .zip(colors)
+        .map(|(c, o)| {
+            let name = o.as_deref().or(c.as_str()).unwrap_or("Undefined");
+            ColorInterp::from_name(name).name()
+        })
+        .collect();
+    attrs.insert(key.into(), json!(names));
+}
+
+/// The ColorMap of a palette image as `[[r, g, b, 255], ...]` with 8-bit
+/// components (16-bit TIFF values divided by 257, as GDAL reads them).
+fn color_table(ifd: &Ifd) -> Option<Value> {
+    let map = ifd.ints(tags::COLOR_MAP)?;
+    let n = map.len() / 3;
+    if n == 0 || map.len() % 3 != 0 {
+        return None;
+    }
+    let entries: Vec<Value> = (0..n)
+        .map(|i| json!([map[i] / 257, map[n + i] / 257, map[2 * n + i] / 257, 255]))
+        .collect();
+    Some(Value::Array(entries))
 }
 
 fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
@@ -233,6 +322,7 @@ fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
         planar,
         dtype,
         codec,
+        attrs: color_interpretation(ifd, samples),
         chunks,
     })
 }

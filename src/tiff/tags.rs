@@ -24,6 +24,8 @@ pub const STRIP_BYTE_COUNTS: u16 = 279;
 pub const PLANAR_CONFIG: u16 = 284;
 /// Predictor.
 pub const PREDICTOR: u16 = 317;
+/// ColorMap.
+pub const COLOR_MAP: u16 = 320;
 /// TileWidth.
 pub const TILE_WIDTH: u16 = 322;
 /// TileLength.
@@ -32,6 +34,8 @@ pub const TILE_LENGTH: u16 = 323;
 pub const TILE_OFFSETS: u16 = 324;
 /// TileByteCounts.
 pub const TILE_BYTE_COUNTS: u16 = 325;
+/// ExtraSamples.
+pub const EXTRA_SAMPLES: u16 = 338;
 /// SampleFormat.
 pub const SAMPLE_FORMAT: u16 = 339;
 /// JPEGTables.
@@ -44,9 +48,13 @@ pub const MODEL_TIEPOINT: u16 = 33922;
 pub const MODEL_TRANSFORMATION: u16 = 34264;
 /// GeoKeyDirectoryTag.
 pub const GEO_KEY_DIRECTORY: u16 = 34735;
+/// GDAL_METADATA (XML).
+pub const GDAL_METADATA: u16 = 42112;
 /// GDAL_NODATA.
 pub const GDAL_NODATA: u16 = 42113;
 
+/// GTModelTypeGeoKey.
+pub const GT_MODEL_TYPE: u16 = 1024;
 /// GTRasterTypeGeoKey (1 PixelIsArea, 2 PixelIsPoint).
 pub const GT_RASTER_TYPE: u16 = 1025;
 /// GeographicTypeGeoKey.

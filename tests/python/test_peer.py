@@ -203,3 +203,21 @@ def test_indexing_time_4096_cog(tmp_path, peer, chunkref_bin):
         f"  chunkref index: best {min(ours) * 1e3:.1f} ms wall, process start-up included "
         f"(runs {', '.join(f'{t * 1e3:.1f}' for t in ours)} ms)"
     )
+
+
+@pytest.mark.parametrize("name", ["cog-jpeg-ycbcr-3band", "cog-jpeg-gray-1band"])
+def test_peer_index_colour_interpretation(tmp_path, peer, name):
+    """Peer indexes carry no colour hint: ChunkRef takes the colour model
+    from the tiff-tile codec's photometric, as GDAL reads the source.  (When
+    GDAL_METADATA overrides a band's colour interpretation, e.g. RGB
+    photometric with COLORINTERP=Undefined, only chunkref's own indexes,
+    which record it, can agree with GDAL.)"""
+    tif = write_tiff(tmp_path / f"{name}.tif", TIFF_CASES[name])
+    index = tmp_path / f"{name}.tile_index.json"
+    peer_index(peer, tif, index, 2)
+    assert "chunkref:color_interpretation" not in index.read_text()
+    src = gdal.Open(str(tif))
+    ds = gdal.OpenEx(str(index), allowed_drivers=["ChunkRef"])
+    got = [ds.GetRasterBand(b + 1).GetColorInterpretation() for b in range(ds.RasterCount)]
+    want = [src.GetRasterBand(b + 1).GetColorInterpretation() for b in range(src.RasterCount)]
+    assert got == want

@@ -32,7 +32,7 @@ use base64::Engine;
 use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, Config};
-use super::{Codec, DecodeContext};
+use super::{Codec, ColorModel, DecodeContext};
 use crate::error::{Error, Result};
 use crate::zarr::dtype::{ByteOrder, ScalarKind};
 use compression::Compression;
@@ -77,6 +77,10 @@ impl Codec for TiffTile {
         self.bits_per_sample
             .filter(|b| ![8, 16, 32, 64].contains(b))
             .map(|b| b as u32)
+    }
+
+    fn color_model(&self) -> Option<ColorModel> {
+        self.photometric.and_then(ColorModel::from_tiff_photometric)
     }
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {

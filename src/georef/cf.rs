@@ -1,0 +1,240 @@
+//! CF and GDAL attribute conventions: the `grid_mapping` variable
+//! (`crs_wkt`, `spatial_ref`, `GeoTransform`, CF grid-mapping parameters)
+//! and GDAL's Zarr `_CRS` attribute.
+
+use serde_json::{Map, Value};
+
+use crate::index::{Array, Index};
+
+/// The attributes of the `grid_mapping` variable of `array`: the variable
+/// its `grid_mapping` attribute names (CF's `"name"` or `"name: x y"` form),
+/// else a `spatial_ref` variable, looked up beside the array and then in its
+/// parent groups.
+pub fn grid_mapping<'a>(index: &'a Index, array: &Array) -> Option<&'a Map<String, Value>> {
+    let name = array
+        .meta
+        .attributes
+        .get("grid_mapping")
+        .and_then(Value::as_str)
+        .and_then(|g| g.split([':', ' ']).find(|s| !s.is_empty()))
+        .unwrap_or("spatial_ref");
+    super::parents(&array.meta.path).find_map(|g| {
+        let path = if g.is_empty() {
+            name.to_string()
+        } else {
+            format!("{g}/{name}")
+        };
+        index.array(&path).map(|a| &a.meta.attributes)
+    })
+}
+
+/// The `GeoTransform` attribute (GDAL order, six numbers separated by spaces).
+pub fn geotransform(gm: &Map<String, Value>) -> Option<[f64; 6]> {
+    let text = gm.get("GeoTransform")?.as_str()?;
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    v.try_into().ok()
+}
+
+/// The CRS of a grid-mapping variable: `crs_wkt`, `spatial_ref`, else a
+/// PROJ string built from the CF grid-mapping parameters.
+pub fn crs(gm: &Map<String, Value>) -> Option<String> {
+    ["crs_wkt", "spatial_ref"]
+        .iter()
+        .find_map(|k| gm.get(*k).and_then(Value::as_str))
+        .filter(|s| !s.trim().is_empty())
+        .map(str::to_string)
+        .or_else(|| cf_to_proj(gm))
+}
+
+/// GDAL's Zarr `_CRS` attribute: `{"url": ..., "wkt": ..., "projjson": {...}}`,
+/// read in that order as GDAL's Zarr driver does (the authority URL gives
+/// the full definition).
+pub fn gdal_crs(attrs: &Map<String, Value>) -> Option<String> {
+    let c = attrs.get("_CRS")?.as_object()?;
+    crs_choice(
+        c.get("url").and_then(Value::as_str),
+        c.get("wkt").and_then(Value::as_str),
+        c.get("projjson"),
+    )
+}
+
+/// The first of an authority code or URL, a WKT, a PROJJSON object.
+pub fn crs_choice(
+    code: Option<&str>,
+    wkt: Option<&str>,
+    projjson: Option<&Value>,
+) -> Option<String> {
+    code.or(wkt)
+        .map(str::to_string)
+        .or_else(|| projjson.filter(|p| p.is_object()).map(Value::to_string))
+}
+
+/// (CF attribute, PROJ parameter) pairs of one projection.
+type Parameters = &'static [(&'static str, &'static str)];
+
+/// CF grid-mapping names and the PROJ projection each maps to, with the
+/// (CF attribute, PROJ parameter) pairs they use.
+const PROJECTIONS: &[(&str, &str, Parameters)] = &[
+    ("latitude_longitude", "longlat", &[]),
+    (
+        "transverse_mercator",
+        "tmerc",
+        &[
+            ("latitude_of_projection_origin", "lat_0"),
+            ("longitude_of_central_meridian", "lon_0"),
+            ("scale_factor_at_central_meridian", "k"),
+        ],
+    ),
+    (
+        "polar_stereographic",
+        "stere",
+        &[
+            ("latitude_of_projection_origin", "lat_0"),
+            ("straight_vertical_longitude_from_pole", "lon_0"),
+            ("standard_parallel", "lat_ts"),
+            ("scale_factor_at_projection_origin", "k"),
+        ],
+    ),
+    (
+        "lambert_conformal_conic",
+        "lcc",
+        &[
+            ("latitude_of_projection_origin", "lat_0"),
+            ("longitude_of_central_meridian", "lon_0"),
+        ],
+    ),
+    (
+        "albers_conical_equal_area",
+        "aea",
+        &[
+            ("latitude_of_projection_origin", "lat_0"),
+            ("longitude_of_central_meridian", "lon_0"),
+        ],
+    ),
+    (
+        "mercator",
+        "merc",
+        &[
+            ("longitude_of_projection_origin", "lon_0"),
+            ("standard_parallel", "lat_ts"),
+            ("scale_factor_at_projection_origin", "k"),
+        ],
+    ),
+    (
+        "lambert_azimuthal_equal_area",
+        "laea",
+        &[
+            ("latitude_of_projection_origin", "lat_0"),
+            ("longitude_of_projection_origin", "lon_0"),
+        ],
+    ),
+];
+
+/// A PROJ string for the CF grid-mapping parameters of `gm`
+/// (`grid_mapping_name` among [`PROJECTIONS`]; the ellipsoid from
+/// `semi_major_axis` with `inverse_flattening` or `semi_minor_axis`, or
+/// `earth_radius`, WGS 84 when absent).
+pub fn cf_to_proj(gm: &Map<String, Value>) -> Option<String> {
+    let name = gm.get("grid_mapping_name")?.as_str()?;
+    let (_, proj, params) = PROJECTIONS.iter().find(|(n, _, _)| *n == name)?;
+    let num = |k: &str| gm.get(k).and_then(Value::as_f64);
+    let mut s = format!("+proj={proj}");
+    for (cf, p) in *params {
+        if let Some(v) = num(cf) {
+            s.push_str(&format!(" +{p}={v}"));
+        }
+    }
+    if matches!(*proj, "lcc" | "aea") {
+        let sp: Vec<f64> = match gm.get("standard_parallel") {
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_f64).collect(),
+            Some(v) => v.as_f64().into_iter().collect(),
+            None => Vec::new(),
+        };
+        for (i, v) in sp.iter().take(2).enumerate() {
+            s.push_str(&format!(" +lat_{}={v}", i + 1));
+        }
+    }
+    for (cf, p) in [("false_easting", "x_0"), ("false_northing", "y_0")] {
+        if let Some(v) = num(cf) {
+            s.push_str(&format!(" +{p}={v}"));
+        }
+    }
+    match (
+        num("semi_major_axis"),
+        num("inverse_flattening"),
+        num("semi_minor_axis"),
+        num("earth_radius"),
+    ) {
+        (Some(a), Some(rf), _, _) if rf > 0.0 => s.push_str(&format!(" +a={a} +rf={rf}")),
+        (Some(a), _, Some(b), _) => s.push_str(&format!(" +a={a} +b={b}")),
+        (Some(a), _, None, _) => s.push_str(&format!(" +R={a}")),
+        (None, _, _, Some(r)) => s.push_str(&format!(" +R={r}")),
+        _ => s.push_str(" +datum=WGS84"),
+    }
+    if *proj != "longlat" {
+        s.push_str(" +units=m");
+    }
+    s.push_str(" +no_defs");
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(json: &str) -> Map<String, Value> {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn geotransform_string() {
+        let gm = attrs(r#"{"GeoTransform": "300000.0 10.0 0.0 5000040.0 0.0 -10.0"}"#);
+        assert_eq!(
+            geotransform(&gm),
+            Some([300000.0, 10.0, 0.0, 5000040.0, 0.0, -10.0])
+        );
+        assert_eq!(geotransform(&attrs(r#"{"GeoTransform": "1 2 3"}"#)), None);
+    }
+
+    #[test]
+    fn cf_parameters_to_proj() {
+        let gm = attrs(
+            r#"{"grid_mapping_name": "transverse_mercator", "latitude_of_projection_origin": 0.0,
+                "longitude_of_central_meridian": 9.0, "false_easting": 500000.0, "false_northing": 0.0,
+                "scale_factor_at_central_meridian": 0.9996, "semi_major_axis": 6378137.0,
+                "inverse_flattening": 298.257223563}"#,
+        );
+        assert_eq!(
+            cf_to_proj(&gm).unwrap(),
+            "+proj=tmerc +lat_0=0 +lon_0=9 +k=0.9996 +x_0=500000 +y_0=0 +a=6378137 +rf=298.257223563 +units=m +no_defs"
+        );
+        let lcc = attrs(
+            r#"{"grid_mapping_name": "lambert_conformal_conic", "standard_parallel": [33, 45],
+                "longitude_of_central_meridian": -96, "latitude_of_projection_origin": 23}"#,
+        );
+        assert_eq!(
+            cf_to_proj(&lcc).unwrap(),
+            "+proj=lcc +lat_0=23 +lon_0=-96 +lat_1=33 +lat_2=45 +datum=WGS84 +units=m +no_defs"
+        );
+        assert_eq!(
+            cf_to_proj(&attrs(r#"{"grid_mapping_name": "healpix"}"#)),
+            None
+        );
+    }
+
+    #[test]
+    fn crs_precedence() {
+        let gm = attrs(r#"{"spatial_ref": "WKT-B", "crs_wkt": "WKT-A"}"#);
+        assert_eq!(crs(&gm).as_deref(), Some("WKT-A"));
+        let gdal =
+            attrs(r#"{"_CRS": {"wkt": "W", "url": "http://www.opengis.net/def/crs/EPSG/0/4326"}}"#);
+        assert_eq!(
+            gdal_crs(&gdal).as_deref(),
+            Some("http://www.opengis.net/def/crs/EPSG/0/4326")
+        );
+    }
+}

@@ -1,0 +1,490 @@
+"""Georeferencing and band metadata, read the GDAL way.
+
+Three kinds of sources:
+
+* GeoTIFFs written by GDAL (EPSG:4326, UTM, PixelIsPoint, nodata, RGB,
+  RGBA, gray), indexed with ``chunkref index``: ``gdalinfo -json`` on the
+  index and on the source must agree on geotransform, CRS (OSR IsSame),
+  nodata, colour interpretation and overview sizes, and ``gdalwarp`` from
+  both must give the same pixels.
+* Stores written by GDAL's Zarr driver (``_CRS`` and X/Y coordinate arrays)
+  and by zarr-python with CF attributes (``_FillValue`` as xarray encodes
+  it, ``scale_factor``/``add_offset``, ``units``, ``_Unsigned``, ...).
+* Hand-written fixtures taken from the GeoZarr seeds' own examples: the
+  Sentinel-2 six-level r10m..r720m pyramid, the GeoZarr 0.4 UTM
+  TileMatrixSet with a CF ``spatial_ref`` variable.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal, osr
+
+import kerchunk_builders as kb
+from conftest import run_chunkref
+from raster_checks import captured_errors, open_chunkref
+from test_tiff_index import TIFF_CASES, write_tiff
+
+# --------------------------------------------------------------------------
+# GeoTIFF sources through ``chunkref index``
+# --------------------------------------------------------------------------
+
+#: name -> (bands, numpy dtype, EPSG, geotransform, nodata, extra GTiff options, metadata)
+GEOTIFF_CASES = {
+    "epsg4326-int16-nodata": (
+        1, "int16", 4326, (-10.0, 0.01, 0.0, 45.0, 0.0, -0.01), -9999, [], {},
+    ),
+    "utm-rgb": (3, "uint8", 32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), None,
+                ["PHOTOMETRIC=RGB"], {}),
+    "utm-rgba-jpeg-ycbcr": (3, "uint8", 32617, (300000.0, 30.0, 0.0, 4500000.0, 0.0, -30.0), None,
+                            ["COMPRESS=JPEG", "PHOTOMETRIC=YCBCR"], {}),
+    "rgba": (4, "uint8", 32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), None,
+             ["PHOTOMETRIC=RGB", "ALPHA=YES"], {}),
+    "pixelispoint-float32": (
+        1, "float32", 32632, (400000.0, 20.0, 0.0, 6000000.0, 0.0, -20.0), -1.5, [],
+        {"AREA_OR_POINT": "Point"},
+    ),
+    "gray-2band-deflate": (2, "uint16", 3857, (-1000.0, 5.0, 0.0, 2000.0, 0.0, -5.0), 0,
+                           ["COMPRESS=DEFLATE"], {}),
+    "scaled-int16": (1, "int16", 4326, (5.0, 0.001, 0.0, 50.0, 0.0, -0.001), -32768, [], {}),
+    "palette": (1, "uint8", 32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), None,
+                ["PHOTOMETRIC=PALETTE"], {}),
+}
+
+#: Band scale, offset, unit and description GDAL writes into GDAL_METADATA.
+BAND_PACKING = {"scaled-int16": (0.5, 10.0, "m", "terrain height")}
+
+
+def write_geotiff(path: Path, case: str) -> Path:
+    """A 301x203 tiled GeoTIFF with two internal overviews (sizes that do
+    not divide evenly), written by GDAL."""
+    bands, dtype, epsg, gt, nodata, options, metadata = GEOTIFF_CASES[case]
+    data = kb.sample_pixels(np.dtype(dtype), (bands, 203, 301))
+    ds = gdal.GetDriverByName("GTiff").Create(
+        str(path), 301, 203, bands, kb.gdal_type_for(np.dtype(dtype)),
+        ["TILED=YES", "BLOCKXSIZE=64", "BLOCKYSIZE=64", *options],
+    )
+    ds.SetGeoTransform(gt)
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(epsg)
+    ds.SetSpatialRef(srs)
+    for k, v in metadata.items():
+        ds.SetMetadataItem(k, v)
+    for b in range(bands):
+        band = ds.GetRasterBand(b + 1)
+        band.WriteArray(data[b])
+        if nodata is not None:
+            band.SetNoDataValue(nodata)
+        if case == "palette":
+            table = gdal.ColorTable()
+            for i in range(256):
+                table.SetColorEntry(i, (i, 255 - i, (7 * i) % 256, 255))
+            band.SetColorTable(table)
+        if case in BAND_PACKING:
+            scale, offset, unit, description = BAND_PACKING[case]
+            band.SetScale(scale)
+            band.SetOffset(offset)
+            band.SetUnitType(unit)
+            band.SetDescription(description)
+    ds.BuildOverviews("NEAREST", [2, 4])
+    ds = None
+    return path
+
+
+def index_of(chunkref_bin: Path, tif: Path) -> Path:
+    out = tif.with_suffix(".json")
+    done = run_chunkref(chunkref_bin, "index", tif, "-o", out)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def epsg_srs(code: int) -> osr.SpatialReference:
+    """EPSG:code with GDAL's traditional GIS axis order, as rasters report it."""
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(code)
+    srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    return srs
+
+
+def assert_same_crs(got: osr.SpatialReference | None, expected: osr.SpatialReference | None) -> None:
+    assert (got is None) == (expected is None), (got, expected)
+    if expected is not None:
+        assert got.IsSame(expected), f"{got.ExportToWkt()}\n!=\n{expected.ExportToWkt()}"
+
+
+def info_summary(ds: gdal.Dataset) -> dict:
+    """The gdalinfo -json fields the index and the source must agree on."""
+    info = gdal.Info(ds, format="json")
+    return {
+        "size": info["size"],
+        "geoTransform": info.get("geoTransform"),
+        "bands": [
+            {
+                "noDataValue": b.get("noDataValue"),
+                "colorInterpretation": b.get("colorInterpretation"),
+                "overviews": [o["size"] for o in b.get("overviews", [])],
+                "scale": b.get("scale"),
+                "offset": b.get("offset"),
+                "unit": b.get("unit"),
+                "description": b.get("description"),
+                "colorTable": b.get("colorTable"),
+            }
+            for b in info["bands"]
+        ],
+    }
+
+
+@pytest.mark.parametrize("name", ["cog-deflate-pred2-3band", "gtiff-planar-u1-lzw"])
+def test_gdal_metadata_colour_interpretation_wins(tmp_path, chunkref_bin, name):
+    """RGB-photometric TIFFs GDAL copied from bands of undefined colour
+    carry COLORINTERP=Undefined in GDAL_METADATA; the index says so too."""
+    tif = write_tiff(tmp_path / f"{name}.tif", TIFF_CASES[name])
+    src = gdal.Open(str(tif))
+    ds = open_chunkref(index_of(chunkref_bin, tif))
+    got = [ds.GetRasterBand(b + 1).GetColorInterpretation() for b in range(ds.RasterCount)]
+    want = [src.GetRasterBand(b + 1).GetColorInterpretation() for b in range(src.RasterCount)]
+    assert got == want
+
+
+@pytest.mark.parametrize("case", GEOTIFF_CASES)
+def test_geotiff_index_agrees_with_gdalinfo(tmp_path, chunkref_bin, case):
+    tif = write_geotiff(tmp_path / "src.tif", case)
+    src = gdal.Open(str(tif))
+    idx = open_chunkref(index_of(chunkref_bin, tif))
+    assert info_summary(idx) == info_summary(src)
+    assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
+    # Overview datasets carry their own georeferencing over the same extent.
+    base = idx.GetGeoTransform()
+    for i in range(idx.GetRasterBand(1).GetOverviewCount()):
+        ov = idx.GetRasterBand(1).GetOverview(i)
+        gt = ov.GetDataset().GetGeoTransform()
+        assert gt[0] == base[0] and gt[3] == base[3]
+        assert gt[1] * ov.XSize == pytest.approx(base[1] * idx.RasterXSize)
+        assert gt[5] * ov.YSize == pytest.approx(base[5] * idx.RasterYSize)
+
+
+@pytest.mark.parametrize("case", ["epsg4326-int16-nodata", "utm-rgb", "pixelispoint-float32"])
+@pytest.mark.parametrize(
+    "sizing",
+    [{"overviewLevel": "NONE"}, {"width": 97, "height": 71}],
+    ids=["full-resolution", "through-overviews"],
+)
+def test_gdalwarp_from_index_matches_source(tmp_path, chunkref_bin, case, sizing):
+    tif = write_geotiff(tmp_path / "src.tif", case)
+    idx = index_of(chunkref_bin, tif)
+    options = dict(dstSRS="EPSG:3857", resampleAlg="bilinear", format="MEM", **sizing)
+    want = gdal.Warp("", str(tif), **options).ReadAsArray()
+    got = gdal.Warp("", open_chunkref(idx), **options).ReadAsArray()
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+# --------------------------------------------------------------------------
+# GDAL's Zarr convention, CF attributes
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsg", [4326, 32633])
+def test_gdal_zarr_crs_and_coordinates(tmp_path, epsg):
+    data = kb.sample_pixels("<u2", (1, 50, 70))
+    mem = kb.mem_dataset(data)
+    gt = (12.5, 0.25, 0.0, 48.0, 0.0, -0.25) if epsg == 4326 else (500020.0, 30.0, 0.0, 4e6, 0.0, -30.0)
+    mem.SetGeoTransform(gt)
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(epsg)
+    srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    mem.SetSpatialRef(srs)
+    store = tmp_path / "g.zarr"
+    gdal.Translate(str(store), mem, format="Zarr", creationOptions=["BLOCKSIZE=32,32"])
+    index = kb.write_index(tmp_path / "g.json", kb.zarr_store_entries(store))
+    oracle = gdal.OpenEx(str(store), allowed_drivers=["Zarr"])
+    ds = open_chunkref(index)
+    assert ds.GetGeoTransform() == pytest.approx(oracle.GetGeoTransform(), abs=1e-9)
+    assert ds.GetGeoTransform() == pytest.approx(gt, abs=1e-9)
+    # GDAL 3.6's Zarr driver maps data axes to CRS axes in CRS order; compare
+    # the CRS with it, and the whole SRS with the traditional GIS order.
+    got = ds.GetSpatialRef()
+    assert got.IsSame(oracle.GetSpatialRef(), ["IGNORE_DATA_AXIS_TO_SRS_AXIS_MAPPING=YES"])
+    assert_same_crs(got, srs)
+
+
+def test_cf_band_attributes(tmp_path):
+    data = kb.sample_pixels("<i2", (40, 30)) - 100
+    attrs = {
+        "_FillValue": -7,
+        "scale_factor": 0.01,
+        "add_offset": 273.15,
+        "units": "K",
+        "long_name": "air temperature at 2 m",
+        "standard_name": "air_temperature",
+        "valid_range": [-1000, 1000],
+        "_ARRAY_DIMENSIONS": ["y", "x"],
+    }
+    floats = kb.sample_pixels("<f4", (40, 30))
+    f_attrs = {"_FillValue": base64.b64encode(struct.pack("<d", -9999.0)).decode(),
+               "_ARRAY_DIMENSIONS": ["y", "x"]}
+    unsigned = {"_Unsigned": "true", "missing_value": -1, "_ARRAY_DIMENSIONS": ["y", "x"]}
+    store = kb.write_zarr_python(tmp_path / "cf.zarr", {
+        "t2m": kb.ArraySpec(data, (16, 16), attrs=attrs),
+        "f": kb.ArraySpec(floats, (16, 16), attrs=f_attrs, fill_value=0.0),
+        "u": kb.ArraySpec(data, (16, 16), attrs=unsigned),
+    })
+    index = kb.write_index(tmp_path / "cf.json", kb.zarr_store_entries(store))
+
+    ds_t2m = open_chunkref(f'CHUNKREF:"{index}":t2m')
+    band = ds_t2m.GetRasterBand(1)
+    assert band.GetNoDataValue() == -7
+    assert (band.GetScale(), band.GetOffset()) == (0.01, 273.15)
+    assert band.GetUnitType() == "K"
+    assert band.GetDescription() == "air temperature at 2 m"
+    md = band.GetMetadata()
+    assert md["standard_name"] == "air_temperature" and md["valid_range"] == "[-1000,1000]"
+
+    ds_f = open_chunkref(f'CHUNKREF:"{index}":f')
+    f = ds_f.GetRasterBand(1)
+    assert f.GetNoDataValue() == -9999.0
+
+    ds_u = open_chunkref(f'CHUNKREF:"{index}":u')
+    u = ds_u.GetRasterBand(1)
+    assert u.DataType == gdal.GDT_UInt16
+    assert u.GetNoDataValue() == 65535
+    np.testing.assert_array_equal(u.ReadAsArray(), data.view("<u2"))
+
+
+def test_no_georeferencing_opens_as_pixel_grid(tmp_path, simple_store):
+    index = kb.write_index(tmp_path / "plain.json", simple_store.entries)
+    messages = []
+
+    def handler(err_class, err_no, message):
+        messages.append(message)
+
+    gdal.SetConfigOption("CPL_DEBUG", "ON")
+    gdal.PushErrorHandler(handler)
+    try:
+        ds = open_chunkref(index)
+    finally:
+        gdal.PopErrorHandler()
+        gdal.SetConfigOption("CPL_DEBUG", None)
+    assert ds.GetGeoTransform(can_return_null=True) is None
+    assert ds.GetSpatialRef() is None
+    assert any("no georeferencing" in m for m in messages), messages
+
+
+# --------------------------------------------------------------------------
+# Hand-written fixtures from the GeoZarr seeds
+# --------------------------------------------------------------------------
+
+CONVENTIONS = [
+    {"uuid": "d35379db-88df-4056-af3a-620245f8e347", "name": "multiscales"},
+    {"uuid": "f17cb550-5864-4468-aeb7-f3180cfb622f", "name": "proj:"},
+    {"uuid": "689b58e2-cf7b-45e0-9fff-9cfc0883d6b4", "name": "spatial:"},
+]
+
+#: The Sentinel-2 example of seed 001: (asset, derived_from, scale, size, pixel size).
+S2_LEVELS = [
+    ("r10m", None, 1, 10980, 10),
+    ("r20m", "r10m", 2, 5490, 20),
+    ("r60m", "r10m", 6, 1830, 60),
+    ("r120m", "r60m", 2, 915, 120),
+    ("r360m", "r120m", 3, 305, 360),
+    ("r720m", "r360m", 2, 153, 720),
+]
+
+
+def v3_array(shape, chunks, dims, attrs=None, data_type="uint16"):
+    return {
+        "zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 0, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "dimension_names": list(dims), "attributes": attrs or {},
+    }
+
+
+def sentinel2_entries(explicit_levels: bool) -> dict:
+    layout = []
+    for asset, parent, scale, size, pixel in S2_LEVELS:
+        entry = {"asset": asset, "transform": {"scale": [float(scale)] * 2}}
+        if parent:
+            entry["derived_from"] = parent
+            entry["transform"]["translation"] = [0.0, 0.0]
+        if explicit_levels or parent is None:
+            entry["spatial:shape"] = [size, size]
+            entry["spatial:transform"] = [pixel, 0.0, 500000.0, 0.0, -pixel, 5000000.0]
+        layout.append(entry)
+    entries = {"zarr.json": {"zarr_format": 3, "node_type": "group", "attributes": {
+        "zarr_conventions": CONVENTIONS,
+        "multiscales": {"layout": layout, "resampling_method": "average"},
+        "proj:code": "EPSG:32633",
+        "spatial:dimensions": ["Y", "X"],
+        "spatial:bbox": [500000.0, 4890220.0, 609800.0, 5000000.0],
+    }}}
+    for asset, _, _, size, _ in S2_LEVELS:
+        entries[f"{asset}/zarr.json"] = {"zarr_format": 3, "node_type": "group"}
+        for band in ("B02", "B03"):
+            entries[f"{asset}/{band}/zarr.json"] = v3_array([size, size], [1024, 1024], ["Y", "X"])
+    return entries
+
+
+@pytest.mark.parametrize("explicit_levels", [True, False], ids=["per-level", "derived"])
+def test_sentinel2_pyramid(tmp_path, explicit_levels):
+    index = kb.write_index(tmp_path / "s2.json", sentinel2_entries(explicit_levels))
+    root = open_chunkref(index)
+    subdatasets = root.GetMetadata("SUBDATASETS")
+    assert subdatasets["SUBDATASET_1_NAME"] == f'CHUNKREF:"{index}":r10m/B02'
+    assert subdatasets["SUBDATASET_2_NAME"] == f'CHUNKREF:"{index}":r10m/B03'
+    ds = open_chunkref(subdatasets["SUBDATASET_1_NAME"])
+    assert ds.GetGeoTransform() == (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0)
+    expected = epsg_srs(32633)
+    assert_same_crs(ds.GetSpatialRef(), expected)
+    band = ds.GetRasterBand(1)
+    sizes = [band.GetOverview(i).XSize for i in range(band.GetOverviewCount())]
+    assert sizes == [s for _, _, _, s, _ in S2_LEVELS[1:]]
+    for i, (_, _, _, _, pixel) in enumerate(S2_LEVELS[1:]):
+        gt = band.GetOverview(i).GetDataset().GetGeoTransform()
+        assert gt == pytest.approx((500000.0, pixel, 0.0, 5000000.0, 0.0, -pixel))
+    # An array of another level opens alone, georeferenced by its layout
+    # entry, else by the root's spatial:bbox (the seed's bbox is 20 m short
+    # of 10980 pixels of 10 m in y).
+    r60 = open_chunkref(f'CHUNKREF:"{index}":r60m/B02')
+    assert (r60.RasterXSize, r60.GetRasterBand(1).GetOverviewCount()) == (1830, 0)
+    dy = 60.0 if explicit_levels else (5000000.0 - 4890220.0) / 1830
+    assert r60.GetGeoTransform() == pytest.approx((500000.0, 60, 0.0, 5000000.0, 0.0, -dy))
+
+
+def test_level_not_covering_the_extent_is_ignored(tmp_path):
+    entries = sentinel2_entries(True)
+    layout = entries["zarr.json"]["attributes"]["multiscales"]["layout"]
+    layout[1]["spatial:transform"] = [20.0, 0.0, 600000.0, 0.0, -20.0, 5000000.0]
+    index = kb.write_index(tmp_path / "s2.json", entries)
+    with captured_errors() as warnings:
+        ds = open_chunkref(f'CHUNKREF:"{index}":r10m/B03')
+    assert ds.GetRasterBand(1).GetOverviewCount() == 4
+    assert any("r20m/B03" in w and "does not cover the extent" in w for w in warnings), warnings
+
+
+#: The CRS WKT of the seed 003 example's spatial_ref (WGS 84 / UTM zone 32N).
+UTM32_WKT = osr.SpatialReference()
+UTM32_WKT.ImportFromEPSG(32632)
+UTM32_WKT = UTM32_WKT.ExportToWkt()
+
+UTM32_CF = {
+    "semi_major_axis": 6378137.0, "semi_minor_axis": 6356752.314245179,
+    "inverse_flattening": 298.257223563, "longitude_of_prime_meridian": 0.0,
+    "grid_mapping_name": "transverse_mercator", "latitude_of_projection_origin": 0.0,
+    "longitude_of_central_meridian": 9.0, "false_easting": 500000.0, "false_northing": 0.0,
+    "scale_factor_at_central_meridian": 0.9996,
+}
+
+
+def tms_entries(level1_cell: float, with_wkt: bool = True, with_spatial_ref: bool = True) -> dict:
+    """The GeoZarr 0.4 example of seed 003 (UTM TileMatrixSet, levels 0 and 1
+    with red, nir, spatial_ref, x, y)."""
+    tms = {"id": "UTM_Zone_33N_Sentinel2", "crs": "EPSG:32633", "orderedAxes": ["E", "N"],
+           "tileMatrices": [
+               {"id": "0", "scaleDenominator": 35.28, "cellSize": 10.0,
+                "pointOfOrigin": [299960.0, 9000000.0], "tileWidth": 1024, "tileHeight": 1024,
+                "matrixWidth": 1094, "matrixHeight": 1094},
+               {"id": "1", "scaleDenominator": 70.56, "cellSize": 20.0,
+                "pointOfOrigin": [299960.0, 9000000.0], "tileWidth": 512, "tileHeight": 512,
+                "matrixWidth": 547, "matrixHeight": 547}]}
+    entries = {"zarr.json": {"zarr_format": 3, "node_type": "group", "attributes": {
+        "multiscales": {"tile_matrix_set": tms, "resampling_method": "average"}}}}
+    for level, size, chunk, cell in (("0", 1094, 1024, 10.0), ("1", 547, 512, level1_cell)):
+        entries[f"{level}/zarr.json"] = {"zarr_format": 3, "node_type": "group"}
+        for var in ("red", "nir"):
+            entries[f"{level}/{var}/zarr.json"] = v3_array(
+                [size, size], [chunk, chunk], ["y", "x"], {"grid_mapping": "spatial_ref"})
+        if with_spatial_ref:
+            attrs = dict(UTM32_CF, _ARRAY_DIMENSIONS=[],
+                         GeoTransform=f"300000.0 {cell} 0.0 5000040.0 0.0 -{cell}")
+            if with_wkt:
+                attrs.update(crs_wkt=UTM32_WKT, spatial_ref=UTM32_WKT)
+            entries[f"{level}/spatial_ref/zarr.json"] = v3_array([], [], [], attrs, "int32")
+        for axis in ("x", "y"):
+            entries[f"{level}/{axis}/zarr.json"] = v3_array([size], [size], [axis], {}, "float64")
+    return entries
+
+
+def test_tile_matrix_set_with_cf_spatial_ref(tmp_path):
+    # Level 1 as the seed should read (its GeoTransform repeats level 0's
+    # 10 m cell size, a copy-paste slip; 20 m matches the tile matrix).
+    index = kb.write_index(tmp_path / "tms.json", tms_entries(20.0))
+    root = open_chunkref(index)
+    assert root.GetMetadata("SUBDATASETS")["SUBDATASET_1_NAME"] == f'CHUNKREF:"{index}":0/nir'
+    ds = open_chunkref(f'CHUNKREF:"{index}":0/red')
+    assert ds.GetGeoTransform() == (300000.0, 10.0, 0.0, 5000040.0, 0.0, -10.0)
+    expected = epsg_srs(32632)
+    assert_same_crs(ds.GetSpatialRef(), expected)
+    band = ds.GetRasterBand(1)
+    assert [band.GetOverview(i).XSize for i in range(band.GetOverviewCount())] == [547]
+    assert band.GetOverview(0).GetDataset().GetGeoTransform() == (
+        300000.0, 20.0, 0.0, 5000040.0, 0.0, -20.0)
+
+
+def test_tile_matrix_set_verbatim_seed_drops_inconsistent_level(tmp_path):
+    index = kb.write_index(tmp_path / "tms.json", tms_entries(10.0))
+    with captured_errors() as warnings:
+        ds = open_chunkref(f'CHUNKREF:"{index}":0/red')
+    assert ds.GetRasterBand(1).GetOverviewCount() == 0
+    assert any("'1/red' is ignored" in w for w in warnings), warnings
+
+
+def test_tile_matrix_set_alone(tmp_path):
+    index = kb.write_index(tmp_path / "tms.json", tms_entries(20.0, with_spatial_ref=False))
+    ds = open_chunkref(f'CHUNKREF:"{index}":0/red')
+    assert ds.GetGeoTransform() == (299960.0, 10.0, 0.0, 9000000.0, 0.0, -10.0)
+    expected = epsg_srs(32633)
+    assert_same_crs(ds.GetSpatialRef(), expected)
+    assert ds.GetRasterBand(1).GetOverview(0).XSize == 547
+
+
+def test_cf_grid_mapping_without_wkt(tmp_path):
+    index = kb.write_index(tmp_path / "cf.json", tms_entries(20.0, with_wkt=False))
+    srs = open_chunkref(f'CHUNKREF:"{index}":0/red').GetSpatialRef()
+    assert srs is not None and srs.IsProjected()
+    assert srs.GetAttrValue("PROJECTION") == "Transverse_Mercator"
+    assert srs.GetProjParm(osr.SRS_PP_CENTRAL_MERIDIAN) == 9.0
+    assert srs.GetProjParm(osr.SRS_PP_FALSE_EASTING) == 500000.0
+    assert srs.GetSemiMajor() == 6378137.0
+
+
+def test_well_known_tile_matrix_set(tmp_path):
+    entries = {".zgroup": {"zarr_format": 2},
+               ".zattrs": {"multiscales": {"tile_matrix_set": "WebMercatorQuad",
+                                           "resampling_method": "average"}}}
+    for zoom in (1, 2):
+        n = 256 << zoom
+        entries[f"{zoom}/.zgroup"] = {"zarr_format": 2}
+        entries[f"{zoom}/data/.zarray"] = {
+            "zarr_format": 2, "shape": [n, n], "chunks": [256, 256], "dtype": "|u1",
+            "fill_value": 0, "order": "C", "compressor": None, "filters": None}
+    ds = open_chunkref(kb.write_index(tmp_path / "wm.json", entries))
+    assert ds.RasterXSize == 1024
+    assert ds.GetGeoTransform() == pytest.approx(
+        (-20037508.3427892, 39135.75848201024, 0, 20037508.3427892, 0, -39135.75848201024))
+    expected = epsg_srs(3857)
+    assert_same_crs(ds.GetSpatialRef(), expected)
+    assert ds.GetRasterBand(1).GetOverview(0).XSize == 512
+
+
+def test_index_says_when_a_crs_has_no_epsg_code(tmp_path, chunkref_bin):
+    tif = tmp_path / "custom.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 64, 64, 1, gdal.GDT_Byte, ["TILED=YES"])
+    ds.SetGeoTransform((1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0))
+    srs = osr.SpatialReference()
+    srs.ImportFromProj4("+proj=tmerc +lat_0=0 +lon_0=9.5 +k=0.999 +x_0=100 +y_0=0 +ellps=GRS80 +units=m")
+    ds.SetSpatialRef(srs)
+    ds = None
+    out = tmp_path / "custom.json"
+    done = run_chunkref(chunkref_bin, "index", tif, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert "without an EPSG code" in done.stderr
+    idx = open_chunkref(out)
+    assert idx.GetGeoTransform() == (1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0)
