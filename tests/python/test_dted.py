@@ -103,6 +103,8 @@ def test_cell_reads_like_gdal(name, tmp_path, chunkref_bin):
     assert attrs["proj:code"] == "EPSG:4326"
     assert attrs["spatial:shape"] == [rows, cols]
     assert_geotransform(gdal_order(attrs["spatial:transform"]), native.GetGeoTransform(), name)
+    assert_geotransform(ds.GetGeoTransform(), native.GetGeoTransform(), f"{name} (driver)")
+    assert ds.GetSpatialRef().IsSame(native.GetSpatialRef()), ds.GetSpatialRef().ExportToWkt()
 
 
 #: The 3x3 block of level 0 cells: latitudes north to south, longitudes west to east.
@@ -142,6 +144,7 @@ def test_mosaic_matches_gdalbuildvrt(missing, tmp_path, chunkref_bin):
     attrs = index_attrs(out)
     assert attrs["spatial:shape"] == [361, 361]
     assert_geotransform(gdal_order(attrs["spatial:transform"]), oracle.GetGeoTransform(), "mosaic")
+    assert_geotransform(ds.GetGeoTransform(), oracle.GetGeoTransform(), "mosaic (driver)")
     got, want = ds.ReadAsArray(), oracle.ReadAsArray()
     # The shared edges differ between neighbours: make sure the test sees it.
     first, second = (gdal.Open(str(c)).ReadAsArray() for c in cells[:2])
