@@ -2,15 +2,17 @@
 //! dataset, its overview levels, its bands, subdatasets and metadata, and
 //! reading one block of several bands at once.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::assemble;
 use crate::chunk::{read_chunk, Locations};
+use crate::config::Settings;
 use crate::error::{Error, Result};
+use crate::gdal;
 use crate::index::Index;
+use crate::resolve;
 use crate::zarr::dtype::ScalarKind;
 use crate::zarr::ArrayMeta;
 
@@ -112,8 +114,9 @@ impl Dataset {
     /// Opens a dataset name with open options (`TEMPLATE_<name>=<value>`).
     pub fn open(name: &str, options: &[(String, String)]) -> Result<Dataset> {
         let parsed = DatasetName::parse(name)?;
-        let path = PathBuf::from(&parsed.index);
-        let bytes = read_index_file(&path)?;
+        let settings = Settings::from_gdal()?;
+        let source = resolve::index_source(&parsed.index)?;
+        let bytes = gdal::read_vsi_file(&source.vsi_path, MAX_INDEX_BYTES)?;
         let overrides: Vec<(String, String)> = options
             .iter()
             .filter_map(|(k, v)| {
@@ -121,12 +124,7 @@ impl Dataset {
             })
             .collect();
         let index = Index::from_kerchunk_json(&parsed.index, &bytes, &overrides)?;
-        let base_dir = path
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
-        let locations = Locations::resolve(&index, &base_dir);
+        let locations = Locations::resolve(&index, &source.base, &settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),
             index: Arc::new(index),
@@ -427,26 +425,6 @@ impl Dataset {
 }
 
 /// Reads the index document, refusing absurd sizes.
-fn read_index_file(path: &Path) -> Result<Vec<u8>> {
-    let io = |reason: String| Error::Io {
-        url: path.display().to_string(),
-        range: String::new(),
-        reason,
-    };
-    let len = std::fs::metadata(path)
-        .map_err(|e| io(e.to_string()))?
-        .len();
-    if len > MAX_INDEX_BYTES {
-        return Err(Error::Limits {
-            what: format!(
-                "index {} is {len} bytes (at most {MAX_INDEX_BYTES})",
-                path.display()
-            ),
-        });
-    }
-    std::fs::read(path).map_err(|e| io(e.to_string()))
-}
-
 /// The level arrays of the multiscale group at `group`, if it is one.
 fn multiscale_levels(index: &Index, group: &str) -> Result<Option<Vec<usize>>> {
     let Some(ms) = index.groups.get(group).and_then(|a| a.get("multiscales")) else {
@@ -550,6 +528,7 @@ fn attribute_items(attrs: &Map<String, Value>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resolve::Base;
 
     #[test]
     fn parses_names() {
@@ -584,7 +563,8 @@ mod tests {
             groups: Default::default(),
             warnings: vec![],
         };
-        let locations = Locations::resolve(&index, Path::new("/"));
+        let settings = Settings::from_lookup(|_| None).unwrap();
+        let locations = Locations::resolve(&index, &Base::Dir("/".into()), &settings);
         let ds = Dataset {
             index: Arc::new(index),
             locations,
