@@ -3,6 +3,7 @@
 //! variable of the same name. Read once per dataset open, on the opening
 //! thread (GDAL configuration options may be thread-local).
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -17,7 +18,8 @@ pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(500);
 /// S3 settings (GDAL's `/vsis3/` option names).
 #[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct AwsSettings {
-    /// `AWS_ACCESS_KEY_ID`
+    /// `AWS_ACCESS_KEY_ID`, else from the `AWS_PROFILE` profile (as are the
+    /// secret, the token and, when not set, the region)
     pub access_key_id: Option<String>,
     /// `AWS_SECRET_ACCESS_KEY`
     pub secret_access_key: Option<String>,
@@ -144,16 +146,30 @@ impl Settings {
                 ))
             }
         };
+        let no_sign_request = flag("AWS_NO_SIGN_REQUEST", false);
+        let (mut access_key_id, mut secret_access_key, mut session_token) = (
+            get("AWS_ACCESS_KEY_ID"),
+            get("AWS_SECRET_ACCESS_KEY"),
+            get("AWS_SESSION_TOKEN"),
+        );
+        let mut region = get("AWS_REGION").or_else(|| get("AWS_DEFAULT_REGION"));
+        if access_key_id.is_none() && !no_sign_request {
+            let profile = aws_profile(&get)?;
+            access_key_id = profile.get("aws_access_key_id").cloned();
+            secret_access_key = profile.get("aws_secret_access_key").cloned();
+            session_token = profile.get("aws_session_token").cloned();
+            region = region.or_else(|| profile.get("region").cloned());
+        }
         Ok(Settings {
             aws: AwsSettings {
-                access_key_id: get("AWS_ACCESS_KEY_ID"),
-                secret_access_key: get("AWS_SECRET_ACCESS_KEY"),
-                session_token: get("AWS_SESSION_TOKEN"),
-                region: get("AWS_REGION").or_else(|| get("AWS_DEFAULT_REGION")),
+                access_key_id,
+                secret_access_key,
+                session_token,
+                region,
                 endpoint: get("AWS_S3_ENDPOINT"),
                 https: flag("AWS_HTTPS", true),
                 virtual_hosting: flag("AWS_VIRTUAL_HOSTING", true),
-                no_sign_request: flag("AWS_NO_SIGN_REQUEST", false),
+                no_sign_request,
             },
             gcs: GcsSettings {
                 credentials_file: get("GOOGLE_APPLICATION_CREDENTIALS"),
@@ -177,6 +193,67 @@ impl Settings {
     }
 }
 
+/// The settings of an AWS profile, as GDAL reads them: the section
+/// `[NAME]` of the shared credentials file (`AWS_SHARED_CREDENTIALS_FILE`,
+/// else `~/.aws/credentials`) over the section `[profile NAME]` (`[default]`)
+/// of the config file (`AWS_CONFIG_FILE`, else `~/.aws/config`). NAME is
+/// `AWS_PROFILE`, else `AWS_DEFAULT_PROFILE`, else `default`; a profile
+/// named explicitly must exist.
+fn aws_profile(get: &impl Fn(&str) -> Option<String>) -> Result<HashMap<String, String>> {
+    let named = get("AWS_PROFILE").or_else(|| get("AWS_DEFAULT_PROFILE"));
+    let name = named.clone().unwrap_or_else(|| "default".into());
+    let home = get("HOME").unwrap_or_default();
+    let file =
+        |key: &str, default: &str| get(key).unwrap_or_else(|| format!("{home}/.aws/{default}"));
+    let credentials = file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+    let config = file("AWS_CONFIG_FILE", "config");
+    let config_section = if name == "default" {
+        name.clone()
+    } else {
+        format!("profile {name}")
+    };
+    let mut found = false;
+    let mut values = HashMap::new();
+    for (path, section) in [(&config, &config_section), (&credentials, &name)] {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        if let Some(pairs) = ini_section(&text, section) {
+            found = true;
+            values.extend(pairs);
+        }
+    }
+    match named {
+        Some(n) if !found => Err(Error::Usage {
+            what: format!("AWS_PROFILE={n}: no such profile in {credentials} or {config}"),
+        }),
+        _ => Ok(values),
+    }
+}
+
+/// The `key = value` pairs of `[section]` in an INI text, if it has one.
+fn ini_section(text: &str, section: &str) -> Option<HashMap<String, String>> {
+    let mut current: Option<bool> = None;
+    let mut found = None;
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with(['#', ';']) {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            let here = name.trim() == section;
+            current = Some(here);
+            if here {
+                found.get_or_insert_with(HashMap::new);
+            }
+        } else if let (Some(true), Some((k, v))) = (current, line.split_once('=')) {
+            if let Some(map) = found.as_mut() {
+                map.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+            }
+        }
+    }
+    found
+}
+
 /// GDAL's `CPLTestBool`: everything but NO, FALSE, OFF and 0 is true.
 fn test_bool(v: &str) -> bool {
     !["NO", "FALSE", "OFF", "0"]
@@ -193,7 +270,6 @@ fn bad_option(key: &str, value: &str, expected: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     fn settings(pairs: &[(&str, &str)]) -> Result<Settings> {
         let map: HashMap<String, String> = pairs
@@ -237,6 +313,51 @@ mod tests {
         assert!(s.remote_may_read_local);
         let s = settings(&[("AWS_REGION", "us-west-2"), ("AWS_DEFAULT_REGION", "x")]).unwrap();
         assert_eq!(s.aws.region.as_deref(), Some("us-west-2"));
+    }
+
+    #[test]
+    fn aws_profiles_from_the_shared_files() {
+        let dir = std::env::temp_dir().join(format!("chunkref-profile-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(".aws")).unwrap();
+        std::fs::write(
+            dir.join(".aws/credentials"),
+            "[default]\naws_access_key_id = DK\naws_secret_access_key = DS\n\n\
+             # comment\n[work]\nAWS_ACCESS_KEY_ID=WK\naws_secret_access_key=WS\naws_session_token=WT\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join(".aws/config"),
+            "[default]\nregion = eu-west-1\n[profile work]\nregion = ap-south-1\n",
+        )
+        .unwrap();
+        let home = dir.to_str().unwrap();
+        let s = settings(&[("HOME", home)]).unwrap();
+        assert_eq!(s.aws.access_key_id.as_deref(), Some("DK"));
+        assert_eq!(s.aws.region.as_deref(), Some("eu-west-1"));
+        let s = settings(&[("HOME", home), ("AWS_PROFILE", "work")]).unwrap();
+        assert_eq!(s.aws.access_key_id.as_deref(), Some("WK"));
+        assert_eq!(s.aws.secret_access_key.as_deref(), Some("WS"));
+        assert_eq!(s.aws.session_token.as_deref(), Some("WT"));
+        assert_eq!(s.aws.region.as_deref(), Some("ap-south-1"));
+        // Explicit keys and region win; a missing named profile is an error.
+        let s = settings(&[
+            ("HOME", home),
+            ("AWS_ACCESS_KEY_ID", "K"),
+            ("AWS_SECRET_ACCESS_KEY", "S"),
+            ("AWS_REGION", "us-west-2"),
+        ])
+        .unwrap();
+        assert_eq!(s.aws.access_key_id.as_deref(), Some("K"));
+        assert_eq!(s.aws.region.as_deref(), Some("us-west-2"));
+        let e = settings(&[("HOME", home), ("AWS_PROFILE", "nope")])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("AWS_PROFILE=nope") && e.contains("credentials"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

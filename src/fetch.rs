@@ -5,9 +5,11 @@
 //! [`Fetcher`] reads many `(source, ranges)` requests concurrently with a
 //! bounded number of HTTP requests in flight, every range of a multi-range
 //! request fetched concurrently and concatenated in order. Transient failures
-//! (5xx, timeouts, dropped connections, truncated bodies) are retried by
-//! object_store with exponential backoff; a response shorter than the range
-//! asked for is retried here; the final error names the URL and byte range.
+//! of remote reads (5xx, timeouts, dropped connections, truncated or short
+//! bodies: everything object_store reports as a generic error) are retried
+//! here, with exponential backoff, `GDAL_HTTP_MAX_RETRY` times; answers that
+//! retrying cannot change (not found, permission denied) are not. The final
+//! error names the URL and byte range.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -16,7 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use futures::{StreamExt, TryFutureExt};
+use futures::StreamExt;
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
@@ -26,14 +28,12 @@ use object_store::path::Path as StorePath;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 use tokio::sync::Semaphore;
 
-use crate::config::{AwsSettings, AzureSettings, GcsSettings, HttpSettings, Settings};
+use crate::config::{AwsSettings, AzureSettings, GcsSettings, Settings};
 use crate::error::{Error, Result};
 use crate::resolve::{Location, ObjectUrl, Scheme};
 
 /// Longest wait between two retries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// No retry starts later than this after the first attempt.
-const RETRY_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// The process-wide runtime, built on first use (safe from any GDAL thread).
 pub fn runtime() -> &'static tokio::runtime::Runtime {
@@ -123,19 +123,22 @@ fn local_store() -> Arc<dyn ObjectStore> {
         .clone()
 }
 
+/// `GDAL_HTTP_TIMEOUT`, the one HTTP setting a store is built with.
+type Timeout = Option<Duration>;
+
 /// What makes two remote stores the same store.
 #[derive(PartialEq, Eq, Hash)]
 enum StoreKey {
-    S3(String, AwsSettings, HttpSettings),
-    Gs(String, GcsSettings, HttpSettings),
-    Azure(Scheme, String, AzureSettings, HttpSettings),
-    Http(Scheme, String, HttpSettings),
+    S3(String, AwsSettings, Timeout),
+    Gs(String, GcsSettings, Timeout),
+    Azure(Scheme, String, AzureSettings, Timeout),
+    Http(Scheme, String, Timeout),
 }
 
 /// The shared store for `o`, built on first use.
 fn store_for(o: &ObjectUrl, s: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
     static STORES: OnceLock<Mutex<HashMap<StoreKey, Arc<dyn ObjectStore>>>> = OnceLock::new();
-    let (a, http) = (o.authority.clone(), s.http.clone());
+    let (a, http) = (o.authority.clone(), s.http.timeout);
     let key = match o.scheme {
         Scheme::S3 => StoreKey::S3(a, s.aws.clone(), http),
         Scheme::Gs => StoreKey::Gs(a, s.gcs.clone(), http),
@@ -162,7 +165,7 @@ fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
         StoreKey::Gs(bucket, gcs, http) => {
             let mut b = GoogleCloudStorageBuilder::new()
                 .with_bucket_name(bucket)
-                .with_retry(retry_config(http))
+                .with_retry(retry_config())
                 .with_client_options(client_options(http))
                 .with_skip_signature(gcs.no_sign_request);
             if let Some(f) = &gcs.credentials_file {
@@ -172,7 +175,7 @@ fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
         }
         StoreKey::Azure(scheme, authority, az, http) => {
             let mut b = MicrosoftAzureBuilder::new()
-                .with_retry(retry_config(http))
+                .with_retry(retry_config())
                 .with_client_options(client_options(http))
                 .with_skip_signature(az.no_sign_request);
             b = match authority.split_once('@') {
@@ -199,7 +202,7 @@ fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
         StoreKey::Http(scheme, authority, http) => Arc::new(
             HttpBuilder::new()
                 .with_url(format!("{}://{authority}", scheme.as_str()))
-                .with_retry(retry_config(http))
+                .with_retry(retry_config())
                 .with_client_options(client_options(http).with_allow_http(true))
                 .build()?,
         ),
@@ -210,12 +213,12 @@ fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
 /// `host[:port]` reached over https unless `AWS_HTTPS=NO`; with virtual
 /// hosting (the default, except for bucket names with dots) the bucket is
 /// a subdomain of the endpoint, else the first path segment.
-fn s3_builder(bucket: &str, aws: &AwsSettings, http: &HttpSettings) -> AmazonS3Builder {
+fn s3_builder(bucket: &str, aws: &AwsSettings, http: &Timeout) -> AmazonS3Builder {
     let virtual_hosting = aws.virtual_hosting && !bucket.contains('.');
     let mut b = AmazonS3Builder::new()
         .with_bucket_name(bucket)
         .with_region(aws.region.as_deref().unwrap_or("us-east-1"))
-        .with_retry(retry_config(http))
+        .with_retry(retry_config())
         .with_client_options(client_options(http))
         .with_virtual_hosted_style_request(virtual_hosting)
         .with_skip_signature(aws.no_sign_request);
@@ -241,21 +244,20 @@ fn s3_builder(bucket: &str, aws: &AwsSettings, http: &HttpSettings) -> AmazonS3B
     b
 }
 
-fn retry_config(http: &HttpSettings) -> RetryConfig {
+/// object_store's own retries are off: [`Fetcher`] retries every request
+/// (including short and truncated bodies, which object_store does not retry
+/// in every case) under one policy.
+fn retry_config() -> RetryConfig {
     RetryConfig {
-        backoff: BackoffConfig {
-            init_backoff: http.retry_delay,
-            max_backoff: MAX_BACKOFF.max(http.retry_delay),
-            base: 2.0,
-        },
-        max_retries: http.max_retry as usize,
-        retry_timeout: RETRY_TIMEOUT,
+        backoff: BackoffConfig::default(),
+        max_retries: 0,
+        retry_timeout: Duration::ZERO,
     }
 }
 
-fn client_options(http: &HttpSettings) -> ClientOptions {
+fn client_options(timeout: &Timeout) -> ClientOptions {
     let options = ClientOptions::new();
-    match http.timeout {
+    match *timeout {
         Some(t) => options.with_timeout(t).with_connect_timeout(t),
         None => options,
     }
@@ -303,15 +305,7 @@ impl Fetcher {
 
     async fn fetch(&self, source: &Source, want: Want<'_>, permits: &Semaphore) -> Result<Bytes> {
         let ranges = match want {
-            Want::Whole => {
-                let _permit = permits.acquire().await;
-                return source
-                    .store
-                    .get(&source.path)
-                    .and_then(|got| got.bytes())
-                    .await
-                    .map_err(|e| io_error(source, String::new(), e));
-            }
+            Want::Whole => return self.attempts(source, None, permits).await,
             Want::Ranges(ranges) => ranges,
         };
         let mut wanted: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
@@ -331,7 +325,9 @@ impl Fetcher {
             wanted.push(o..end);
         }
         let parts = futures::future::try_join_all(
-            wanted.into_iter().map(|r| self.range(source, r, permits)),
+            wanted
+                .into_iter()
+                .map(|r| self.attempts(source, Some(r), permits)),
         )
         .await?;
         if let [one] = &parts[..] {
@@ -344,32 +340,43 @@ impl Fetcher {
         Ok(out.freeze())
     }
 
-    /// One range; a short response is retried (remote sources) and is an
-    /// error once retries are spent.
-    async fn range(&self, source: &Source, r: Range<u64>, permits: &Semaphore) -> Result<Bytes> {
-        let describe = format!(" bytes {}..{}", r.start, r.end);
-        let expected = r.end - r.start;
+    /// One range (or the whole object), retried while the failure is
+    /// transient and the source remote; a response shorter than the range
+    /// counts as a transient failure.
+    async fn attempts(
+        &self,
+        source: &Source,
+        range: Option<Range<u64>>,
+        permits: &Semaphore,
+    ) -> Result<Bytes> {
+        let described = range
+            .as_ref()
+            .map_or(String::new(), |r| format!(" bytes {}..{}", r.start, r.end));
         let attempts = if source.remote { self.max_retry + 1 } else { 1 };
         let mut delay = self.retry_delay;
         let mut attempt = 1;
         loop {
-            let got = {
-                let _permit = permits.acquire().await;
-                source.store.get_range(&source.path, r.clone()).await
+            let (reason, transient) = match self.attempt(source, range.clone(), permits).await {
+                Ok(bytes) => return Ok(bytes),
+                Err(Failure::Short { got, expected }) => (
+                    format!("short read: expected {expected} bytes, got {got}"),
+                    true,
+                ),
+                Err(Failure::Store(e)) => {
+                    let transient = matches!(e, object_store::Error::Generic { .. });
+                    (describe(e, source.remote), transient)
+                }
             };
-            let got = got.map_err(|e| io_error(source, describe.clone(), e))?;
-            if got.len() as u64 == expected {
-                return Ok(got);
-            }
-            if attempt >= attempts {
+            if !transient || attempt >= attempts {
+                let note = if attempt > 1 {
+                    format!(" (after {attempt} attempts)")
+                } else {
+                    String::new()
+                };
                 return Err(Error::Io {
                     url: source.url.clone(),
-                    range: describe,
-                    reason: format!(
-                        "short read: expected {expected} bytes, got {}{}",
-                        got.len(),
-                        retries_note(attempt)
-                    ),
+                    range: described,
+                    reason: reason + &note,
                 });
             }
             tokio::time::sleep(delay).await;
@@ -377,25 +384,49 @@ impl Fetcher {
             attempt += 1;
         }
     }
-}
 
-fn retries_note(attempts: u32) -> String {
-    match attempts {
-        1 => String::new(),
-        n => format!(" (after {n} attempts)"),
+    async fn attempt(
+        &self,
+        source: &Source,
+        range: Option<Range<u64>>,
+        permits: &Semaphore,
+    ) -> Result<Bytes, Failure> {
+        let _permit = permits.acquire().await;
+        let Some(r) = range else {
+            let got = source.store.get(&source.path).await?;
+            return Ok(got.bytes().await?);
+        };
+        let got = source.store.get_range(&source.path, r.clone()).await?;
+        let expected = r.end - r.start;
+        if got.len() as u64 != expected {
+            return Err(Failure::Short {
+                got: got.len(),
+                expected,
+            });
+        }
+        Ok(got)
     }
 }
 
-fn io_error(source: &Source, range: String, e: object_store::Error) -> Error {
-    let reason = match e {
-        object_store::Error::NotFound { .. } if source.remote => "object not found".to_string(),
+/// Why one attempt failed.
+enum Failure {
+    /// The store answered with fewer bytes than asked for.
+    Short { got: usize, expected: u64 },
+    /// The store failed.
+    Store(object_store::Error),
+}
+
+impl From<object_store::Error> for Failure {
+    fn from(e: object_store::Error) -> Failure {
+        Failure::Store(e)
+    }
+}
+
+fn describe(e: object_store::Error, remote: bool) -> String {
+    match e {
+        object_store::Error::NotFound { .. } if remote => "object not found".to_string(),
         object_store::Error::NotFound { .. } => "file not found".to_string(),
         other => other.to_string(),
-    };
-    Error::Io {
-        url: source.url.clone(),
-        range,
-        reason,
     }
 }
 
