@@ -422,11 +422,25 @@ impl From<object_store::Error> for Failure {
     }
 }
 
+/// The error's message followed by the causes it does not already show
+/// (for HTTP errors the useful part, "operation timed out" or "connection
+/// closed before message completed", is often only in the causes).
 fn describe(e: object_store::Error, remote: bool) -> String {
     match e {
         object_store::Error::NotFound { .. } if remote => "object not found".to_string(),
         object_store::Error::NotFound { .. } => "file not found".to_string(),
-        other => other.to_string(),
+        other => {
+            let mut text = other.to_string();
+            let mut cause = std::error::Error::source(&other);
+            while let Some(c) = cause {
+                let m = c.to_string();
+                if !text.contains(&m) {
+                    text = format!("{text}: {m}");
+                }
+                cause = c.source();
+            }
+            text
+        }
     }
 }
 

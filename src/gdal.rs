@@ -22,6 +22,7 @@ extern "C" {
         max_size: i64,
     ) -> c_int;
     fn VSIFree(p: *mut c_void);
+    fn VSIIsLocal(path: *const c_char) -> bool;
     fn CPLQuietErrorHandler(class: c_int, code: c_int, msg: *const c_char);
     fn CPLPushErrorHandler(handler: CplErrorHandler);
     fn CPLPopErrorHandler();
@@ -53,6 +54,16 @@ pub fn config_option(key: &str) -> Option<String> {
     }
     let v = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
     (!v.is_empty()).then_some(v)
+}
+
+/// GDAL's `VSIIsLocal`: false for paths of network file systems GDAL 3.6
+/// knows as such (`/vsicurl/`, `/vsis3/`, ...; not the `_streaming` ones).
+pub fn vsi_is_local(path: &str) -> bool {
+    let Ok(p) = CString::new(path) else {
+        return false;
+    };
+    // SAFETY: a valid C string; the call only inspects the name.
+    unsafe { VSIIsLocal(p.as_ptr()) }
 }
 
 /// Sets (or with `None` clears) a GDAL configuration option, for tests.
@@ -134,6 +145,14 @@ mod tests {
         set_config_option(key, None);
         std::env::remove_var(key);
         assert_eq!(config_option(key), None);
+    }
+
+    #[test]
+    fn tells_network_paths() {
+        assert!(vsi_is_local("/vsimem/x.json") && vsi_is_local("/tmp/x.json"));
+        for remote in ["/vsicurl/http://h/x", "/vsis3/b/x"] {
+            assert!(!vsi_is_local(remote), "{remote}");
+        }
     }
 
     #[test]

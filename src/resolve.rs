@@ -124,15 +124,24 @@ pub enum Base {
     Dir(PathBuf),
     /// A "directory" of a remote store (key empty or ending in `/`).
     Url(ObjectUrl),
-    /// An index with no directory chunkref can read from (e.g. `/vsimem/`);
-    /// holds the index name for messages.
-    Unreadable(String),
+    /// An index in a GDAL-only file system (`/vsimem/`, `/vsizip/`,
+    /// `/vsiswift/`, ...): relative references cannot be resolved.
+    Opaque {
+        /// The index name, for messages.
+        index: String,
+        /// Whether that file system is on the network (GDAL's `VSIIsLocal`).
+        remote: bool,
+    },
 }
 
 impl Base {
-    /// True when the index came from a remote store.
+    /// True when the index came from a remote location.
     pub fn is_remote(&self) -> bool {
-        matches!(self, Base::Url(_))
+        match self {
+            Base::Dir(_) => false,
+            Base::Url(_) => true,
+            Base::Opaque { remote, .. } => *remote,
+        }
     }
 }
 
@@ -152,7 +161,10 @@ pub fn index_source(name: &str) -> Result<IndexSource> {
     if name.starts_with("/vsi") && gdal_spelling(name)?.is_none() {
         return Ok(IndexSource {
             vsi_path: name.to_string(),
-            base: Base::Unreadable(name.to_string()),
+            base: Base::Opaque {
+                index: name.to_string(),
+                remote: is_network_vsi(name),
+            },
         });
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
@@ -178,6 +190,25 @@ pub fn index_source(name: &str) -> Result<IndexSource> {
             }
         }
     })
+}
+
+/// GDAL network file systems (prefixes also match `_streaming` variants).
+const NETWORK_VSI: [&str; 9] = [
+    "/vsicurl",
+    "/vsis3",
+    "/vsigs",
+    "/vsiaz",
+    "/vsiadls",
+    "/vsioss",
+    "/vsiswift",
+    "/vsiwebhdfs",
+    "/vsihdfs",
+];
+
+/// True when GDAL reads `name` over the network, also through an archive
+/// (`/vsizip//vsicurl/...`).
+fn is_network_vsi(name: &str) -> bool {
+    !crate::gdal::vsi_is_local(name) || NETWORK_VSI.iter().any(|p| name.contains(p))
 }
 
 /// Resolves `url` against `base` (the index's directory).
@@ -227,7 +258,7 @@ pub fn resolve(url: &str, base: &Base) -> Result<Location> {
             key: join_key(url, &dir.key, url)?,
             ..dir.clone()
         })),
-        Base::Unreadable(index) => Err(Error::unsupported(format!(
+        Base::Opaque { index, .. } => Err(Error::unsupported(format!(
             "relative reference '{url}' in index {index}: chunkref cannot read files next to \
              an index in this file system; use absolute paths or URLs"
         ))),
@@ -314,8 +345,8 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Decodes `%XX` escapes of a URL path.
-pub fn percent_decode(s: &str) -> Result<String> {
+/// Decodes `%XX` escapes of a `file://` URL path.
+fn percent_decode(s: &str) -> Result<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -430,7 +461,10 @@ mod tests {
 
     #[test]
     fn refuses_unknown_forms_by_name() {
-        let base = Base::Unreadable("/vsimem/i.json".into());
+        let base = Base::Opaque {
+            index: "/vsimem/i.json".into(),
+            remote: false,
+        };
         for (url, needle) in [
             ("ftp://h/x", "ftp://"),
             ("memory://x", "memory://"),
@@ -459,6 +493,18 @@ mod tests {
         let s = index_source("/vsimem/d/i.json").unwrap();
         assert_eq!(s.vsi_path, "/vsimem/d/i.json");
         assert!(!s.base.is_remote());
+        for remote in [
+            "/vsicurl_streaming/http://h/i.json",
+            "/vsizip//vsis3/b/a.zip/i.json",
+        ] {
+            let s = index_source(remote).unwrap();
+            assert_eq!(s.vsi_path, remote);
+            assert!(s.base.is_remote(), "{remote}");
+        }
+        assert!(!index_source("/vsizip//tmp/a.zip/i.json")
+            .unwrap()
+            .base
+            .is_remote());
         let s = index_source("/data/d/i.json").unwrap();
         assert_eq!(s.base, Base::Dir("/data/d".into()));
     }

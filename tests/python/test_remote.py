@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 import os
 import re
 from pathlib import Path
@@ -159,6 +160,15 @@ def test_scatter_gather_fetches_every_range(tree, http, tmp_path):
     assert_matches(open_chunkref(name), [tree.store.data])
     chunk_requests = [r for r in http.log.requests if r[0].endswith("packed.bin")]
     assert len(chunk_requests) == ranges, (len(chunk_requests), ranges)
+
+
+def test_many_threads_read_remote_datasets_at_once(tree, http, tmp_path):
+    """GDAL calls from several threads share the runtime and the store."""
+    name = tree.rebased("multirange_shuffled", http.url, tmp_path / "i.json")
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: open_chunkref(name).ReadAsArray(), range(8)))
+    for got in results:
+        np.testing.assert_array_equal(got, tree.store.data)
 
 
 @pytest.mark.parametrize("requests", ["1", "3"])
