@@ -507,6 +507,22 @@ mod tests {
         assert!(Arc::ptr_eq(&a.store, &b.store));
         assert!(!Arc::ptr_eq(&a.store, &c.store));
         assert!(!Arc::ptr_eq(&a.store, &d.store));
+        for url in [
+            "gs://bkt/k",
+            "abfs://c@acct.dfs.core.windows.net/k",
+            "https://h/k",
+        ] {
+            let src = Source::open(&loc(url).unwrap(), &s);
+            assert!(src.is_ok(), "{url}: {:?}", src.err());
+        }
+        // Azure needs an account: the error names the URL.
+        let e = Source::open(&loc("az://c/k").unwrap(), &s)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("az://c/k"), "{e}");
+        let mut az = s.clone();
+        az.azure.account = Some("acct".into());
+        assert!(Source::open(&loc("az://c/k").unwrap(), &az).is_ok());
         let h = Source::open(&loc("http://127.0.0.1:1/x%20y.tif").unwrap(), &s).unwrap();
         assert_eq!(h.path.as_ref(), "x y.tif");
         let e = Source::open(&loc("https://h/x?sig=1").unwrap(), &s)

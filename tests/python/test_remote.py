@@ -135,7 +135,9 @@ def s3_options(s3: MotoServer, signed: bool) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("where", ["local", "http-urls", "vsicurl-urls", "vsicurl-index"])
+@pytest.mark.parametrize(
+    "where", ["local", "http-urls", "vsicurl-urls", "vsicurl-index", "https-index-array"]
+)
 def test_http_reads_like_local(tree, http, tmp_path, form, where):
     if where == "local":
         name = tree.indexes[form]
@@ -143,8 +145,10 @@ def test_http_reads_like_local(tree, http, tmp_path, form, where):
         name = tree.rebased(form, http.url, tmp_path / "i.json")
     elif where == "vsicurl-urls":
         name = tree.rebased(form, "/vsicurl/" + http.url, tmp_path / "i.json")
-    else:
+    elif where == "vsicurl-index":
         name = f"/vsicurl/{http.url}idx/{form}.json"
+    else:  # an http URL after the prefix, quoted, with the array path
+        name = f'CHUNKREF:"{http.url}idx/{form}.json":a'
     with config(RETRY_FAST):
         assert_matches(open_chunkref(name), [tree.store.data])
     if where != "local":
