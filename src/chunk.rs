@@ -3,28 +3,46 @@
 use bytes::Bytes;
 
 use crate::codec::DecodeContext;
+use crate::config::Settings;
 use crate::error::{Error, Result};
-use crate::fetch::{self, Want};
+use crate::fetch::{Fetcher, Source, Want};
 use crate::index::{Array, Index};
 use crate::refs::{position, ChunkRef};
-use crate::resolve::Location;
+use crate::resolve::{self, Base, Location};
 
-/// Where each file of an index resolves to (resolution errors kept per file
-/// and reported when a chunk of that file is read).
+/// Where each file of an index is read from (resolution errors kept per
+/// file and reported when a chunk of that file is read), and how.
 #[derive(Debug)]
-pub struct Locations(Vec<Result<Location, String>>);
+pub struct Locations {
+    sources: Vec<Result<Source>>,
+    fetcher: Fetcher,
+}
 
 impl Locations {
-    /// Resolves every file URL of `index` relative to `base_dir`.
-    pub fn resolve(index: &Index, base_dir: &std::path::Path) -> Locations {
-        Locations(
-            index
-                .files
-                .urls()
-                .iter()
-                .map(|u| crate::resolve::resolve(u, base_dir).map_err(|e| e.to_string()))
-                .collect(),
-        )
+    /// Resolves every file URL of `index` against `base` (the index's
+    /// directory). When the index is remote, local files are refused unless
+    /// `settings` allow them.
+    pub fn resolve(index: &Index, base: &Base, settings: &Settings) -> Locations {
+        let open = |url: &str| -> Result<Source> {
+            let loc = resolve::resolve(url, base)?;
+            if base.is_remote() && !settings.remote_may_read_local {
+                if let Location::Local(path) = &loc {
+                    return Err(Error::Refused {
+                        what: format!(
+                            "index {} is remote and refers to the local file {}; set \
+                             GDAL_ALLOW_REMOTE_RESOURCE_TO_ACCESS_LOCAL_FILE=YES to allow it",
+                            index.source,
+                            path.display()
+                        ),
+                    });
+                }
+            }
+            Source::open(&loc, settings)
+        };
+        Locations {
+            sources: index.files.urls().iter().map(|u| open(u)).collect(),
+            fetcher: Fetcher::new(settings),
+        }
     }
 }
 
@@ -101,10 +119,10 @@ fn fetch_and_decode(
 }
 
 fn fetch_from(locations: &Locations, file: u32, want: Want<'_>) -> Result<Bytes> {
-    let loc = locations.0[file as usize]
+    let source = locations.sources[file as usize]
         .as_ref()
-        .map_err(|e| Error::unsupported(e.clone()))?;
-    fetch::runtime().block_on(fetch::fetch(loc, want))
+        .map_err(Clone::clone)?;
+    locations.fetcher.fetch_one(source, want)
 }
 
 fn chunk_key(array: &str, suffix: &str) -> String {

@@ -9,7 +9,7 @@ use std::fmt;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong between opening an index and filling a buffer.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The index document itself is malformed (bad JSON, wrong shapes, bad values).
@@ -76,6 +76,13 @@ pub enum Error {
         /// Why it failed.
         reason: String,
     },
+    /// A read the security rules forbid (an index from a remote location
+    /// referring to local files, a path escaping its template base).
+    #[error("refused: {what}")]
+    Refused {
+        /// What was refused, and how to allow it if it can be.
+        what: String,
+    },
     /// A size computed from input exceeds what chunkref is willing to allocate.
     #[error("size limit exceeded: {what}")]
     Limits {
@@ -126,7 +133,9 @@ impl Error {
             Error::MalformedIndex { .. }
             | Error::MalformedSource { .. }
             | Error::InvalidMetadata { .. } => CplCode::OpenFailed,
-            Error::Unsupported { .. } | Error::UnknownCodec { .. } => CplCode::NotSupported,
+            Error::Unsupported { .. } | Error::UnknownCodec { .. } | Error::Refused { .. } => {
+                CplCode::NotSupported
+            }
             Error::CodecConfig { .. } | Error::Decode { .. } => CplCode::AppDefined,
             Error::Io { .. } => CplCode::FileIo,
             Error::Limits { .. } => CplCode::OutOfMemory,

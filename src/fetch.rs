@@ -1,15 +1,39 @@
 //! Fetching chunk bytes through `object_store` on one shared tokio runtime.
+//!
+//! A [`Source`] is a resolved object with its store; stores are built once
+//! per (scheme, bucket or host, settings) and shared process-wide. A
+//! [`Fetcher`] reads many `(source, ranges)` requests concurrently with a
+//! bounded number of HTTP requests in flight, every range of a multi-range
+//! request fetched concurrently and concatenated in order. Transient failures
+//! of remote reads (5xx, timeouts, dropped connections, truncated or short
+//! bodies: everything object_store reports as a generic error) are retried
+//! here, with exponential backoff, `GDAL_HTTP_MAX_RETRY` times; answers that
+//! retrying cannot change (not found, permission denied) are not. The final
+//! error names the URL and byte range.
 
+use std::collections::HashMap;
+use std::fmt;
 use std::ops::Range;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::http::HttpBuilder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
-use object_store::ObjectStore;
+use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
+use tokio::sync::Semaphore;
 
+use crate::config::{AwsSettings, AzureSettings, GcsSettings, Settings};
 use crate::error::{Error, Result};
-use crate::resolve::Location;
+use crate::resolve::{Location, ObjectUrl, Scheme};
+
+/// Longest wait between two retries.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// The process-wide runtime, built on first use (safe from any GDAL thread).
 pub fn runtime() -> &'static tokio::runtime::Runtime {
@@ -23,11 +47,6 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-fn local_store() -> &'static Arc<LocalFileSystem> {
-    static STORE: OnceLock<Arc<LocalFileSystem>> = OnceLock::new();
-    STORE.get_or_init(|| Arc::new(LocalFileSystem::new()))
-}
-
 /// Which bytes of an object to read.
 #[derive(Debug, Clone, Copy)]
 pub enum Want<'a> {
@@ -37,70 +56,391 @@ pub enum Want<'a> {
     Ranges(&'a [(u64, u64)]),
 }
 
-/// Reads the wanted bytes of `loc`; a short read is an error naming the range.
-pub async fn fetch(loc: &Location, want: Want<'_>) -> Result<Bytes> {
-    let Location::Local(path) = loc;
-    let url = path.display().to_string();
-    let io = |range: String, reason: String| Error::Io {
-        url: url.clone(),
-        range,
-        reason,
-    };
-    let store_path =
-        StorePath::from_absolute_path(path).map_err(|e| io(String::new(), e.to_string()))?;
-    let store = local_store();
-    match want {
-        Want::Whole => {
-            let got = store
-                .get(&store_path)
-                .await
-                .map_err(|e| io(String::new(), describe(e)))?;
-            got.bytes()
-                .await
-                .map_err(|e| io(String::new(), describe(e)))
-        }
-        Want::Ranges(ranges) => {
-            let mut wanted: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
-            for &(o, l) in ranges {
-                let end = o
-                    .checked_add(l)
-                    .ok_or_else(|| io(format!(" bytes {o}+{l}"), "range overflows".into()))?;
-                wanted.push(o..end);
-            }
-            let parts = store
-                .get_ranges(&store_path, &wanted)
-                .await
-                .map_err(|e| io(describe_ranges(ranges), describe(e)))?;
-            let total: u64 = ranges.iter().map(|r| r.1).sum();
-            let mut out = BytesMut::with_capacity(total as usize);
-            for (part, &(o, l)) in parts.iter().zip(ranges) {
-                if part.len() as u64 != l {
-                    return Err(io(
-                        format!(" bytes {o}..{}", o + l),
-                        format!("short read: expected {l} bytes, got {}", part.len()),
-                    ));
-                }
-                out.extend_from_slice(part);
-            }
-            Ok(out.freeze())
-        }
+/// An object ready to be read: its store, its path in the store, its URL.
+#[derive(Clone)]
+pub struct Source {
+    url: String,
+    remote: bool,
+    store: Arc<dyn ObjectStore>,
+    path: StorePath,
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Source").field(&self.url).finish()
     }
 }
 
-fn describe_ranges(ranges: &[(u64, u64)]) -> String {
-    let shown: Vec<String> = ranges
-        .iter()
-        .take(4)
-        .map(|(o, l)| format!("{o}..{}", o + l))
-        .collect();
-    let more = if ranges.len() > 4 { ", ..." } else { "" };
-    format!(" bytes [{}{more}]", shown.join(", "))
+impl Source {
+    /// The store and path for `loc`, configured by `settings` (no I/O).
+    pub fn open(loc: &Location, settings: &Settings) -> Result<Source> {
+        let url = loc.to_string();
+        let bad = |reason: String| Error::Io {
+            url: url.clone(),
+            range: String::new(),
+            reason,
+        };
+        match loc {
+            Location::Local(path) => Ok(Source {
+                path: StorePath::from_absolute_path(path).map_err(|e| bad(e.to_string()))?,
+                store: local_store(),
+                remote: false,
+                url,
+            }),
+            Location::Object(o) => {
+                let path = match o.scheme {
+                    Scheme::Http | Scheme::Https => {
+                        if o.key.contains(['?', '#']) {
+                            return Err(Error::unsupported(format!(
+                                "query strings in HTTP URLs ('{url}')"
+                            )));
+                        }
+                        StorePath::from_url_path(&o.key)
+                    }
+                    _ => StorePath::parse(&o.key),
+                }
+                .map_err(|e| bad(format!("invalid object path: {e}")))?;
+                Ok(Source {
+                    store: store_for(o, settings).map_err(|e| bad(e.to_string()))?,
+                    remote: true,
+                    path,
+                    url,
+                })
+            }
+        }
+    }
+
+    /// The URL or path, for messages.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
 }
 
-fn describe(e: object_store::Error) -> String {
+fn local_store() -> Arc<dyn ObjectStore> {
+    static STORE: OnceLock<Arc<LocalFileSystem>> = OnceLock::new();
+    STORE
+        .get_or_init(|| Arc::new(LocalFileSystem::new()))
+        .clone()
+}
+
+/// `GDAL_HTTP_TIMEOUT`, the one HTTP setting a store is built with.
+type Timeout = Option<Duration>;
+
+/// What makes two remote stores the same store.
+#[derive(PartialEq, Eq, Hash)]
+enum StoreKey {
+    S3(String, AwsSettings, Timeout),
+    Gs(String, GcsSettings, Timeout),
+    Azure(Scheme, String, AzureSettings, Timeout),
+    Http(Scheme, String, Timeout),
+}
+
+/// The shared store for `o`, built on first use.
+fn store_for(o: &ObjectUrl, s: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
+    static STORES: OnceLock<Mutex<HashMap<StoreKey, Arc<dyn ObjectStore>>>> = OnceLock::new();
+    let (a, http) = (o.authority.clone(), s.http.timeout);
+    let key = match o.scheme {
+        Scheme::S3 => StoreKey::S3(a, s.aws.clone(), http),
+        Scheme::Gs => StoreKey::Gs(a, s.gcs.clone(), http),
+        Scheme::Az | Scheme::Abfs | Scheme::Abfss => {
+            StoreKey::Azure(o.scheme, a, s.azure.clone(), http)
+        }
+        Scheme::Http | Scheme::Https => StoreKey::Http(o.scheme, a, http),
+    };
+    let mut stores = STORES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(store) = stores.get(&key) {
+        return Ok(Arc::clone(store));
+    }
+    let store = build_store(&key)?;
+    stores.insert(key, Arc::clone(&store));
+    Ok(store)
+}
+
+fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
+    Ok(match key {
+        StoreKey::S3(bucket, aws, http) => Arc::new(s3_builder(bucket, aws, http).build()?),
+        StoreKey::Gs(bucket, gcs, http) => {
+            let mut b = GoogleCloudStorageBuilder::new()
+                .with_bucket_name(bucket)
+                .with_retry(retry_config())
+                .with_client_options(client_options(http))
+                .with_skip_signature(gcs.no_sign_request);
+            if let Some(f) = &gcs.credentials_file {
+                b = b.with_application_credentials(f);
+            }
+            Arc::new(b.build()?)
+        }
+        StoreKey::Azure(scheme, authority, az, http) => {
+            let mut b = MicrosoftAzureBuilder::new()
+                .with_retry(retry_config())
+                .with_client_options(client_options(http))
+                .with_skip_signature(az.no_sign_request);
+            b = match authority.split_once('@') {
+                Some(_) => b.with_url(format!("{}://{authority}", scheme.as_str())),
+                None => b.with_container_name(authority),
+            };
+            if let Some(account) = &az.account {
+                b = b.with_account(account);
+            }
+            if let Some(k) = &az.access_key {
+                b = b.with_access_key(k);
+            }
+            if let Some(sas) = &az.sas_token {
+                let pairs: Vec<(String, String)> = sas
+                    .trim_start_matches('?')
+                    .split('&')
+                    .filter_map(|kv| kv.split_once('='))
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                b = b.with_sas_authorization(pairs);
+            }
+            Arc::new(b.build()?)
+        }
+        StoreKey::Http(scheme, authority, http) => Arc::new(
+            HttpBuilder::new()
+                .with_url(format!("{}://{authority}", scheme.as_str()))
+                .with_retry(retry_config())
+                .with_client_options(client_options(http).with_allow_http(true))
+                .build()?,
+        ),
+    })
+}
+
+/// An S3 store following GDAL's option semantics: `AWS_S3_ENDPOINT` is
+/// `host[:port]` reached over https unless `AWS_HTTPS=NO`; with virtual
+/// hosting (the default, except for bucket names with dots) the bucket is
+/// a subdomain of the endpoint, else the first path segment.
+fn s3_builder(bucket: &str, aws: &AwsSettings, http: &Timeout) -> AmazonS3Builder {
+    let virtual_hosting = aws.virtual_hosting && !bucket.contains('.');
+    let mut b = AmazonS3Builder::new()
+        .with_bucket_name(bucket)
+        .with_region(aws.region.as_deref().unwrap_or("us-east-1"))
+        .with_retry(retry_config())
+        .with_client_options(client_options(http))
+        .with_virtual_hosted_style_request(virtual_hosting)
+        .with_skip_signature(aws.no_sign_request);
+    if let (Some(id), Some(secret)) = (&aws.access_key_id, &aws.secret_access_key) {
+        b = b.with_access_key_id(id).with_secret_access_key(secret);
+        if let Some(token) = &aws.session_token {
+            b = b.with_token(token);
+        }
+    }
+    if let Some(endpoint) = &aws.endpoint {
+        let (scheme, host) = match endpoint.split_once("://") {
+            Some((s, h)) => (s, h.trim_end_matches('/')),
+            None if aws.https => ("https", endpoint.as_str()),
+            None => ("http", endpoint.as_str()),
+        };
+        let url = if virtual_hosting {
+            format!("{scheme}://{bucket}.{host}")
+        } else {
+            format!("{scheme}://{host}")
+        };
+        b = b.with_endpoint(url).with_allow_http(scheme == "http");
+    }
+    b
+}
+
+/// object_store's own retries are off: [`Fetcher`] retries every request
+/// (including short and truncated bodies, which object_store does not retry
+/// in every case) under one policy.
+fn retry_config() -> RetryConfig {
+    RetryConfig {
+        backoff: BackoffConfig::default(),
+        max_retries: 0,
+        retry_timeout: Duration::ZERO,
+    }
+}
+
+fn client_options(timeout: &Timeout) -> ClientOptions {
+    let options = ClientOptions::new();
+    match *timeout {
+        Some(t) => options.with_timeout(t).with_connect_timeout(t),
+        None => options,
+    }
+}
+
+/// Reads many requests concurrently with a bounded number in flight.
+#[derive(Debug, Clone)]
+pub struct Fetcher {
+    max_in_flight: usize,
+    max_retry: u32,
+    retry_delay: Duration,
+}
+
+impl Fetcher {
+    /// A fetcher with `CHUNKREF_MAX_REQUESTS` requests in flight and the
+    /// retry settings of `settings`.
+    pub fn new(settings: &Settings) -> Fetcher {
+        Fetcher {
+            max_in_flight: settings.max_requests.max(1),
+            max_retry: settings.http.max_retry,
+            retry_delay: settings.http.retry_delay,
+        }
+    }
+
+    /// Reads every `(source, want)` request, with at most `max_in_flight`
+    /// HTTP requests (single ranges or whole objects) in flight at once;
+    /// returns the bytes of each request, in the order of `requests`.
+    /// Blocks the calling thread (call it from outside the runtime).
+    pub fn fetch_many(&self, requests: &[(&Source, Want<'_>)]) -> Vec<Result<Bytes>> {
+        let permits = Semaphore::new(self.max_in_flight);
+        runtime().block_on(
+            futures::stream::iter(requests)
+                .map(|(source, want)| self.fetch(source, *want, &permits))
+                .buffered(self.max_in_flight)
+                .collect(),
+        )
+    }
+
+    /// Reads one request (see [`Fetcher::fetch_many`]).
+    pub fn fetch_one(&self, source: &Source, want: Want<'_>) -> Result<Bytes> {
+        self.fetch_many(&[(source, want)])
+            .pop()
+            .unwrap_or_else(|| Err(Error::unsupported("empty fetch")))
+    }
+
+    async fn fetch(&self, source: &Source, want: Want<'_>, permits: &Semaphore) -> Result<Bytes> {
+        let ranges = match want {
+            Want::Whole => return self.attempts(source, None, permits).await,
+            Want::Ranges(ranges) => ranges,
+        };
+        let mut wanted: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+        let mut total: usize = 0;
+        for &(o, l) in ranges {
+            let end = o.checked_add(l).ok_or_else(|| Error::Io {
+                url: source.url.clone(),
+                range: format!(" bytes {o}+{l}"),
+                reason: "range overflows".into(),
+            })?;
+            total = usize::try_from(l)
+                .ok()
+                .and_then(|l| total.checked_add(l))
+                .ok_or_else(|| Error::Limits {
+                    what: format!("ranges of {} add up to more than memory", source.url),
+                })?;
+            wanted.push(o..end);
+        }
+        let parts = futures::future::try_join_all(
+            wanted
+                .into_iter()
+                .map(|r| self.attempts(source, Some(r), permits)),
+        )
+        .await?;
+        if let [one] = &parts[..] {
+            return Ok(one.clone());
+        }
+        let mut out = BytesMut::with_capacity(total);
+        for part in parts {
+            out.extend_from_slice(&part);
+        }
+        Ok(out.freeze())
+    }
+
+    /// One range (or the whole object), retried while the failure is
+    /// transient and the source remote; a response shorter than the range
+    /// counts as a transient failure.
+    async fn attempts(
+        &self,
+        source: &Source,
+        range: Option<Range<u64>>,
+        permits: &Semaphore,
+    ) -> Result<Bytes> {
+        let described = range
+            .as_ref()
+            .map_or(String::new(), |r| format!(" bytes {}..{}", r.start, r.end));
+        let attempts = if source.remote { self.max_retry + 1 } else { 1 };
+        let mut delay = self.retry_delay;
+        let mut attempt = 1;
+        loop {
+            let (reason, transient) = match self.attempt(source, range.clone(), permits).await {
+                Ok(bytes) => return Ok(bytes),
+                Err(Failure::Short { got, expected }) => (
+                    format!("short read: expected {expected} bytes, got {got}"),
+                    true,
+                ),
+                Err(Failure::Store(e)) => {
+                    let transient = matches!(e, object_store::Error::Generic { .. });
+                    (describe(e, source.remote), transient)
+                }
+            };
+            if !transient || attempt >= attempts {
+                let note = if attempt > 1 {
+                    format!(" (after {attempt} attempts)")
+                } else {
+                    String::new()
+                };
+                return Err(Error::Io {
+                    url: source.url.clone(),
+                    range: described,
+                    reason: reason + &note,
+                });
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(MAX_BACKOFF);
+            attempt += 1;
+        }
+    }
+
+    async fn attempt(
+        &self,
+        source: &Source,
+        range: Option<Range<u64>>,
+        permits: &Semaphore,
+    ) -> Result<Bytes, Failure> {
+        let _permit = permits.acquire().await;
+        let Some(r) = range else {
+            let got = source.store.get(&source.path).await?;
+            return Ok(got.bytes().await?);
+        };
+        let got = source.store.get_range(&source.path, r.clone()).await?;
+        let expected = r.end - r.start;
+        if got.len() as u64 != expected {
+            return Err(Failure::Short {
+                got: got.len(),
+                expected,
+            });
+        }
+        Ok(got)
+    }
+}
+
+/// Why one attempt failed.
+enum Failure {
+    /// The store answered with fewer bytes than asked for.
+    Short { got: usize, expected: u64 },
+    /// The store failed.
+    Store(object_store::Error),
+}
+
+impl From<object_store::Error> for Failure {
+    fn from(e: object_store::Error) -> Failure {
+        Failure::Store(e)
+    }
+}
+
+/// The error's message followed by the causes it does not already show
+/// (for HTTP errors the useful part, "operation timed out" or "connection
+/// closed before message completed", is often only in the causes).
+fn describe(e: object_store::Error, remote: bool) -> String {
     match e {
+        object_store::Error::NotFound { .. } if remote => "object not found".to_string(),
         object_store::Error::NotFound { .. } => "file not found".to_string(),
-        other => other.to_string(),
+        other => {
+            let mut text = other.to_string();
+            let mut cause = std::error::Error::source(&other);
+            while let Some(c) = cause {
+                let m = c.to_string();
+                if !text.contains(&m) {
+                    text = format!("{text}: {m}");
+                }
+                cause = c.source();
+            }
+            text
+        }
     }
 }
 
@@ -108,33 +448,86 @@ fn describe(e: object_store::Error) -> String {
 mod tests {
     use super::*;
 
+    fn settings(max_requests: usize) -> Settings {
+        let n = max_requests.to_string();
+        Settings::from_lookup(|k| (k == "CHUNKREF_MAX_REQUESTS").then(|| n.clone())).unwrap()
+    }
+
     #[test]
-    fn reads_ranges_and_reports_short_reads() {
+    fn reads_ranges_in_order_and_reports_short_reads() {
         let dir = std::env::temp_dir().join(format!("chunkref-fetch-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("f.bin");
         std::fs::write(&f, b"0123456789").unwrap();
-        let loc = Location::Local(f.clone());
-        let rt = runtime();
-        let got = rt
-            .block_on(fetch(&loc, Want::Ranges(&[(7, 2), (1, 3)])))
+        let s = settings(2);
+        let src = Source::open(&Location::Local(f.clone()), &s).unwrap();
+        let fetcher = Fetcher::new(&s);
+        let got = fetcher
+            .fetch_one(&src, Want::Ranges(&[(7, 2), (1, 3), (0, 1)]))
             .unwrap();
-        assert_eq!(&got[..], b"78123");
+        assert_eq!(&got[..], b"781230");
         assert_eq!(
-            &rt.block_on(fetch(&loc, Want::Whole)).unwrap()[..],
+            &fetcher.fetch_one(&src, Want::Whole).unwrap()[..],
             b"0123456789"
         );
-        let e = rt
-            .block_on(fetch(&loc, Want::Ranges(&[(8, 5)])))
+        let e = fetcher
+            .fetch_one(&src, Want::Ranges(&[(8, 5)]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("f.bin") && e.contains("8"), "{e}");
-        let missing = Location::Local(dir.join("nope.bin"));
-        let e = rt
-            .block_on(fetch(&missing, Want::Whole))
+        assert!(e.contains("f.bin") && e.contains("8..13"), "{e}");
+        let missing = Source::open(&Location::Local(dir.join("nope.bin")), &s).unwrap();
+        let e = fetcher
+            .fetch_one(&missing, Want::Whole)
             .unwrap_err()
             .to_string();
         assert!(e.contains("nope.bin") && e.contains("not found"), "{e}");
+
+        // Many requests, fewer permits than ranges: results come back in order.
+        let ranges: Vec<[(u64, u64); 2]> = (0..9).map(|i| [(i, 1), (9 - i, 1)]).collect();
+        let requests: Vec<(&Source, Want<'_>)> =
+            ranges.iter().map(|r| (&src, Want::Ranges(r))).collect();
+        let got = fetcher.fetch_many(&requests);
+        for (i, g) in got.into_iter().enumerate() {
+            let want = format!("{i}{}", 9 - i);
+            assert_eq!(&g.unwrap()[..], want.as_bytes());
+        }
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn stores_are_shared_per_bucket_and_settings() {
+        let s = settings(4);
+        let loc = |u: &str| crate::resolve::resolve(u, &crate::resolve::Base::Dir("/".into()));
+        let a = Source::open(&loc("s3://bkt/a").unwrap(), &s).unwrap();
+        let b = Source::open(&loc("/vsis3/bkt/b").unwrap(), &s).unwrap();
+        let c = Source::open(&loc("s3://other/b").unwrap(), &s).unwrap();
+        let mut s2 = s.clone();
+        s2.aws.no_sign_request = true;
+        let d = Source::open(&loc("s3://bkt/a").unwrap(), &s2).unwrap();
+        assert!(Arc::ptr_eq(&a.store, &b.store));
+        assert!(!Arc::ptr_eq(&a.store, &c.store));
+        assert!(!Arc::ptr_eq(&a.store, &d.store));
+        for url in [
+            "gs://bkt/k",
+            "abfs://c@acct.dfs.core.windows.net/k",
+            "https://h/k",
+        ] {
+            let src = Source::open(&loc(url).unwrap(), &s);
+            assert!(src.is_ok(), "{url}: {:?}", src.err());
+        }
+        // Azure needs an account: the error names the URL.
+        let e = Source::open(&loc("az://c/k").unwrap(), &s)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("az://c/k"), "{e}");
+        let mut az = s.clone();
+        az.azure.account = Some("acct".into());
+        assert!(Source::open(&loc("az://c/k").unwrap(), &az).is_ok());
+        let h = Source::open(&loc("http://127.0.0.1:1/x%20y.tif").unwrap(), &s).unwrap();
+        assert_eq!(h.path.as_ref(), "x y.tif");
+        let e = Source::open(&loc("https://h/x?sig=1").unwrap(), &s)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("query"), "{e}");
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! The data flows through one module per stage:
 //! [`index`] (read an index into [`refs`] tables and [`zarr`] metadata) ->
-//! [`resolve`] (URL to location) -> [`fetch`] (bytes) -> [`codec`] (decode) ->
+//! [`resolve`] (URL to location) -> [`fetch`] (bytes, configured by [`config`]) -> [`codec`] (decode) ->
 //! [`assemble`] (into GDAL's block buffers). [`raster`] is the GDAL view
 //! (levels, bands, subdatasets) and [`ffi`] the C ABI used by the C++ shim.
 
@@ -10,10 +10,12 @@ pub mod assemble;
 pub mod builder;
 pub mod chunk;
 pub mod codec;
+pub mod config;
 pub mod dted;
 pub mod error;
 pub mod fetch;
 pub mod ffi;
+pub mod gdal;
 pub mod georef;
 pub mod identify;
 pub mod index;

@@ -2,16 +2,18 @@
 //! dataset, its overview levels, its bands, subdatasets and metadata, and
 //! reading one block of several bands at once.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::assemble;
 use crate::chunk::{read_chunk, Locations};
+use crate::config::Settings;
 use crate::error::{Error, Result};
+use crate::gdal;
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::index::Index;
+use crate::resolve;
 use crate::zarr::dtype::ScalarKind;
 use crate::zarr::ArrayMeta;
 
@@ -139,8 +141,9 @@ impl Dataset {
     /// Opens a dataset name with open options (`TEMPLATE_<name>=<value>`).
     pub fn open(name: &str, options: &[(String, String)]) -> Result<Dataset> {
         let parsed = DatasetName::parse(name)?;
-        let path = PathBuf::from(&parsed.index);
-        let bytes = read_index_file(&path)?;
+        let settings = Settings::from_gdal()?;
+        let source = resolve::index_source(&parsed.index)?;
+        let bytes = gdal::read_vsi_file(&source.vsi_path, MAX_INDEX_BYTES)?;
         let overrides: Vec<(String, String)> = options
             .iter()
             .filter_map(|(k, v)| {
@@ -148,12 +151,7 @@ impl Dataset {
             })
             .collect();
         let index = Index::from_kerchunk_json(&parsed.index, &bytes, &overrides)?;
-        let base_dir = path
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .unwrap_or_else(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
-        let locations = Locations::resolve(&index, &base_dir);
+        let locations = Locations::resolve(&index, &source.base, &settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),
             index: Arc::new(index),
@@ -583,27 +581,6 @@ impl Dataset {
     }
 }
 
-/// Reads the index document, refusing absurd sizes.
-fn read_index_file(path: &Path) -> Result<Vec<u8>> {
-    let io = |reason: String| Error::Io {
-        url: path.display().to_string(),
-        range: String::new(),
-        reason,
-    };
-    let len = std::fs::metadata(path)
-        .map_err(|e| io(e.to_string()))?
-        .len();
-    if len > MAX_INDEX_BYTES {
-        return Err(Error::Limits {
-            what: format!(
-                "index {} is {len} bytes (at most {MAX_INDEX_BYTES})",
-                path.display()
-            ),
-        });
-    }
-    std::fs::read(path).map_err(|e| io(e.to_string()))
-}
-
 /// The levels a `multiscales` attribute lists: the GeoZarr `layout`, the
 /// older `[{"datasets": [{"path": ...}]}]` form, or a GeoZarr 0.4
 /// `tile_matrix_set` (inline: its matrix ids; well-known id: the group's
@@ -833,6 +810,7 @@ fn attribute_items(attrs: &Map<String, Value>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resolve::Base;
 
     #[test]
     fn parses_names() {
@@ -867,7 +845,8 @@ mod tests {
             groups: Default::default(),
             warnings: vec![],
         };
-        let locations = Locations::resolve(&index, Path::new("/"));
+        let settings = Settings::from_lookup(|_| None).unwrap();
+        let locations = Locations::resolve(&index, &Base::Dir("/".into()), &settings);
         let ds = Dataset {
             index: Arc::new(index),
             locations,

@@ -349,7 +349,9 @@ mod tests {
                 entry: e.as_object(),
             })
             .collect();
-        let locations = Locations::resolve(index, std::path::Path::new("/"));
+        let settings = crate::config::Settings::from_lookup(|_| None).unwrap();
+        let base = crate::resolve::Base::Dir("/".into());
+        let locations = Locations::resolve(index, &base, &settings);
         let pyramid = Pyramid {
             group: "",
             multiscales: ms,

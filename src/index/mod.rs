@@ -76,7 +76,7 @@ impl Index {
             if !u.contains("{{") {
                 return u.to_string();
             }
-            template::render(u, &vars).unwrap_or_else(|e| {
+            template::render_url(u, &vars).unwrap_or_else(|e| {
                 template_error.get_or_insert(e);
                 u.to_string()
             })

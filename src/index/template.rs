@@ -44,6 +44,34 @@ pub fn render(text: &str, vars: &Vars) -> Result<String, String> {
     Ok(out)
 }
 
+/// Renders a reference URL. When the URL starts with a placeholder (a
+/// template base such as `{{base}}`), the text after it may not climb out of
+/// that base with `..` segments.
+pub fn render_url(url: &str, vars: &Vars) -> Result<String, String> {
+    if let Some(after) = url.strip_prefix("{{") {
+        if let Some(end) = after.find("}}") {
+            let mut depth: i64 = 0;
+            let rest = &after[end + 2..];
+            let path = rest.split(['?', '#']).next().unwrap_or(rest);
+            for seg in path.split('/') {
+                match seg {
+                    ".." => depth -= 1,
+                    "" | "." => {}
+                    _ => depth += 1,
+                }
+                if depth < 0 {
+                    return Err(format!(
+                        "reference URL '{url}' climbs out of its template base \
+                         '{{{{{}}}}}' with '..'; refused",
+                        after[..end].trim()
+                    ));
+                }
+            }
+        }
+    }
+    render(url, vars)
+}
+
 /// Evaluates one expression.
 pub fn evaluate(expr: &str, vars: &Vars) -> Result<TemplateValue, String> {
     let tokens = tokenize(expr)?;
@@ -216,6 +244,24 @@ fn apply(op: &str, a: TemplateValue, b: TemplateValue) -> Result<TemplateValue, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_may_not_climb_out_of_a_template_base() {
+        let mut v = Vars::new();
+        v.insert("base".into(), TemplateValue::Str("s3://b/d/".into()));
+        assert_eq!(
+            render_url("{{base}}a/../x.tif", &v).unwrap(),
+            "s3://b/d/a/../x.tif"
+        );
+        assert_eq!(
+            render_url("{{ base }}x.tif?p=../..", &v).unwrap(),
+            "s3://b/d/x.tif?p=../.."
+        );
+        for bad in ["{{base}}../x.tif", "{{base}}a/../../x", "{{ base }}./../x"] {
+            let e = render_url(bad, &v).unwrap_err();
+            assert!(e.contains(bad) && e.contains("{{base}}"), "{e}");
+        }
+    }
 
     fn vars() -> Vars {
         let mut v = Vars::new();

@@ -10,10 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import NamedTuple
 
-import numcodecs
-import numpy as np
 import pytest
 from osgeo import gdal
 
@@ -57,23 +54,10 @@ def _require_driver(request: pytest.FixtureRequest) -> None:
         request.getfixturevalue("chunkref_driver")
 
 
-class Store(NamedTuple):
-    """A zarr-python store holding one array ``a``, with its pixels and
-    builder entries."""
-
-    path: Path
-    data: np.ndarray
-    entries: dict
-
-
 @pytest.fixture
-def simple_store(tmp_path: Path) -> Store:
-    """A 75x100 ``<u2`` array ``a`` in 32x32 zlib chunks (partial at the
-    right and bottom edges), written by zarr-python under tmp_path/src."""
-    data = kb.sample_pixels("<u2", (75, 100))
-    spec = kb.ArraySpec(data, (32, 32), compressor=numcodecs.Zlib(level=1))
-    path = kb.write_zarr_python(tmp_path / "src" / "a.zarr", {"a": spec})
-    return Store(path, data, kb.zarr_store_entries(path))
+def simple_store(tmp_path: Path) -> kb.Store:
+    """:func:`kerchunk_builders.write_simple_store` under tmp_path/src."""
+    return kb.write_simple_store(tmp_path / "src")
 
 
 #: The repository root (tests/python/ is two levels below it).

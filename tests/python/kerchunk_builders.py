@@ -27,8 +27,9 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence, Union
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence, Union
 
+import numcodecs
 import numpy as np
 import zarr
 from osgeo import gdal, gdal_array
@@ -816,3 +817,21 @@ def chunk_region(
 def all_chunk_indices(shape: Sequence[int], chunks: Sequence[int]) -> Iterator[tuple[int, ...]]:
     """Every chunk index of an array, in C order."""
     return iter(np.ndindex(*chunk_grid(shape, chunks)))
+
+
+class Store(NamedTuple):
+    """A zarr-python store holding one array ``a``, with its pixels and
+    builder entries."""
+
+    path: Path
+    data: np.ndarray
+    entries: dict
+
+
+def write_simple_store(directory: Path) -> Store:
+    """A 75x100 ``<u2`` array ``a`` in 32x32 zlib chunks (partial at the
+    right and bottom edges), written by zarr-python to directory/a.zarr."""
+    data = sample_pixels("<u2", (75, 100))
+    spec = ArraySpec(data, (32, 32), compressor=numcodecs.Zlib(level=1))
+    path = write_zarr_python(Path(directory) / "a.zarr", {"a": spec})
+    return Store(path, data, zarr_store_entries(path))

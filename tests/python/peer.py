@@ -1,10 +1,8 @@
 """The Python peer, osml-imagery-io 0.2.x, run from a throwaway virtual
 environment for the interoperability tests (test_peer.py).
 
-The environment lives in ``<repo>/build/peer-venv`` and is reused between
-runs (a marker file records the requirement it was built for).  It is made
-with the first ``python3`` on PATH that has ``venv`` and ``ensurepip`` (the
-pyenv interpreter here; Debian's /usr/bin/python3 may lack them).
+The environment lives in ``<repo>/build/peer-venv`` (made and reused by
+:func:`venvs.ensure_venv`).
 
 The peer's API, as found in osml-imagery-io 0.2.2:
 
@@ -29,59 +27,15 @@ The peer's API, as found in osml-imagery-io 0.2.2:
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from venvs import ensure_venv
 
 #: What is installed: the peer with the extras its indexer (virtualizarr)
 #: and reader stack (zarr 3, fsspec, pyarrow; numpy comes with the peer) need.
 PEER_REQUIREMENTS = ("osml-imagery-io[virtualizarr,zarr]>=0.2,<0.3", "fsspec", "numpy")
-
-#: Fragments of pip output that mean "PyPI could not be reached" (the only
-#: failure that skips instead of failing).
-NETWORK_ERRORS = (
-    "NewConnectionError",
-    "Failed to establish a new connection",
-    "Temporary failure in name resolution",
-    "Name or service not known",
-    "Network is unreachable",
-    "No route to host",
-    "Connection refused",
-    "ConnectTimeoutError",
-    "ReadTimeoutError",
-    "Read timed out",
-    "connection timed out",
-    "ProxyError",
-    "Could not fetch URL",
-    "Max retries exceeded",
-)
-
-
-def _has_venv(python: str) -> bool:
-    done = subprocess.run(
-        [python, "-c", "import venv, ensurepip"], capture_output=True, text=True, timeout=60
-    )
-    return done.returncode == 0
-
-
-def base_python() -> str:
-    """The first ``python3`` on PATH able to create a virtual environment
-    (with pip), else this interpreter if it can; fails otherwise."""
-    candidates = []
-    for directory in os.environ.get("PATH", "").split(os.pathsep):
-        candidate = Path(directory) / "python3"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            candidates.append(str(candidate))
-    candidates.append(sys.executable)
-    for candidate in dict.fromkeys(candidates):
-        if _has_venv(candidate):
-            return candidate
-    pytest.fail(f"no python3 with the venv and ensurepip modules among {candidates}")
 
 
 @dataclass(frozen=True)
@@ -122,48 +76,11 @@ _CHECK_SCRIPT = (
 )
 
 
-def _pip_failure(what: str, done: subprocess.CompletedProcess) -> None:
-    text = done.stdout + done.stderr
-    hit = next((e for e in NETWORK_ERRORS if e.lower() in text.lower()), None)
-    if hit is not None:
-        pytest.skip(f"PyPI is unreachable ({hit}); cannot install the peer osml-imagery-io:\n"
-                    f"{text[-1500:]}")
-    pytest.fail(f"{what} failed (exit {done.returncode}):\n{text[-4000:]}")
-
-
 def ensure_peer(venv: Path) -> Peer:
     """Create or reuse the peer's venv at ``venv``; skip only when PyPI is
     unreachable, fail on any other problem."""
-    peer = Peer(venv)
-    marker = venv / ".chunkref-peer-ready"
-    wanted = "\n".join(PEER_REQUIREMENTS)
-    if marker.exists() and marker.read_text() == wanted and peer.python.exists():
-        check = subprocess.run(
-            [str(peer.python), "-c", _CHECK_SCRIPT], capture_output=True, timeout=300
-        )
-        if check.returncode == 0:
-            return peer
-    if not peer.python.exists():
-        if venv.exists():
-            shutil.rmtree(venv)
-        venv.parent.mkdir(parents=True, exist_ok=True)
-        made = subprocess.run(
-            [base_python(), "-m", "venv", str(venv)], capture_output=True, text=True, timeout=600
-        )
-        assert made.returncode == 0, f"python3 -m venv {venv} failed:\n{made.stderr}{made.stdout}"
-    pip = [str(peer.python), "-m", "pip", "--disable-pip-version-check"]
-    done = subprocess.run(
-        [*pip, "install", "--retries", "1", "--timeout", "20", *PEER_REQUIREMENTS],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    if done.returncode != 0:
-        _pip_failure("pip install " + " ".join(PEER_REQUIREMENTS), done)
-    check = subprocess.run([str(peer.python), "-c", _CHECK_SCRIPT], capture_output=True, text=True)
-    assert check.returncode == 0, f"the peer is installed but does not import:\n{check.stderr}"
-    marker.write_text(wanted)
-    return peer
+    ensure_venv(venv, PEER_REQUIREMENTS, _CHECK_SCRIPT, "the peer osml-imagery-io")
+    return Peer(venv)
 
 
 # --------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import numcodecs
 import pytest
 
 import kerchunk_builders as kb
-from raster_checks import assert_matches, open_chunkref
+from raster_checks import assert_matches, failure_text, open_chunkref
 
 
 @pytest.mark.parametrize("form", kb.FORMS)
@@ -38,8 +38,28 @@ def test_url_styles(simple_store, tmp_path, url, form, index_dir):
     """Absolute paths, file:// URIs, paths relative to the index (with and
     without ``../``) and ``{{base}}`` templates."""
     parent = simple_store.path.parent if index_dir == "beside" else tmp_path / "indexes" / "deep"
-    index = kb.write_index(parent / "index.json", simple_store.entries, kb.RefStyle(form, url))
+    index = kb.write_index(
+        parent / "index.json",
+        simple_store.entries,
+        kb.RefStyle(form, url),
+        template_root=tmp_path,  # the template base holds chunks and blobs
+    )
     assert_matches(open_chunkref(index), [simple_store.data])
+
+
+@pytest.mark.parametrize("escape", ["../", "a/../../", "./../"])
+def test_template_urls_may_not_climb_out_of_their_base(simple_store, tmp_path, escape):
+    """``{{base}}../x`` would read outside the directory the user pointed
+    the template at: refused at open, naming the reference."""
+    index = kb.write_index(
+        tmp_path / "deep" / "index.json",
+        simple_store.entries,
+        kb.RefStyle("range", "template"),
+        template_root=tmp_path / "deep",
+        template_prefix="{{base}}" + escape,
+    )
+    message = failure_text(open_chunkref, index)
+    assert "climbs out of its template base" in message and "{{base}}" + escape in message
 
 
 @pytest.mark.parametrize("version", [0, 1])

@@ -1,0 +1,103 @@
+"""Throwaway virtual environments under ``<repo>/build/`` for test helpers
+installed from PyPI (the Python peer, the moto S3 server).
+
+An environment is reused between runs (a marker file records the
+requirements it was built for).  It is made with the first ``python3`` on
+PATH that has ``venv`` and ``ensurepip`` (the pyenv interpreter here;
+Debian's /usr/bin/python3 may lack them).  Only an unreachable PyPI skips
+the tests that need it; any other failure fails them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+#: Fragments of pip output that mean "PyPI could not be reached" (the only
+#: failure that skips instead of failing).
+NETWORK_ERRORS = (
+    "NewConnectionError",
+    "Failed to establish a new connection",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Network is unreachable",
+    "No route to host",
+    "Connection refused",
+    "ConnectTimeoutError",
+    "ReadTimeoutError",
+    "Read timed out",
+    "connection timed out",
+    "ProxyError",
+    "Could not fetch URL",
+    "Max retries exceeded",
+)
+
+
+def _has_venv(python: str) -> bool:
+    done = subprocess.run(
+        [python, "-c", "import venv, ensurepip"], capture_output=True, text=True, timeout=60
+    )
+    return done.returncode == 0
+
+
+def base_python() -> str:
+    """The first ``python3`` on PATH able to create a virtual environment
+    (with pip), else this interpreter if it can; fails otherwise."""
+    candidates = []
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = Path(directory) / "python3"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            candidates.append(str(candidate))
+    candidates.append(sys.executable)
+    for candidate in dict.fromkeys(candidates):
+        if _has_venv(candidate):
+            return candidate
+    pytest.fail(f"no python3 with the venv and ensurepip modules among {candidates}")
+
+
+def _pip_failure(what: str, done: subprocess.CompletedProcess) -> None:
+    text = done.stdout + done.stderr
+    hit = next((e for e in NETWORK_ERRORS if e.lower() in text.lower()), None)
+    if hit is not None:
+        pytest.skip(f"PyPI is unreachable ({hit}); cannot install {what}:\n{text[-1500:]}")
+    pytest.fail(f"pip install of {what} failed (exit {done.returncode}):\n{text[-4000:]}")
+
+
+def ensure_venv(venv: Path, requirements: Sequence[str], check_script: str, what: str) -> Path:
+    """Create or reuse the venv at ``venv`` holding ``requirements`` (which
+    ``check_script`` must import); return its python.  Skips only when PyPI
+    is unreachable."""
+    python = venv / "bin" / "python"
+    marker = venv / ".chunkref-venv-ready"
+    wanted = "\n".join(requirements)
+    if marker.exists() and marker.read_text() == wanted and python.exists():
+        check = subprocess.run([str(python), "-c", check_script], capture_output=True, timeout=300)
+        if check.returncode == 0:
+            return python
+    if not python.exists():
+        if venv.exists():
+            shutil.rmtree(venv)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        made = subprocess.run(
+            [base_python(), "-m", "venv", str(venv)], capture_output=True, text=True, timeout=600
+        )
+        assert made.returncode == 0, f"python3 -m venv {venv} failed:\n{made.stderr}{made.stdout}"
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
+    done = subprocess.run(
+        [*pip, "install", "--retries", "1", "--timeout", "20", *requirements],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if done.returncode != 0:
+        _pip_failure(what, done)
+    check = subprocess.run([str(python), "-c", check_script], capture_output=True, text=True)
+    assert check.returncode == 0, f"{what} is installed but does not import:\n{check.stderr}"
+    marker.write_text(wanted)
+    return python
