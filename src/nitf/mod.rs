@@ -70,6 +70,11 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
     }
 }
 
+/// Builds the array of a blocked image: source, image, segment number,
+/// where the blocks start, the mask table and the URL of the file.
+type BlockArrayFn =
+    fn(&Source, &Image, usize, u64, Option<&MaskTable>, &str) -> Result<pyramid::Array>;
+
 /// The index levels of image segment `n`.
 fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid::Level>> {
     let unsupported =
@@ -87,22 +92,21 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
         attrs: Map::new(),
     };
     match img.ic.as_str() {
-        "NC" | "NM" => Ok(vec![level(blocks(
-            src,
-            img,
-            n,
-            data_start,
-            mask.as_ref(),
-            url,
-        )?)]),
-        "C3" | "M3" => Ok(vec![level(jpeg_blocks(
-            src,
-            img,
-            n,
-            data_start,
-            mask.as_ref(),
-            url,
-        )?)]),
+        "NC" | "NM" | "C3" | "M3" => {
+            let build: BlockArrayFn = if img.ic.ends_with('3') {
+                jpeg_blocks
+            } else {
+                blocks
+            };
+            Ok(vec![level(build(
+                src,
+                img,
+                n,
+                data_start,
+                mask.as_ref(),
+                url,
+            )?)])
+        }
         "C8" | "M8" => {
             let len = img.data_len - (data_start - img.data_offset);
             let cs = Codestream::read(src, data_start, len)?;

@@ -201,3 +201,17 @@ def failure_text(call, *args, **kwargs) -> str:
         except RuntimeError as exc:
             return "\n".join([str(exc), *messages])
     raise AssertionError(f"{getattr(call, '__name__', call)} did not fail; errors: {messages}")
+
+
+@contextlib.contextmanager
+def config_options(options: dict[str, str]) -> Iterator[None]:
+    """Set GDAL configuration options for the block (GDAL 3.6 has no
+    ``gdal.config_options``)."""
+    previous = {key: gdal.GetConfigOption(key) for key in options}
+    for key, value in options.items():
+        gdal.SetConfigOption(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            gdal.SetConfigOption(key, value)

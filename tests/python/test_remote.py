@@ -28,7 +28,13 @@ from osgeo import gdal
 
 import kerchunk_builders as kb
 from conftest import REPO_ROOT
-from raster_checks import assert_matches, failure_text, native_levels, open_chunkref
+from raster_checks import (
+    assert_matches,
+    config_options,
+    failure_text,
+    native_levels,
+    open_chunkref,
+)
 from servers import Faults, MotoServer, RangeServer
 from test_tiff_index import TIFF_CASES, index_tiff, write_tiff
 
@@ -42,16 +48,13 @@ RETRY_FAST = {"GDAL_HTTP_RETRY_DELAY": "0.02", "GDAL_HTTP_TIMEOUT": "1"}
 
 @contextlib.contextmanager
 def config(options: dict[str, str]) -> Iterator[None]:
-    """GDAL configuration options set for the duration of the block."""
-    old = {k: gdal.GetConfigOption(k) for k in options}
-    for k, v in options.items():
-        gdal.SetConfigOption(k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            gdal.SetConfigOption(k, v)
-        gdal.VSICurlClearCache()
+    """GDAL configuration options set for the duration of the block, with
+    GDAL's HTTP cache cleared after it."""
+    with config_options(options):
+        try:
+            yield
+        finally:
+            gdal.VSICurlClearCache()
 
 
 class Tree:

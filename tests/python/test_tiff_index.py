@@ -17,7 +17,6 @@ test_peer.py.
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import shutil
 import struct
@@ -25,7 +24,6 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pytest
@@ -37,6 +35,7 @@ from raster_checks import (
     assert_levels_close,
     assert_matches,
     assert_pixels_equal,
+    config_options,
     native_levels,
     open_chunkref,
 )
@@ -200,20 +199,6 @@ def write_tiff(path: Path, case: TiffCase, size: tuple[int, int] = (WIDTH, HEIGH
         ds.BuildOverviews("NEAREST", [2, 4])
         ds = None
     return path
-
-
-@contextlib.contextmanager
-def config_options(options: dict[str, str]) -> Iterator[None]:
-    """Set GDAL configuration options for the block (GDAL 3.6 has no
-    ``gdal.config_options``)."""
-    previous = {key: gdal.GetConfigOption(key) for key in options}
-    for key, value in options.items():
-        gdal.SetConfigOption(key, value)
-    try:
-        yield
-    finally:
-        for key, value in previous.items():
-            gdal.SetConfigOption(key, value)
 
 
 def gdal_blocks(ds: gdal.Dataset) -> list[tuple[int, int]]:
