@@ -179,6 +179,30 @@ impl MaskTable {
     }
 }
 
+/// Where the mask table says a block is.
+enum Recorded {
+    /// Marked as not recorded: the block reads as the pad value.
+    Absent,
+    /// At this offset from the start of the blocked image data.
+    At(u64),
+    /// There is no block mask: blocks follow one another.
+    Unmasked,
+}
+
+impl MaskTable {
+    /// Where block `i` (band-block for IMODE S) of image segment `n` is.
+    fn offset(mask: Option<&MaskTable>, i: u64, src: &Source, n: usize) -> Result<Recorded> {
+        let Some(m) = mask.filter(|m| !m.blocks.is_empty()) else {
+            return Ok(Recorded::Unmasked);
+        };
+        match m.blocks.get(i as usize) {
+            Some(&ABSENT) => Ok(Recorded::Absent),
+            Some(&o) => Ok(Recorded::At(u64::from(o))),
+            None => Err(src.malformed(format!("image segment {n}: short mask table"))),
+        }
+    }
+}
+
 /// The data array of an uncompressed (NC / NM) image.
 fn blocks(
     src: &Source,
@@ -209,15 +233,10 @@ fn blocks(
     for plane in 0..if planar { bands } else { 1 } {
         for block in 0..grid {
             let i = plane * grid + block;
-            let offset = match mask.filter(|m| !m.blocks.is_empty()) {
-                Some(m) => match m.blocks.get(i as usize) {
-                    Some(&ABSENT) => continue,
-                    Some(&o) => u64::from(o),
-                    None => {
-                        return Err(src.malformed(format!("image segment {n}: short mask table")))
-                    }
-                },
-                None => i * chunk_bytes,
+            let offset = match MaskTable::offset(mask, i, src, n)? {
+                Recorded::Absent => continue,
+                Recorded::At(o) => o,
+                Recorded::Unmasked => i * chunk_bytes,
             };
             let at = start + offset;
             if at + chunk_bytes > img.data_offset + img.data_len {
@@ -304,13 +323,10 @@ fn jpeg_blocks(
     let mut refs = Vec::new();
     let mut at = 0usize;
     for block in 0..grid {
-        let begin = match mask.filter(|m| !m.blocks.is_empty()) {
-            Some(m) => match m.blocks.get(block as usize) {
-                Some(&ABSENT) => continue,
-                Some(&o) => o as usize,
-                None => return Err(src.malformed(format!("image segment {n}: short mask table"))),
-            },
-            None => at,
+        let begin = match MaskTable::offset(mask, block, src, n)? {
+            Recorded::Absent => continue,
+            Recorded::At(o) => o as usize,
+            Recorded::Unmasked => at,
         };
         let end = jpeg::stream_end(&data, begin).ok_or_else(|| {
             src.malformed(format!(
