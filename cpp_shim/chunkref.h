@@ -56,6 +56,25 @@ typedef struct CrBlockRequest {
     size_t buffer_bytes;     /* size of each buffer */
 } CrBlockRequest;
 
+/** A window of several bands read into one caller buffer: element (band i,
+ *  row r, column c) of the window goes to byte
+ *  i * band_space + r * line_space + c * pixel_space of `buffer`, in the
+ *  level's native data type. */
+typedef struct CrWindowRequest {
+    uint32_t level;
+    uint64_t x;
+    uint64_t y;
+    uint64_t width;
+    uint64_t height;
+    size_t band_count;
+    const uint64_t *bands;   /* 0-based band numbers */
+    void *buffer;
+    size_t buffer_bytes;     /* bytes writable from `buffer` */
+    size_t pixel_space;
+    size_t line_space;
+    size_t band_space;
+} CrWindowRequest;
+
 /** 1 if the name or first bytes belong to this driver, else 0. */
 int32_t chunkref_identify(const char *name, const uint8_t *header, size_t header_len);
 
@@ -117,6 +136,12 @@ int64_t chunkref_chunk_bands(const CrHandle *handle, uint32_t level, uint64_t ba
 
 /** Reads one block for the bands of `request`; returns 0 on success. */
 int32_t chunkref_read_block(const CrHandle *handle, const CrBlockRequest *request, CrStatus *status);
+
+/** Reads a window: every chunk it needs is fetched in one batch (nearby
+ *  ranges coalesced, requests concurrent) and decoded in parallel; returns 0
+ *  on success. */
+int32_t chunkref_read_window(const CrHandle *handle, const CrWindowRequest *request,
+                             CrStatus *status);
 
 /** Reads mask block (block_x, block_y) of `level` into `buffer` (one byte per
  *  pixel of a mask block: 255 valid, 0 invalid); returns 0 on success. */

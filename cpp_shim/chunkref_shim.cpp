@@ -5,6 +5,7 @@
  * about indexes, chunks and pixels is made in Rust behind chunkref.h.
  */
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <memory>
@@ -30,6 +31,10 @@ constexpr const char *CONNECTION_PREFIX = "CHUNKREF:";
 constexpr const char *HELP_TOPIC = "https://github.com/chunkref/chunkref/blob/main/docs/driver.md";
 /** Metadata domains the Rust core serves. */
 constexpr const char *DOMAINS[] = {"", "IMAGE_STRUCTURE", "SUBDATASETS"};
+/** Config option: NO sends every window read through IReadBlock and the block cache. */
+constexpr const char *WINDOW_READS_OPTION = "CHUNKREF_WINDOW_READS";
+/** Most bytes of the native-type copy a window read in another data type goes through. */
+constexpr size_t MAX_CONVERSION_BYTES = 256 * 1024 * 1024;
 /** At most this many bytes of sibling-band blocks are decoded along with one block. */
 constexpr size_t MAX_SIBLING_BYTES = 256 * 1024 * 1024;
 
@@ -96,6 +101,18 @@ class ChunkRefDataset final : public GDALPamDataset {
     bool Init(HandlePtr handle, uint32_t level);
     void LoadMetadata();
     void LoadGeoref();
+    bool ReadWindow(int xOff, int yOff, int xSize, int ySize, void *data, int bufXSize,
+                    int bufYSize, GDALDataType bufType, int bandCount, const int *bandMap,
+                    GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace, CPLErr *err);
+    CPLErr ReadNative(int xOff, int yOff, int xSize, int ySize, GByte *data, int bandCount,
+                      const int *bandMap, size_t pixelSpace, size_t lineSpace, size_t bandSpace,
+                      size_t bufferBytes);
+
+  protected:
+    CPLErr IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize, void *data,
+                     int bufXSize, int bufYSize, GDALDataType bufType, int bandCount,
+                     int *bandMap, GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace,
+                     GDALRasterIOExtraArg *extra) override;
 
   public:
     static int Identify(GDALOpenInfo *info);
@@ -129,6 +146,9 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
     }
 
     CPLErr IReadBlock(int blockX, int blockY, void *image) override;
+    CPLErr IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize, void *data,
+                     int bufXSize, int bufYSize, GDALDataType bufType, GSpacing pixelSpace,
+                     GSpacing lineSpace, GDALRasterIOExtraArg *extra) override;
     int GetOverviewCount() override;
     GDALRasterBand *GetOverview(int i) override;
     double GetNoDataValue(int *success) override {
@@ -451,6 +471,125 @@ CPLErr ChunkRefRasterBand::IReadBlock(int blockX, int blockY, void *image) {
                  blockX, blockY);
         return CE_Failure;
     }
+}
+
+CPLErr ChunkRefRasterBand::IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize,
+                                     void *data, int bufXSize, int bufYSize,
+                                     GDALDataType bufType, GSpacing pixelSpace,
+                                     GSpacing lineSpace, GDALRasterIOExtraArg *extra) {
+    auto *ds = static_cast<ChunkRefDataset *>(poDS);
+    CPLErr err = CE_None;
+    if (rw == GF_Read && ds->ReadWindow(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
+                                        bufType, 1, &nBand, pixelSpace, lineSpace, 0, &err))
+        return err;
+    return GDALPamRasterBand::IRasterIO(rw, xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
+                                        bufType, pixelSpace, lineSpace, extra);
+}
+
+CPLErr ChunkRefDataset::IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize,
+                                  void *data, int bufXSize, int bufYSize, GDALDataType bufType,
+                                  int bandCount, int *bandMap, GSpacing pixelSpace,
+                                  GSpacing lineSpace, GSpacing bandSpace,
+                                  GDALRasterIOExtraArg *extra) {
+    CPLErr err = CE_None;
+    if (rw == GF_Read && ReadWindow(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize, bufType,
+                                    bandCount, bandMap, pixelSpace, lineSpace, bandSpace, &err))
+        return err;
+    return GDALPamDataset::IRasterIO(rw, xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
+                                     bufType, bandCount, bandMap, pixelSpace, lineSpace,
+                                     bandSpace, extra);
+}
+
+/** Serves a full-resolution read of more than one block through the Rust
+ *  window reader (all chunks fetched together, decoded in parallel).
+ *  Returns false, leaving the read to GDAL's block-cache path, for
+ *  resampled or single-block reads, negative spacings, or when
+ *  CHUNKREF_WINDOW_READS=NO. */
+bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void *data,
+                                 int bufXSize, int bufYSize, GDALDataType bufType, int bandCount,
+                                 const int *bandMap, GSpacing pixelSpace, GSpacing lineSpace,
+                                 GSpacing bandSpace, CPLErr *err) {
+    if (bufXSize != xSize || bufYSize != ySize || bandCount < 1 || xSize < 1 || ySize < 1 ||
+        pixelSpace <= 0 || lineSpace <= 0 || bandSpace < 0 ||
+        !CPLTestBool(CPLGetConfigOption(WINDOW_READS_OPTION, "YES")))
+        return false;
+    int blockWidth = 0;
+    int blockHeight = 0;
+    GetRasterBand(bandMap[0])->GetBlockSize(&blockWidth, &blockHeight);
+    if (xOff / blockWidth == (xOff + xSize - 1) / blockWidth &&
+        yOff / blockHeight == (yOff + ySize - 1) / blockHeight)
+        return false;
+    const GDALDataType native = GetRasterBand(bandMap[0])->GetRasterDataType();
+    const size_t nativeSize = static_cast<size_t>(GDALGetDataTypeSizeBytes(native));
+    const auto extent = [&](size_t pixel, size_t line, size_t band, size_t size) {
+        return (static_cast<size_t>(bandCount) - 1) * band +
+               (static_cast<size_t>(ySize) - 1) * line +
+               (static_cast<size_t>(xSize) - 1) * pixel + size;
+    };
+    if (bufType == native) {
+        *err = ReadNative(xOff, yOff, xSize, ySize, static_cast<GByte *>(data), bandCount,
+                          bandMap, static_cast<size_t>(pixelSpace),
+                          static_cast<size_t>(lineSpace), static_cast<size_t>(bandSpace),
+                          extent(static_cast<size_t>(pixelSpace), static_cast<size_t>(lineSpace),
+                                 static_cast<size_t>(bandSpace), nativeSize));
+        return true;
+    }
+    // Another buffer type: read strips of rows in the native type, then convert.
+    const size_t rowBytes = static_cast<size_t>(xSize) * nativeSize * bandCount;
+    const int stripRows = static_cast<int>(std::max<size_t>(
+        1, std::min<size_t>(static_cast<size_t>(ySize), MAX_CONVERSION_BYTES / rowBytes)));
+    try {
+        std::vector<GByte> strip(rowBytes * static_cast<size_t>(stripRows));
+        for (int row = 0; row < ySize; row += stripRows) {
+            const int rows = std::min(stripRows, ySize - row);
+            const size_t line = static_cast<size_t>(xSize) * nativeSize;
+            const size_t band = line * static_cast<size_t>(rows);
+            *err = ReadNative(xOff, yOff + row, xSize, rows, strip.data(), bandCount, bandMap,
+                              nativeSize, line, band, band * static_cast<size_t>(bandCount));
+            if (*err != CE_None)
+                return true;
+            for (int b = 0; b < bandCount; ++b)
+                for (int r = 0; r < rows; ++r)
+                    GDALCopyWords64(strip.data() + b * band + static_cast<size_t>(r) * line,
+                                    native, static_cast<int>(nativeSize),
+                                    static_cast<GByte *>(data) + b * bandSpace +
+                                        static_cast<GSpacing>(row + r) * lineSpace,
+                                    bufType, static_cast<int>(pixelSpace), xSize);
+        }
+    } catch (const std::bad_alloc &) {
+        CPLError(CE_Failure, CPLE_OutOfMemory, "ChunkRef: out of memory reading a %dx%d window",
+                 xSize, ySize);
+        *err = CE_Failure;
+    }
+    return true;
+}
+
+/** Reads a window in the native data type into a buffer of `bufferBytes`. */
+CPLErr ChunkRefDataset::ReadNative(int xOff, int yOff, int xSize, int ySize, GByte *data,
+                                   int bandCount, const int *bandMap, size_t pixelSpace,
+                                   size_t lineSpace, size_t bandSpace, size_t bufferBytes) {
+    std::vector<uint64_t> bands(static_cast<size_t>(bandCount));
+    for (int b = 0; b < bandCount; ++b)
+        bands[static_cast<size_t>(b)] = static_cast<uint64_t>(bandMap[b] - 1);
+    CrWindowRequest request{};
+    request.level = m_level;
+    request.x = static_cast<uint64_t>(xOff);
+    request.y = static_cast<uint64_t>(yOff);
+    request.width = static_cast<uint64_t>(xSize);
+    request.height = static_cast<uint64_t>(ySize);
+    request.band_count = bands.size();
+    request.bands = bands.data();
+    request.buffer = data;
+    request.buffer_bytes = bufferBytes;
+    request.pixel_space = pixelSpace;
+    request.line_space = lineSpace;
+    request.band_space = bandSpace;
+    CrStatus status{};
+    if (chunkref_read_window(m_handle.get(), &request, &status) != 0) {
+        RaiseStatus(status);
+        return CE_Failure;
+    }
+    return CE_None;
 }
 
 } // namespace

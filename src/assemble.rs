@@ -1,37 +1,140 @@
-//! Placing decoded chunk elements into GDAL block buffers.
+//! Placing decoded chunk elements into GDAL buffers: whole block buffers
+//! and rectangles of caller buffers with any pixel and line spacing.
 
 use crate::zarr::ArrayMeta;
 
-/// Copies the (y, x) plane at leading offsets `within` (one per leading axis,
-/// relative to the chunk) of a decoded chunk into `out`, a block of
-/// `chunks[y] * chunks[x]` native-order elements.
+/// A rectangle of a chunk's (y, x) plane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rect {
+    /// First row inside the chunk.
+    pub row: usize,
+    /// First column inside the chunk.
+    pub col: usize,
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+}
+
+/// Where a rectangle goes in a buffer: its first element at byte `start`,
+/// the next column `pixel` bytes on, the next row `line` bytes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    /// Byte offset of the rectangle's first element.
+    pub start: usize,
+    /// Bytes between rows.
+    pub line: usize,
+    /// Bytes between columns.
+    pub pixel: usize,
+}
+
+/// Copies the whole (y, x) plane at leading offsets `within` (one per
+/// leading axis, relative to the chunk) of a decoded chunk into `out`, a
+/// packed block of `chunks[y] * chunks[x]` native-order elements.
 pub fn copy_plane(meta: &ArrayMeta, chunk: &[u8], within: &[u64], out: &mut [u8]) {
     let n = meta.chunks.len();
-    let size = meta.dtype.size;
     let (rows, cols) = (meta.chunks[n - 2] as usize, meta.chunks[n - 1] as usize);
+    let size = meta.dtype.size;
+    let rect = Rect {
+        row: 0,
+        col: 0,
+        rows,
+        cols,
+    };
+    let target = Target {
+        start: 0,
+        line: cols * size,
+        pixel: size,
+    };
+    copy_rect(meta, chunk, within, rect, out, target);
+}
+
+/// Copies `rect` of the (y, x) plane at leading offsets `within` of a
+/// decoded chunk to `target` in `out`, as native-order elements.
+pub fn copy_rect(
+    meta: &ArrayMeta,
+    chunk: &[u8],
+    within: &[u64],
+    rect: Rect,
+    out: &mut [u8],
+    target: Target,
+) {
+    let n = meta.chunks.len();
+    let size = meta.dtype.size;
     let strides = &meta.chunk_strides;
     let base: u64 = within.iter().zip(strides).map(|(i, s)| i * s).sum();
     let (sy, sx) = (strides[n - 2] as usize, strides[n - 1] as usize);
-    let base = base as usize;
-    if sx == 1 {
-        let row_bytes = cols * size;
-        for r in 0..rows {
-            let src = (base + r * sy) * size;
-            out[r * row_bytes..(r + 1) * row_bytes].copy_from_slice(&chunk[src..src + row_bytes]);
-        }
-    } else {
-        for r in 0..rows {
-            for c in 0..cols {
-                let src = (base + r * sy + c * sx) * size;
-                let dst = (r * cols + c) * size;
-                out[dst..dst + size].copy_from_slice(&chunk[src..src + size]);
+    let first = base as usize + rect.row * sy + rect.col * sx;
+    let swap = meta
+        .dtype
+        .order
+        .needs_swap()
+        .then(|| meta.dtype.swap_unit());
+    for r in 0..rect.rows {
+        let src_row = first + r * sy;
+        let dst_row = target.start + r * target.line;
+        if sx == 1 && target.pixel == size {
+            let bytes = rect.cols * size;
+            let dst = &mut out[dst_row..dst_row + bytes];
+            dst.copy_from_slice(&chunk[src_row * size..src_row * size + bytes]);
+            if let Some(unit) = swap {
+                dst.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
+            }
+        } else {
+            copy_strided(
+                &chunk[src_row * size..],
+                sx * size,
+                &mut out[dst_row..],
+                target.pixel,
+                rect.cols,
+                size,
+            );
+            if let Some(unit) = swap {
+                for c in 0..rect.cols {
+                    let at = dst_row + c * target.pixel;
+                    out[at..at + size]
+                        .chunks_exact_mut(unit)
+                        .for_each(<[u8]>::reverse);
+                }
             }
         }
     }
-    if meta.dtype.order.needs_swap() {
-        let unit = meta.dtype.swap_unit();
-        for e in out[..rows * cols * size].chunks_exact_mut(unit) {
-            e.reverse();
+}
+
+/// Copies `count` elements of `size` bytes from `src` (one every
+/// `src_step` bytes) to `dst` (one every `dst_step` bytes). Common element
+/// sizes are copied with fixed-size moves instead of a call per element.
+pub fn copy_strided(
+    src: &[u8],
+    src_step: usize,
+    dst: &mut [u8],
+    dst_step: usize,
+    count: usize,
+    size: usize,
+) {
+    fn fixed<const N: usize>(
+        src: &[u8],
+        src_step: usize,
+        dst: &mut [u8],
+        dst_step: usize,
+        count: usize,
+    ) {
+        for i in 0..count {
+            let (s, d) = (i * src_step, i * dst_step);
+            dst[d..d + N].copy_from_slice(&src[s..s + N]);
+        }
+    }
+    match size {
+        1 => fixed::<1>(src, src_step, dst, dst_step, count),
+        2 => fixed::<2>(src, src_step, dst, dst_step, count),
+        4 => fixed::<4>(src, src_step, dst, dst_step, count),
+        8 => fixed::<8>(src, src_step, dst, dst_step, count),
+        16 => fixed::<16>(src, src_step, dst, dst_step, count),
+        _ => {
+            for i in 0..count {
+                let (s, d) = (i * src_step, i * dst_step);
+                dst[d..d + size].copy_from_slice(&src[s..s + size]);
+            }
         }
     }
 }
@@ -43,6 +146,22 @@ pub fn fill(out: &mut [u8], value: &[u8]) {
     } else {
         for e in out.chunks_exact_mut(value.len()) {
             e.copy_from_slice(value);
+        }
+    }
+}
+
+/// Fills a `rect`-sized rectangle at `target` in `out` with `value`.
+pub fn fill_rect(value: &[u8], rect: Rect, out: &mut [u8], target: Target) {
+    let size = value.len();
+    for r in 0..rect.rows {
+        let row = target.start + r * target.line;
+        if target.pixel == size {
+            fill(&mut out[row..row + rect.cols * size], value);
+        } else {
+            for c in 0..rect.cols {
+                let at = row + c * target.pixel;
+                out[at..at + size].copy_from_slice(value);
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Reading one chunk: reference lookup, fetch, decode, size check.
 
 use bytes::Bytes;
+use rayon::prelude::*;
 
 use crate::codec::DecodeContext;
 use crate::config::Settings;
@@ -44,6 +45,11 @@ impl Locations {
             fetcher: Fetcher::new(settings),
         }
     }
+
+    /// The source of file `file`, or the error met resolving it.
+    fn source(&self, file: u32) -> Result<&Source> {
+        self.sources[file as usize].as_ref().map_err(Clone::clone)
+    }
 }
 
 /// Fetches and decodes the chunk at grid index `idx` of `array`.
@@ -54,42 +60,101 @@ pub fn read_chunk(
     array: &Array,
     idx: &[u64],
 ) -> Result<Option<Bytes>> {
-    let meta = &array.meta;
-    let grid = meta.grid_shape();
-    let pos = position(idx, &grid).ok_or_else(|| Error::Usage {
-        what: format!(
-            "chunk {idx:?} is outside the grid {grid:?} of array '{}'",
-            meta.path
-        ),
-    })?;
-    let Some(r) = array.refs.get(pos) else {
-        return Ok(None);
-    };
-    let key = chunk_key(&meta.path, &meta.key_encoding.format(idx));
-    let url = r
-        .file()
-        .map_or("inline".to_string(), |f| index.files.url(f).to_string());
-    fetch_and_decode(locations, array, r, idx)
-        .map(Some)
-        .map_err(|e| e.in_chunk(key, url))
+    read_chunks(index, locations, array, &[idx.to_vec()])
+        .pop()
+        .unwrap_or(Ok(None))
 }
 
-fn fetch_and_decode(
+/// Fetches the chunks at grid indices `idxs` of `array` together (nearby
+/// ranges coalesced, requests concurrent) and decodes them in parallel on
+/// all cores. One result per index, in order: `None` for a chunk without
+/// reference; errors name the chunk key and URL.
+pub fn read_chunks(
+    index: &Index,
     locations: &Locations,
     array: &Array,
-    r: ChunkRef<'_>,
-    idx: &[u64],
-) -> Result<Bytes> {
-    let raw = match r {
-        ChunkRef::Inline(b) => b.clone(),
-        ChunkRef::Whole { file } => fetch_from(locations, file, Want::Whole)?,
-        ChunkRef::Range {
-            file,
-            offset,
-            length,
-        } => fetch_from(locations, file, Want::Ranges(&[(offset, length)]))?,
-        ChunkRef::Multi { file, ranges } => fetch_from(locations, file, Want::Ranges(ranges))?,
-    };
+    idxs: &[Vec<u64>],
+) -> Vec<Result<Option<Bytes>>> {
+    let meta = &array.meta;
+    let grid = meta.grid_shape();
+    let refs: Vec<Result<Option<ChunkRef<'_>>>> = idxs
+        .iter()
+        .map(|idx| {
+            let pos = position(idx, &grid).ok_or_else(|| Error::Usage {
+                what: format!(
+                    "chunk {idx:?} is outside the grid {grid:?} of array '{}'",
+                    meta.path
+                ),
+            })?;
+            Ok(array.refs.get(pos))
+        })
+        .collect();
+    let mut requests: Vec<(&Source, Want<'_>)> = Vec::new();
+    let needs: Vec<Result<Need>> = refs
+        .iter()
+        .map(|r| {
+            let (file, want) = match r.as_ref().map_err(Clone::clone)? {
+                None => return Ok(Need::Nothing),
+                Some(ChunkRef::Inline(b)) => return Ok(Need::Inline((*b).clone())),
+                Some(ChunkRef::Whole { file }) => (*file, Want::Whole),
+                Some(ChunkRef::Range {
+                    file,
+                    offset,
+                    length,
+                }) => (*file, Want::Range(*offset, *length)),
+                Some(ChunkRef::Multi { file, ranges }) => (*file, Want::Ranges(ranges)),
+            };
+            requests.push((locations.source(file)?, want));
+            Ok(Need::Fetched(requests.len() - 1))
+        })
+        .collect();
+    let mut fetched: Vec<Option<Result<Bytes>>> = locations
+        .fetcher
+        .fetch_many(&requests)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let raws: Vec<Result<Option<Bytes>>> = needs
+        .into_iter()
+        .map(|need| match need? {
+            Need::Nothing => Ok(None),
+            Need::Inline(b) => Ok(Some(b)),
+            Need::Fetched(i) => fetched[i]
+                .take()
+                .unwrap_or_else(|| Err(Error::unsupported("a chunk fetched twice")))
+                .map(Some),
+        })
+        .collect();
+    raws.into_par_iter()
+        .zip(idxs.par_iter().zip(refs.par_iter()))
+        .map(|(raw, (idx, r))| {
+            let decoded = raw.and_then(|raw| raw.map(|raw| decode(array, raw, idx)).transpose());
+            decoded.map_err(|e| match r {
+                Ok(Some(r)) => {
+                    let key = chunk_key(&meta.path, &meta.key_encoding.format(idx));
+                    let url = r
+                        .file()
+                        .map_or("inline".to_string(), |f| index.files.url(f).to_string());
+                    e.in_chunk(key, url)
+                }
+                _ => e,
+            })
+        })
+        .collect()
+}
+
+/// What a chunk needs before it can be decoded.
+enum Need {
+    /// Nothing: it has no reference.
+    Nothing,
+    /// Its bytes are in the index.
+    Inline(Bytes),
+    /// The fetch request with this number.
+    Fetched(usize),
+}
+
+/// Decodes the raw bytes of chunk `idx` of `array` and checks their size.
+fn decode(array: &Array, raw: Bytes, idx: &[u64]) -> Result<Bytes> {
     let meta = &array.meta;
     let expected = meta.chunk_bytes();
     let ctx = DecodeContext {
@@ -116,13 +181,6 @@ fn fetch_and_decode(
         ));
     }
     Ok(decoded)
-}
-
-fn fetch_from(locations: &Locations, file: u32, want: Want<'_>) -> Result<Bytes> {
-    let source = locations.sources[file as usize]
-        .as_ref()
-        .map_err(Clone::clone)?;
-    locations.fetcher.fetch_one(source, want)
 }
 
 fn chunk_key(array: &str, suffix: &str) -> String {

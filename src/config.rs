@@ -10,6 +10,11 @@ use crate::error::{Error, Result};
 
 /// Requests in flight per read when `CHUNKREF_MAX_REQUESTS` is not set.
 pub const DEFAULT_MAX_REQUESTS: usize = 64;
+/// Default of `CHUNKREF_COALESCE_GAP` (1 MiB: at object-store latencies,
+/// reading a megabyte costs about as much as one more request).
+pub const DEFAULT_COALESCE_GAP: u64 = 1 << 20;
+/// Largest accepted `CHUNKREF_COALESCE_GAP` (1 GiB).
+const MAX_COALESCE_GAP: u64 = 1 << 30;
 /// Retries of a failed request when `GDAL_HTTP_MAX_RETRY` is not set.
 pub const DEFAULT_MAX_RETRY: u32 = 3;
 /// First retry delay when `GDAL_HTTP_RETRY_DELAY` is not set.
@@ -85,6 +90,9 @@ pub struct Settings {
     pub http: HttpSettings,
     /// `CHUNKREF_MAX_REQUESTS`: requests in flight at once per read.
     pub max_requests: usize,
+    /// `CHUNKREF_COALESCE_GAP`: ranges of one object at most this many bytes
+    /// apart are read with one request.
+    pub coalesce_gap: u64,
     /// `GDAL_ALLOW_REMOTE_RESOURCE_TO_ACCESS_LOCAL_FILE` (or
     /// `CHUNKREF_ALLOW_REMOTE_INDEX_LOCAL_FILES`): may an index read from a
     /// remote location refer to local files?
@@ -132,6 +140,17 @@ impl Settings {
                     "CHUNKREF_MAX_REQUESTS",
                     &n.to_string(),
                     "between 1 and 4096",
+                ))
+            }
+        };
+        let coalesce_gap = match count("CHUNKREF_COALESCE_GAP")? {
+            None => DEFAULT_COALESCE_GAP,
+            Some(n @ 0..=MAX_COALESCE_GAP) => n,
+            Some(n) => {
+                return Err(bad_option(
+                    "CHUNKREF_COALESCE_GAP",
+                    &n.to_string(),
+                    "a number of bytes up to 1073741824",
                 ))
             }
         };
@@ -187,6 +206,7 @@ impl Settings {
                 retry_delay: seconds("GDAL_HTTP_RETRY_DELAY")?.unwrap_or(DEFAULT_RETRY_DELAY),
             },
             max_requests,
+            coalesce_gap,
             remote_may_read_local: flag("GDAL_ALLOW_REMOTE_RESOURCE_TO_ACCESS_LOCAL_FILE", false)
                 || flag("CHUNKREF_ALLOW_REMOTE_INDEX_LOCAL_FILES", false),
         })

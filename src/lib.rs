@@ -26,6 +26,7 @@ pub mod refs;
 pub mod resolve;
 pub mod source;
 pub mod tiff;
+pub mod window;
 pub mod zarr;
 
 pub use error::{Error, Result};

@@ -14,6 +14,7 @@ use crate::gdal;
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::index::Index;
 use crate::resolve;
+use crate::window::{self, Spacing, Window};
 use crate::zarr::dtype::ScalarKind;
 use crate::zarr::ArrayMeta;
 
@@ -428,6 +429,42 @@ impl Dataset {
             block_y,
             &band_idx,
             outputs,
+        )
+    }
+
+    /// Reads `window` of `bands` (0-based, any order, repeats allowed) of
+    /// `level` into `out` at `spacing`, as native-order elements: all the
+    /// chunks it needs are fetched together and decoded in parallel (see
+    /// [`window`]).
+    pub fn read_window(
+        &self,
+        level: usize,
+        window: Window,
+        bands: &[u64],
+        out: &mut [u8],
+        spacing: Spacing,
+    ) -> Result<()> {
+        let meta = self.level_meta(level)?;
+        let count = self.levels[level].bands;
+        if let Some(b) = bands.iter().find(|&&b| b >= count) {
+            return Err(Error::Usage {
+                what: format!("band {} does not exist ({count} bands)", b + 1),
+            });
+        }
+        let band_idx: Vec<Vec<u64>> = bands
+            .iter()
+            .map(|&b| Dataset::band_indices(meta, b))
+            .collect();
+        let array = &self.index.arrays[self.levels[level].array];
+        window::read(
+            &self.index,
+            &self.locations,
+            array,
+            window,
+            &band_idx,
+            out,
+            spacing,
+            window::BATCH_BYTES,
         )
     }
 

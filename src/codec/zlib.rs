@@ -1,11 +1,11 @@
 //! numcodecs `zlib`: a zlib (RFC 1950) stream.
 
 use bytes::Bytes;
-use flate2::read::ZlibDecoder;
+use flate2::{Decompress, FlushDecompress, Status};
 
-use super::registry::{read_bounded, Config};
+use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Decodes a zlib stream; the configured `level` only matters for encoding.
 #[derive(Debug)]
@@ -16,8 +16,28 @@ impl Codec for Zlib {
         "zlib"
     }
 
+    /// Inflates the whole stream in one call, straight into a buffer one
+    /// byte larger than the decoded chunk (so a stream that goes on past the
+    /// chunk is caught).
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
-        read_bounded(self.name(), ZlibDecoder::new(&input[..]), ctx)
+        let limit = ctx.decoded_len;
+        let mut out = output_buffer(self.name(), limit.saturating_add(1))?;
+        let fail = |reason: String| Error::decode(self.name(), reason);
+        let status = Decompress::new(true)
+            .decompress_vec(&input, &mut out, FlushDecompress::Finish)
+            .map_err(|e| fail(format!("corrupt stream: {e}")))?;
+        if out.len() > limit {
+            return Err(fail(format!(
+                "stream decodes to more than {limit} bytes, the size of the decoded chunk"
+            )));
+        }
+        if status != Status::StreamEnd {
+            return Err(fail(format!(
+                "truncated stream: {} bytes decoded before the input ran out",
+                out.len()
+            )));
+        }
+        Ok(Bytes::from(out))
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use crate::error::{CplCode, Error, Result};
 use crate::georef::band;
 use crate::raster::Dataset;
+use crate::window::{Spacing, Window};
 use crate::zarr::dtype::ScalarKind;
 
 /// Mirrors `CrStatus` of chunkref.h.
@@ -69,6 +70,23 @@ pub struct CrBlockRequest {
     bands: *const u64,
     buffers: *const *mut c_void,
     buffer_bytes: usize,
+}
+
+/// Mirrors `CrWindowRequest` of chunkref.h.
+#[repr(C)]
+pub struct CrWindowRequest {
+    level: u32,
+    x: u64,
+    y: u64,
+    width: u64,
+    height: u64,
+    band_count: usize,
+    bands: *const u64,
+    buffer: *mut c_void,
+    buffer_bytes: usize,
+    pixel_space: usize,
+    line_space: usize,
+    band_space: usize,
 }
 
 /// A NULL-terminated list of C strings that owns its strings.
@@ -522,6 +540,48 @@ pub unsafe extern "C" fn chunkref_read_block(
             .map(|&p| unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), r.buffer_bytes) })
             .collect();
         ds.read_block(r.level as usize, r.block_x, r.block_y, bands, &mut outs)?;
+        Ok(0)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle; `request` valid, with `band_count` bands
+/// and a buffer of `buffer_bytes` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_read_window(
+    handle: *const CrHandle,
+    request: *const CrWindowRequest,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        if request.is_null() {
+            return Err(Error::Usage {
+                what: "NULL window request".into(),
+            });
+        }
+        let r = unsafe { &*request };
+        if r.band_count == 0 || r.bands.is_null() || r.buffer.is_null() {
+            return Err(Error::Usage {
+                what: "empty window request".into(),
+            });
+        }
+        let bands = unsafe { std::slice::from_raw_parts(r.bands, r.band_count) };
+        let out = unsafe { std::slice::from_raw_parts_mut(r.buffer.cast::<u8>(), r.buffer_bytes) };
+        let window = Window {
+            x: r.x,
+            y: r.y,
+            width: r.width,
+            height: r.height,
+        };
+        let spacing = Spacing {
+            pixel: r.pixel_space,
+            line: r.line_space,
+            band: r.band_space,
+        };
+        ds.read_window(r.level as usize, window, bands, out, spacing)?;
         Ok(0)
     })
 }

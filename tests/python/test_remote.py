@@ -159,14 +159,26 @@ def test_http_reads_like_local(tree, http, tmp_path, form, where):
 
 
 def test_scatter_gather_fetches_every_range(tree, http, tmp_path):
-    """A multi-range chunk is one request per range, concatenated in index
-    order (the ranges lie in reverse file order)."""
+    """Without coalescing, a multi-range chunk is one request per range,
+    concatenated in index order (the ranges lie in reverse file order)."""
     name = tree.rebased("multirange_shuffled", http.url, tmp_path / "i.json")
     doc = json.loads(name.read_text())
     ranges = sum(len(v[1]) for v in doc["refs"].values() if isinstance(v, list))
-    assert_matches(open_chunkref(name), [tree.store.data])
+    with config({"CHUNKREF_COALESCE_GAP": "0", "CHUNKREF_WINDOW_READS": "NO"}):
+        assert_matches(open_chunkref(name), [tree.store.data])
     chunk_requests = [r for r in http.log.requests if r[0].endswith("packed.bin")]
     assert len(chunk_requests) == ranges, (len(chunk_requests), ranges)
+
+
+def test_window_reads_coalesce_nearby_ranges(tree, http, tmp_path):
+    """A window read plans the ranges of all its chunks together: ranges
+    within CHUNKREF_COALESCE_GAP of each other become one request."""
+    name = tree.rebased("multirange_shuffled", http.url, tmp_path / "i.json")
+    with config({"CHUNKREF_COALESCE_GAP": "65536"}):
+        ds = open_chunkref(name)
+        np.testing.assert_array_equal(ds.ReadAsArray(), tree.store.data)
+    chunk_requests = [r for r in http.log.requests if r[0].endswith("packed.bin")]
+    assert len(chunk_requests) == 1, chunk_requests
 
 
 def test_many_threads_read_remote_datasets_at_once(tree, http, tmp_path):

@@ -3,6 +3,7 @@
 //! samples into band-major planes.
 
 use super::compression::Compression;
+use crate::assemble::copy_strided;
 use crate::error::Result;
 
 /// One tile as decoded: `height` rows of `width` pixels of `samples`
@@ -111,12 +112,17 @@ impl Layout {
         }
         let size = self.sample_size;
         let pixels = self.width * self.height;
+        let count = pixels.min(data.len() / (self.samples * size));
         let mut out = vec![0; data.len()];
-        for (pixel, samples) in data.chunks_exact(self.samples * size).enumerate() {
-            for (sample, value) in samples.chunks_exact(size).enumerate() {
-                let at = (sample * pixels + pixel) * size;
-                out[at..at + size].copy_from_slice(value);
-            }
+        for (sample, plane) in out.chunks_exact_mut(pixels * size).enumerate() {
+            copy_strided(
+                &data[sample * size..],
+                self.samples * size,
+                plane,
+                size,
+                count,
+                size,
+            );
         }
         out
     }

@@ -32,6 +32,12 @@ use crate::config::{AwsSettings, AzureSettings, GcsSettings, Settings};
 use crate::error::{Error, Result};
 use crate::resolve::{Location, ObjectUrl, Scheme};
 
+mod coalesce;
+
+/// Largest span of merged ranges read with one request (8 MiB): larger
+/// reads are split so they run concurrently.
+pub const MAX_SPAN: u64 = 8 << 20;
+
 /// Longest wait between two retries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -52,6 +58,8 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
 pub enum Want<'a> {
     /// The whole object.
     Whole,
+    /// The `length` bytes at `offset`.
+    Range(u64, u64),
     /// These `(offset, length)` ranges, concatenated in order.
     Ranges(&'a [(u64, u64)]),
 }
@@ -269,31 +277,99 @@ pub struct Fetcher {
     max_in_flight: usize,
     max_retry: u32,
     retry_delay: Duration,
+    coalesce_gap: u64,
 }
 
+/// One request sent to a store: a span of an object, or the whole object.
+struct Job<'a> {
+    source: &'a Source,
+    range: Option<Range<u64>>,
+}
+
+/// A part of one fetched job: `(job, offset, length)`; length
+/// [`u64::MAX`] stands for the whole job.
+type Piece = (usize, u64, u64);
+
 impl Fetcher {
-    /// A fetcher with `CHUNKREF_MAX_REQUESTS` requests in flight and the
-    /// retry settings of `settings`.
+    /// A fetcher with `CHUNKREF_MAX_REQUESTS` requests in flight, ranges
+    /// closer than `CHUNKREF_COALESCE_GAP` merged, and the retry settings of
+    /// `settings`.
     pub fn new(settings: &Settings) -> Fetcher {
         Fetcher {
             max_in_flight: settings.max_requests.max(1),
             max_retry: settings.http.max_retry,
             retry_delay: settings.http.retry_delay,
+            coalesce_gap: settings.coalesce_gap,
         }
     }
 
-    /// Reads every `(source, want)` request, with at most `max_in_flight`
-    /// HTTP requests (single ranges or whole objects) in flight at once;
-    /// returns the bytes of each request, in the order of `requests`.
-    /// Blocks the calling thread (call it from outside the runtime).
+    /// Reads every `(source, want)` request and returns the bytes of each,
+    /// in the order of `requests`. The ranges of all requests on one object
+    /// are planned together: ranges at most `coalesce_gap` bytes apart merge
+    /// into one span (up to [`MAX_SPAN`] bytes), and every span is one
+    /// request, with at most `max_in_flight` in flight at once. A failed span
+    /// fails every request that needed it. Blocks the calling thread (call it
+    /// from outside the runtime).
     pub fn fetch_many(&self, requests: &[(&Source, Want<'_>)]) -> Vec<Result<Bytes>> {
+        let mut jobs: Vec<Job<'_>> = Vec::new();
+        let mut pieces: Vec<Result<Vec<Piece>>> = Vec::with_capacity(requests.len());
+        let mut by_object: HashMap<&str, Vec<(usize, Range<u64>)>> = HashMap::new();
+        for (i, &(source, want)) in requests.iter().enumerate() {
+            let single;
+            let ranges = match want {
+                Want::Whole => {
+                    jobs.push(Job {
+                        source,
+                        range: None,
+                    });
+                    pieces.push(Ok(vec![(jobs.len() - 1, 0, u64::MAX)]));
+                    continue;
+                }
+                Want::Range(offset, length) => {
+                    single = [(offset, length)];
+                    &single[..]
+                }
+                Want::Ranges(ranges) => ranges,
+            };
+            match checked_ranges(source, ranges) {
+                Ok(rs) => {
+                    let wanted = by_object.entry(source.url.as_str()).or_default();
+                    wanted.extend(rs.into_iter().map(|r| (i, r)));
+                    pieces.push(Ok(Vec::new()));
+                }
+                Err(e) => pieces.push(Err(e)),
+            }
+        }
+        let mut objects: Vec<Vec<(usize, Range<u64>)>> =
+            by_object.into_values().filter(|w| !w.is_empty()).collect();
+        objects.sort_by_key(|wanted| wanted[0].0);
+        for wanted in objects {
+            let source = requests[wanted[0].0].0;
+            let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, r)| r.clone()).collect();
+            let plan = coalesce::plan(&ranges, self.coalesce_gap, MAX_SPAN);
+            let first = jobs.len();
+            jobs.extend(plan.spans.into_iter().map(|span| Job {
+                source,
+                range: Some(span),
+            }));
+            for ((i, r), place) in wanted.iter().zip(plan.places) {
+                if let Ok(p) = &mut pieces[*i] {
+                    p.push((first + place.span, place.offset, r.end - r.start));
+                }
+            }
+        }
+
         let permits = Semaphore::new(self.max_in_flight);
-        runtime().block_on(
-            futures::stream::iter(requests)
-                .map(|(source, want)| self.fetch(source, *want, &permits))
+        let fetched: Vec<Result<Bytes>> = runtime().block_on(
+            futures::stream::iter(&jobs)
+                .map(|job| self.attempts(job.source, job.range.clone(), &permits))
                 .buffered(self.max_in_flight)
                 .collect(),
-        )
+        );
+        pieces
+            .into_iter()
+            .map(|p| assemble_pieces(&fetched, &p?))
+            .collect()
     }
 
     /// Reads one request (see [`Fetcher::fetch_many`]).
@@ -301,43 +377,6 @@ impl Fetcher {
         self.fetch_many(&[(source, want)])
             .pop()
             .unwrap_or_else(|| Err(Error::unsupported("empty fetch")))
-    }
-
-    async fn fetch(&self, source: &Source, want: Want<'_>, permits: &Semaphore) -> Result<Bytes> {
-        let ranges = match want {
-            Want::Whole => return self.attempts(source, None, permits).await,
-            Want::Ranges(ranges) => ranges,
-        };
-        let mut wanted: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
-        let mut total: usize = 0;
-        for &(o, l) in ranges {
-            let end = o.checked_add(l).ok_or_else(|| Error::Io {
-                url: source.url.clone(),
-                range: format!(" bytes {o}+{l}"),
-                reason: "range overflows".into(),
-            })?;
-            total = usize::try_from(l)
-                .ok()
-                .and_then(|l| total.checked_add(l))
-                .ok_or_else(|| Error::Limits {
-                    what: format!("ranges of {} add up to more than memory", source.url),
-                })?;
-            wanted.push(o..end);
-        }
-        let parts = futures::future::try_join_all(
-            wanted
-                .into_iter()
-                .map(|r| self.attempts(source, Some(r), permits)),
-        )
-        .await?;
-        if let [one] = &parts[..] {
-            return Ok(one.clone());
-        }
-        let mut out = BytesMut::with_capacity(total);
-        for part in parts {
-            out.extend_from_slice(&part);
-        }
-        Ok(out.freeze())
     }
 
     /// One range (or the whole object), retried while the failure is
@@ -405,6 +444,51 @@ impl Fetcher {
             });
         }
         Ok(got)
+    }
+}
+
+/// The ranges of `ranges` as `start..end`, refusing overflowing ends and
+/// totals larger than memory.
+fn checked_ranges(source: &Source, ranges: &[(u64, u64)]) -> Result<Vec<Range<u64>>> {
+    let mut total: u64 = 0;
+    ranges
+        .iter()
+        .map(|&(o, l)| {
+            let end = o.checked_add(l).ok_or_else(|| Error::Io {
+                url: source.url.clone(),
+                range: format!(" bytes {o}+{l}"),
+                reason: "range overflows".into(),
+            })?;
+            total = total
+                .checked_add(l)
+                .filter(|t| usize::try_from(*t).is_ok())
+                .ok_or_else(|| Error::Limits {
+                    what: format!("ranges of {} add up to more than memory", source.url),
+                })?;
+            Ok(o..end)
+        })
+        .collect()
+}
+
+/// Concatenates the pieces of one request out of the fetched jobs.
+fn assemble_pieces(fetched: &[Result<Bytes>], pieces: &[Piece]) -> Result<Bytes> {
+    let slice = |&(job, offset, length): &Piece| -> Result<Bytes> {
+        let span = fetched[job].as_ref().map_err(Clone::clone)?;
+        if length == u64::MAX {
+            return Ok(span.clone());
+        }
+        Ok(span.slice(offset as usize..(offset + length) as usize))
+    };
+    match pieces {
+        [one] => slice(one),
+        _ => {
+            let parts = pieces.iter().map(slice).collect::<Result<Vec<_>>>()?;
+            let mut out = BytesMut::with_capacity(parts.iter().map(Bytes::len).sum());
+            for part in parts {
+                out.extend_from_slice(&part);
+            }
+            Ok(out.freeze())
+        }
     }
 }
 

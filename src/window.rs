@@ -1,0 +1,385 @@
+//! Batched window reads: every chunk a window of several bands needs is
+//! fetched in one coalesced batch, decoded in parallel and copied straight
+//! into the caller's buffer at its pixel, line and band spacing.
+//!
+//! Memory stays bounded: a window needing more decoded bytes than
+//! [`BATCH_BYTES`] is read in several batches of whole chunk rows.
+
+use crate::assemble::{self, Rect};
+use crate::chunk::{read_chunks, Locations};
+use crate::error::{Error, Result};
+use crate::index::{Array, Index};
+
+/// Most decoded chunk bytes held at once by one window read (256 MiB).
+pub const BATCH_BYTES: usize = 256 << 20;
+
+/// A rectangle of pixels of a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// First column.
+    pub x: u64,
+    /// First row.
+    pub y: u64,
+    /// Columns.
+    pub width: u64,
+    /// Rows.
+    pub height: u64,
+}
+
+/// Where the caller wants each element: band `b`, row `r`, column `c` of
+/// the window goes to byte `b * band + r * line + c * pixel` of the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spacing {
+    /// Bytes from one pixel to the next in a row.
+    pub pixel: usize,
+    /// Bytes from one row to the next.
+    pub line: usize,
+    /// Bytes from one band to the next.
+    pub band: usize,
+}
+
+impl Spacing {
+    /// Band-sequential, packed spacing for `width` columns and `height`
+    /// rows of `size`-byte elements.
+    pub fn packed(size: usize, width: usize, height: usize) -> Spacing {
+        Spacing {
+            pixel: size,
+            line: size * width,
+            band: size * width * height,
+        }
+    }
+}
+
+/// The part of one chunk a window needs, and the bands taking it.
+struct Piece {
+    /// Chunk grid index (leading axes, then y and x).
+    chunk: Vec<u64>,
+    /// The rectangle, in chunk and window coordinates.
+    rect: Rect,
+    /// Row of the window the rectangle starts at, and its column.
+    at: (usize, usize),
+    /// The bands of the request taking part of the chunk.
+    bands: Vec<BandPart>,
+}
+
+/// A band's slot in the request and its leading-axis offsets inside a chunk.
+type BandPart = (usize, Vec<u64>);
+
+/// Reads `window` of the bands whose leading-axis indices are `bands`
+/// (one list per band, in request order) from `array` into `out`, holding
+/// at most about `batch_bytes` of decoded chunks at once (at least one row
+/// of chunks).
+#[allow(clippy::too_many_arguments)]
+pub fn read(
+    index: &Index,
+    locations: &Locations,
+    array: &Array,
+    window: Window,
+    bands: &[Vec<u64>],
+    out: &mut [u8],
+    spacing: Spacing,
+    batch_bytes: usize,
+) -> Result<()> {
+    let meta = &array.meta;
+    let n = meta.shape.len();
+    let (height, width) = (meta.shape[n - 2], meta.shape[n - 1]);
+    let inside = window.width > 0
+        && window.height > 0
+        && window
+            .x
+            .checked_add(window.width)
+            .is_some_and(|e| e <= width)
+        && window
+            .y
+            .checked_add(window.height)
+            .is_some_and(|e| e <= height);
+    if !inside {
+        return Err(Error::Usage {
+            what: format!(
+                "window {}x{}+{}+{} is outside the {width}x{height} array '{}'",
+                window.width, window.height, window.x, window.y, meta.path
+            ),
+        });
+    }
+    check_buffer(window, bands.len(), meta.dtype.size, spacing, out.len())?;
+
+    // Bands sharing chunks form one group: each chunk is read once for all.
+    let mut groups: Vec<(Vec<u64>, Vec<BandPart>)> = Vec::new();
+    for (slot, lead) in bands.iter().enumerate() {
+        let chunk_lead: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i / c).collect();
+        let within: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i % c).collect();
+        match groups.iter_mut().find(|(g, _)| *g == chunk_lead) {
+            Some((_, members)) => members.push((slot, within)),
+            None => groups.push((chunk_lead, vec![(slot, within)])),
+        }
+    }
+
+    let (ch, cw) = (meta.chunks[n - 2], meta.chunks[n - 1]);
+    let chunk_rows = window.y / ch..=(window.y + window.height - 1) / ch;
+    let chunk_cols = window.x / cw..=(window.x + window.width - 1) / cw;
+    let per_batch = (batch_bytes / meta.chunk_bytes().max(1)).max(1);
+    let mut batch: Vec<Piece> = Vec::new();
+    for cy in chunk_rows {
+        let y0 = (cy * ch).max(window.y);
+        let y1 = ((cy + 1) * ch).min(window.y + window.height);
+        for cx in chunk_cols.clone() {
+            let x0 = (cx * cw).max(window.x);
+            let x1 = ((cx + 1) * cw).min(window.x + window.width);
+            for (lead, members) in &groups {
+                let mut chunk = lead.clone();
+                chunk.extend([cy, cx]);
+                batch.push(Piece {
+                    chunk,
+                    rect: Rect {
+                        row: (y0 - cy * ch) as usize,
+                        col: (x0 - cx * cw) as usize,
+                        rows: (y1 - y0) as usize,
+                        cols: (x1 - x0) as usize,
+                    },
+                    at: ((y0 - window.y) as usize, (x0 - window.x) as usize),
+                    bands: members.clone(),
+                });
+            }
+        }
+        if batch.len() >= per_batch {
+            read_batch(index, locations, array, &batch, out, spacing)?;
+            batch.clear();
+        }
+    }
+    read_batch(index, locations, array, &batch, out, spacing)
+}
+
+/// Fetches and decodes the chunks of `pieces` together, then copies them
+/// (or the fill value, for chunks without reference) into `out`.
+fn read_batch(
+    index: &Index,
+    locations: &Locations,
+    array: &Array,
+    pieces: &[Piece],
+    out: &mut [u8],
+    spacing: Spacing,
+) -> Result<()> {
+    if pieces.is_empty() {
+        return Ok(());
+    }
+    let meta = &array.meta;
+    let idxs: Vec<Vec<u64>> = pieces.iter().map(|p| p.chunk.clone()).collect();
+    let fill = meta
+        .fill
+        .clone()
+        .unwrap_or_else(|| vec![0; meta.dtype.size]);
+    for (piece, chunk) in pieces
+        .iter()
+        .zip(read_chunks(index, locations, array, &idxs))
+    {
+        let chunk = chunk?;
+        for (slot, within) in &piece.bands {
+            let start =
+                slot * spacing.band + piece.at.0 * spacing.line + piece.at.1 * spacing.pixel;
+            let target = assemble::Target {
+                start,
+                line: spacing.line,
+                pixel: spacing.pixel,
+            };
+            match &chunk {
+                Some(c) => assemble::copy_rect(meta, c, within, piece.rect, out, target),
+                None => assemble::fill_rect(&fill, piece.rect, out, target),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every element of the window lands inside a buffer of `len`
+/// bytes and that pixels are at least one element apart.
+fn check_buffer(
+    window: Window,
+    bands: usize,
+    size: usize,
+    spacing: Spacing,
+    len: usize,
+) -> Result<()> {
+    let last = |count: u64, step: usize| (count as usize).saturating_sub(1).checked_mul(step);
+    let end = last(bands as u64, spacing.band)
+        .zip(last(window.height, spacing.line))
+        .zip(last(window.width, spacing.pixel))
+        .and_then(|((b, l), p)| b.checked_add(l)?.checked_add(p)?.checked_add(size));
+    if spacing.pixel < size || end.is_none_or(|e| e > len) {
+        return Err(Error::Usage {
+            what: format!(
+                "a buffer of {len} bytes with spacing {spacing:?} cannot hold a {}x{} window \
+                 of {bands} bands of {size}-byte elements",
+                window.width, window.height
+            ),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::resolve::Base;
+
+    /// A 2 x 5 x 7 big-endian u16 array in 1 x 2 x 3 chunks; element
+    /// (b, y, x) is 100 * b + 10 * y + x, stored raw in one file, except
+    /// chunk (1, 1, 1), which has no reference (fill 9).
+    fn fixture(dir: &std::path::Path) -> (Index, Locations) {
+        let (bands, height, width, ch, cw) = (2u64, 5u64, 7u64, 2u64, 3u64);
+        let mut file = Vec::new();
+        let mut refs = serde_json::Map::new();
+        refs.insert(
+            "a/.zarray".into(),
+            serde_json::json!({"shape": [bands, height, width], "chunks": [1, ch, cw],
+                "dtype": ">u2", "fill_value": 9, "compressor": null, "filters": null,
+                "order": "C", "zarr_format": 2})
+            .to_string()
+            .into(),
+        );
+        for b in 0..bands {
+            for cy in 0..height.div_ceil(ch) {
+                for cx in 0..width.div_ceil(cw) {
+                    if (b, cy, cx) == (1, 1, 1) {
+                        continue;
+                    }
+                    let offset = file.len();
+                    for y in cy * ch..(cy + 1) * ch {
+                        for x in cx * cw..(cx + 1) * cw {
+                            let v = (100 * b + 10 * y + x) as u16;
+                            file.extend_from_slice(&v.to_be_bytes());
+                        }
+                    }
+                    refs.insert(
+                        format!("a/{b}.{cy}.{cx}"),
+                        serde_json::json!(["data.bin", offset, file.len() - offset]),
+                    );
+                }
+            }
+        }
+        std::fs::write(dir.join("data.bin"), &file).unwrap();
+        let doc = serde_json::json!({"version": 1, "refs": refs}).to_string();
+        let index = Index::from_kerchunk_json("t.json", doc.as_bytes(), &[]).unwrap();
+        let settings = Settings::from_lookup(|_| None).unwrap();
+        let locations = Locations::resolve(&index, &Base::Dir(dir.to_path_buf()), &settings);
+        (index, locations)
+    }
+
+    fn expected(b: u64, y: u64, x: u64) -> u16 {
+        if b == 1 && (2..4).contains(&y) && (3..6).contains(&x) {
+            9
+        } else {
+            (100 * b + 10 * y + x) as u16
+        }
+    }
+
+    #[test]
+    fn windows_land_at_any_spacing_in_bounded_batches() {
+        let dir = std::env::temp_dir().join(format!("chunkref-window-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (index, locations) = fixture(&dir);
+        let array = &index.arrays[0];
+        let bands = [vec![1], vec![0], vec![1]];
+        for window in [
+            Window {
+                x: 0,
+                y: 0,
+                width: 7,
+                height: 5,
+            },
+            Window {
+                x: 2,
+                y: 1,
+                width: 4,
+                height: 3,
+            },
+            Window {
+                x: 6,
+                y: 4,
+                width: 1,
+                height: 1,
+            },
+        ] {
+            let (w, h) = (window.width as usize, window.height as usize);
+            // Pixel-interleaved, with a spare byte pair after each pixel.
+            let spacing = Spacing {
+                pixel: 8,
+                line: 8 * w,
+                band: 2,
+            };
+            for batch_bytes in [1, BATCH_BYTES] {
+                let mut out = vec![0u8; 8 * w * h];
+                read(
+                    &index,
+                    &locations,
+                    array,
+                    window,
+                    &bands,
+                    &mut out,
+                    spacing,
+                    batch_bytes,
+                )
+                .unwrap();
+                for (slot, b) in [1u64, 0, 1].into_iter().enumerate() {
+                    for r in 0..h {
+                        for c in 0..w {
+                            let at = slot * 2 + r * spacing.line + c * 8;
+                            let got = u16::from_ne_bytes([out[at], out[at + 1]]);
+                            let want = expected(b, window.y + r as u64, window.x + c as u64);
+                            assert_eq!(got, want, "{window:?} band {b} ({r}, {c})");
+                        }
+                    }
+                }
+                assert!(out.chunks_exact(8).all(|px| px[6..] == [0, 0]));
+            }
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn refuses_windows_and_buffers_that_do_not_fit() {
+        let dir = std::env::temp_dir().join(format!("chunkref-window-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (index, locations) = fixture(&dir);
+        let array = &index.arrays[0];
+        let packed = Spacing::packed(2, 7, 5);
+        let mut out = vec![0u8; 2 * 7 * 5];
+        let outside = Window {
+            x: 1,
+            y: 0,
+            width: 7,
+            height: 5,
+        };
+        let e = read(
+            &index,
+            &locations,
+            array,
+            outside,
+            &[vec![0]],
+            &mut out,
+            packed,
+            BATCH_BYTES,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("outside"), "{e}");
+        let whole = Window {
+            x: 0,
+            y: 0,
+            width: 7,
+            height: 5,
+        };
+        let e = read(
+            &index,
+            &locations,
+            array,
+            whole,
+            &[vec![0], vec![1]],
+            &mut out,
+            packed,
+            1,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("cannot hold"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
