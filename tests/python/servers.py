@@ -107,6 +107,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         rng = self.headers.get("Range", "")
         key = f"{path} {rng}"
         attempt = owner.log.record(key)
+        if owner.delay:
+            time.sleep(owner.delay)
         file = (owner.root / urllib.request.url2pathname(path.lstrip("/"))).resolve()
         if owner.root not in file.parents or not file.is_file():
             self._reply(404, b"not found\n", body)
@@ -199,8 +201,10 @@ class _Server(http.server.ThreadingHTTPServer):
 class RangeServer:
     """Serves the files under ``root`` at ``http://127.0.0.1:<port>/``."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, delay: float = 0.0) -> None:
         self.root = root.resolve()
+        #: Seconds every request waits before it is answered (object-store latency).
+        self.delay = delay
         self.faults = Faults()
         self.log = RequestLog()
         self._server = _Server(("127.0.0.1", 0), _Handler)
