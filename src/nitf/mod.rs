@@ -214,8 +214,10 @@ fn blocks(
 ) -> Result<pyramid::Array> {
     let bad =
         |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
+    // NBPP 1 and 12 are bit-packed into whole bytes per band plane; GDAL
+    // reads them as 8- and 16-bit unsigned samples.
     let kind = match (img.pvtype.as_str(), img.nbpp) {
-        ("INT", 8 | 16 | 32 | 64) => 'u',
+        ("INT", 8 | 12 | 16 | 32 | 64) | ("INT" | "B", 1) => 'u',
         ("SI", 8 | 16 | 32 | 64) => 'i',
         ("R", 32 | 64) => 'f',
         (pv, bits) => return Err(bad(format!("PVTYPE {pv} with NBPP {bits}"))),
@@ -223,11 +225,18 @@ fn blocks(
     if !matches!(img.imode, 'B' | 'P' | 'R' | 'S') {
         return Err(bad(format!("IMODE '{}'", img.imode)));
     }
-    let size = img.nbpp / 8;
+    let size = img.nbpp.div_ceil(8);
     let bands = img.band_reps.len() as u64;
+    if img.nbpp % 8 != 0 && bands > 1 && matches!(img.imode, 'P' | 'R') {
+        return Err(bad(format!(
+            "{}-bit samples of {bands} bands in IMODE {} (GDAL's NITF driver reads bit-packed \
+             samples only in IMODE B or S)",
+            img.nbpp, img.imode
+        )));
+    }
     let planar = img.imode == 'S' && bands > 1;
     let per_chunk = if planar { 1 } else { bands };
-    let chunk_bytes = per_chunk * img.block_width * img.block_height * size;
+    let chunk_bytes = per_chunk * (img.block_width * img.block_height * img.nbpp).div_ceil(8);
     let grid = img.blocks_across * img.blocks_down;
     let mut refs = Vec::new();
     for plane in 0..if planar { bands } else { 1 } {
