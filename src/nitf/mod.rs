@@ -11,9 +11,13 @@
 //!   (found through the mask table, or by walking the JPEG markers).
 //! - IC = C8 / M8: the segment's JPEG 2000 codestream, indexed by tiles with
 //!   its resolution levels as overviews (see [`crate::j2k`]).
+//!
+//! R-set companions (`image.ntf.r1`, ...) of a file with one image segment
+//! become its overview levels, in place of its own (see [`rsets`]).
 
 pub mod header;
 mod jpeg;
+mod rsets;
 
 use serde_json::{json, Map, Value};
 
@@ -39,10 +43,27 @@ const ABSENT: u32 = 0xFFFF_FFFF;
 pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let src = Source::open(path, "NITF file")?;
     let (segments, version_20) = header::segments(&src)?;
+    let rsets = rsets::companions(path, url);
     let mut pyramids = Vec::new();
     for (n, seg) in segments.iter().enumerate() {
         let img = header::image(&src, seg, n, version_20)?;
-        let levels = levels(&src, &img, n, url)?;
+        let mut levels = levels(&src, &img, n, url)?;
+        if segments.len() == 1 && !rsets.is_empty() {
+            levels.truncate(1);
+            for (k, (rset_path, rset_url)) in rsets.iter().enumerate() {
+                let data = rsets::fit(
+                    &levels[0].data,
+                    base_array(rset_path, rset_url)?,
+                    k + 1,
+                    rset_path,
+                )?;
+                levels.push(pyramid::Level {
+                    data,
+                    mask: None,
+                    attrs: Map::new(),
+                });
+            }
+        }
         let mut attrs = Map::new();
         attrs.insert(
             "zarr_conventions".into(),
@@ -68,6 +89,20 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
             Ok(json!({"version": 1, "refs": refs}))
         }
     }
+}
+
+/// The full-resolution array of the first image segment of the NITF file
+/// at `path`, referenced through `url`.
+fn base_array(path: &str, url: &str) -> Result<pyramid::Array> {
+    let src = Source::open(path, "NITF file")?;
+    let (segments, version_20) = header::segments(&src)?;
+    let seg = segments
+        .first()
+        .ok_or_else(|| src.malformed("no image segment"))?;
+    let img = header::image(&src, seg, 0, version_20)?;
+    let mut levels = levels(&src, &img, 0, url)?;
+    levels.truncate(1);
+    Ok(levels.remove(0).data)
 }
 
 /// Builds the array of a blocked image: source, image, segment number,

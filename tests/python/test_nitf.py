@@ -299,6 +299,53 @@ def test_bit_packed_pixel_interleave_is_refused_like_gdal(tmp_path, chunkref_bin
 
 
 # --------------------------------------------------------------------------
+# R-sets: image.ntf.r1, .r2, ... (half-resolution NITF files written beside
+# the image) are GDAL's overviews of the image, and ChunkRef's.
+# --------------------------------------------------------------------------
+
+
+def write_rsets(source: Path, bands: int, sizes: list[tuple[int, int]], options=()) -> list[Path]:
+    """Companions ``source.r1``, ``.r2``, ... of the given (x, y) sizes, each
+    a different pattern (so a level read from the wrong file shows)."""
+    paths = []
+    for k, (width, height) in enumerate(sizes, start=1):
+        path = Path(f"{source}.r{k}")
+        data = (pattern(bands, "u1", height, width) + 17 * k).astype("u1")
+        gdal.Translate(str(path), mem_dataset(data), format="NITF",
+                       creationOptions=[f"BLOCKXSIZE={BLOCK // 2}", f"BLOCKYSIZE={BLOCK // 2}",
+                                        *options])
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("name", ["nc-u1-3band", "c8-u1-3band"])
+def test_rsets_are_overviews_like_gdal(tmp_path, chunkref_bin, name):
+    source = write_nitf(tmp_path / f"{name}.ntf", name)
+    # The first R-set is a pixel larger than half the image each way: GDAL
+    # reads it cropped to half the image's size.
+    rsets = write_rsets(source, 3, [(WIDTH // 2 + 1, HEIGHT // 2 + 1), (WIDTH // 4, HEIGHT // 4),
+                                    (WIDTH // 8, HEIGHT // 8)])
+    native = gdal.Open(str(source))
+    assert set(map(str, rsets)) <= set(native.GetFileList()), "GDAL finds the R-sets"
+    assert native.GetRasterBand(1).GetOverviewCount() == 3
+    out = tmp_path / "rsets.json"
+    doc = index(chunkref_bin, source, out)
+    for level, rset in enumerate(rsets, start=1):
+        urls = {v[0] for k, v in doc["refs"].items() if k.startswith(f"{level}/data/0.")}
+        assert urls == {str(rset)}, f"level {level} points into {rset.name}"
+    ds = open_chunkref(out)
+    assert_matches(ds, native_levels(native))
+
+
+def test_rset_smaller_than_half_the_image_is_an_error(tmp_path, chunkref_bin):
+    source = write_nitf(tmp_path / "small.ntf", "nc-u1-1band")
+    write_rsets(source, 1, [(WIDTH // 2 - 1, HEIGHT // 2)])
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "small.json")
+    assert done.returncode != 0
+    assert f"{source}.r1" in done.stderr and "smaller than half the image" in done.stderr, done.stderr
+
+
+# --------------------------------------------------------------------------
 # Several image segments
 # --------------------------------------------------------------------------
 
