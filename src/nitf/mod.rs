@@ -250,10 +250,11 @@ fn blocks(
     let bad =
         |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
     // NBPP 1 and 12 are bit-packed into whole bytes per band plane; GDAL
-    // reads them as 8- and 16-bit unsigned samples.
+    // reads them as 8- and 16-bit unsigned samples, and SI bytes as
+    // unsigned bytes too.
     let kind = match (img.pvtype.as_str(), img.nbpp) {
-        ("INT", 8 | 12 | 16 | 32 | 64) | ("INT" | "B", 1) => 'u',
-        ("SI", 8 | 16 | 32 | 64) => 'i',
+        ("INT", 8 | 12 | 16 | 32 | 64) | ("INT" | "B", 1) | ("SI", 8) => 'u',
+        ("SI", 16 | 32 | 64) => 'i',
         ("R", 32 | 64) => 'f',
         (pv, bits) => return Err(bad(format!("PVTYPE {pv} with NBPP {bits}"))),
     };

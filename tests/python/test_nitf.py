@@ -29,6 +29,8 @@ NITF_CASES = {
     "nc-u1-3band": (3, "u1", ()),
     "nc-u2-2band": (2, "u2", ()),
     "nc-i2-1band": (1, "i2", ()),
+    "nc-u4-1band": (1, "u4", ()),
+    "nc-i4-2band": (2, "i4", ()),
     "nc-f4-1band": (1, "f4", ()),
     "nc-f8-1band": (1, "f8", ()),
     "c8-u1-3band": (3, "u1", ("IC=C8", "QUALITY=100", "REVERSIBLE=YES")),
@@ -202,6 +204,62 @@ def test_masked_blocks_read_as_the_pad_value(tmp_path, chunkref_bin):
 
 
 # --------------------------------------------------------------------------
+# PVTYPE / NBPP pairs GDAL does not write: SI with NBPP 8 (GDAL writes INT
+# for signed bytes) and INT / SI with NBPP 64 (GDAL's NITF driver refuses
+# them, so the expected pixels are the values written into the blocks).
+# --------------------------------------------------------------------------
+
+#: Offset of PVTYPE in a GDAL-written NITF 2.1 image subheader.
+PVTYPE_AT = 349
+
+
+def retyped(source: Path, out: Path, pvtype: str, values: np.ndarray | None = None) -> Path:
+    """``source`` (one band, IMODE B) with PVTYPE set to ``pvtype`` and,
+    given ``values`` of the same sample size, its blocks rewritten with
+    them (big-endian)."""
+    raw = bytearray(source.read_bytes())
+    hl, lish, _ = layout(bytes(raw))
+    raw[hl + PVTYPE_AT : hl + PVTYPE_AT + 3] = pvtype.ljust(3).encode()
+    if values is not None:
+        rows, cols = -(-HEIGHT // BLOCK), -(-WIDTH // BLOCK)
+        padded = np.zeros((rows * BLOCK, cols * BLOCK), values.dtype.newbyteorder(">"))
+        padded[:HEIGHT, :WIDTH] = values
+        blocks = padded.reshape(rows, BLOCK, cols, BLOCK).transpose(0, 2, 1, 3)
+        data = blocks.tobytes()
+        assert len(data) == len(raw) - hl - lish
+        raw[hl + lish :] = data
+    out.write_bytes(bytes(raw))
+    return out
+
+
+def test_signed_bytes_read_like_gdal(tmp_path, chunkref_bin):
+    """GDAL reads PVTYPE SI, NBPP 8 as plain (unsigned) bytes, and so does
+    ChunkRef."""
+    source = retyped(write_nitf(tmp_path / "u1.ntf", "nc-u1-1band"), tmp_path / "si8.ntf", "SI")
+    native = gdal.Open(str(source))
+    assert native.GetMetadataItem("NITF_PVTYPE") == "SI"
+    out = tmp_path / "si8.json"
+    index(chunkref_bin, source, out)
+    assert_reads_like_gdal(out, source)
+    ds = open_chunkref(out)
+    assert ds.GetRasterBand(1).GetMetadataItem("PIXELTYPE", "IMAGE_STRUCTURE") is None
+
+
+@pytest.mark.parametrize("pvtype,dtype", [("INT", "u8"), ("SI", "i8")])
+def test_64_bit_integers_read_as_written(tmp_path, chunkref_bin, pvtype, dtype):
+    values = pattern(1, "f8")[0].astype(dtype) * (1 << 40) + 12345
+    if dtype == "i8":
+        values = values - (1 << 50)
+    source = retyped(write_nitf(tmp_path / "f8.ntf", "nc-f8-1band"), tmp_path / "int64.ntf",
+                     pvtype, values)
+    with pytest.raises(RuntimeError):
+        gdal.Open(str(source))
+    out = tmp_path / "int64.json"
+    index(chunkref_bin, source, out)
+    assert_matches(open_chunkref(out), [values[np.newaxis]], [(BLOCK, BLOCK)])
+
+
+# --------------------------------------------------------------------------
 # Bit-packed samples (NBPP 1 and 12): GDAL 3.6 cannot write them (its NITF
 # driver has no NBITS option), so these tests repack the blocks of a
 # GDAL-written 8- or 16-bit file and set NBPP/ABPP in its subheader.
@@ -291,8 +349,9 @@ def test_bit_packed_pixel_interleave_is_refused_like_gdal(tmp_path, chunkref_bin
     at = hl + imode_at(bytes(raw[hl : hl + lish]))
     raw[at : at + 1] = b"P"
     source.write_bytes(bytes(raw))
+    native = gdal.Open(str(source))
     with pytest.raises(RuntimeError, match="IMODE=P not supported"):
-        gdal.Open(str(source)).ReadAsArray()
+        native.ReadAsArray()
     done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "p.json")
     assert done.returncode != 0
     assert "12-bit samples of 3 bands in IMODE P" in done.stderr, done.stderr
