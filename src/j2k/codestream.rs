@@ -50,6 +50,12 @@ fn invalid(reason: impl Into<String>) -> Problem {
     Problem::Invalid(reason.into())
 }
 
+/// What codestreams whose sampling [`Siz::sampling_readable`] refuses are
+/// refused as.
+pub const SUB_SAMPLED: &str =
+    "JPEG 2000 codestreams with sub-sampled components other than 8-bit YCbCr 4:2:0 of even \
+     width and height (GDAL's JP2OpenJPEG driver does not read them either)";
+
 /// One image component (band) as SIZ declares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Component {
@@ -87,6 +93,25 @@ pub struct Siz {
 }
 
 impl Siz {
+    /// Whether the components are YCbCr 4:2:0 as GDAL's JP2OpenJPEG reads
+    /// them: three 8-bit unsigned components, the second and third
+    /// sub-sampled by 2 both ways, on an image of even width and height.
+    pub fn is_ycbcr420(&self) -> bool {
+        let c = &self.components;
+        c.len() == 3
+            && self.width % 2 == 0
+            && self.height % 2 == 0
+            && c.iter().all(|c| c.bits == 8 && !c.signed)
+            && (c[0].dx, c[0].dy) == (1, 1)
+            && c[1..].iter().all(|c| (c.dx, c.dy) == (2, 2))
+    }
+
+    /// Whether GDAL's JP2OpenJPEG driver reads the components' sampling:
+    /// none sub-sampled, or YCbCr 4:2:0.
+    pub fn sampling_readable(&self) -> bool {
+        self.is_ycbcr420() || self.components.iter().all(|c| (c.dx, c.dy) == (1, 1))
+    }
+
     /// Tiles across and down.
     pub fn tile_grid(&self) -> (u32, u32) {
         (

@@ -75,6 +75,13 @@ impl Codestream {
                 siz.tile_y_offset
             )));
         }
+        if !siz.sampling_readable() {
+            return Err(crate::error::Error::unsupported(format!(
+                "{}: {}",
+                src.path(),
+                codestream::SUB_SAMPLED
+            )));
+        }
         let (across, down) = siz.tile_grid();
         let mut tiles = vec![Vec::new(); (across * down) as usize];
         let end = start + len;

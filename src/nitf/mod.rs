@@ -11,9 +11,13 @@
 //!   (found through the mask table, or by walking the JPEG markers).
 //! - IC = C8 / M8: the segment's JPEG 2000 codestream, indexed by tiles with
 //!   its resolution levels as overviews (see [`crate::j2k`]).
+//!
+//! R-set companions (`image.ntf.r1`, ...) of a file with one image segment
+//! become its overview levels, in place of its own (see [`rsets`]).
 
 pub mod header;
 mod jpeg;
+mod rsets;
 
 use serde_json::{json, Map, Value};
 
@@ -39,10 +43,27 @@ const ABSENT: u32 = 0xFFFF_FFFF;
 pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let src = Source::open(path, "NITF file")?;
     let (segments, version_20) = header::segments(&src)?;
+    let rsets = rsets::companions(path, url);
     let mut pyramids = Vec::new();
     for (n, seg) in segments.iter().enumerate() {
         let img = header::image(&src, seg, n, version_20)?;
-        let levels = levels(&src, &img, n, url)?;
+        let mut levels = levels(&src, &img, n, url)?;
+        if segments.len() == 1 && !rsets.is_empty() {
+            levels.truncate(1);
+            for (k, (rset_path, rset_url)) in rsets.iter().enumerate() {
+                let data = rsets::fit(
+                    &levels[0].data,
+                    base_array(rset_path, rset_url)?,
+                    k + 1,
+                    rset_path,
+                )?;
+                levels.push(pyramid::Level {
+                    data,
+                    mask: None,
+                    attrs: Map::new(),
+                });
+            }
+        }
         let mut attrs = Map::new();
         attrs.insert(
             "zarr_conventions".into(),
@@ -68,6 +89,20 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
             Ok(json!({"version": 1, "refs": refs}))
         }
     }
+}
+
+/// The full-resolution array of the first image segment of the NITF file
+/// at `path`, referenced through `url`.
+fn base_array(path: &str, url: &str) -> Result<pyramid::Array> {
+    let src = Source::open(path, "NITF file")?;
+    let (segments, version_20) = header::segments(&src)?;
+    let seg = segments
+        .first()
+        .ok_or_else(|| src.malformed("no image segment"))?;
+    let img = header::image(&src, seg, 0, version_20)?;
+    let mut levels = levels(&src, &img, 0, url)?;
+    levels.truncate(1);
+    Ok(levels.remove(0).data)
 }
 
 /// Builds the array of a blocked image: source, image, segment number,
@@ -214,20 +249,30 @@ fn blocks(
 ) -> Result<pyramid::Array> {
     let bad =
         |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
+    // NBPP 1 and 12 are bit-packed into whole bytes per band plane; GDAL
+    // reads them as 8- and 16-bit unsigned samples, and SI bytes as
+    // unsigned bytes too.
     let kind = match (img.pvtype.as_str(), img.nbpp) {
-        ("INT", 8 | 16 | 32 | 64) => 'u',
-        ("SI", 8 | 16 | 32 | 64) => 'i',
+        ("INT", 8 | 12 | 16 | 32 | 64) | ("INT" | "B", 1) | ("SI", 8) => 'u',
+        ("SI", 16 | 32 | 64) => 'i',
         ("R", 32 | 64) => 'f',
         (pv, bits) => return Err(bad(format!("PVTYPE {pv} with NBPP {bits}"))),
     };
     if !matches!(img.imode, 'B' | 'P' | 'R' | 'S') {
         return Err(bad(format!("IMODE '{}'", img.imode)));
     }
-    let size = img.nbpp / 8;
+    let size = img.nbpp.div_ceil(8);
     let bands = img.band_reps.len() as u64;
+    if img.nbpp % 8 != 0 && bands > 1 && matches!(img.imode, 'P' | 'R') {
+        return Err(bad(format!(
+            "{}-bit samples of {bands} bands in IMODE {} (GDAL's NITF driver reads bit-packed \
+             samples only in IMODE B or S)",
+            img.nbpp, img.imode
+        )));
+    }
     let planar = img.imode == 'S' && bands > 1;
     let per_chunk = if planar { 1 } else { bands };
-    let chunk_bytes = per_chunk * img.block_width * img.block_height * size;
+    let chunk_bytes = per_chunk * (img.block_width * img.block_height * img.nbpp).div_ceil(8);
     let grid = img.blocks_across * img.blocks_down;
     let mut refs = Vec::new();
     for plane in 0..if planar { bands } else { 1 } {

@@ -179,6 +179,55 @@ def test_interleaved_tile_parts_become_multi_range_references(tmp_path, chunkref
 
 
 # --------------------------------------------------------------------------
+# Sub-sampled components (opj_compress from raw planes): GDAL's JP2OpenJPEG
+# reads 8-bit YCbCr 4:2:0 as RGB and refuses any other sub-sampling.
+# --------------------------------------------------------------------------
+
+
+def subsampled_j2k(path: Path, size: tuple[int, int], factors: list[tuple[int, int]]) -> Path:
+    """An 8-bit codestream of one component per (dx, dy) in ``factors``,
+    tiles of 128, three resolution levels."""
+    width, height = size
+    planes = []
+    for c, (dx, dy) in enumerate(factors):
+        h, w = -(-height // dy), -(-width // dx)
+        planes.append(pattern(1, h, w, "u1")[0] // (c + 1) + 40 * c)
+    raw = path.with_suffix(".raw")
+    raw.write_bytes(b"".join(p.tobytes() for p in planes))
+    sampling = ":".join(f"{dx}x{dy}" for dx, dy in factors)
+    subprocess.run(
+        ["opj_compress", "-i", raw, "-o", path, "-F", f"{width},{height},{len(factors)},8,u@{sampling}",
+         "-t", "128,128", "-n", "3"],
+        check=True, capture_output=True,
+    )
+    return path
+
+
+def test_ycbcr420_reads_as_rgb_like_gdal(tmp_path, chunkref_bin):
+    # 300 x 200 in tiles of 128: the edge tiles are 44 x 72 pixels.
+    source = subsampled_j2k(tmp_path / "420.j2k", (300, 200), [(1, 1), (2, 2), (2, 2)])
+    native = gdal.OpenEx(str(source), allowed_drivers=["JP2OpenJPEG"])
+    assert native.GetRasterBand(1).GetOverviewCount() == 2
+    out = tmp_path / "420.json"
+    index(chunkref_bin, source, out)
+    assert_reads_like_gdal(out, source)
+
+
+@pytest.mark.parametrize(
+    "size,factors",
+    [((300, 200), [(1, 1), (2, 1)]), ((301, 200), [(1, 1), (2, 2), (2, 2)])],
+    ids=["two-components-2x1", "420-odd-width"],
+)
+def test_other_subsampling_is_refused_like_gdal(tmp_path, chunkref_bin, size, factors):
+    source = subsampled_j2k(tmp_path / "422.j2k", size, factors)
+    with pytest.raises(RuntimeError):
+        gdal.OpenEx(str(source), allowed_drivers=["JP2OpenJPEG"])
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "422.json")
+    assert done.returncode != 0
+    assert str(source) in done.stderr and "sub-sampled components" in done.stderr, done.stderr
+
+
+# --------------------------------------------------------------------------
 # Bad codestreams: clear errors, no crash inside OpenJPEG
 # --------------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ NITF_CASES = {
     "nc-u1-3band": (3, "u1", ()),
     "nc-u2-2band": (2, "u2", ()),
     "nc-i2-1band": (1, "i2", ()),
+    "nc-u4-1band": (1, "u4", ()),
+    "nc-i4-2band": (2, "i4", ()),
     "nc-f4-1band": (1, "f4", ()),
     "nc-f8-1band": (1, "f8", ()),
     "c8-u1-3band": (3, "u1", ("IC=C8", "QUALITY=100", "REVERSIBLE=YES")),
@@ -120,12 +122,14 @@ def imode_at(subheader: bytes) -> int:
     return at
 
 
-def blocks_b(data: bytes, bands: int, size: int) -> list[np.ndarray]:
-    """The IMODE B blocks of an image, each (bands, BLOCK, BLOCK)."""
-    per = bands * BLOCK * BLOCK * size
+def blocks_b(
+    data: bytes, bands: int, size: int, shape: tuple[int, int] = (BLOCK, BLOCK)
+) -> list[np.ndarray]:
+    """The IMODE B blocks of an image, each (bands, *shape) (shape is (y, x))."""
+    per = bands * shape[0] * shape[1] * size
     dtype = np.dtype(f">u{size}")
     return [
-        np.frombuffer(data[i : i + per], dtype).reshape(bands, BLOCK, BLOCK)
+        np.frombuffer(data[i : i + per], dtype).reshape(bands, *shape)
         for i in range(0, len(data), per)
     ]
 
@@ -197,6 +201,207 @@ def test_masked_blocks_read_as_the_pad_value(tmp_path, chunkref_bin):
     assert_reads_like_gdal(out, masked)
     ds = open_chunkref(out)
     assert ds.GetRasterBand(1).GetNoDataValue() == pad == native.GetRasterBand(1).GetNoDataValue()
+
+
+# --------------------------------------------------------------------------
+# PVTYPE / NBPP pairs GDAL does not write: SI with NBPP 8 (GDAL writes INT
+# for signed bytes) and INT / SI with NBPP 64 (GDAL's NITF driver refuses
+# them, so the expected pixels are the values written into the blocks).
+# --------------------------------------------------------------------------
+
+#: Offset of PVTYPE in a GDAL-written NITF 2.1 image subheader.
+PVTYPE_AT = 349
+
+
+def retyped(source: Path, out: Path, pvtype: str, values: np.ndarray | None = None) -> Path:
+    """``source`` (one band, IMODE B) with PVTYPE set to ``pvtype`` and,
+    given ``values`` of the same sample size, its blocks rewritten with
+    them (big-endian)."""
+    raw = bytearray(source.read_bytes())
+    hl, lish, _ = layout(bytes(raw))
+    raw[hl + PVTYPE_AT : hl + PVTYPE_AT + 3] = pvtype.ljust(3).encode()
+    if values is not None:
+        rows, cols = -(-HEIGHT // BLOCK), -(-WIDTH // BLOCK)
+        padded = np.zeros((rows * BLOCK, cols * BLOCK), values.dtype.newbyteorder(">"))
+        padded[:HEIGHT, :WIDTH] = values
+        blocks = padded.reshape(rows, BLOCK, cols, BLOCK).transpose(0, 2, 1, 3)
+        data = blocks.tobytes()
+        assert len(data) == len(raw) - hl - lish
+        raw[hl + lish :] = data
+    out.write_bytes(bytes(raw))
+    return out
+
+
+def test_signed_bytes_read_like_gdal(tmp_path, chunkref_bin):
+    """GDAL reads PVTYPE SI, NBPP 8 as plain (unsigned) bytes, and so does
+    ChunkRef."""
+    source = retyped(write_nitf(tmp_path / "u1.ntf", "nc-u1-1band"), tmp_path / "si8.ntf", "SI")
+    native = gdal.Open(str(source))
+    assert native.GetMetadataItem("NITF_PVTYPE") == "SI"
+    out = tmp_path / "si8.json"
+    index(chunkref_bin, source, out)
+    assert_reads_like_gdal(out, source)
+    ds = open_chunkref(out)
+    assert ds.GetRasterBand(1).GetMetadataItem("PIXELTYPE", "IMAGE_STRUCTURE") is None
+
+
+@pytest.mark.parametrize("pvtype,dtype", [("INT", "u8"), ("SI", "i8")])
+def test_64_bit_integers_read_as_written(tmp_path, chunkref_bin, pvtype, dtype):
+    values = pattern(1, "f8")[0].astype(dtype) * (1 << 40) + 12345
+    if dtype == "i8":
+        values = values - (1 << 50)
+    source = retyped(write_nitf(tmp_path / "f8.ntf", "nc-f8-1band"), tmp_path / "int64.ntf",
+                     pvtype, values)
+    with pytest.raises(RuntimeError):
+        gdal.Open(str(source))
+    out = tmp_path / "int64.json"
+    index(chunkref_bin, source, out)
+    assert_matches(open_chunkref(out), [values[np.newaxis]], [(BLOCK, BLOCK)])
+
+
+# --------------------------------------------------------------------------
+# Bit-packed samples (NBPP 1 and 12): GDAL 3.6 cannot write them (its NITF
+# driver has no NBITS option), so these tests repack the blocks of a
+# GDAL-written 8- or 16-bit file and set NBPP/ABPP in its subheader.
+# --------------------------------------------------------------------------
+
+#: Offset of ABPP in a GDAL-written NITF 2.1 image subheader.
+ABPP_AT = 368
+
+
+def pack_bits(values: np.ndarray, nbpp: int) -> bytes:
+    """``values`` as one big-endian bit stream of ``nbpp``-bit samples,
+    padded to a whole byte."""
+    pairs = values.astype(">u2").view(np.uint8).reshape(-1, 2)
+    return np.packbits(np.unpackbits(pairs, axis=1)[:, 16 - nbpp :].reshape(-1)).tobytes()
+
+
+def gdal_12bit(values: np.ndarray) -> np.ndarray:
+    """What to store for GDAL 3.6's NITF driver to read ``values`` back:
+    it reads each 12-bit sample of the bit stream with its nibbles rotated
+    right by four bits (see the jbp-block codec)."""
+    return ((values << 4) | (values >> 8)) & 0xFFF
+
+
+def write_packed(tmp_path: Path, nbpp: int, imode: str, bands: int, block: tuple[int, int]) -> Path:
+    """A NITF file of ``bands`` bands of ``nbpp``-bit samples in IMODE
+    ``imode`` with blocks of ``block`` (x, y) pixels, whose pixels GDAL
+    reads as the test pattern (modulo 2**nbpp)."""
+    dtype = "u2" if nbpp > 8 else "u1"
+    data = pattern(bands, dtype) % (1 << nbpp)
+    base = tmp_path / "base.ntf"
+    gdal.Translate(str(base), mem_dataset(data), format="NITF",
+                   creationOptions=[f"BLOCKXSIZE={block[0]}", f"BLOCKYSIZE={block[1]}"])
+    raw = base.read_bytes()
+    hl, lish, li_at = layout(raw)
+    sub = bytearray(raw[hl : hl + lish])
+    at = imode_at(bytes(sub))
+    sub[at : at + 1] = imode.encode()
+    sub[at + 17 : at + 19] = b"%02d" % nbpp
+    sub[ABPP_AT : ABPP_AT + 2] = b"%02d" % nbpp
+    blocks = blocks_b(raw[hl + lish :], bands, int(dtype[1]), (block[1], block[0]))
+    stored = [gdal_12bit(b) if nbpp == 12 else b for b in blocks]
+    if imode == "S":
+        planes = [b[band] for band in range(bands) for b in stored]
+    else:
+        planes = [b[band] for b in stored for band in range(bands)]
+    image = b"".join(pack_bits(plane.reshape(-1), nbpp) for plane in planes)
+    head = bytearray(raw[:hl])
+    head[li_at : li_at + 10] = b"%010d" % len(image)
+    head[342:354] = b"%012d" % (hl + lish + len(image))
+    out = tmp_path / f"nbpp{nbpp}-{imode}-{bands}.ntf"
+    out.write_bytes(bytes(head) + bytes(sub) + image)
+    native = gdal.Open(str(out))
+    assert native.GetRasterBand(1).GetMetadataItem("NBITS", "IMAGE_STRUCTURE") == str(nbpp)
+    assert np.array_equal(native.ReadAsArray().reshape(data.shape), data), "GDAL reads the pattern"
+    return out
+
+
+#: (NBPP, IMODE, bands, block (x, y)); GDAL 3.6 reads 1-bit images of a
+#: single block only.
+PACKED_CASES = [
+    (12, "B", 1, (BLOCK, BLOCK)),
+    (12, "B", 3, (BLOCK, BLOCK)),
+    (12, "S", 3, (BLOCK, BLOCK)),
+    (12, "R", 1, (BLOCK, BLOCK)),
+    (1, "B", 3, (WIDTH + 4, HEIGHT)),
+    (1, "S", 2, (WIDTH + 4, HEIGHT)),
+]
+
+
+@pytest.mark.parametrize("nbpp,imode,bands,block", PACKED_CASES)
+def test_bit_packed_samples_read_like_gdal(tmp_path, chunkref_bin, nbpp, imode, bands, block):
+    source = write_packed(tmp_path, nbpp, imode, bands, block)
+    out = tmp_path / "packed.json"
+    doc = index(chunkref_bin, source, out)
+    meta = json.loads(doc["refs"]["0/data/.zarray"])
+    plane = (block[0] * block[1] * nbpp + 7) // 8
+    assert doc["refs"]["0/data/0.0.0"][2] == plane * meta["chunks"][0], "packed block length"
+    assert_reads_like_gdal(out, source)
+    ds = open_chunkref(out)
+    assert ds.GetRasterBand(1).GetMetadataItem("NBITS", "IMAGE_STRUCTURE") == str(nbpp)
+
+
+def test_bit_packed_pixel_interleave_is_refused_like_gdal(tmp_path, chunkref_bin):
+    source = write_packed(tmp_path, 12, "B", 3, (BLOCK, BLOCK))
+    raw = bytearray(source.read_bytes())
+    hl, lish, _ = layout(bytes(raw))
+    at = hl + imode_at(bytes(raw[hl : hl + lish]))
+    raw[at : at + 1] = b"P"
+    source.write_bytes(bytes(raw))
+    native = gdal.Open(str(source))
+    with pytest.raises(RuntimeError, match="IMODE=P not supported"):
+        native.ReadAsArray()
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "p.json")
+    assert done.returncode != 0
+    assert "12-bit samples of 3 bands in IMODE P" in done.stderr, done.stderr
+
+
+# --------------------------------------------------------------------------
+# R-sets: image.ntf.r1, .r2, ... (half-resolution NITF files written beside
+# the image) are GDAL's overviews of the image, and ChunkRef's.
+# --------------------------------------------------------------------------
+
+
+def write_rsets(source: Path, bands: int, sizes: list[tuple[int, int]], options=()) -> list[Path]:
+    """Companions ``source.r1``, ``.r2``, ... of the given (x, y) sizes, each
+    a different pattern (so a level read from the wrong file shows)."""
+    paths = []
+    for k, (width, height) in enumerate(sizes, start=1):
+        path = Path(f"{source}.r{k}")
+        data = (pattern(bands, "u1", height, width) + 17 * k).astype("u1")
+        gdal.Translate(str(path), mem_dataset(data), format="NITF",
+                       creationOptions=[f"BLOCKXSIZE={BLOCK // 2}", f"BLOCKYSIZE={BLOCK // 2}",
+                                        *options])
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("name", ["nc-u1-3band", "c8-u1-3band"])
+def test_rsets_are_overviews_like_gdal(tmp_path, chunkref_bin, name):
+    source = write_nitf(tmp_path / f"{name}.ntf", name)
+    # The first R-set is a pixel larger than half the image each way: GDAL
+    # reads it cropped to half the image's size.
+    rsets = write_rsets(source, 3, [(WIDTH // 2 + 1, HEIGHT // 2 + 1), (WIDTH // 4, HEIGHT // 4),
+                                    (WIDTH // 8, HEIGHT // 8)])
+    native = gdal.Open(str(source))
+    assert set(map(str, rsets)) <= set(native.GetFileList()), "GDAL finds the R-sets"
+    assert native.GetRasterBand(1).GetOverviewCount() == 3
+    out = tmp_path / "rsets.json"
+    doc = index(chunkref_bin, source, out)
+    for level, rset in enumerate(rsets, start=1):
+        urls = {v[0] for k, v in doc["refs"].items() if k.startswith(f"{level}/data/0.")}
+        assert urls == {str(rset)}, f"level {level} points into {rset.name}"
+    ds = open_chunkref(out)
+    assert_matches(ds, native_levels(native))
+
+
+def test_rset_smaller_than_half_the_image_is_an_error(tmp_path, chunkref_bin):
+    source = write_nitf(tmp_path / "small.ntf", "nc-u1-1band")
+    write_rsets(source, 1, [(WIDTH // 2 - 1, HEIGHT // 2)])
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "small.json")
+    assert done.returncode != 0
+    assert f"{source}.r1" in done.stderr and "smaller than half the image" in done.stderr, done.stderr
 
 
 # --------------------------------------------------------------------------

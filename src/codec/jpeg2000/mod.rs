@@ -8,6 +8,15 @@
 //! codec checks their SOT headers, appends them to the main header with an
 //! EOC and decodes that one tile with OpenJPEG into `[components, h, w]`,
 //! padding edge tiles with zeros to the chunk's shape.
+//!
+//! Sub-sampled components are decoded only in the one case GDAL's
+//! JP2OpenJPEG driver (3.6) reads: three 8-bit unsigned components, the
+//! second and third at half resolution both ways (YCbCr 4:2:0), on an image
+//! of even width and height. Like GDAL,
+//! the chroma samples are repeated over 2 x 2 pixels of the tile and the
+//! pixels converted to RGB (`R = Y + 1.402 (Cr - 128)`,
+//! `G = Y - 0.34414 (Cb - 128) - 0.71414 (Cr - 128)`,
+//! `B = Y + 1.772 (Cb - 128)`, truncated and clamped to 0..255).
 
 mod openjpeg;
 
@@ -17,7 +26,7 @@ use bytes::Bytes;
 use super::registry::{config_str, config_uint, Config};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
-use crate::j2k::codestream::{check_tile_parts, without_tlm, MainHeader};
+use crate::j2k::codestream::{check_tile_parts, without_tlm, MainHeader, SUB_SAMPLED};
 use crate::zarr::dtype::{ByteOrder, ScalarKind};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
@@ -35,6 +44,8 @@ struct Jpeg2000 {
     parsed: MainHeader,
     /// Resolution reduction.
     reduce: u32,
+    /// Whether the components are YCbCr 4:2:0, converted to RGB.
+    ycbcr420: bool,
 }
 
 impl Codec for Jpeg2000 {
@@ -83,8 +94,12 @@ impl Codec for Jpeg2000 {
         stream.extend_from_slice(&self.header);
         stream.extend_from_slice(&input);
         stream.extend_from_slice(&[0xFF, 0xD9]);
-        let planes = openjpeg::decode_tile(&stream, u32::from(tile), self.reduce)
+        let mut planes = openjpeg::decode_tile(&stream, u32::from(tile), self.reduce)
             .map_err(|e| Error::decode(URI, format!("tile {tile}: {e}")))?;
+        if self.ycbcr420 {
+            planes = ycbcr420_to_rgb(&planes)
+                .map_err(|e| Error::decode(URI, format!("tile {tile}: {e}")))?;
+        }
         let size = ctx.dtype.size;
         let signed = ctx.dtype.kind == ScalarKind::Int;
         let big_endian = ctx.dtype.order == ByteOrder::Big;
@@ -113,6 +128,47 @@ impl Codec for Jpeg2000 {
         }
         Ok(Bytes::from(out))
     }
+}
+
+/// Converts the decoded Y, Cb, Cr planes of a 4:2:0 tile to R, G and B
+/// planes at the size of Y, as GDAL's JP2OpenJPEG driver does.
+fn ycbcr420_to_rgb(
+    planes: &[openjpeg::Plane],
+) -> std::result::Result<Vec<openjpeg::Plane>, String> {
+    let [y, cb, cr] = planes else {
+        return Err(format!("{} components decoded, 3 expected", planes.len()));
+    };
+    let (w, h) = (y.width, y.height);
+    if [cb, cr]
+        .iter()
+        .any(|c| c.width < w.div_ceil(2) || c.height < h.div_ceil(2))
+    {
+        return Err(format!(
+            "chroma of {} x {} and {} x {} for luma of {w} x {h}",
+            cb.width, cb.height, cr.width, cr.height
+        ));
+    }
+    let convert = |f: fn(f64, f64, f64) -> f64| {
+        let mut data = Vec::with_capacity(w * h);
+        for row in 0..h {
+            for col in 0..w {
+                let at =
+                    |p: &openjpeg::Plane| f64::from(p.data[row / 2 * p.width + col / 2]) - 128.0;
+                let v = f(f64::from(y.data[row * w + col]), at(cb), at(cr));
+                data.push((v as i32).clamp(0, 255));
+            }
+        }
+        openjpeg::Plane {
+            width: w,
+            height: h,
+            data,
+        }
+    };
+    Ok(vec![
+        convert(|y, _, cr| y + 1.402 * cr),
+        convert(|y, cb, cr| y - 0.34414 * cb - 0.71414 * cr),
+        convert(|y, cb, _| y + 1.772 * cb),
+    ])
 }
 
 /// Writes `v` clamped to the sample type held in `dst`.
@@ -145,10 +201,8 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         .map_err(|p| Error::codec_config(URI, format!("'main_header': {p}")))?;
     let header = without_tlm(&header, &parsed);
     let siz = &parsed.siz;
-    if siz.components.iter().any(|c| c.dx != 1 || c.dy != 1) {
-        return Err(Error::unsupported(
-            "JPEG 2000 codestreams with sub-sampled components",
-        ));
+    if !siz.sampling_readable() {
+        return Err(Error::unsupported(SUB_SAMPLED));
     }
     if siz.components.iter().any(|c| c.bits > 32) {
         return Err(Error::unsupported(
@@ -165,10 +219,12 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             ),
         ));
     }
+    let ycbcr420 = siz.is_ycbcr420();
     Ok(Box::new(Jpeg2000 {
         header,
         parsed,
         reduce: reduce as u32,
+        ycbcr420,
     }))
 }
 
@@ -220,6 +276,30 @@ mod tests {
         // Valid framing, garbage packets: whatever OpenJPEG makes of them,
         // the call returns.
         let _ = codec.decode(Bytes::from(part), &ctx);
+    }
+
+    #[test]
+    fn ycbcr420_repeats_chroma_and_truncates_like_gdal() {
+        let plane = |width: usize, height: usize, data: Vec<i32>| openjpeg::Plane {
+            width,
+            height,
+            data,
+        };
+        // A 3 x 2 luma tile; chroma of 2 x 1 covers it.
+        let y = plane(3, 2, vec![100, 101, 102, 103, 104, 250]);
+        let cb = plane(2, 1, vec![128, 200]);
+        let cr = plane(2, 1, vec![130, 10]);
+        let rgb = ycbcr420_to_rgb(&[y, cb, cr]).unwrap();
+        // R = Y + 1.402 (Cr - 128): 100 + 2.804 -> 102; 250 - 165.4 -> 84.
+        assert_eq!(rgb[0].data, vec![102, 103, 0, 105, 106, 84]);
+        // B = Y + 1.772 (Cb - 128): 102 + 127.6 -> 229; 250 + 127.6 -> 255.
+        assert_eq!(rgb[2].data, vec![100, 101, 229, 103, 104, 255]);
+        let small = ycbcr420_to_rgb(&[
+            plane(4, 2, vec![0; 8]),
+            plane(1, 1, vec![0]),
+            plane(2, 1, vec![0; 2]),
+        ]);
+        assert!(small.unwrap_err().contains("chroma of 1 x 1"));
     }
 
     #[test]
