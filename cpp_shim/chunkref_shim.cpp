@@ -321,7 +321,7 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
             return nullptr;
         ds->m_overviews.push_back(std::move(ov));
     }
-    ds->TryLoadXML();
+    ds->TryLoadXML(info->GetSiblingFiles());
     return ds.release();
 }
 

@@ -1,7 +1,7 @@
 //! numcodecs `zlib`: a zlib (RFC 1950) stream.
 
 use bytes::Bytes;
-use flate2::{Decompress, FlushDecompress, Status};
+use libdeflater::{DecompressionError, Decompressor};
 
 use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
@@ -16,27 +16,25 @@ impl Codec for Zlib {
         "zlib"
     }
 
-    /// Inflates the whole stream in one call, straight into a buffer one
-    /// byte larger than the decoded chunk (so a stream that goes on past the
-    /// chunk is caught).
+    /// Inflates the whole stream in one call (libdeflate), straight into a
+    /// buffer of the decoded chunk's size: a stream that goes on past the
+    /// chunk is an error.
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
-        let limit = ctx.decoded_len;
-        let mut out = output_buffer(self.name(), limit.saturating_add(1))?;
-        let fail = |reason: String| Error::decode(self.name(), reason);
-        let status = Decompress::new(true)
-            .decompress_vec(&input, &mut out, FlushDecompress::Finish)
-            .map_err(|e| fail(format!("corrupt stream: {e}")))?;
-        if out.len() > limit {
-            return Err(fail(format!(
-                "stream decodes to more than {limit} bytes, the size of the decoded chunk"
-            )));
-        }
-        if status != Status::StreamEnd {
-            return Err(fail(format!(
-                "truncated stream: {} bytes decoded before the input ran out",
-                out.len()
-            )));
-        }
+        let mut out = output_buffer(self.name(), ctx.decoded_len)?;
+        out.resize(ctx.decoded_len, 0);
+        let n = Decompressor::new()
+            .zlib_decompress(&input, &mut out)
+            .map_err(|e| {
+                let reason = match e {
+                    DecompressionError::InsufficientSpace => format!(
+                        "stream decodes to more than {} bytes, the size of the decoded chunk",
+                        ctx.decoded_len
+                    ),
+                    DecompressionError::BadData => "corrupt or truncated stream".to_string(),
+                };
+                Error::decode(self.name(), reason)
+            })?;
+        out.truncate(n);
         Ok(Bytes::from(out))
     }
 }

@@ -114,6 +114,15 @@ impl Layout {
         let pixels = self.width * self.height;
         let count = pixels.min(data.len() / (self.samples * size));
         let mut out = vec![0; data.len()];
+        if size == 1 && (2..=4).contains(&self.samples) {
+            deinterleave_bytes(
+                &data[..count * self.samples],
+                &mut out,
+                pixels,
+                self.samples,
+            );
+            return out;
+        }
         for (sample, plane) in out.chunks_exact_mut(pixels * size).enumerate() {
             copy_strided(
                 &data[sample * size..],
@@ -128,6 +137,40 @@ impl Layout {
     }
 }
 
+/// Splits byte pixels of 2 to 4 samples into planes of `pixels` bytes at
+/// the start of `out`, with one tight loop per sample count (the common
+/// RGB and RGBA case of band-major reads).
+fn deinterleave_bytes(data: &[u8], out: &mut [u8], pixels: usize, samples: usize) {
+    let (first, rest) = out.split_at_mut(pixels);
+    let (second, rest) = rest.split_at_mut(pixels);
+    match samples {
+        2 => {
+            for ((px, a), b) in data.chunks_exact(2).zip(first).zip(second) {
+                if let [x, y] = *px {
+                    (*a, *b) = (x, y);
+                }
+            }
+        }
+        3 => {
+            let third = &mut rest[..pixels];
+            for (((px, a), b), c) in data.chunks_exact(3).zip(first).zip(second).zip(third) {
+                if let [x, y, z] = *px {
+                    (*a, *b, *c) = (x, y, z);
+                }
+            }
+        }
+        _ => {
+            let (third, fourth) = rest.split_at_mut(pixels);
+            let planes = first.iter_mut().zip(second).zip(third).zip(fourth);
+            for (px, (((a, b), c), d)) in data.chunks_exact(4).zip(planes) {
+                if let [x, y, z, w] = *px {
+                    (*a, *b, *c, *d) = (x, y, z, w);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +182,26 @@ mod tests {
         sample_size: 2,
         bits: 16,
     };
+
+    #[test]
+    fn interleaved_bytes_become_planes() {
+        for samples in 1..=5usize {
+            let layout = Layout {
+                width: 3,
+                height: 2,
+                samples,
+                sample_size: 1,
+                bits: 8,
+            };
+            let data: Vec<u8> = (0..6u8)
+                .flat_map(|p| (0..samples as u8).map(move |s| 10 * s + p))
+                .collect();
+            let expected: Vec<u8> = (0..samples as u8)
+                .flat_map(|s| (0..6u8).map(move |p| 10 * s + p))
+                .collect();
+            assert_eq!(layout.band_major(data), expected, "{samples} samples");
+        }
+    }
 
     #[test]
     fn interleaved_pixels_become_planes() {
