@@ -115,6 +115,9 @@ class ChunkRefDataset final : public GDALPamDataset {
                      GDALRasterIOExtraArg *extra) override;
 
   public:
+    CPLErr AdviseRead(int xOff, int yOff, int xSize, int ySize, int bufXSize, int bufYSize,
+                      GDALDataType bufType, int bandCount, int *bandList,
+                      char **options) override;
     static int Identify(GDALOpenInfo *info);
     static GDALDataset *Open(GDALOpenInfo *info);
 
@@ -149,6 +152,11 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
     CPLErr IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize, void *data,
                      int bufXSize, int bufYSize, GDALDataType bufType, GSpacing pixelSpace,
                      GSpacing lineSpace, GDALRasterIOExtraArg *extra) override;
+    CPLErr AdviseRead(int xOff, int yOff, int xSize, int ySize, int bufXSize, int bufYSize,
+                      GDALDataType bufType, char **options) override {
+        return poDS->AdviseRead(xOff, yOff, xSize, ySize, bufXSize, bufYSize, bufType, 1, &nBand,
+                                options);
+    }
     int GetOverviewCount() override;
     GDALRasterBand *GetOverview(int i) override;
     double GetNoDataValue(int *success) override {
@@ -562,6 +570,75 @@ bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void 
         *err = CE_Failure;
     }
     return true;
+}
+
+/** Loads the blocks of a full-resolution window into GDAL's block cache
+ *  with one batched window read per row of blocks (all chunks of the row
+ *  fetched together, decoded in parallel), so block-by-block readers that
+ *  announce their window pay one round of requests instead of one per
+ *  block. Resampled requests are left alone (GDAL reads them from the
+ *  overviews). */
+CPLErr ChunkRefDataset::AdviseRead(int xOff, int yOff, int xSize, int ySize, int bufXSize,
+                                   int bufYSize, GDALDataType, int bandCount, int *bandList,
+                                   char **) {
+    if (nBands == 0 || bufXSize != xSize || bufYSize != ySize || xSize < 1 || ySize < 1 ||
+        xOff < 0 || yOff < 0 || xOff + xSize > nRasterXSize || yOff + ySize > nRasterYSize ||
+        !CPLTestBool(CPLGetConfigOption(WINDOW_READS_OPTION, "YES")))
+        return CE_None;
+    std::vector<int> bands;
+    for (int b = 0; b < (bandList != nullptr ? bandCount : nBands); ++b)
+        bands.push_back(bandList != nullptr ? bandList[b] : b + 1);
+    int blockWidth = 0;
+    int blockHeight = 0;
+    GetRasterBand(1)->GetBlockSize(&blockWidth, &blockHeight);
+    const GDALDataType native = GetRasterBand(1)->GetRasterDataType();
+    const size_t size = static_cast<size_t>(GDALGetDataTypeSizeBytes(native));
+    const int firstX = xOff / blockWidth;
+    const int lastX = (xOff + xSize - 1) / blockWidth;
+    const int x0 = firstX * blockWidth;
+    const int width = std::min(nRasterXSize, (lastX + 1) * blockWidth) - x0;
+    try {
+        std::vector<GByte> strip;
+        for (int by = yOff / blockHeight; by <= (yOff + ySize - 1) / blockHeight; ++by) {
+            const int y0 = by * blockHeight;
+            const int rows = std::min(nRasterYSize - y0, blockHeight);
+            const size_t line = static_cast<size_t>(width) * size;
+            const size_t band = line * static_cast<size_t>(rows);
+            strip.resize(band * bands.size());
+            const CPLErr err = ReadNative(x0, y0, width, rows, strip.data(),
+                                          static_cast<int>(bands.size()), bands.data(), size,
+                                          line, band, strip.size());
+            if (err != CE_None)
+                return err;
+            for (size_t i = 0; i < bands.size(); ++i) {
+                GDALRasterBand *target = GetRasterBand(bands[i]);
+                for (int bx = firstX; bx <= lastX; ++bx) {
+                    if (GDALRasterBlock *cached = target->TryGetLockedBlockRef(bx, by)) {
+                        cached->DropLock();
+                        continue;
+                    }
+                    GDALRasterBlock *block = target->GetLockedBlockRef(bx, by, TRUE);
+                    if (block == nullptr)
+                        return CE_Failure;
+                    auto *dst = static_cast<GByte *>(block->GetDataRef());
+                    const int cols = std::min(blockWidth, nRasterXSize - bx * blockWidth);
+                    const size_t blockLine = static_cast<size_t>(blockWidth) * size;
+                    memset(dst, 0, blockLine * static_cast<size_t>(blockHeight));
+                    for (int r = 0; r < rows; ++r)
+                        memcpy(dst + static_cast<size_t>(r) * blockLine,
+                               strip.data() + i * band + static_cast<size_t>(r) * line +
+                                   static_cast<size_t>(bx * blockWidth - x0) * size,
+                               static_cast<size_t>(cols) * size);
+                    block->DropLock();
+                }
+            }
+        }
+    } catch (const std::bad_alloc &) {
+        CPLError(CE_Failure, CPLE_OutOfMemory,
+                 "ChunkRef: out of memory prefetching a %dx%d window", xSize, ySize);
+        return CE_Failure;
+    }
+    return CE_None;
 }
 
 /** Reads a window in the native data type into a buffer of `bufferBytes`. */

@@ -181,6 +181,30 @@ def test_window_reads_coalesce_nearby_ranges(tree, http, tmp_path):
     assert len(chunk_requests) == 1, chunk_requests
 
 
+def test_advise_read_fills_the_block_cache_in_one_round(tree, http, tmp_path):
+    """AdviseRead loads a window's blocks with batched reads; the block
+    reads that follow need no further requests and see the right pixels."""
+    name = tree.rebased("multirange_shuffled", http.url, tmp_path / "i.json")
+    with config({"CHUNKREF_COALESCE_GAP": "65536"}):
+        ds = open_chunkref(name)
+    band = ds.GetRasterBand(1)
+    bw, bh = band.GetBlockSize()
+    assert ds.AdviseRead(0, 0, ds.RasterXSize, ds.RasterYSize) == gdal.CE_None
+    block_rows = -(-ds.RasterYSize // bh)
+    advised = [r for r in http.log.requests if r[0].endswith("packed.bin")]
+    assert 1 <= len(advised) <= block_rows, advised
+    for b in range(ds.RasterCount):
+        target = ds.GetRasterBand(b + 1)
+        for y in range(0, ds.RasterYSize, bh):
+            for x in range(0, ds.RasterXSize, bw):
+                w, h = min(bw, ds.RasterXSize - x), min(bh, ds.RasterYSize - y)
+                got = target.ReadAsArray(x, y, w, h)
+                want = np.asarray(tree.store.data).reshape(-1, ds.RasterYSize, ds.RasterXSize)
+                np.testing.assert_array_equal(got, want[b, y : y + h, x : x + w])
+    after = [r for r in http.log.requests if r[0].endswith("packed.bin")]
+    assert after == advised, "block reads after AdviseRead went to the server"
+
+
 def test_many_threads_read_remote_datasets_at_once(tree, http, tmp_path):
     """GDAL calls from several threads share the runtime and the store."""
     name = tree.rebased("multirange_shuffled", http.url, tmp_path / "i.json")
