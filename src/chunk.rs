@@ -1,12 +1,13 @@
 //! Reading one chunk: reference lookup, fetch, decode, size check.
 
 use bytes::Bytes;
-use rayon::prelude::*;
+use std::sync::OnceLock;
 
 use crate::codec::DecodeContext;
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::fetch::{Fetcher, Source, Want};
+use crate::ffi::{collect_warnings, gdal_warning};
 use crate::index::{Array, Index};
 use crate::refs::{position, ChunkRef};
 use crate::resolve::{self, Base, Location};
@@ -108,37 +109,50 @@ pub fn read_chunks(
             Ok(Need::Fetched(requests.len() - 1))
         })
         .collect();
-    let mut fetched: Vec<Option<Result<Bytes>>> = locations
-        .fetcher
-        .fetch_many(&requests)
+    // Decode each chunk on the rayon pool as soon as its bytes are in,
+    // while the rest is still being fetched.
+    type Decoded = (Result<Option<Bytes>>, Vec<String>);
+    let results: Vec<OnceLock<Decoded>> = idxs.iter().map(|_| OnceLock::new()).collect();
+    let mut fetched_by: Vec<usize> = vec![0; requests.len()];
+    let decode_into = |k: usize, raw: Result<Option<Bytes>>| {
+        let (decoded, warnings) = collect_warnings(|| {
+            raw.and_then(|raw| raw.map(|raw| decode(array, raw, &idxs[k])).transpose())
+        });
+        let decoded = decoded.map_err(|e| match &refs[k] {
+            Ok(Some(r)) => {
+                let key = chunk_key(&meta.path, &meta.key_encoding.format(&idxs[k]));
+                let url = r
+                    .file()
+                    .map_or("inline".to_string(), |f| index.files.url(f).to_string());
+                e.in_chunk(key, url)
+            }
+            _ => e,
+        });
+        let _ = results[k].set((decoded, warnings));
+    };
+    rayon::in_place_scope(|scope| {
+        for (k, need) in needs.into_iter().enumerate() {
+            match need {
+                Err(e) => decode_into(k, Err(e)),
+                Ok(Need::Nothing) => decode_into(k, Ok(None)),
+                Ok(Need::Inline(b)) => scope.spawn(move |_| decode_into(k, Ok(Some(b)))),
+                Ok(Need::Fetched(i)) => fetched_by[i] = k,
+            }
+        }
+        locations.fetcher.fetch_each(&requests, |i, raw| {
+            let k = fetched_by[i];
+            scope.spawn(move |_| decode_into(k, raw.map(Some)));
+        });
+    });
+    // Warnings raised while decoding on the pool, on the caller's thread.
+    results
         .into_iter()
-        .map(Some)
-        .collect();
-    let raws: Vec<Result<Option<Bytes>>> = needs
-        .into_iter()
-        .map(|need| match need? {
-            Need::Nothing => Ok(None),
-            Need::Inline(b) => Ok(Some(b)),
-            Need::Fetched(i) => fetched[i]
-                .take()
-                .unwrap_or_else(|| Err(Error::unsupported("a chunk fetched twice")))
-                .map(Some),
-        })
-        .collect();
-    raws.into_par_iter()
-        .zip(idxs.par_iter().zip(refs.par_iter()))
-        .map(|(raw, (idx, r))| {
-            let decoded = raw.and_then(|raw| raw.map(|raw| decode(array, raw, idx)).transpose());
-            decoded.map_err(|e| match r {
-                Ok(Some(r)) => {
-                    let key = chunk_key(&meta.path, &meta.key_encoding.format(idx));
-                    let url = r
-                        .file()
-                        .map_or("inline".to_string(), |f| index.files.url(f).to_string());
-                    e.in_chunk(key, url)
-                }
-                _ => e,
-            })
+        .map(|r| match r.into_inner() {
+            Some((decoded, warnings)) => {
+                warnings.iter().for_each(|w| gdal_warning(w));
+                decoded
+            }
+            None => Err(Error::unsupported("a chunk that was never read")),
         })
         .collect()
 }

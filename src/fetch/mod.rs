@@ -304,13 +304,29 @@ impl Fetcher {
     }
 
     /// Reads every `(source, want)` request and returns the bytes of each,
-    /// in the order of `requests`. The ranges of all requests on one object
-    /// are planned together: ranges at most `coalesce_gap` bytes apart merge
+    /// in the order of `requests` (see [`Fetcher::fetch_each`]).
+    pub fn fetch_many(&self, requests: &[(&Source, Want<'_>)]) -> Vec<Result<Bytes>> {
+        let mut out: Vec<Option<Result<Bytes>>> = vec![None; requests.len()];
+        self.fetch_each(requests, |i, bytes| out[i] = Some(bytes));
+        out.into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(Error::unsupported("a request without an answer"))))
+            .collect()
+    }
+
+    /// Reads every `(source, want)` request and hands `ready(i, bytes)` the
+    /// bytes of request `i` as soon as they are all in (in completion
+    /// order, on the calling thread), so callers can decode while the rest
+    /// is still in flight. The ranges of all requests on one object are
+    /// planned together: ranges at most `coalesce_gap` bytes apart merge
     /// into one span (up to [`MAX_SPAN`] bytes), and every span is one
     /// request, with at most `max_in_flight` in flight at once. A failed span
     /// fails every request that needed it. Blocks the calling thread (call it
     /// from outside the runtime).
-    pub fn fetch_many(&self, requests: &[(&Source, Want<'_>)]) -> Vec<Result<Bytes>> {
+    pub fn fetch_each(
+        &self,
+        requests: &[(&Source, Want<'_>)],
+        mut ready: impl FnMut(usize, Result<Bytes>),
+    ) {
         let mut jobs: Vec<Job<'_>> = Vec::new();
         let mut pieces: Vec<Result<Vec<Piece>>> = Vec::with_capacity(requests.len());
         let mut by_object: HashMap<&str, Vec<(usize, Range<u64>)>> = HashMap::new();
@@ -359,17 +375,47 @@ impl Fetcher {
             }
         }
 
+        // Which requests wait for each job, and how many jobs each waits for.
+        let mut waiting: Vec<usize> = vec![0; requests.len()];
+        let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); jobs.len()];
+        for (i, p) in pieces.iter().enumerate() {
+            if let Ok(p) = p {
+                for &(job, _, _) in p {
+                    if dependents[job].last() != Some(&i) {
+                        dependents[job].push(i);
+                        waiting[i] += 1;
+                    }
+                }
+            }
+        }
+        let mut fetched: Vec<Option<Result<Bytes>>> = vec![None; jobs.len()];
+        for (i, p) in pieces.iter().enumerate() {
+            match p {
+                Err(e) => ready(i, Err(e.clone())),
+                Ok(p) if p.is_empty() => ready(i, Ok(Bytes::new())),
+                Ok(_) => {}
+            }
+        }
         let permits = Semaphore::new(self.max_in_flight);
-        let fetched: Vec<Result<Bytes>> = runtime().block_on(
-            futures::stream::iter(&jobs)
-                .map(|job| self.attempts(job.source, job.range.clone(), &permits))
-                .buffered(self.max_in_flight)
-                .collect(),
-        );
-        pieces
-            .into_iter()
-            .map(|p| assemble_pieces(&fetched, &p?))
-            .collect()
+        runtime().block_on(async {
+            let mut done = futures::stream::iter(jobs.iter().enumerate())
+                .map(|(j, job)| {
+                    let attempt = self.attempts(job.source, job.range.clone(), &permits);
+                    async move { (j, attempt.await) }
+                })
+                .buffer_unordered(self.max_in_flight);
+            while let Some((j, bytes)) = done.next().await {
+                fetched[j] = Some(bytes);
+                for &i in &dependents[j] {
+                    waiting[i] -= 1;
+                    if waiting[i] == 0 {
+                        if let Ok(p) = &pieces[i] {
+                            ready(i, assemble_pieces(&fetched, p));
+                        }
+                    }
+                }
+            }
+        });
     }
 
     /// Reads one request (see [`Fetcher::fetch_many`]).
@@ -470,10 +516,15 @@ fn checked_ranges(source: &Source, ranges: &[(u64, u64)]) -> Result<Vec<Range<u6
         .collect()
 }
 
-/// Concatenates the pieces of one request out of the fetched jobs.
-fn assemble_pieces(fetched: &[Result<Bytes>], pieces: &[Piece]) -> Result<Bytes> {
+/// Concatenates the pieces of one request out of the fetched jobs (all of
+/// which are in).
+fn assemble_pieces(fetched: &[Option<Result<Bytes>>], pieces: &[Piece]) -> Result<Bytes> {
     let slice = |&(job, offset, length): &Piece| -> Result<Bytes> {
-        let span = fetched[job].as_ref().map_err(Clone::clone)?;
+        let span = fetched[job]
+            .as_ref()
+            .ok_or_else(|| Error::unsupported("a span used before it was fetched"))?
+            .as_ref()
+            .map_err(Clone::clone)?;
         if length == u64::MAX {
             return Ok(span.clone());
         }
