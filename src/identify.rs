@@ -1,6 +1,7 @@
 //! Cheap, honest recognition of Kerchunk JSON from a file's first bytes.
 //!
-//! Claims: the `CHUNKREF:` prefix; a JSON object whose first key is a
+//! Claims: the `CHUNKREF:` prefix; a `.parquet` file (first bytes `PAR1`);
+//! a JSON object whose first key is a
 //! Kerchunk v1 key (`version` followed by `refs`/`templates`/`gen`, or one
 //! of those first); a v0 bare refs object whose first key is a Zarr
 //! metadata key (`.zgroup`, `a/b/.zarray`, `zarr.json`, ...).
@@ -19,6 +20,9 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
         .is_some_and(|h| h.eq_ignore_ascii_case(PREFIX))
     {
         return true;
+    }
+    if header.starts_with(crate::index::parquet::MAGIC) {
+        return is_parquet_name(name);
     }
     let mut s = Scanner { b: header, i: 0 };
     s.skip_bom_and_ws();
@@ -44,6 +48,14 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
     }
     let last = first.rsplit('/').next().unwrap_or(&first);
     ZARR_KEYS.contains(&last)
+}
+
+/// A Parquet file is claimed by its `.parquet` / `.parq` extension (GDAL
+/// 3.6 has no Parquet driver; other Parquet files fail at open with a message
+/// saying the `chunkref` metadata entry is missing).
+fn is_parquet_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".parquet") || lower.ends_with(".parq")
 }
 
 struct Scanner<'a> {
@@ -125,5 +137,7 @@ mod tests {
             assert!(!identify("x.json", h), "{}", String::from_utf8_lossy(h));
         }
         assert!(identify("chunkref:/anything", b""));
+        assert!(identify("refs.parquet", b"PAR1\x15\x04"));
+        assert!(!identify("data.bin", b"PAR1\x15\x04"));
     }
 }

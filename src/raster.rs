@@ -150,7 +150,7 @@ impl Dataset {
                 strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
             })
             .collect();
-        let index = Index::from_kerchunk_json(&parsed.index, &bytes, &overrides)?;
+        let index = Index::read(&parsed.index, bytes, &overrides)?;
         let locations = Locations::resolve(&index, &source.base, &settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),
@@ -844,6 +844,8 @@ mod tests {
             }],
             groups: Default::default(),
             warnings: vec![],
+            file_attributes: vec![],
+            metadata: Default::default(),
         };
         let settings = Settings::from_lookup(|_| None).unwrap();
         let locations = Locations::resolve(&index, &Base::Dir("/".into()), &settings);

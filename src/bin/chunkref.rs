@@ -4,9 +4,11 @@
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
+//! chunkref convert IN.json|IN.parquet OUT.json|OUT.parquet
 //! ```
 //! Reads only the headers of each source and writes a Kerchunk JSON v1 chunk
-//! index. TIFF / BigTIFF / COG: one index per source (`<name>.tile_index.json`
+//! index, or a Parquet chunk-reference table when OUT ends in `.parquet`
+//! (docs/reference-table.md); `convert` turns one index form into another. TIFF / BigTIFF / COG: one index per source (`<name>.tile_index.json`
 //! in OUT_DIR when there are several sources). DTED: one cell is one index;
 //! several cells are ONE mosaic index.
 
@@ -14,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | DIR/)\n\
+const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | .parquet | DIR/)\n\
+       chunkref convert IN OUT      (IN, OUT: .json Kerchunk JSON or .parquet reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
                    (one index each), or DTED cells\n\
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index)\n\
@@ -27,6 +30,62 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
 
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
+use chunkref::index::to_kerchunk::to_kerchunk;
+use chunkref::index::{parquet, Index};
+
+/// The index forms `chunkref` writes, chosen by the output's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// Kerchunk JSON v1.
+    Json,
+    /// Parquet chunk-reference table.
+    Parquet,
+}
+
+impl Form {
+    fn of(path: &Path) -> Form {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("parquet") => Form::Parquet,
+            _ => Form::Json,
+        }
+    }
+}
+
+/// Writes `index` to `out` in the form its extension names; returns the
+/// number of chunk references.
+fn save_index(index: &Index, out: &Path) -> Result<usize, String> {
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
+    match Form::of(out) {
+        Form::Json => {
+            let text = serde_json::to_string(&to_kerchunk(index)).map_err(|e| fail(&e))?;
+            std::fs::write(out, text).map_err(|e| fail(&e))?;
+        }
+        Form::Parquet => {
+            let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
+            parquet::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))?;
+        }
+    }
+    Ok(index.arrays.iter().map(|a| a.refs.len()).sum())
+}
+
+/// `chunkref convert IN OUT`.
+fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
+    let (Some(input), Some(output), None) = (args.next(), args.next(), args.next()) else {
+        return Err(format!("convert takes IN and OUT\n{USAGE}"));
+    };
+    let bytes = std::fs::read(&input).map_err(|e| format!("{input}: {e}"))?;
+    let index = Index::read(&input, bytes, &[]).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let refs = save_index(&index, Path::new(&output))?;
+    eprintln!(
+        "{input} -> {output} ({refs} chunk references, {:.1} ms)",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
+}
 
 struct Args {
     sources: Vec<String>,
@@ -92,10 +151,17 @@ fn locate(args: &Args, source: &str) -> Result<(String, String), String> {
     Ok((abs.to_string_lossy().into_owned(), url))
 }
 
-/// Writes `doc` to `out`; returns the number of keys.
+/// Writes `doc` to `out` (Kerchunk JSON as it is, or converted to the form
+/// `out` names); returns the number of keys (JSON) or chunk references.
 fn write(args: &Args, mut doc: serde_json::Value, out: &Path) -> Result<usize, String> {
     if args.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
+    }
+    if Form::of(out) != Form::Json {
+        let text = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
+        let index = Index::from_kerchunk_json(&out.to_string_lossy(), &text, &[])
+            .map_err(|e| e.to_string())?;
+        return save_index(&index, out);
     }
     let refs = doc["refs"].as_object().map_or(0, |r| r.len());
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -137,6 +203,15 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
 }
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("convert") {
+        return match convert(std::env::args().skip(2)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("chunkref: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let args = match parse_args(std::env::args().skip(1)) {
         Ok(a) => a,
         Err(msg) => {

@@ -1,0 +1,194 @@
+"""Chunk-reference tables (docs/reference-table.md) in Parquet.
+
+GDAL-written TIFFs are indexed straight to ``.parquet`` and converted
+between Kerchunk JSON and Parquet with ``chunkref convert``; ChunkRef must
+read every form pixel for pixel like GDAL's GTiff driver, the conversions
+must keep every reference and metadata document, pyarrow must read the table
+as an ordinary one, and malformed tables (written with pyarrow) must fail
+with a message naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from osgeo import gdal
+
+from conftest import REPO_ROOT, run_chunkref
+from raster_checks import assert_matches, failure_text, native_levels, open_chunkref
+from test_tiff_index import TIFF_CASES, assert_same_as_gdal, gdal_blocks, index_tiff, write_tiff
+from venvs import ensure_venv
+
+#: Sources covering chunky, planar, striped, masked and big-endian layouts.
+TABLE_CASES = [
+    "cog-deflate-pred2-3band",
+    "gtiff-planar-u2-deflate-pred2",
+    "gtiff-strips7-lzw-3band",
+    "gtiff-mask-deflate-3band",
+    "gtiff-bigendian-f4-lzw-pred3",
+]
+
+#: Python packages the table tests run in their venv.
+TABLE_REQUIREMENTS = ["pyarrow", "kerchunk", "fastparquet"]
+
+
+@pytest.fixture(scope="session")
+def table_python() -> Path:
+    """A python with pyarrow, kerchunk and fastparquet (skips only when
+    PyPI is unreachable)."""
+    return ensure_venv(
+        REPO_ROOT / "build" / "table-venv",
+        TABLE_REQUIREMENTS,
+        "import pyarrow, kerchunk, fastparquet",
+        "pyarrow, kerchunk and fastparquet",
+    )
+
+
+def run_python(python: Path, script: str, *args: str | Path) -> str:
+    """Run ``script`` with ``python``; it must succeed.  Returns stdout."""
+    done = subprocess.run(
+        [str(python), "-c", script, *map(str, args)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"script failed:\n{done.stderr}{done.stdout}"
+    return done.stdout
+
+
+def convert(binary: Path, src: Path, dst: Path) -> None:
+    """``chunkref convert src dst``; it must succeed."""
+    done = run_chunkref(binary, "convert", src, dst)
+    assert done.returncode == 0, f"convert {src.name} -> {dst.name}:\n{done.stderr}{done.stdout}"
+
+
+def parsed_refs(path: Path) -> dict:
+    """The refs of a Kerchunk JSON index with metadata documents parsed."""
+    refs = json.loads(path.read_text())["refs"]
+    return {
+        k: json.loads(v) if isinstance(v, str) and not v.startswith("base64:") else v
+        for k, v in refs.items()
+    }
+
+
+@pytest.mark.parametrize("name", TABLE_CASES)
+def test_parquet_index_reads_like_gdal(tmp_path, chunkref_bin, name):
+    case = TIFF_CASES[name]
+    tif = write_tiff(tmp_path / f"{name}.tif", case)
+    table = tmp_path / f"{name}.parquet"
+    done = run_chunkref(chunkref_bin, "index", tif, "-o", table)
+    assert done.returncode == 0, f"{done.stderr}{done.stdout}"
+    assert table.read_bytes()[:4] == b"PAR1"
+    ds = gdal.Open(str(table))
+    assert ds.GetDriver().ShortName == "ChunkRef", "identified by its first bytes"
+    ds = None
+    assert_same_as_gdal(table, tif, case.tolerance, name)
+
+
+@pytest.mark.parametrize("name", TABLE_CASES[:3])
+def test_json_parquet_json_round_trip_is_lossless(tmp_path, chunkref_bin, name):
+    tif = write_tiff(tmp_path / f"{name}.tif", TIFF_CASES[name])
+    original = tmp_path / "index.json"
+    index_tiff(chunkref_bin, tif, original)
+    convert(chunkref_bin, original, tmp_path / "via.parquet")
+    convert(chunkref_bin, tmp_path / "via.parquet", tmp_path / "back.json")
+    convert(chunkref_bin, tmp_path / "back.json", tmp_path / "again.parquet")
+    assert parsed_refs(tmp_path / "back.json") == parsed_refs(original)
+    assert (tmp_path / "again.parquet").read_bytes() == (tmp_path / "via.parquet").read_bytes()
+    native = gdal.Open(str(tif))
+    expected, blocks = native_levels(native), gdal_blocks(native)
+    for form in ["via.parquet", "back.json"]:
+        assert_matches(open_chunkref(tmp_path / form), expected, blocks)
+
+
+def test_template_base_table_moves_with_its_tiff(tmp_path, chunkref_bin):
+    here = tmp_path / "here"
+    here.mkdir()
+    tif = write_tiff(here / "img.tif", TIFF_CASES["cog-lzw-1band"])
+    done = run_chunkref(chunkref_bin, "index", "--template-base", tif, "-o", here / "img.parquet")
+    assert done.returncode == 0, done.stderr
+    native = gdal.Open(str(tif))
+    expected, blocks = native_levels(native), gdal_blocks(native)
+    native = None
+    moved = Path(shutil.move(str(here), str(tmp_path / "elsewhere")))
+    assert_matches(open_chunkref(moved / "img.parquet"), expected, blocks)
+
+
+READ_WITH_PYARROW = """
+import json, sys
+import pyarrow.parquet as pq
+table = pq.read_table(sys.argv[1])
+doc = json.loads(pq.read_schema(sys.argv[1]).metadata[b"chunkref"])
+print(json.dumps({
+    "schema": {f.name: str(f.type) for f in table.schema},
+    "rows": table.to_pylist(),
+    "files": [f["path"] for f in doc["files"]],
+    "arrays": [a["path"] for a in doc["arrays"]],
+}))
+"""
+
+
+def test_pyarrow_reads_the_table_unchanged(tmp_path, chunkref_bin, table_python):
+    tif = write_tiff(tmp_path / "img.tif", TIFF_CASES["gtiff-mask-deflate-3band"])
+    index_tiff(chunkref_bin, tif, tmp_path / "img.json")
+    convert(chunkref_bin, tmp_path / "img.json", tmp_path / "img.parquet")
+    got = json.loads(run_python(table_python, READ_WITH_PYARROW, tmp_path / "img.parquet"))
+    assert got["schema"] == {
+        "array": "uint16", "time": "uint32", "band": "uint32", "y_chunk": "uint32",
+        "x_chunk": "uint32", "file": "uint32", "offset": "uint64", "length": "uint64",
+        "part": "uint16",
+    }
+    refs = json.loads((tmp_path / "img.json").read_text())["refs"]
+    expected = {k: v for k, v in refs.items() if isinstance(v, list)}
+    from_table = {}
+    for row in got["rows"]:
+        array = got["arrays"][row["array"]]
+        key = f"{array}/{row['band']}.{row['y_chunk']}.{row['x_chunk']}"
+        from_table[key] = [got["files"][row["file"]], row["offset"], row["length"]]
+    assert from_table == expected
+
+
+#: pyarrow script: rewrite argv[1] into argv[2] after applying argv[3].
+BREAK_TABLE = """
+import json, sys
+import pyarrow as pa, pyarrow.compute as pc, pyarrow.parquet as pq
+src, dst, how = sys.argv[1:4]
+table = pq.read_table(src)
+meta = table.schema.metadata
+if how == "drop-offset":
+    table = table.drop_columns(["offset"])
+elif how == "string-offset":
+    table = table.set_column(6, "offset", pc.cast(table["offset"], pa.string()))
+elif how == "past-grid":
+    table = table.set_column(3, "y_chunk", pc.add(table["y_chunk"], pa.scalar(1000, pa.uint32())))
+elif how == "bad-file":
+    table = table.set_column(5, "file", pc.add(table["file"], pa.scalar(5, pa.uint32())))
+elif how == "no-metadata":
+    meta = {}
+elif how == "bad-json":
+    meta = {b"chunkref": b"{not json"}
+pq.write_table(table.replace_schema_metadata(meta), dst)
+"""
+
+BROKEN = {
+    "drop-offset": "missing column 'offset'",
+    "string-offset": "column 'offset' is BYTE_ARRAY, expected a flat INT64 column",
+    "past-grid": "outside the chunk grid of '0/data'",
+    "bad-file": "file 5 does not exist (the file table has 1 entries)",
+    "no-metadata": "no 'chunkref' entry in the Parquet key-value metadata",
+    "bad-json": "the 'chunkref' metadata document",
+}
+
+
+@pytest.mark.parametrize("how", list(BROKEN))
+def test_malformed_tables_fail_clearly(tmp_path, chunkref_bin, table_python, how):
+    tif = write_tiff(tmp_path / "img.tif", TIFF_CASES["cog-lzw-1band"])
+    good = tmp_path / "good.parquet"
+    assert run_chunkref(chunkref_bin, "index", tif, "-o", good).returncode == 0
+    bad = tmp_path / f"{how}.parquet"
+    run_python(table_python, BREAK_TABLE, good, bad, how)
+    message = failure_text(gdal.OpenEx, str(bad), gdal.OF_RASTER, allowed_drivers=["ChunkRef"])
+    assert BROKEN[how] in message and str(bad) in message, message
+    done = run_chunkref(chunkref_bin, "convert", bad, tmp_path / "out.json")
+    assert done.returncode != 0 and BROKEN[how] in done.stderr, done.stderr
