@@ -1,6 +1,7 @@
 //! Cheap, honest recognition of Kerchunk JSON from a file's first bytes.
 //!
-//! Claims: the `CHUNKREF:` prefix; a `.parquet` file (first bytes `PAR1`);
+//! Claims: the `CHUNKREF:` prefix; a `.parquet` / `.parq` file (first bytes
+//! `PAR1`) or directory (Kerchunk Parquet, no first bytes);
 //! a JSON object whose first key is a
 //! Kerchunk v1 key (`version` followed by `refs`/`templates`/`gen`, or one
 //! of those first); a v0 bare refs object whose first key is a Zarr
@@ -21,8 +22,9 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
     {
         return true;
     }
-    if header.starts_with(crate::index::parquet::MAGIC) {
-        return is_parquet_name(name);
+    if header.starts_with(crate::index::parquet::MAGIC) || header.is_empty() {
+        // A Parquet table, or a Kerchunk Parquet directory (no header bytes).
+        return is_parquet_name(name.trim_end_matches('/'));
     }
     let mut s = Scanner { b: header, i: 0 };
     s.skip_bom_and_ws();
@@ -139,5 +141,7 @@ mod tests {
         assert!(identify("chunkref:/anything", b""));
         assert!(identify("refs.parquet", b"PAR1\x15\x04"));
         assert!(!identify("data.bin", b"PAR1\x15\x04"));
+        assert!(identify("refs.parq/", b""));
+        assert!(!identify("refs.json", b""));
     }
 }

@@ -143,14 +143,15 @@ impl Dataset {
         let parsed = DatasetName::parse(name)?;
         let settings = Settings::from_gdal()?;
         let source = resolve::index_source(&parsed.index)?;
-        let bytes = gdal::read_vsi_file(&source.vsi_path, MAX_INDEX_BYTES)?;
         let overrides: Vec<(String, String)> = options
             .iter()
             .filter_map(|(k, v)| {
                 strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
             })
             .collect();
-        let index = Index::read(&parsed.index, bytes, &overrides)?;
+        let index = Index::load(&parsed.index, &source.vsi_path, &overrides, |path| {
+            gdal::read_vsi_file(path, MAX_INDEX_BYTES)
+        })?;
         let locations = Locations::resolve(&index, &source.base, &settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | .parquet | DIR/)\n\
-       chunkref convert IN OUT      (IN, OUT: .json Kerchunk JSON or .parquet reference table)\n\
+       chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table or Kerchunk Parquet directory;\n\
+                                    OUT: .json Kerchunk JSON or .parquet reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
                    (one index each), or DTED cells\n\
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index)\n\
@@ -76,8 +77,14 @@ fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
     let (Some(input), Some(output), None) = (args.next(), args.next(), args.next()) else {
         return Err(format!("convert takes IN and OUT\n{USAGE}"));
     };
-    let bytes = std::fs::read(&input).map_err(|e| format!("{input}: {e}"))?;
-    let index = Index::read(&input, bytes, &[]).map_err(|e| e.to_string())?;
+    let index = Index::load(&input, &input, &[], |path| {
+        std::fs::read(path).map_err(|e| chunkref::Error::Io {
+            url: path.to_string(),
+            range: String::new(),
+            reason: e.to_string(),
+        })
+    })
+    .map_err(|e| e.to_string())?;
     let start = Instant::now();
     let refs = save_index(&index, Path::new(&output))?;
     eprintln!(

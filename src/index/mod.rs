@@ -6,6 +6,7 @@
 
 pub mod gen;
 pub mod kerchunk_json;
+pub mod kerchunk_parquet;
 pub mod parquet;
 pub mod pyramid;
 pub mod table;
@@ -79,23 +80,35 @@ impl Index {
             };
             entries.push((g.key, r));
         })?;
-        let mut template_error = None;
-        files.map_urls(|u| {
-            if !u.contains("{{") {
-                return u.to_string();
-            }
-            template::render_url(u, &vars).unwrap_or_else(|e| {
-                template_error.get_or_insert(e);
-                u.to_string()
-            })
-        });
-        if let Some(reason) = template_error {
-            return Err(Error::MalformedIndex {
-                index: source.to_string(),
-                reason,
-            });
-        }
+        render_templates(source, &mut files, &vars)?;
         Index::build(source, files, entries)
+    }
+
+    /// Reads the index `name` from `path` with `read` (which reads a file by
+    /// path): a file in any form [`Index::read`] knows, or else a Kerchunk
+    /// Parquet directory (`path/.zmetadata`, `path/VAR/refs.K.parq`).
+    pub fn load(
+        name: &str,
+        path: &str,
+        overrides: &[(String, String)],
+        mut read: impl FnMut(&str) -> Result<Vec<u8>>,
+    ) -> Result<Index> {
+        let not_a_file = match read(path) {
+            Ok(bytes) => return Index::read(name, bytes, overrides),
+            Err(e) => e,
+        };
+        let dir = path.trim_end_matches('/');
+        let Ok(zmetadata) = read(&format!("{dir}/{}", kerchunk_parquet::ZMETADATA)) else {
+            return Err(not_a_file);
+        };
+        let mut index =
+            kerchunk_parquet::read(name, &zmetadata, |rel| read(&format!("{dir}/{rel}")))?;
+        let vars: Vars = overrides
+            .iter()
+            .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
+            .collect();
+        render_templates(name, &mut index.files, &vars)?;
+        Ok(index)
     }
 
     /// Reads an index in any form chunkref knows, chosen by its first
@@ -163,6 +176,27 @@ impl Index {
         self.arrays
             .binary_search_by(|a| a.meta.path.as_str().cmp(path))
             .ok()
+    }
+}
+
+/// Fills `{{name}}` templates in every URL of `files` from `vars`.
+fn render_templates(source: &str, files: &mut FileTable, vars: &Vars) -> Result<()> {
+    let mut template_error = None;
+    files.map_urls(|u| {
+        if !u.contains("{{") {
+            return u.to_string();
+        }
+        template::render_url(u, vars).unwrap_or_else(|e| {
+            template_error.get_or_insert(e);
+            u.to_string()
+        })
+    });
+    match template_error {
+        Some(reason) => Err(Error::MalformedIndex {
+            index: source.to_string(),
+            reason,
+        }),
+        None => Ok(()),
     }
 }
 

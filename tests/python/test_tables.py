@@ -192,3 +192,62 @@ def test_malformed_tables_fail_clearly(tmp_path, chunkref_bin, table_python, how
     assert BROKEN[how] in message and str(bad) in message, message
     done = run_chunkref(chunkref_bin, "convert", bad, tmp_path / "out.json")
     assert done.returncode != 0 and BROKEN[how] in done.stderr, done.stderr
+
+
+# --------------------------------------------------------------------------
+# Kerchunk Parquet (formats.md section 3)
+# --------------------------------------------------------------------------
+
+#: argv: INDEX.json OUT.parq RECORD_SIZE.  kerchunk's own Parquet writer.
+KERCHUNK_TO_PARQUET = """
+import json, sys
+import kerchunk.df
+refs = json.load(open(sys.argv[1]))
+kerchunk.df.refs_to_dataframe(refs, sys.argv[2], record_size=int(sys.argv[3]))
+"""
+
+
+def kerchunk_parquet(tmp_path: Path, chunkref_bin: Path, python: Path) -> tuple[Path, Path, Path]:
+    """A masked 3-band TIFF, its chunkref JSON index, and the same index
+    written by kerchunk as Parquet with 5 references per record file (so
+    arrays span several files and the last one is padded)."""
+    tif = write_tiff(tmp_path / "img.tif", TIFF_CASES["gtiff-mask-deflate-3band"])
+    index = tmp_path / "img.json"
+    index_tiff(chunkref_bin, tif, index)
+    store = tmp_path / "img.parq"
+    run_python(python, KERCHUNK_TO_PARQUET, index, store, "5")
+    assert len(list(store.glob("0/data/refs.*.parq"))) > 1, "several record files"
+    return tif, index, store
+
+
+def test_kerchunk_parquet_reads_like_gdal(tmp_path, chunkref_bin, table_python):
+    tif, index, store = kerchunk_parquet(tmp_path, chunkref_bin, table_python)
+    assert_same_as_gdal(store, tif, 0, "kerchunk parquet")
+    convert(chunkref_bin, store, tmp_path / "back.json")
+    assert parsed_refs(tmp_path / "back.json") == parsed_refs(index)
+
+
+def test_kerchunk_parquet_missing_record_file_is_named(tmp_path, chunkref_bin, table_python):
+    _, _, store = kerchunk_parquet(tmp_path, chunkref_bin, table_python)
+    (store / "0" / "data" / "refs.1.parq").unlink()
+    message = failure_text(gdal.OpenEx, str(store), gdal.OF_RASTER, allowed_drivers=["ChunkRef"])
+    assert "0/data/refs.1.parq" in message, message
+
+
+def test_peer_kerchunk_parquet_with_multi_range_rows(tmp_path, peer):
+    from test_j2k import interleaved_j2k
+
+    source = interleaved_j2k(tmp_path)
+    store = tmp_path / "peer.parquet"
+    peer.run(
+        "import sys\n"
+        "from aws.osml.io.virtualizarr_parsers import OversightMLParser, write_tile_index\n"
+        "write_tile_index(OversightMLParser()(sys.argv[1]), sys.argv[2], zarr_format=2)\n",
+        source,
+        store,
+    )
+    assert (store / ".zmetadata").exists()
+    native = gdal.Open(str(source))
+    ds = open_chunkref(store)
+    assert (ds.RasterXSize, ds.RasterYSize, ds.RasterCount) == (260, 300, 3)
+    assert (ds.ReadAsArray() == native.ReadAsArray()).all()
