@@ -4,6 +4,7 @@
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
+//! chunkref index [--template-base] [--datetime-from-name] A.tif B.tif ... -o STACK.parquet|.json
 //! chunkref convert IN.json|IN.parquet OUT.json|OUT.parquet
 //! ```
 //! Reads only the headers of each source and writes a Kerchunk JSON v1 chunk
@@ -21,10 +22,15 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
                                     OUT: .json Kerchunk JSON or .parquet reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
                    (one index each), or DTED cells\n\
+                   several sources with OUT a .json/.parquet file (not a directory):\n\
+                   one time stack of files on the same grid, in the order given\n\
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index)\n\
   --template-base  write portable {{base}}NAME URLs with \"templates\": {\"base\": \"\"}\n\
                    (the index then sits next to its sources, or is opened with\n\
                    -oo TEMPLATE_base=/where/they/are/)\n\
+  --datetime-from-name\n\
+                   time stack: each step's datetime is the first date (YYYYMMDD or\n\
+                   YYYY-MM-DD, optionally with a time) in its file name\n\
   --bad-checksum-warning\n\
                    DTED: a record with a bad checksum is read with a GDAL warning\n\
                    instead of failing the read (the peer cannot read such indexes)";
@@ -32,7 +38,7 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
 use chunkref::index::to_kerchunk::to_kerchunk;
-use chunkref::index::{parquet, Index};
+use chunkref::index::{parquet, stack, Index};
 
 /// The index forms `chunkref` writes, chosen by the output's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +105,7 @@ struct Args {
     output: PathBuf,
     template_base: bool,
     checksum_warnings: bool,
+    datetime_from_name: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -108,12 +115,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         Some(other) => return Err(format!("unknown command '{other}'\n{USAGE}")),
     }
     let (mut sources, mut output, mut template_base) = (Vec::new(), None, false);
-    let mut checksum_warnings = false;
+    let (mut checksum_warnings, mut datetime_from_name) = (false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
             "--template-base" => template_base = true,
             "--bad-checksum-warning" => checksum_warnings = true,
+            "--datetime-from-name" => datetime_from_name = true,
             "-h" | "--help" => return Err(USAGE.into()),
             s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{USAGE}")),
             s => sources.push(s.to_string()),
@@ -128,6 +136,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         output: PathBuf::from(output),
         template_base,
         checksum_warnings,
+        datetime_from_name,
     })
 }
 
@@ -160,10 +169,7 @@ fn locate(args: &Args, source: &str) -> Result<(String, String), String> {
 
 /// Writes `doc` to `out` (Kerchunk JSON as it is, or converted to the form
 /// `out` names); returns the number of keys (JSON) or chunk references.
-fn write(args: &Args, mut doc: serde_json::Value, out: &Path) -> Result<usize, String> {
-    if args.template_base {
-        doc["templates"] = serde_json::json!({"base": ""});
-    }
+fn write(doc: serde_json::Value, out: &Path) -> Result<usize, String> {
     if Form::of(out) != Form::Json {
         let text = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
         let index = Index::from_kerchunk_json(&out.to_string_lossy(), &text, &[])
@@ -179,14 +185,57 @@ fn write(args: &Args, mut doc: serde_json::Value, out: &Path) -> Result<usize, S
     Ok(refs)
 }
 
-fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
+/// The Kerchunk JSON index of one source (templates set with `--template-base`).
+fn source_doc(args: &Args, source: &str, format: Format) -> Result<serde_json::Value, String> {
     let (path, url) = locate(args, source)?;
     let options = builder::Options {
         dted_checksum_warnings: args.checksum_warnings,
     };
-    let doc = builder::index_as(format, &path, &url, options).map_err(|e| e.to_string())?;
+    let mut doc = builder::index_as(format, &path, &url, options).map_err(|e| e.to_string())?;
+    if args.template_base {
+        doc["templates"] = serde_json::json!({"base": ""});
+    }
+    Ok(doc)
+}
+
+/// True when several sources make one time stack: OUT names an index
+/// file, not a directory.
+fn stacks(args: &Args) -> bool {
+    let out = args.output.to_string_lossy();
+    args.sources.len() > 1
+        && !args.output.is_dir()
+        && !out.ends_with('/')
+        && (out.ends_with(".json") || Form::of(&args.output) != Form::Json)
+}
+
+/// Indexes every source and stacks them along time into OUT.
+fn index_stack(args: &Args, formats: &[Format]) -> Result<usize, String> {
+    let mut steps = Vec::with_capacity(args.sources.len());
+    for (source, format) in args.sources.iter().zip(formats) {
+        let fail = |e: String| format!("{source}: {e}");
+        let text = serde_json::to_vec(&source_doc(args, source, *format).map_err(fail)?)
+            .map_err(|e| fail(e.to_string()))?;
+        let index =
+            Index::from_kerchunk_json(source, &text, &[]).map_err(|e| fail(e.to_string()))?;
+        let datetime = match args.datetime_from_name {
+            false => None,
+            true => Some(stack::datetime_in_name(source).ok_or_else(|| {
+                fail(
+                    "--datetime-from-name: no date (YYYYMMDD or YYYY-MM-DD) in the file name"
+                        .into(),
+                )
+            })?),
+        };
+        steps.push(stack::Step { index, datetime });
+    }
+    let index = stack::stack(&args.output.to_string_lossy(), steps).map_err(|e| e.to_string())?;
+    save_index(&index, &args.output)
+}
+
+fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
+    let doc = source_doc(args, source, format)?;
     let out = destination(args, source, args.sources.len() > 1);
-    Ok((out.clone(), write(args, doc, &out)?))
+    Ok((out.clone(), write(doc, &out)?))
 }
 
 fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
@@ -203,10 +252,13 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
     if !errors.is_empty() {
         return Err(errors.join("\n"));
     }
-    let doc =
+    let mut doc =
         chunkref::dted::index_cells(&cells, args.checksum_warnings).map_err(|e| e.to_string())?;
+    if args.template_base {
+        doc["templates"] = serde_json::json!({"base": ""});
+    }
     let out = destination(args, "dted_mosaic", false);
-    Ok((out.clone(), write(args, doc, &out)?))
+    Ok((out.clone(), write(doc, &out)?))
 }
 
 fn main() -> ExitCode {
@@ -260,6 +312,23 @@ fn main() -> ExitCode {
             }
             Err(e) => {
                 eprintln!("chunkref: cannot build the DTED mosaic: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if stacks(&args) {
+        let start = Instant::now();
+        return match index_stack(&args, &formats) {
+            Ok(refs) => {
+                eprintln!(
+                    "{total} time steps -> {} ({refs} chunk references, {:.1} ms)",
+                    args.output.display(),
+                    start.elapsed().as_secs_f64() * 1e3
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("chunkref: cannot build the time stack: {e}");
                 ExitCode::FAILURE
             }
         };

@@ -9,6 +9,7 @@ pub mod kerchunk_json;
 pub mod kerchunk_parquet;
 pub mod parquet;
 pub mod pyramid;
+pub mod stack;
 pub mod table;
 pub mod template;
 pub mod to_kerchunk;
