@@ -12,7 +12,7 @@ use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::gdal;
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
-use crate::index::stack::{select_time, TimeOptions, DATETIME_ATTRIBUTE};
+use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
 use crate::index::Index;
 use crate::resolve;
 use crate::zarr::dtype::ScalarKind;
@@ -151,15 +151,10 @@ impl Dataset {
                 strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
             })
             .collect();
-        let index = Index::load(&parsed.index, &source.vsi_path, &overrides, |path| {
+        let time = TimeOptions::from_options(options);
+        let index = Index::load(&parsed.index, &source.vsi_path, &overrides, &time, |path| {
             gdal::read_vsi_file(path, MAX_INDEX_BYTES)
         })?;
-        let time = TimeOptions::from_options(options);
-        let index = if time.is_empty() {
-            index
-        } else {
-            select_time(index, &time)?
-        };
         let locations = Locations::resolve(&index, &source.base, &settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),

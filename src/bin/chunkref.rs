@@ -83,7 +83,7 @@ fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
     let (Some(input), Some(output), None) = (args.next(), args.next(), args.next()) else {
         return Err(format!("convert takes IN and OUT\n{USAGE}"));
     };
-    let index = Index::load(&input, &input, &[], |path| {
+    let index = Index::load(&input, &input, &[], &Default::default(), |path| {
         std::fs::read(path).map_err(|e| chunkref::Error::Io {
             url: path.to_string(),
             range: String::new(),

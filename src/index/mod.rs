@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::refs::{position, ChunkTable, FileTable, RawRef};
 use crate::zarr::ArrayMeta;
+use stack::TimeOptions;
 use template::{TemplateValue, Vars};
 
 /// Store keys that hold metadata documents rather than chunks.
@@ -88,14 +89,16 @@ impl Index {
     /// Reads the index `name` from `path` with `read` (which reads a file by
     /// path): a file in any form [`Index::read`] knows, or else a Kerchunk
     /// Parquet directory (`path/.zmetadata`, `path/VAR/refs.K.parq`).
+    /// `time` keeps some steps of a time stack.
     pub fn load(
         name: &str,
         path: &str,
         overrides: &[(String, String)],
+        time: &TimeOptions,
         mut read: impl FnMut(&str) -> Result<Vec<u8>>,
     ) -> Result<Index> {
         let not_a_file = match read(path) {
-            Ok(bytes) => return Index::read(name, bytes, overrides),
+            Ok(bytes) => return Index::read(name, bytes, overrides, time),
             Err(e) => e,
         };
         let dir = path.trim_end_matches('/');
@@ -109,17 +112,32 @@ impl Index {
             .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
             .collect();
         render_templates(name, &mut index.files, &vars)?;
-        Ok(index)
+        if time.is_empty() {
+            Ok(index)
+        } else {
+            stack::select_time(index, time)
+        }
     }
 
     /// Reads an index in any form chunkref knows, chosen by its first
     /// bytes: a chunk-reference table in Parquet (`PAR1`), else Kerchunk
-    /// JSON. `overrides` replace Kerchunk template values.
-    pub fn read(source: &str, bytes: Vec<u8>, overrides: &[(String, String)]) -> Result<Index> {
-        if bytes.starts_with(parquet::MAGIC) {
-            parquet::read(source, bytes::Bytes::from(bytes))
+    /// JSON. `overrides` replace Kerchunk template values; `time` keeps some
+    /// steps of a time stack.
+    pub fn read(
+        source: &str,
+        bytes: Vec<u8>,
+        overrides: &[(String, String)],
+        time: &TimeOptions,
+    ) -> Result<Index> {
+        let index = if bytes.starts_with(parquet::MAGIC) {
+            parquet::read(source, bytes::Bytes::from(bytes), time)?
         } else {
-            Index::from_kerchunk_json(source, &bytes, overrides)
+            Index::from_kerchunk_json(source, &bytes, overrides)?
+        };
+        if time.is_empty() {
+            Ok(index)
+        } else {
+            stack::select_time(index, time)
         }
     }
 

@@ -13,9 +13,11 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::FileReader;
 use parquet::file::serialized_reader::SerializedFileReader;
+use parquet::file::statistics::Statistics;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
+use super::stack::TimeOptions;
 use super::table::{self, Rows, TableReader, COLUMNS, DOC_KEY};
 use super::Index;
 use crate::error::{Error, Result};
@@ -45,17 +47,22 @@ fn parquet_error(source: &str) -> impl Fn(parquet::errors::ParquetError) -> Erro
 
 /// Writes `index` as a Parquet reference table to `out`.
 pub fn write(index: &Index, out: impl Write + Send) -> Result<()> {
+    write_groups(index, out, table::BATCH_ROWS)
+}
+
+/// [`write`] with row groups of `group_rows` rows.
+fn write_groups(index: &Index, out: impl Write + Send, group_rows: usize) -> Result<()> {
     let err = parquet_error(&index.source);
     let schema = Arc::new(parse_message_type(SCHEMA).map_err(&err)?);
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(&err)?))
         .set_dictionary_enabled(false)
         .set_encoding(Encoding::DELTA_BINARY_PACKED)
-        .set_max_row_group_row_count(Some(table::BATCH_ROWS))
+        .set_max_row_group_row_count(Some(group_rows))
         .set_created_by(format!("chunkref {}", env!("CARGO_PKG_VERSION")))
         .build();
     let mut writer = SerializedFileWriter::new(out, schema, Arc::new(props)).map_err(&err)?;
-    let doc = table::rows_of(index, |rows| {
+    let doc = table::rows_of(index, group_rows, |rows| {
         let mut group = writer.next_row_group().map_err(&err)?;
         let mut c = 0;
         while let Some(mut col) = group.next_column().map_err(&err)? {
@@ -110,8 +117,10 @@ fn write_i32(
         .map(drop)
 }
 
-/// Reads a Parquet reference table; `source` names it in messages.
-pub fn read(source: &str, bytes: Bytes) -> Result<Index> {
+/// Reads a Parquet reference table; `source` names it in messages. With
+/// `time` options, row groups of time-stack arrays whose `time` statistics
+/// lie outside the chosen steps are not read.
+pub fn read(source: &str, bytes: Bytes, time: &TimeOptions) -> Result<Index> {
     let err = parquet_error(source);
     let bad = |reason: String| Error::MalformedIndex {
         index: source.to_string(),
@@ -164,10 +173,27 @@ pub fn read(source: &str, bytes: Bytes) -> Result<Index> {
         }
         *slot = i;
     }
+    let window = if time.is_empty() {
+        None
+    } else {
+        let metas: Vec<_> = table.metas().iter().collect();
+        Some(time.steps(source, &metas)?)
+    };
     let mut first_row = 0u64;
     for g in 0..reader.num_row_groups() {
         let group = reader.get_row_group(g).map_err(&err)?;
         let n = usize::try_from(group.metadata().num_rows()).unwrap_or(0);
+        if let Some((lo, hi)) = window {
+            let range = |c: usize| min_max(group.metadata().column(columns[c]).statistics()?);
+            if let (Some((a0, a1)), Some((t0, t1))) = (range(0), range(1)) {
+                let all_stacks = (a0..=a1).all(|t| table.time_axis(t as usize));
+                if all_stacks && (t1 < lo || t0 > hi) {
+                    table.skip(n as u64);
+                    first_row += n as u64;
+                    continue;
+                }
+            }
+        }
         let column = |c: usize| -> Result<Vec<Option<u64>>> {
             let values = read_integers(group.get_column_reader(columns[c]).map_err(&err)?, n)
                 .map_err(&err)?;
@@ -231,6 +257,19 @@ pub fn read(source: &str, bytes: Bytes) -> Result<Index> {
         first_row += n as u64;
     }
     Ok(table.finish())
+}
+
+/// The minimum and maximum of an integer column chunk's statistics (INT32
+/// as unsigned 32-bit values).
+fn min_max(stats: &Statistics) -> Option<(u64, u64)> {
+    match stats {
+        Statistics::Int32(v) => Some((
+            u64::from(*v.min_opt()? as u32),
+            u64::from(*v.max_opt()? as u32),
+        )),
+        Statistics::Int64(v) => Some((*v.min_opt()? as u64, *v.max_opt()? as u64)),
+        _ => None,
+    }
 }
 
 /// Reads the `n` values of one integer column chunk as unsigned 64-bit
@@ -308,17 +347,50 @@ mod tests {
         let original = index();
         let bytes = to_parquet(&original);
         assert!(bytes.starts_with(MAGIC));
-        let back = read("t.parquet", bytes).unwrap();
+        let back = read("t.parquet", bytes, &TimeOptions::default()).unwrap();
         assert_eq!(to_kerchunk(&back), to_kerchunk(&original));
         assert_eq!(back.array("a").unwrap().refs.len(), 4);
         assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+    }
+
+    #[test]
+    fn time_options_skip_row_groups_outside_the_steps() {
+        let original = index();
+        let mut out = Vec::new();
+        write_groups(&original, &mut out, 2).unwrap();
+        let bytes = Bytes::from(out);
+        let step = |s: &str| TimeOptions {
+            step: Some(s.into()),
+            ..TimeOptions::default()
+        };
+        // Array `b` has no time axis: its row group is always read.
+        let one = read("t.parquet", bytes.clone(), &step("1")).unwrap();
+        let a = one.array("a").unwrap();
+        assert_eq!(
+            (a.meta.shape[0], a.refs.len()),
+            (2, 2),
+            "rows of step 1 only"
+        );
+        assert_eq!(one.array("b").unwrap().refs.len(), 1);
+        // Step 0 skips the group holding the first parts of step 1's
+        // multi-range chunk; its last part, in a group that is read, is dropped.
+        let zero = read("t.parquet", bytes.clone(), &step("0")).unwrap();
+        assert_eq!(
+            zero.array("a").unwrap().refs.len(),
+            3,
+            "2 of step 0 and the inline one"
+        );
+        let e = read("t.parquet", bytes, &step("2"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("outside the 2 time steps"), "{e}");
     }
 
     /// Rows of the table of `index()`, to be altered.
     fn rows() -> (TableReader, Rows) {
         let original = index();
         let mut all = Rows::default();
-        let doc = table::rows_of(&original, |r| {
+        let doc = table::rows_of(&original, table::BATCH_ROWS, |r| {
             all = r.clone();
             Ok(())
         })

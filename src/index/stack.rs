@@ -14,6 +14,7 @@ use super::{split_key, Index, Store};
 use crate::error::{Error, Result};
 use crate::georef::band::COLOR_ATTRIBUTE;
 use crate::refs::{ChunkRef, FileTable, RawRef};
+use crate::zarr::ArrayMeta;
 
 /// Array attribute listing each time step's datetime (text or null).
 pub const DATETIME_ATTRIBUTE: &str = "chunkref:datetime";
@@ -239,80 +240,87 @@ impl TimeOptions {
     }
 }
 
-/// Keeps the time steps `options` choose of every time-axis array of `index`.
-pub fn select_time(mut index: Index, options: &TimeOptions) -> Result<Index> {
-    let usage = |what: String| Error::Usage { what };
-    let Some(first) = index.arrays.iter().find(|a| is_time_stack(&a.meta)) else {
-        return Err(usage(format!(
-            "TIME_STEP/TIME_START/TIME_END given, but no array of {} has a time axis with one step per chunk",
-            index.source
-        )));
-    };
-    let steps = first.meta.shape[0];
-    let datetimes: Vec<Option<String>> = first
-        .meta
-        .attributes
-        .get(DATETIME_ATTRIBUTE)
-        .and_then(Value::as_array)
-        .map(|l| l.iter().map(|v| v.as_str().map(str::to_string)).collect())
-        .unwrap_or_default();
-    // A step number, or the first (last) step whose datetime is not before (after) `value`.
-    let resolve = |name: &str, value: &str, from_end: bool| -> Result<u64> {
-        if let Ok(n) = value.parse::<u64>() {
-            return if n < steps {
-                Ok(n)
-            } else {
-                Err(usage(format!(
-                    "{name}={value} is outside the {steps} time steps (0 to {}) of {}",
-                    steps - 1,
-                    index.source
-                )))
+impl TimeOptions {
+    /// The first and last step (inclusive) the options choose among the
+    /// steps of the time-stack arrays of `metas` (`source` names the index).
+    pub fn steps(&self, source: &str, metas: &[&ArrayMeta]) -> Result<(u64, u64)> {
+        let usage = |what: String| Error::Usage { what };
+        let Some(first) = metas.iter().find(|m| is_time_stack(m)) else {
+            return Err(usage(format!(
+                "TIME_STEP/TIME_START/TIME_END given, but no array of {source} has a time axis with one step per chunk"
+            )));
+        };
+        let steps = first.shape[0];
+        let datetimes: Vec<Option<&str>> = first
+            .attributes
+            .get(DATETIME_ATTRIBUTE)
+            .and_then(Value::as_array)
+            .map(|l| l.iter().map(Value::as_str).collect())
+            .unwrap_or_default();
+        // A step number, or the first (last) step whose datetime is not
+        // before (after) `value`.
+        let resolve = |name: &str, value: &str, from_end: bool| -> Result<u64> {
+            if let Ok(n) = value.parse::<u64>() {
+                return if n < steps {
+                    Ok(n)
+                } else {
+                    Err(usage(format!(
+                        "{name}={value} is outside the {steps} time steps (0 to {}) of {source}",
+                        steps.saturating_sub(1)
+                    )))
+                };
+            }
+            let fits = |d: &&str| {
+                if from_end {
+                    *d <= value || d.starts_with(value)
+                } else {
+                    *d >= value
+                }
             };
-        }
-        let fits = |d: &String| {
-            if from_end {
-                d.as_str() <= value || d.starts_with(value)
+            let hit = if from_end {
+                datetimes.iter().rposition(|d| d.as_ref().is_some_and(fits))
             } else {
-                d.as_str() >= value
+                datetimes.iter().position(|d| d.as_ref().is_some_and(fits))
+            };
+            hit.map(|i| i as u64).ok_or_else(|| {
+                usage(format!(
+                    "{name}={value}: no time step of {source} has a datetime {} it (a value is a step number or an ISO 8601 datetime)",
+                    if from_end { "at or before" } else { "at or after" }
+                ))
+            })
+        };
+        let (lo, hi) = match (&self.step, &self.start, &self.end) {
+            (Some(s), None, None) => {
+                let t = resolve("TIME_STEP", s, false)?;
+                (t, t)
+            }
+            (None, start, end) => (
+                start
+                    .as_deref()
+                    .map_or(Ok(0), |v| resolve("TIME_START", v, false))?,
+                end.as_deref().map_or(Ok(steps.saturating_sub(1)), |v| {
+                    resolve("TIME_END", v, true)
+                })?,
+            ),
+            _ => {
+                return Err(usage(
+                    "TIME_STEP cannot be combined with TIME_START or TIME_END".into(),
+                ))
             }
         };
-        let hit = if from_end {
-            datetimes.iter().rposition(|d| d.as_ref().is_some_and(fits))
-        } else {
-            datetimes.iter().position(|d| d.as_ref().is_some_and(fits))
-        };
-        hit.map(|i| i as u64).ok_or_else(|| {
-            usage(format!(
-                "{name}={value}: no time step of {} has a datetime {} it (a value is a step number or an ISO 8601 datetime)",
-                index.source,
-                if from_end { "at or before" } else { "at or after" }
-            ))
-        })
-    };
-    let (lo, hi) = match (&options.step, &options.start, &options.end) {
-        (Some(s), None, None) => {
-            let t = resolve("TIME_STEP", s, false)?;
-            (t, t)
+        if lo > hi {
+            return Err(usage(format!(
+                "the time range chooses no step (first {lo}, last {hi}) of {source}"
+            )));
         }
-        (None, start, end) => (
-            start
-                .as_deref()
-                .map_or(Ok(0), |v| resolve("TIME_START", v, false))?,
-            end.as_deref()
-                .map_or(Ok(steps - 1), |v| resolve("TIME_END", v, true))?,
-        ),
-        _ => {
-            return Err(usage(
-                "TIME_STEP cannot be combined with TIME_START or TIME_END".into(),
-            ))
-        }
-    };
-    if lo > hi {
-        return Err(usage(format!(
-            "the time range chooses no step (first {lo}, last {hi}) of {}",
-            index.source
-        )));
+        Ok((lo, hi))
     }
+}
+
+/// Keeps the time steps `options` choose of every time-axis array of `index`.
+pub fn select_time(mut index: Index, options: &TimeOptions) -> Result<Index> {
+    let metas: Vec<&ArrayMeta> = index.arrays.iter().map(|a| &a.meta).collect();
+    let (lo, hi) = options.steps(&index.source, &metas)?;
     for array in index.arrays.iter_mut().filter(|a| is_time_stack(&a.meta)) {
         let per_step: u64 = array.meta.grid_shape()[1..].iter().product();
         let rows: Vec<(u64, RawRef)> = array
@@ -367,7 +375,7 @@ pub fn select_time(mut index: Index, options: &TimeOptions) -> Result<Index> {
 }
 
 /// True when the array's first axis is time with one step per chunk.
-fn is_time_stack(meta: &crate::zarr::ArrayMeta) -> bool {
+pub fn is_time_stack(meta: &ArrayMeta) -> bool {
     meta.shape.len() >= 3
         && meta.chunks[0] == 1
         && meta

@@ -162,8 +162,12 @@ fn has_time_axis(meta: &ArrayMeta) -> bool {
 }
 
 /// The table of `index`: its document, and its rows handed to `sink` in
-/// batches of at most [`BATCH_ROWS`] (sorted by array, then chunk position).
-pub fn rows_of(index: &Index, mut sink: impl FnMut(&Rows) -> Result<()>) -> Result<TableDoc> {
+/// batches of at most `batch` rows (sorted by array, then chunk position).
+pub fn rows_of(
+    index: &Index,
+    batch: usize,
+    mut sink: impl FnMut(&Rows) -> Result<()>,
+) -> Result<TableDoc> {
     let bad = |reason: String| Error::MalformedIndex {
         index: index.source.clone(),
         reason,
@@ -238,7 +242,7 @@ pub fn rows_of(index: &Index, mut sink: impl FnMut(&Rows) -> Result<()>) -> Resu
                     }
                 }
             }
-            if rows.len() >= BATCH_ROWS {
+            if rows.len() >= batch {
                 sink(&rows)?;
                 rows.clear();
             }
@@ -274,6 +278,9 @@ pub struct TableReader {
     seen: u64,
     /// Table array, position and part of the last row.
     last: Option<(usize, u64, u16)>,
+    /// True from a [`TableReader::skip`] to the next first part of a chunk:
+    /// later parts of a chunk whose first part was skipped are dropped.
+    resync: bool,
 }
 
 impl TableReader {
@@ -337,13 +344,35 @@ impl TableReader {
             rows,
             seen: 0,
             last: None,
+            resync: false,
         })
+    }
+
+    /// The arrays of the store, by store array index.
+    pub fn metas(&self) -> &[ArrayMeta] {
+        self.store.metas()
+    }
+
+    /// True when table array `t` exists and has a time axis.
+    pub fn time_axis(&self, t: usize) -> bool {
+        self.arrays
+            .get(t)
+            .is_some_and(|(a, _)| super::stack::is_time_stack(&self.store.metas()[*a]))
+    }
+
+    /// Passes over `n` rows left unread (for row numbers in messages).
+    pub fn skip(&mut self, n: u64) {
+        self.seen += n;
+        self.resync = true;
     }
 
     /// Adds a batch of rows (batches in table order).
     pub fn push(&mut self, batch: &Rows) -> Result<()> {
         for i in 0..batch.len() {
-            self.push_row(batch, i)?;
+            self.resync &= batch.part[i] > 0;
+            if !self.resync {
+                self.push_row(batch, i)?;
+            }
             self.seen += 1;
         }
         Ok(())
