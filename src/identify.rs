@@ -1,7 +1,8 @@
 //! Cheap, honest recognition of Kerchunk JSON from a file's first bytes.
 //!
 //! Claims: the `CHUNKREF:` prefix; a `.parquet` / `.parq` file (first bytes
-//! `PAR1`) or directory (Kerchunk Parquet, no first bytes);
+//! `PAR1`) or directory (Kerchunk Parquet, no first bytes); a FlatGeobuf file
+//! whose header holds a reference table's document;
 //! a JSON object whose first key is a
 //! Kerchunk v1 key (`version` followed by `refs`/`templates`/`gen`, or one
 //! of those first); a v0 bare refs object whose first key is a Zarr
@@ -11,6 +12,8 @@
 
 use crate::raster::PREFIX;
 
+/// The first key of a reference table's metadata document.
+const TABLE_KEY: &[u8] = b"\"chunkref_table\"";
 const V1_KEYS: [&str; 3] = ["refs", "templates", "gen"];
 const ZARR_KEYS: [&str; 5] = [".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"];
 
@@ -25,6 +28,10 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
     if header.starts_with(crate::index::parquet::MAGIC) || header.is_empty() {
         // A Parquet table, or a Kerchunk Parquet directory (no header bytes).
         return is_parquet_name(name.trim_end_matches('/'));
+    }
+    if header.starts_with(crate::index::fgb::MAGIC) {
+        // A FlatGeobuf reference table: its header holds the document.
+        return header.windows(TABLE_KEY.len()).any(|w| w == TABLE_KEY);
     }
     let mut s = Scanner { b: header, i: 0 };
     s.skip_bom_and_ws();

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | .parquet | DIR/)\n\
+const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table or Kerchunk Parquet directory;\n\
-                                    OUT: .json Kerchunk JSON or .parquet reference table)\n\
+                                    OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
                    (one index each), or DTED cells\n\
                    several sources with OUT a .json/.parquet file (not a directory):\n\
@@ -38,7 +38,7 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
 use chunkref::index::to_kerchunk::to_kerchunk;
-use chunkref::index::{parquet, stack, Index};
+use chunkref::index::{fgb, parquet, stack, Index};
 
 /// The index forms `chunkref` writes, chosen by the output's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,12 +47,15 @@ enum Form {
     Json,
     /// Parquet chunk-reference table.
     Parquet,
+    /// FlatGeobuf chunk-reference table (footprints, R-tree).
+    FlatGeobuf,
 }
 
 impl Form {
     fn of(path: &Path) -> Form {
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("parquet") => Form::Parquet,
+            Some(e) if e.eq_ignore_ascii_case("fgb") => Form::FlatGeobuf,
             _ => Form::Json,
         }
     }
@@ -73,6 +76,10 @@ fn save_index(index: &Index, out: &Path) -> Result<usize, String> {
         Form::Parquet => {
             let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
             parquet::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))?;
+        }
+        Form::FlatGeobuf => {
+            let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
+            fgb::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))?;
         }
     }
     Ok(index.arrays.iter().map(|a| a.refs.len()).sum())

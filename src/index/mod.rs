@@ -4,6 +4,7 @@
 //! Each index format lives in its own module and produces the same
 //! [`Index`]; Kerchunk JSON is the first ([`kerchunk_json`]).
 
+pub mod fgb;
 pub mod gen;
 pub mod kerchunk_json;
 pub mod kerchunk_parquet;
@@ -120,7 +121,8 @@ impl Index {
     }
 
     /// Reads an index in any form chunkref knows, chosen by its first
-    /// bytes: a chunk-reference table in Parquet (`PAR1`), else Kerchunk
+    /// bytes: a chunk-reference table in Parquet (`PAR1`) or FlatGeobuf
+    /// (`fgb`), else Kerchunk
     /// JSON. `overrides` replace Kerchunk template values; `time` keeps some
     /// steps of a time stack.
     pub fn read(
@@ -131,6 +133,8 @@ impl Index {
     ) -> Result<Index> {
         let index = if bytes.starts_with(parquet::MAGIC) {
             parquet::read(source, bytes::Bytes::from(bytes), time)?
+        } else if bytes.starts_with(fgb::MAGIC) {
+            return fgb::read(source, std::io::Cursor::new(bytes), time);
         } else {
             Index::from_kerchunk_json(source, &bytes, overrides)?
         };

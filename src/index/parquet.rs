@@ -319,13 +319,15 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::index::to_kerchunk::to_kerchunk;
 
     const ZARRAY: &str = r#"{\"shape\": [2, 4, 6], \"chunks\": [1, 2, 3], \"dtype\": \"<u2\", \"fill_value\": 0, \"compressor\": null, \"filters\": null, \"order\": \"C\", \"zarr_format\": 2}"#;
 
-    fn index() -> Index {
+    /// An index with every reference form (range, whole file, multi-range,
+    /// inline) in a time-axis array and a plain one.
+    pub(crate) fn index() -> Index {
         let doc = format!(
             r#"{{"version": 1, "refs": {{".zgroup": "{{\"zarr_format\": 2}}", "a/.zarray": "{ZARRAY}",
               "a/.zattrs": "{{\"_ARRAY_DIMENSIONS\": [\"time\", \"y\", \"x\"]}}",

@@ -105,6 +105,50 @@ impl Rows {
     fn clear(&mut self) {
         *self = Rows::default();
     }
+
+    /// Appends the rows of `other`.
+    pub fn extend(&mut self, other: &Rows) {
+        self.array.extend_from_slice(&other.array);
+        self.time.extend_from_slice(&other.time);
+        self.band.extend_from_slice(&other.band);
+        self.y.extend_from_slice(&other.y);
+        self.x.extend_from_slice(&other.x);
+        self.file.extend_from_slice(&other.file);
+        self.offset.extend_from_slice(&other.offset);
+        self.length.extend_from_slice(&other.length);
+        self.part.extend_from_slice(&other.part);
+    }
+
+    /// The rows in table order: by array, time, band, y, x, part.
+    pub fn sorted(&self) -> Rows {
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&i| {
+            (
+                self.array[i],
+                self.time[i],
+                self.band[i],
+                self.y[i],
+                self.x[i],
+                self.part[i],
+            )
+        });
+        let pick = |i: usize| Rows {
+            array: vec![self.array[i]],
+            time: vec![self.time[i]],
+            band: vec![self.band[i]],
+            y: vec![self.y[i]],
+            x: vec![self.x[i]],
+            file: vec![self.file[i]],
+            offset: vec![self.offset[i]],
+            length: vec![self.length[i]],
+            part: vec![self.part[i]],
+        };
+        let mut out = Rows::default();
+        for i in order {
+            out.extend(&pick(i));
+        }
+        out
+    }
 }
 
 /// How a chunk's grid index maps onto the (time, band, y, x) columns.

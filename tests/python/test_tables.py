@@ -251,3 +251,60 @@ def test_peer_kerchunk_parquet_with_multi_range_rows(tmp_path, peer):
     ds = open_chunkref(store)
     assert (ds.RasterXSize, ds.RasterYSize, ds.RasterCount) == (260, 300, 3)
     assert (ds.ReadAsArray() == native.ReadAsArray()).all()
+
+
+# --------------------------------------------------------------------------
+# FlatGeobuf: the same table with footprints and a packed R-tree
+# --------------------------------------------------------------------------
+
+
+def test_flatgeobuf_table_reads_like_gdal_and_lists_footprints(tmp_path, chunkref_bin):
+    tif = write_tiff(tmp_path / "img.tif", TIFF_CASES["cog-deflate-pred2-3band"])
+    index_tiff(chunkref_bin, tif, tmp_path / "img.json")
+    table = tmp_path / "img.fgb"
+    done = run_chunkref(chunkref_bin, "index", tif, "-o", table)
+    assert done.returncode == 0, done.stderr
+    assert_same_as_gdal(table, tif, 0, "flatgeobuf table")
+    convert(chunkref_bin, table, tmp_path / "back.json")
+    assert parsed_refs(tmp_path / "back.json") == parsed_refs(tmp_path / "img.json")
+
+    # The same file is a vector layer for OGR: one feature per reference.
+    refs = json.loads((tmp_path / "img.json").read_text())["refs"]
+    chunks = {k: v for k, v in refs.items() if isinstance(v, list)}
+    vector = gdal.OpenEx(str(table), gdal.OF_VECTOR)
+    assert vector.GetDriver().ShortName == "FlatGeobuf"
+    layer = vector.GetLayer(0)
+    assert layer.GetFeatureCount() == len(chunks)
+    native = gdal.Open(str(tif))
+    x0, dx, _, y0, _, dy = native.GetGeoTransform()
+    xblock, yblock = native.GetRasterBand(1).GetBlockSize()
+    for feature in layer:
+        if feature["array"] != 0:
+            continue
+        key = f"0/data/0.{feature['y_chunk']}.{feature['x_chunk']}"
+        assert [feature["offset"], feature["length"]] == chunks[key][1:], key
+        xmin, xmax, ymin, ymax = feature.GetGeometryRef().GetEnvelope()
+        col, row = feature["x_chunk"] * xblock, feature["y_chunk"] * yblock
+        ys = sorted([y0 + row * dy, y0 + min(row + yblock, native.RasterYSize) * dy])
+        xs = [x0 + col * dx, x0 + min(col + xblock, native.RasterXSize) * dx]
+        assert [xmin, xmax, ymin, ymax] == xs + ys, key
+    # A spatial filter (answered by the packed R-tree) keeps the top-left
+    # chunk of every level.
+    ys = sorted([y0 + dy, y0 + 2 * dy])
+    layer.SetSpatialFilterRect(x0 + dx, ys[0], x0 + 2 * dx, ys[1])
+    found = [(f["array"], f["y_chunk"], f["x_chunk"]) for f in layer]
+    assert len(found) == len(native_levels(native)), found
+    assert all((y, x) == (0, 0) for _, y, x in found), found
+
+
+def test_flatgeobuf_time_stack(tmp_path, chunkref_bin):
+    from test_collections import expected_levels, write_steps
+
+    sources = write_steps(tmp_path)
+    table = tmp_path / "stack.fgb"
+    done = run_chunkref(chunkref_bin, "index", "--datetime-from-name", *sources, "-o", table)
+    assert done.returncode == 0, done.stderr
+    levels, blocks = expected_levels(sources)
+    assert_matches(open_chunkref(table), levels, blocks)
+    ds = open_chunkref(table, ["TIME_STEP=2021-02-15"])
+    assert_matches(ds, [level[[2]] for level in levels], blocks)
