@@ -1,4 +1,4 @@
-//! Cheap, honest recognition of Kerchunk JSON from a file's first bytes.
+//! Cheap, honest recognition of chunk indexes from a name and first bytes.
 //!
 //! Claims: the `CHUNKREF:` prefix; a `.parquet` / `.parq` file (first bytes
 //! `PAR1`) or directory (Kerchunk Parquet, no first bytes); a FlatGeobuf file

@@ -18,7 +18,7 @@ use flatgeobuf::{
 use serde_json::Value;
 
 use super::table::{self, Rows, TableReader, COLUMNS};
-use super::{split_key, stack::TimeOptions, Index};
+use super::{split_key, Index};
 use crate::error::{Error, Result};
 use crate::zarr::ArrayMeta;
 
@@ -240,7 +240,7 @@ impl PropertyProcessor for Row {
 }
 
 /// Reads a FlatGeobuf reference table; `source` names it in messages.
-pub fn read(source: &str, reader: impl Read + Seek, time: &TimeOptions) -> Result<Index> {
+pub fn read(source: &str, reader: impl Read + Seek) -> Result<Index> {
     let err = fgb_error(source);
     let bad = |reason: String| Error::MalformedIndex {
         index: source.to_string(),
@@ -302,12 +302,7 @@ pub fn read(source: &str, reader: impl Read + Seek, time: &TimeOptions) -> Resul
     }
     // The R-tree orders features along a Hilbert curve: back to table order.
     table.push(&rows.sorted())?;
-    let index = table.finish();
-    if time.is_empty() {
-        Ok(index)
-    } else {
-        super::stack::select_time(index, time)
-    }
+    Ok(table.finish())
 }
 
 #[cfg(test)]
@@ -321,7 +316,7 @@ mod tests {
         let mut out = Vec::new();
         write(&original, &mut out).unwrap();
         assert!(out.starts_with(MAGIC));
-        let back = read("t.fgb", std::io::Cursor::new(out), &TimeOptions::default()).unwrap();
+        let back = read("t.fgb", std::io::Cursor::new(out)).unwrap();
         assert_eq!(to_kerchunk(&back), to_kerchunk(&original));
     }
 
@@ -330,7 +325,7 @@ mod tests {
         let fgb = FgbWriter::create("x", GeometryType::Polygon).unwrap();
         let mut out = Vec::new();
         fgb.write(&mut out).unwrap();
-        let e = read("x.fgb", std::io::Cursor::new(out), &TimeOptions::default())
+        let e = read("x.fgb", std::io::Cursor::new(out))
             .unwrap_err()
             .to_string();
         assert!(

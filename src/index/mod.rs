@@ -134,7 +134,7 @@ impl Index {
         let index = if bytes.starts_with(parquet::MAGIC) {
             parquet::read(source, bytes::Bytes::from(bytes), time)?
         } else if bytes.starts_with(fgb::MAGIC) {
-            return fgb::read(source, std::io::Cursor::new(bytes), time);
+            fgb::read(source, std::io::Cursor::new(bytes))?
         } else {
             Index::from_kerchunk_json(source, &bytes, overrides)?
         };
