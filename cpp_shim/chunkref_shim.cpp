@@ -42,6 +42,12 @@ constexpr const char *OPEN_OPTIONS =
     "<OpenOptionList>"
     "  <Option name='TEMPLATE_*' type='string' description='Value of a Kerchunk "
     "template, e.g. TEMPLATE_base=/new/dir/ replaces {{base}} in reference URLs'/>"
+    "  <Option name='TIME_STEP' type='string' description='Time stack: the one time "
+    "step to open, a 0-based step number or an ISO 8601 datetime'/>"
+    "  <Option name='TIME_START' type='string' description='Time stack: first time "
+    "step to open (step number or ISO 8601 datetime, inclusive)'/>"
+    "  <Option name='TIME_END' type='string' description='Time stack: last time "
+    "step to open (step number or ISO 8601 datetime, inclusive)'/>"
     "</OpenOptionList>";
 
 using HandlePtr = std::shared_ptr<CrHandle>;

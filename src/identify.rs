@@ -1,6 +1,9 @@
-//! Cheap, honest recognition of Kerchunk JSON from a file's first bytes.
+//! Cheap, honest recognition of chunk indexes from a name and first bytes.
 //!
-//! Claims: the `CHUNKREF:` prefix; a JSON object whose first key is a
+//! Claims: the `CHUNKREF:` prefix; a `.parquet` / `.parq` file (first bytes
+//! `PAR1`) or directory (Kerchunk Parquet, no first bytes); a FlatGeobuf file
+//! whose header holds a reference table's document;
+//! a JSON object whose first key is a
 //! Kerchunk v1 key (`version` followed by `refs`/`templates`/`gen`, or one
 //! of those first); a v0 bare refs object whose first key is a Zarr
 //! metadata key (`.zgroup`, `a/b/.zarray`, `zarr.json`, ...).
@@ -9,6 +12,8 @@
 
 use crate::raster::PREFIX;
 
+/// The first key of a reference table's metadata document.
+const TABLE_KEY: &[u8] = b"\"chunkref_table\"";
 const V1_KEYS: [&str; 3] = ["refs", "templates", "gen"];
 const ZARR_KEYS: [&str; 5] = [".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"];
 
@@ -19,6 +24,14 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
         .is_some_and(|h| h.eq_ignore_ascii_case(PREFIX))
     {
         return true;
+    }
+    if header.starts_with(crate::index::parquet::MAGIC) || header.is_empty() {
+        // A Parquet table, or a Kerchunk Parquet directory (no header bytes).
+        return is_parquet_name(name.trim_end_matches('/'));
+    }
+    if header.starts_with(crate::index::fgb::MAGIC) {
+        // A FlatGeobuf reference table: its header holds the document.
+        return header.windows(TABLE_KEY.len()).any(|w| w == TABLE_KEY);
     }
     let mut s = Scanner { b: header, i: 0 };
     s.skip_bom_and_ws();
@@ -44,6 +57,14 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
     }
     let last = first.rsplit('/').next().unwrap_or(&first);
     ZARR_KEYS.contains(&last)
+}
+
+/// A Parquet file is claimed by its `.parquet` / `.parq` extension (GDAL
+/// 3.6 has no Parquet driver; other Parquet files fail at open with a message
+/// saying the `chunkref` metadata entry is missing).
+fn is_parquet_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".parquet") || lower.ends_with(".parq")
 }
 
 struct Scanner<'a> {
@@ -125,5 +146,9 @@ mod tests {
             assert!(!identify("x.json", h), "{}", String::from_utf8_lossy(h));
         }
         assert!(identify("chunkref:/anything", b""));
+        assert!(identify("refs.parquet", b"PAR1\x15\x04"));
+        assert!(!identify("data.bin", b"PAR1\x15\x04"));
+        assert!(identify("refs.parq/", b""));
+        assert!(!identify("refs.json", b""));
     }
 }

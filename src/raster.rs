@@ -12,6 +12,7 @@ use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::gdal;
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
+use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
 use crate::index::Index;
 use crate::resolve;
 use crate::window::{self, Spacing, Window};
@@ -139,19 +140,22 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    /// Opens a dataset name with open options (`TEMPLATE_<name>=<value>`).
+    /// Opens a dataset name with open options (`TEMPLATE_<name>=<value>`,
+    /// `TIME_STEP`, `TIME_START`, `TIME_END`).
     pub fn open(name: &str, options: &[(String, String)]) -> Result<Dataset> {
         let parsed = DatasetName::parse(name)?;
         let settings = Settings::from_gdal()?;
         let source = resolve::index_source(&parsed.index)?;
-        let bytes = gdal::read_vsi_file(&source.vsi_path, MAX_INDEX_BYTES)?;
         let overrides: Vec<(String, String)> = options
             .iter()
             .filter_map(|(k, v)| {
                 strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
             })
             .collect();
-        let index = Index::from_kerchunk_json(&parsed.index, &bytes, &overrides)?;
+        let time = TimeOptions::from_options(options);
+        let index = Index::load(&parsed.index, &source.vsi_path, &overrides, &time, |path| {
+            gdal::read_vsi_file(path, MAX_INDEX_BYTES)
+        })?;
         let locations = Locations::resolve(&index, &source.base, &settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),
@@ -572,7 +576,8 @@ impl Dataset {
             ("", None) => attribute_items(&meta.attributes),
             ("", Some(b)) => {
                 let names = meta.dimension_names.clone().unwrap_or_default();
-                let mut items: Vec<String> = Dataset::band_indices(meta, b)
+                let indices = Dataset::band_indices(meta, b);
+                let mut items: Vec<String> = indices
                     .iter()
                     .enumerate()
                     .map(|(d, i)| {
@@ -580,6 +585,13 @@ impl Dataset {
                         format!("DIM_{name}_INDEX={i}")
                     })
                     .collect();
+                let datetime = meta
+                    .attributes
+                    .get(DATETIME_ATTRIBUTE)
+                    .and_then(|l| l.get(*indices.first()? as usize)?.as_str());
+                if let Some(d) = datetime {
+                    items.push(format!("DATETIME={d}"));
+                }
                 let cf: Map<String, Value> = band::METADATA_ATTRIBUTES
                     .iter()
                     .filter_map(|k| Some((k.to_string(), meta.attributes.get(*k)?.clone())))
@@ -836,7 +848,7 @@ fn describe_array(m: &ArrayMeta) -> String {
 fn attribute_items(attrs: &Map<String, Value>) -> Vec<String> {
     attrs
         .iter()
-        .filter(|(k, _)| k.as_str() != "_ARRAY_DIMENSIONS")
+        .filter(|(k, _)| !matches!(k.as_str(), "_ARRAY_DIMENSIONS" | DATETIME_ATTRIBUTE))
         .map(|(k, v)| match v {
             Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),
@@ -881,6 +893,8 @@ mod tests {
             }],
             groups: Default::default(),
             warnings: vec![],
+            file_attributes: vec![],
+            metadata: Default::default(),
         };
         let settings = Settings::from_lookup(|_| None).unwrap();
         let locations = Locations::resolve(&index, &Base::Dir("/".into()), &settings);

@@ -87,6 +87,15 @@ impl FileTable {
         id
     }
 
+    /// Appends `url` as a new id even when it is already present (tables
+    /// whose file column refers to list positions); lookups find the first.
+    pub fn push(&mut self, url: &str) -> u32 {
+        let id = self.urls.len() as u32;
+        self.urls.push(url.to_string());
+        self.lookup.entry(url.to_string()).or_insert(id);
+        id
+    }
+
     /// The URL of a file id.
     pub fn url(&self, id: u32) -> &str {
         &self.urls[id as usize]
@@ -168,8 +177,13 @@ impl ChunkTable {
     /// The reference of the chunk at `position`, `None` if it was not written.
     pub fn get(&self, position: u64) -> Option<ChunkRef<'_>> {
         let i = self.position.binary_search(&position).ok()?;
+        Some(self.at(i))
+    }
+
+    /// The reference stored in row `i`.
+    fn at(&self, i: usize) -> ChunkRef<'_> {
         let (file, offset, length) = (self.file[i], self.offset[i], self.length[i]);
-        Some(if file == INLINE {
+        if file == INLINE {
             ChunkRef::Inline(&self.inline[offset as usize])
         } else if length == WHOLE {
             ChunkRef::Whole { file }
@@ -184,7 +198,15 @@ impl ChunkTable {
                 offset,
                 length,
             }
-        })
+        }
+    }
+
+    /// Every reference with its position, in position order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, ChunkRef<'_>)> + '_ {
+        self.position
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (p, self.at(i)))
     }
 
     /// Approximate heap bytes held by the table.
@@ -208,6 +230,17 @@ pub fn position(index: &[u64], grid: &[u64]) -> Option<u64> {
         pos = pos.checked_mul(g)?.checked_add(i)?;
     }
     Some(pos)
+}
+
+/// Grid index of a row-major rank (inverse of [`position`]); `grid` must
+/// have no zero extent.
+pub fn unravel(mut pos: u64, grid: &[u64]) -> Vec<u64> {
+    let mut idx = vec![0; grid.len()];
+    for (i, &g) in idx.iter_mut().zip(grid).rev() {
+        *i = pos % g;
+        pos /= g;
+    }
+    idx
 }
 
 #[cfg(test)]
@@ -253,5 +286,6 @@ mod tests {
         assert_eq!(position(&[1, 2, 3], &[2, 3, 4]), Some(12 + 8 + 3));
         assert_eq!(position(&[0, 3, 0], &[2, 3, 4]), None);
         assert_eq!(position(&[], &[]), Some(0));
+        assert_eq!(unravel(12 + 8 + 3, &[2, 3, 4]), vec![1, 2, 3]);
     }
 }

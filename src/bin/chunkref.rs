@@ -4,9 +4,12 @@
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
+//! chunkref index [--template-base] [--datetime-from-name] A.tif B.tif ... -o STACK.parquet|.json
+//! chunkref convert IN.json|IN.parquet OUT.json|OUT.parquet
 //! ```
 //! Reads only the headers of each source and writes a Kerchunk JSON v1 chunk
-//! index. TIFF / BigTIFF / COG: one index per source (`<name>.tile_index.json`
+//! index, or a Parquet chunk-reference table when OUT ends in `.parquet`
+//! (docs/reference-table.md); `convert` turns one index form into another. TIFF / BigTIFF / COG: one index per source (`<name>.tile_index.json`
 //! in OUT_DIR when there are several sources). DTED: one cell is one index;
 //! several cells are ONE mosaic index.
 
@@ -14,25 +17,102 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | DIR/)\n\
+const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
+       chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table or Kerchunk Parquet directory;\n\
+                                    OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
                    (one index each), or DTED cells\n\
+                   several sources with OUT a .json/.parquet file (not a directory):\n\
+                   one time stack of files on the same grid, in the order given\n\
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index)\n\
   --template-base  write portable {{base}}NAME URLs with \"templates\": {\"base\": \"\"}\n\
                    (the index then sits next to its sources, or is opened with\n\
                    -oo TEMPLATE_base=/where/they/are/)\n\
+  --datetime-from-name\n\
+                   time stack: each step's datetime is the first date (YYYYMMDD or\n\
+                   YYYY-MM-DD, optionally with a time) in its file name\n\
   --bad-checksum-warning\n\
                    DTED: a record with a bad checksum is read with a GDAL warning\n\
                    instead of failing the read (the peer cannot read such indexes)";
 
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
+use chunkref::index::to_kerchunk::to_kerchunk;
+use chunkref::index::{fgb, parquet, stack, Index};
+
+/// The index forms `chunkref` writes, chosen by the output's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// Kerchunk JSON v1.
+    Json,
+    /// Parquet chunk-reference table.
+    Parquet,
+    /// FlatGeobuf chunk-reference table (footprints, R-tree).
+    FlatGeobuf,
+}
+
+impl Form {
+    fn of(path: &Path) -> Form {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("parquet") => Form::Parquet,
+            Some(e) if e.eq_ignore_ascii_case("fgb") => Form::FlatGeobuf,
+            _ => Form::Json,
+        }
+    }
+}
+
+/// Writes `index` to `out` in the form its extension names; returns the
+/// number of chunk references.
+fn save_index(index: &Index, out: &Path) -> Result<usize, String> {
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
+    match Form::of(out) {
+        Form::Json => {
+            let text = serde_json::to_string(&to_kerchunk(index)).map_err(|e| fail(&e))?;
+            std::fs::write(out, text).map_err(|e| fail(&e))?;
+        }
+        Form::Parquet => {
+            let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
+            parquet::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))?;
+        }
+        Form::FlatGeobuf => {
+            let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
+            fgb::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))?;
+        }
+    }
+    Ok(index.arrays.iter().map(|a| a.refs.len()).sum())
+}
+
+/// `chunkref convert IN OUT`.
+fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
+    let (Some(input), Some(output), None) = (args.next(), args.next(), args.next()) else {
+        return Err(format!("convert takes IN and OUT\n{USAGE}"));
+    };
+    let index = Index::load(&input, &input, &[], &Default::default(), |path| {
+        std::fs::read(path).map_err(|e| chunkref::Error::Io {
+            url: path.to_string(),
+            range: String::new(),
+            reason: e.to_string(),
+        })
+    })
+    .map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let refs = save_index(&index, Path::new(&output))?;
+    eprintln!(
+        "{input} -> {output} ({refs} chunk references, {:.1} ms)",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
+}
 
 struct Args {
     sources: Vec<String>,
     output: PathBuf,
     template_base: bool,
     checksum_warnings: bool,
+    datetime_from_name: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -42,12 +122,13 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         Some(other) => return Err(format!("unknown command '{other}'\n{USAGE}")),
     }
     let (mut sources, mut output, mut template_base) = (Vec::new(), None, false);
-    let mut checksum_warnings = false;
+    let (mut checksum_warnings, mut datetime_from_name) = (false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
             "--template-base" => template_base = true,
             "--bad-checksum-warning" => checksum_warnings = true,
+            "--datetime-from-name" => datetime_from_name = true,
             "-h" | "--help" => return Err(USAGE.into()),
             s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{USAGE}")),
             s => sources.push(s.to_string()),
@@ -62,6 +143,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         output: PathBuf::from(output),
         template_base,
         checksum_warnings,
+        datetime_from_name,
     })
 }
 
@@ -92,10 +174,14 @@ fn locate(args: &Args, source: &str) -> Result<(String, String), String> {
     Ok((abs.to_string_lossy().into_owned(), url))
 }
 
-/// Writes `doc` to `out`; returns the number of keys.
-fn write(args: &Args, mut doc: serde_json::Value, out: &Path) -> Result<usize, String> {
-    if args.template_base {
-        doc["templates"] = serde_json::json!({"base": ""});
+/// Writes `doc` to `out` (Kerchunk JSON as it is, or converted to the form
+/// `out` names); returns the number of keys (JSON) or chunk references.
+fn write(doc: serde_json::Value, out: &Path) -> Result<usize, String> {
+    if Form::of(out) != Form::Json {
+        let text = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
+        let index = Index::from_kerchunk_json(&out.to_string_lossy(), &text, &[])
+            .map_err(|e| e.to_string())?;
+        return save_index(&index, out);
     }
     let refs = doc["refs"].as_object().map_or(0, |r| r.len());
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -106,14 +192,57 @@ fn write(args: &Args, mut doc: serde_json::Value, out: &Path) -> Result<usize, S
     Ok(refs)
 }
 
-fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
+/// The Kerchunk JSON index of one source (templates set with `--template-base`).
+fn source_doc(args: &Args, source: &str, format: Format) -> Result<serde_json::Value, String> {
     let (path, url) = locate(args, source)?;
     let options = builder::Options {
         dted_checksum_warnings: args.checksum_warnings,
     };
-    let doc = builder::index_as(format, &path, &url, options).map_err(|e| e.to_string())?;
+    let mut doc = builder::index_as(format, &path, &url, options).map_err(|e| e.to_string())?;
+    if args.template_base {
+        doc["templates"] = serde_json::json!({"base": ""});
+    }
+    Ok(doc)
+}
+
+/// True when several sources make one time stack: OUT names an index
+/// file, not a directory.
+fn stacks(args: &Args) -> bool {
+    let out = args.output.to_string_lossy();
+    args.sources.len() > 1
+        && !args.output.is_dir()
+        && !out.ends_with('/')
+        && (out.ends_with(".json") || Form::of(&args.output) != Form::Json)
+}
+
+/// Indexes every source and stacks them along time into OUT.
+fn index_stack(args: &Args, formats: &[Format]) -> Result<usize, String> {
+    let mut steps = Vec::with_capacity(args.sources.len());
+    for (source, format) in args.sources.iter().zip(formats) {
+        let fail = |e: String| format!("{source}: {e}");
+        let text = serde_json::to_vec(&source_doc(args, source, *format).map_err(fail)?)
+            .map_err(|e| fail(e.to_string()))?;
+        let index =
+            Index::from_kerchunk_json(source, &text, &[]).map_err(|e| fail(e.to_string()))?;
+        let datetime = match args.datetime_from_name {
+            false => None,
+            true => Some(stack::datetime_in_name(source).ok_or_else(|| {
+                fail(
+                    "--datetime-from-name: no date (YYYYMMDD or YYYY-MM-DD) in the file name"
+                        .into(),
+                )
+            })?),
+        };
+        steps.push(stack::Step { index, datetime });
+    }
+    let index = stack::stack(&args.output.to_string_lossy(), steps).map_err(|e| e.to_string())?;
+    save_index(&index, &args.output)
+}
+
+fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
+    let doc = source_doc(args, source, format)?;
     let out = destination(args, source, args.sources.len() > 1);
-    Ok((out.clone(), write(args, doc, &out)?))
+    Ok((out.clone(), write(doc, &out)?))
 }
 
 fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
@@ -130,13 +259,25 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
     if !errors.is_empty() {
         return Err(errors.join("\n"));
     }
-    let doc =
+    let mut doc =
         chunkref::dted::index_cells(&cells, args.checksum_warnings).map_err(|e| e.to_string())?;
+    if args.template_base {
+        doc["templates"] = serde_json::json!({"base": ""});
+    }
     let out = destination(args, "dted_mosaic", false);
-    Ok((out.clone(), write(args, doc, &out)?))
+    Ok((out.clone(), write(doc, &out)?))
 }
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("convert") {
+        return match convert(std::env::args().skip(2)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("chunkref: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let args = match parse_args(std::env::args().skip(1)) {
         Ok(a) => a,
         Err(msg) => {
@@ -178,6 +319,23 @@ fn main() -> ExitCode {
             }
             Err(e) => {
                 eprintln!("chunkref: cannot build the DTED mosaic: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if stacks(&args) {
+        let start = Instant::now();
+        return match index_stack(&args, &formats) {
+            Ok(refs) => {
+                eprintln!(
+                    "{total} time steps -> {} ({refs} chunk references, {:.1} ms)",
+                    args.output.display(),
+                    start.elapsed().as_secs_f64() * 1e3
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("chunkref: cannot build the time stack: {e}");
                 ExitCode::FAILURE
             }
         };

@@ -4,10 +4,16 @@
 //! Each index format lives in its own module and produces the same
 //! [`Index`]; Kerchunk JSON is the first ([`kerchunk_json`]).
 
+pub mod fgb;
 pub mod gen;
 pub mod kerchunk_json;
+pub mod kerchunk_parquet;
+pub mod parquet;
 pub mod pyramid;
+pub mod stack;
+pub mod table;
 pub mod template;
+pub mod to_kerchunk;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -16,6 +22,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::refs::{position, ChunkTable, FileTable, RawRef};
 use crate::zarr::ArrayMeta;
+use stack::TimeOptions;
 use template::{TemplateValue, Vars};
 
 /// Store keys that hold metadata documents rather than chunks.
@@ -37,8 +44,13 @@ pub struct Index {
     pub source: String,
     /// File URLs referenced by chunks, templates applied.
     pub files: FileTable,
+    /// Per-file attributes (such as `datetime`) by file id; shorter than
+    /// the file table when the index form has none.
+    pub file_attributes: Vec<Map<String, Value>>,
     /// Arrays sorted by path.
     pub arrays: Vec<Array>,
+    /// Every Zarr metadata document of the store, by key, parsed.
+    pub metadata: BTreeMap<String, Value>,
     /// Group attributes by group path (`""` is the root).
     pub groups: BTreeMap<String, Map<String, Value>>,
     /// Non-fatal problems found while reading (shown as GDAL warnings).
@@ -71,23 +83,66 @@ impl Index {
             };
             entries.push((g.key, r));
         })?;
-        let mut template_error = None;
-        files.map_urls(|u| {
-            if !u.contains("{{") {
-                return u.to_string();
-            }
-            template::render_url(u, &vars).unwrap_or_else(|e| {
-                template_error.get_or_insert(e);
-                u.to_string()
-            })
-        });
-        if let Some(reason) = template_error {
-            return Err(Error::MalformedIndex {
-                index: source.to_string(),
-                reason,
-            });
-        }
+        render_templates(source, &mut files, &vars)?;
         Index::build(source, files, entries)
+    }
+
+    /// Reads the index `name` from `path` with `read` (which reads a file by
+    /// path): a file in any form [`Index::read`] knows, or else a Kerchunk
+    /// Parquet directory (`path/.zmetadata`, `path/VAR/refs.K.parq`).
+    /// `time` keeps some steps of a time stack.
+    pub fn load(
+        name: &str,
+        path: &str,
+        overrides: &[(String, String)],
+        time: &TimeOptions,
+        mut read: impl FnMut(&str) -> Result<Vec<u8>>,
+    ) -> Result<Index> {
+        let not_a_file = match read(path) {
+            Ok(bytes) => return Index::read(name, bytes, overrides, time),
+            Err(e) => e,
+        };
+        let dir = path.trim_end_matches('/');
+        let Ok(zmetadata) = read(&format!("{dir}/{}", kerchunk_parquet::ZMETADATA)) else {
+            return Err(not_a_file);
+        };
+        let mut index =
+            kerchunk_parquet::read(name, &zmetadata, |rel| read(&format!("{dir}/{rel}")))?;
+        let vars: Vars = overrides
+            .iter()
+            .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
+            .collect();
+        render_templates(name, &mut index.files, &vars)?;
+        if time.is_empty() {
+            Ok(index)
+        } else {
+            stack::select_time(index, time)
+        }
+    }
+
+    /// Reads an index in any form chunkref knows, chosen by its first
+    /// bytes: a chunk-reference table in Parquet (`PAR1`) or FlatGeobuf
+    /// (`fgb`), else Kerchunk
+    /// JSON. `overrides` replace Kerchunk template values; `time` keeps some
+    /// steps of a time stack.
+    pub fn read(
+        source: &str,
+        bytes: Vec<u8>,
+        overrides: &[(String, String)],
+        time: &TimeOptions,
+    ) -> Result<Index> {
+        let index = if bytes.starts_with(parquet::MAGIC) {
+            parquet::read(source, bytes::Bytes::from(bytes), time)?
+        } else if bytes.starts_with(fgb::MAGIC) {
+            fgb::read(source, std::io::Cursor::new(bytes))?
+        } else {
+            Index::from_kerchunk_json(source, &bytes, overrides)?
+        };
+        if time.is_empty() {
+            Ok(index)
+        } else {
+            stack::select_time(index, time)
+        }
     }
 
     /// Groups references by array and builds the columnar tables.
@@ -111,8 +166,78 @@ impl Index {
             })?;
             docs.insert(key, v);
         }
-        expand_consolidated(&mut docs);
+        let store = Store::from_documents(docs)?;
+        let mut rows = store.empty_rows();
+        let mut stray = Vec::new();
+        for (key, r) in chunks {
+            match store.locate(&key) {
+                Some((a, pos)) => rows[a].push((pos, r)),
+                None => stray.push(key),
+            }
+        }
+        let mut index = store.into_index(source, files, rows);
+        if !stray.is_empty() {
+            index.warnings.push(format!(
+                "{} reference(s) in {source} match no array's chunk grid and are ignored (first: '{}')",
+                stray.len(),
+                stray[0]
+            ));
+        }
+        Ok(index)
+    }
 
+    /// The array at `path`, if any.
+    pub fn array(&self, path: &str) -> Option<&Array> {
+        self.arrays
+            .binary_search_by(|a| a.meta.path.as_str().cmp(path))
+            .ok()
+            .map(|i| &self.arrays[i])
+    }
+
+    /// Index of the array at `path` in [`Index::arrays`].
+    pub fn array_index(&self, path: &str) -> Option<usize> {
+        self.arrays
+            .binary_search_by(|a| a.meta.path.as_str().cmp(path))
+            .ok()
+    }
+}
+
+/// Fills `{{name}}` templates in every URL of `files` from `vars`.
+fn render_templates(source: &str, files: &mut FileTable, vars: &Vars) -> Result<()> {
+    let mut template_error = None;
+    files.map_urls(|u| {
+        if !u.contains("{{") {
+            return u.to_string();
+        }
+        template::render_url(u, vars).unwrap_or_else(|e| {
+            template_error.get_or_insert(e);
+            u.to_string()
+        })
+    });
+    match template_error {
+        Some(reason) => Err(Error::MalformedIndex {
+            index: source.to_string(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The arrays and groups a set of Zarr metadata documents describes, before
+/// their chunk references are known. Every index reader goes through it.
+#[derive(Debug)]
+pub(crate) struct Store {
+    docs: BTreeMap<String, Value>,
+    metas: Vec<ArrayMeta>,
+    grids: Vec<Vec<u64>>,
+    groups: BTreeMap<String, Map<String, Value>>,
+}
+
+impl Store {
+    /// Parses metadata documents (`.zgroup`, `.zattrs`, `.zarray`,
+    /// `zarr.json`, a root `.zmetadata`) keyed by store key.
+    pub(crate) fn from_documents(mut docs: HashMap<String, Value>) -> Result<Store> {
+        expand_consolidated(&mut docs);
         let mut groups = BTreeMap::new();
         let mut metas = Vec::new();
         for (key, doc) in &docs {
@@ -145,29 +270,59 @@ impl Index {
             }
         }
         metas.sort_by(|a, b| a.path.cmp(&b.path));
-        let lookup: HashMap<&str, usize> = metas
-            .iter()
-            .enumerate()
-            .map(|(i, m)| (m.path.as_str(), i))
-            .collect();
-        let grids: Vec<Vec<u64>> = metas.iter().map(ArrayMeta::grid_shape).collect();
-        let mut rows: Vec<Vec<(u64, RawRef)>> = metas.iter().map(|_| Vec::new()).collect();
-        let mut stray = Vec::new();
-        for (key, r) in chunks {
-            match locate_chunk(&key, &metas, &lookup, &grids) {
-                Some((a, pos)) => rows[a].push((pos, r)),
-                None => stray.push(key),
+        let grids = metas.iter().map(ArrayMeta::grid_shape).collect();
+        Ok(Store {
+            docs: docs.into_iter().collect(),
+            metas,
+            grids,
+            groups,
+        })
+    }
+
+    /// The arrays, sorted by path.
+    pub(crate) fn metas(&self) -> &[ArrayMeta] {
+        &self.metas
+    }
+
+    /// The chunk grid shape of each array.
+    pub(crate) fn grids(&self) -> &[Vec<u64>] {
+        &self.grids
+    }
+
+    /// One empty row list per array.
+    pub(crate) fn empty_rows(&self) -> Vec<Vec<(u64, RawRef)>> {
+        self.metas.iter().map(|_| Vec::new()).collect()
+    }
+
+    /// The array a chunk key belongs to and the chunk's grid position,
+    /// trying the longest array path first.
+    pub(crate) fn locate(&self, key: &str) -> Option<(usize, u64)> {
+        let candidates = key
+            .rmatch_indices('/')
+            .map(|(i, _)| (&key[..i], &key[i + 1..]));
+        for (dir, rest) in candidates.chain(std::iter::once(("", key))) {
+            let Ok(a) = self.metas.binary_search_by(|m| m.path.as_str().cmp(dir)) else {
+                continue;
+            };
+            let m = &self.metas[a];
+            if let Some(idx) = m.key_encoding.parse(rest, m.shape.len()) {
+                if let Some(pos) = position(&idx, &self.grids[a]) {
+                    return Some((a, pos));
+                }
             }
         }
-        let mut warnings = Vec::new();
-        if !stray.is_empty() {
-            warnings.push(format!(
-                "{} reference(s) in {source} match no array's chunk grid and are ignored (first: '{}')",
-                stray.len(),
-                stray[0]
-            ));
-        }
-        let arrays = metas
+        None
+    }
+
+    /// The index with `rows[a]` as the references of array `a`.
+    pub(crate) fn into_index(
+        self,
+        source: &str,
+        files: FileTable,
+        rows: Vec<Vec<(u64, RawRef)>>,
+    ) -> Index {
+        let arrays = self
+            .metas
             .into_iter()
             .zip(rows)
             .map(|(meta, rows)| Array {
@@ -175,28 +330,15 @@ impl Index {
                 refs: ChunkTable::from_rows(rows),
             })
             .collect();
-        Ok(Index {
+        Index {
             source: source.to_string(),
             files,
+            file_attributes: Vec::new(),
             arrays,
-            groups,
-            warnings,
-        })
-    }
-
-    /// The array at `path`, if any.
-    pub fn array(&self, path: &str) -> Option<&Array> {
-        self.arrays
-            .binary_search_by(|a| a.meta.path.as_str().cmp(path))
-            .ok()
-            .map(|i| &self.arrays[i])
-    }
-
-    /// Index of the array at `path` in [`Index::arrays`].
-    pub fn array_index(&self, path: &str) -> Option<usize> {
-        self.arrays
-            .binary_search_by(|a| a.meta.path.as_str().cmp(path))
-            .ok()
+            groups: self.groups,
+            metadata: self.docs,
+            warnings: Vec::new(),
+        }
     }
 }
 
@@ -228,29 +370,6 @@ fn join_key(dir: &str, name: &str) -> String {
     } else {
         format!("{dir}/{name}")
     }
-}
-
-/// Finds the array a chunk key belongs to and the chunk's grid position,
-/// trying the longest array path first.
-fn locate_chunk(
-    key: &str,
-    metas: &[ArrayMeta],
-    lookup: &HashMap<&str, usize>,
-    grids: &[Vec<u64>],
-) -> Option<(usize, u64)> {
-    let candidates = key
-        .rmatch_indices('/')
-        .map(|(i, _)| (&key[..i], &key[i + 1..]));
-    for (dir, rest) in candidates.chain(std::iter::once(("", key))) {
-        let Some(&a) = lookup.get(dir) else { continue };
-        let m = &metas[a];
-        if let Some(idx) = m.key_encoding.parse(rest, m.shape.len()) {
-            if let Some(pos) = position(&idx, &grids[a]) {
-                return Some((a, pos));
-            }
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -1,0 +1,44 @@
+//! Writing an [`Index`] back as a Kerchunk JSON v1 document (what
+//! `chunkref convert` writes for `.json`): the store's metadata documents
+//! inline, then one reference per chunk in the Kerchunk value forms.
+
+use base64::Engine;
+use serde_json::{json, Map, Value};
+
+use super::table::chunk_key;
+use super::Index;
+use crate::refs::{unravel, ChunkRef};
+
+/// The Kerchunk JSON v1 document of `index` (URLs as the index resolved
+/// them; per-file attributes have no place in Kerchunk JSON and are dropped).
+pub fn to_kerchunk(index: &Index) -> Value {
+    let mut refs = Map::new();
+    for (key, doc) in &index.metadata {
+        refs.insert(key.clone(), Value::String(doc.to_string()));
+    }
+    for array in &index.arrays {
+        let grid = array.meta.grid_shape();
+        for (pos, r) in array.refs.iter() {
+            let key = chunk_key(&array.meta, &unravel(pos, &grid));
+            let url = |file: u32| index.files.url(file);
+            let value = match r {
+                ChunkRef::Inline(bytes) => Value::String(format!(
+                    "base64:{}",
+                    base64::engine::general_purpose::STANDARD.encode(bytes)
+                )),
+                ChunkRef::Whole { file } => json!([url(file)]),
+                ChunkRef::Range {
+                    file,
+                    offset,
+                    length,
+                } => json!([url(file), offset, length]),
+                ChunkRef::Multi { file, ranges } => json!([
+                    url(file),
+                    ranges.iter().map(|&(o, l)| [o, l]).collect::<Vec<_>>()
+                ]),
+            };
+            refs.insert(key, value);
+        }
+    }
+    json!({"version": 1, "refs": refs})
+}
