@@ -21,6 +21,7 @@ pub mod identify;
 pub mod index;
 pub mod j2k;
 pub mod nitf;
+pub mod osr;
 pub mod raster;
 pub mod refs;
 pub mod resolve;

@@ -34,7 +34,7 @@ pub fn conventions(with_geo: bool) -> Value {
 }
 
 /// Georeferencing of the full-resolution image.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Georef {
     /// Affine transform `[a, b, c, d, e, f]` of pixel corners (x = a*col + b*row + c).
     pub transform: Option<[f64; 6]>,
@@ -138,6 +138,25 @@ impl Georef {
             );
         }
         m
+    }
+
+    /// `proj:` / `spatial:` attributes of a level of `shape` in a pyramid
+    /// whose full-resolution image has `base` (both [height, width]).
+    pub fn level_attributes(&self, base: [u64; 2], shape: [u64; 2]) -> Map<String, Value> {
+        let scale = [
+            base[1] as f64 / shape[1].max(1) as f64,
+            base[0] as f64 / shape[0].max(1) as f64,
+        ];
+        self.attributes(shape, scale)
+    }
+
+    /// Root group attributes of a pyramid whose full-resolution image has
+    /// `base` = [height, width]: its `proj:` / `spatial:` attributes and the
+    /// `zarr_conventions` list.
+    pub fn root_attributes(&self, base: [u64; 2]) -> Map<String, Value> {
+        let mut attrs = self.attributes(base, [1.0, 1.0]);
+        attrs.insert("zarr_conventions".into(), conventions(self.is_some()));
+        attrs
     }
 
     /// The transform of a level whose pixels are `scale` times larger.

@@ -84,33 +84,24 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         .ascii(tags::GDAL_NODATA)
         .and_then(|s| s.trim().parse::<f64>().ok())
         .map_or(Value::Null, |v| json!(v));
-    let (w0, h0) = (levels[0].1.width as f64, levels[0].1.height as f64);
+    let base = [levels[0].1.height, levels[0].1.width];
     let levels = levels
         .into_iter()
         .map(|(_, img)| {
-            let scale = [w0 / img.width as f64, h0 / img.height as f64];
             let mask = masks
                 .iter()
                 .find(|m| m.width == img.width && m.height == img.height)
                 .map(|m| m.array(&Value::Null, url));
             pyramid::Level {
-                attrs: georef.attributes([img.height, img.width], scale),
+                attrs: georef.level_attributes(base, [img.height, img.width]),
                 data: img.array(&fill, url),
                 mask,
             }
         })
         .collect::<Vec<_>>();
-    let mut attrs = georef.attributes(
-        [levels[0].data.shape[1], levels[0].data.shape[2]],
-        [1.0, 1.0],
-    );
-    attrs.insert(
-        "zarr_conventions".into(),
-        geo::conventions(georef.is_some()),
-    );
     let pyramid = Pyramid {
         source: json!(url),
-        attrs,
+        attrs: georef.root_attributes(base),
         levels,
     };
     Ok(pyramid.to_kerchunk())

@@ -29,6 +29,8 @@ from osgeo import gdal, osr
 import kerchunk_builders as kb
 from conftest import run_chunkref
 from raster_checks import captured_errors, open_chunkref
+from test_j2k import J2K_CASES, write_j2k
+from test_j2k import pattern as j2k_pattern
 from test_tiff_index import TIFF_CASES, write_tiff
 
 # --------------------------------------------------------------------------
@@ -159,14 +161,7 @@ def test_geotiff_index_agrees_with_gdalinfo(tmp_path, chunkref_bin, case):
     idx = open_chunkref(index_of(chunkref_bin, tif))
     assert info_summary(idx) == info_summary(src)
     assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
-    # Overview datasets carry their own georeferencing over the same extent.
-    base = idx.GetGeoTransform()
-    for i in range(idx.GetRasterBand(1).GetOverviewCount()):
-        ov = idx.GetRasterBand(1).GetOverview(i)
-        gt = ov.GetDataset().GetGeoTransform()
-        assert gt[0] == base[0] and gt[3] == base[3]
-        assert gt[1] * ov.XSize == pytest.approx(base[1] * idx.RasterXSize)
-        assert gt[5] * ov.YSize == pytest.approx(base[5] * idx.RasterYSize)
+    assert_overviews_cover_base(idx)
 
 
 @pytest.mark.parametrize("case", ["epsg4326-int16-nodata", "utm-rgb", "pixelispoint-float32"])
@@ -488,3 +483,107 @@ def test_index_says_when_a_crs_has_no_epsg_code(tmp_path, chunkref_bin):
     assert "without an EPSG code" in done.stderr
     idx = open_chunkref(out)
     assert idx.GetGeoTransform() == (1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0)
+
+
+# --------------------------------------------------------------------------
+# JPEG 2000 sources through ``chunkref index``: GeoJP2 and GMLJP2 boxes
+# --------------------------------------------------------------------------
+
+#: EPSG -> geotransform of the JPEG 2000 fixtures (EPSG:4326 puts GMLJP2
+#: coordinates latitude first).
+JP2_GEOREF = {
+    4326: (10.0, 0.001, 0.0, 46.0, 0.0, -0.001),
+    32633: (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0),
+}
+
+
+def write_georeferenced_jp2(path: Path, epsg: int, boxes: str, point: bool = False) -> Path:
+    """A 1100x700 JP2 (tiles 256, four overviews) written by GDAL with the
+    GeoJP2 box, the GMLJP2 box or both (``boxes``)."""
+    data = j2k_pattern(1, 700, 1100, "u1")
+    mem = kb.mem_dataset(data)
+    mem.SetGeoTransform(JP2_GEOREF[epsg])
+    mem.SetSpatialRef(epsg_srs(epsg))
+    if point:
+        mem.SetMetadataItem("AREA_OR_POINT", "Point")
+    options = [
+        "BLOCKXSIZE=256", "BLOCKYSIZE=256", "REVERSIBLE=YES", "QUALITY=100",
+        f"GeoJP2={'YES' if 'geojp2' in boxes else 'NO'}",
+        f"GMLJP2={'YES' if 'gmljp2' in boxes else 'NO'}",
+    ]
+    gdal.Translate(str(path), mem, format="JP2OpenJPEG", creationOptions=options)
+    return path
+
+
+def assert_overviews_cover_base(ds: gdal.Dataset) -> None:
+    """Overview datasets carry their own georeferencing over the extent of
+    the full-resolution one."""
+    base = ds.GetGeoTransform()
+    for i in range(ds.GetRasterBand(1).GetOverviewCount()):
+        ov = ds.GetRasterBand(1).GetOverview(i)
+        gt = ov.GetDataset().GetGeoTransform()
+        assert gt[0] == base[0] and gt[3] == base[3]
+        assert gt[1] * ov.XSize == pytest.approx(base[1] * ds.RasterXSize)
+        assert gt[5] * ov.YSize == pytest.approx(base[5] * ds.RasterYSize)
+
+
+@pytest.mark.parametrize("boxes", ["geojp2", "gmljp2", "geojp2+gmljp2"])
+@pytest.mark.parametrize("epsg", list(JP2_GEOREF))
+def test_jp2_index_agrees_with_gdalinfo(tmp_path, chunkref_bin, epsg, boxes):
+    jp2 = write_georeferenced_jp2(tmp_path / "src.jp2", epsg, boxes)
+    src = gdal.Open(str(jp2))
+    idx = open_chunkref(index_of(chunkref_bin, jp2))
+    assert info_summary(idx) == info_summary(src)
+    assert info_summary(src)["bands"][0]["overviews"], "the fixture should have overviews"
+    assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
+    assert_overviews_cover_base(idx)
+
+
+@pytest.mark.parametrize("boxes", ["geojp2", "gmljp2"])
+def test_jp2_pixel_is_point(tmp_path, chunkref_bin, boxes):
+    jp2 = write_georeferenced_jp2(tmp_path / "src.jp2", 32633, boxes, point=True)
+    src = gdal.Open(str(jp2))
+    idx = open_chunkref(index_of(chunkref_bin, jp2))
+    assert idx.GetGeoTransform() == src.GetGeoTransform()
+
+
+@pytest.mark.parametrize("boxes", ["geojp2", "gmljp2"])
+def test_gdalwarp_from_jp2_index_matches_source(tmp_path, chunkref_bin, boxes):
+    jp2 = write_georeferenced_jp2(tmp_path / "src.jp2", 4326, boxes)
+    idx = index_of(chunkref_bin, jp2)
+    for sizing in ({"overviewLevel": "NONE"}, {"width": 97, "height": 71}):
+        options = dict(dstSRS="EPSG:3857", resampleAlg="bilinear", format="MEM", **sizing)
+        want = gdal.Warp("", str(jp2), **options).ReadAsArray()
+        got = gdal.Warp("", open_chunkref(idx), **options).ReadAsArray()
+        np.testing.assert_array_equal(got, want)
+
+
+#: band colour interpretations of the source -> JPEG 2000 container
+JP2_COLOURS = {
+    "gray-jp2": ([gdal.GCI_Undefined], "JP2"),
+    "gray-alpha-jp2": ([gdal.GCI_GrayIndex, gdal.GCI_AlphaBand], "JP2"),
+    "rgb-jp2": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand], "JP2"),
+    "rgba-jp2": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand, gdal.GCI_AlphaBand], "JP2"),
+    "undefined-3band-jp2": ([gdal.GCI_Undefined] * 3, "JP2"),
+    "rgb-j2k": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand], "J2K"),
+}
+
+
+@pytest.mark.parametrize("case", JP2_COLOURS)
+def test_jp2_colour_interpretation(tmp_path, chunkref_bin, case):
+    colours, codec = JP2_COLOURS[case]
+    mem = kb.mem_dataset(j2k_pattern(len(colours), 64, 80, "u1"))
+    for b, colour in enumerate(colours):
+        mem.GetRasterBand(b + 1).SetColorInterpretation(colour)
+    jp2 = tmp_path / "src.jp2"
+    gdal.Translate(str(jp2), mem, format="JP2OpenJPEG", creationOptions=[f"CODEC={codec}"])
+    src = gdal.Open(str(jp2))
+    idx = open_chunkref(index_of(chunkref_bin, jp2))
+    assert info_summary(idx) == info_summary(src)
+
+
+def test_raw_codestream_has_no_georeferencing(tmp_path, chunkref_bin):
+    j2k = write_j2k(tmp_path / "raw.j2k", J2K_CASES["j2k-i2"])
+    idx = open_chunkref(index_of(chunkref_bin, j2k))
+    assert idx.GetSpatialRef() is None
+    assert idx.GetGeoTransform(can_return_null=True) is None
