@@ -85,7 +85,7 @@ typedef struct CrBandInfo {
     double scale;
     int32_t has_offset;
     double offset;
-    uint32_t color;          /* a GDALColorInterp value (GCI_Undefined .. GCI_AlphaBand) */
+    uint32_t color;          /* a GDALColorInterp value (GCI_Undefined .. GCI_YCbCr_CrBand) */
     const char *unit;        /* "" when none; owned by the handle */
     const char *description; /* "" when none; owned by the handle */
 } CrBandInfo;

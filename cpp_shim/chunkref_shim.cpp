@@ -204,7 +204,7 @@ bool ChunkRefRasterBand::LoadInfo() {
         RaiseStatus(status);
         return false;
     }
-    if (m_info.color > GCI_AlphaBand)
+    if (m_info.color > GCI_YCbCr_CrBand)
         m_info.color = GCI_Undefined;
     m_unit = m_info.unit != nullptr ? m_info.unit : "";
     if (m_info.color == GCI_PaletteIndex) {

@@ -52,6 +52,12 @@ pub enum ColorInterp {
     Blue = 5,
     /// GCI_AlphaBand.
     Alpha = 6,
+    /// GCI_YCbCr_YBand.
+    YCbCrY = 14,
+    /// GCI_YCbCr_CbBand.
+    YCbCrCb = 15,
+    /// GCI_YCbCr_CrBand.
+    YCbCrCr = 16,
 }
 
 impl ColorInterp {
@@ -79,6 +85,9 @@ impl ColorInterp {
             ColorInterp::Green => "Green",
             ColorInterp::Blue => "Blue",
             ColorInterp::Alpha => "Alpha",
+            ColorInterp::YCbCrY => "YCbCr_Y",
+            ColorInterp::YCbCrCb => "YCbCr_Cb",
+            ColorInterp::YCbCrCr => "YCbCr_Cr",
         }
     }
 
@@ -91,6 +100,9 @@ impl ColorInterp {
             "green" => ColorInterp::Green,
             "blue" => ColorInterp::Blue,
             "alpha" => ColorInterp::Alpha,
+            "ycbcr_y" => ColorInterp::YCbCrY,
+            "ycbcr_cb" => ColorInterp::YCbCrCb,
+            "ycbcr_cr" => ColorInterp::YCbCrCr,
             _ => ColorInterp::Undefined,
         }
     }

@@ -145,7 +145,7 @@ fn coverage_georef(xml: &str) -> Option<Georef> {
     let declared_east_north = axes.len() >= 2
         && (axes[0].starts_with("EAST") || axes[0].starts_with("LONG"))
         && (axes[1].starts_with("NORTH") || axes[1].starts_with("LAT"));
-    if crate::osr::epsg_axes_swapped(code) && !declared_east_north {
+    if crate::gdal_geo::epsg_axes_swapped(code) && !declared_east_north {
         t.swap(0, 3);
         if xml.contains("GDAL_JP2K_ALT_OFFSETVECTOR_ORDER=TRUE") {
             t.swap(1, 5);

@@ -52,6 +52,10 @@ pub struct Image {
     pub nbpp: u64,
     /// Actual bits per pixel per band.
     pub abpp: u64,
+    /// ICORDS (empty when the image has no corner coordinates).
+    pub icords: String,
+    /// IGEOLO: the four corners (see [`super::igeolo`]).
+    pub igeolo: String,
     /// Offset of the image data in the file.
     pub data_offset: u64,
     /// Length of the image data.
@@ -163,10 +167,15 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
     f.skip(8); // ICAT
     let abpp = f.num(2, "ABPP")?;
     f.skip(1); // PJUST
-    let icords = f.text(1, "ICORDS")?;
-    if !icords.is_empty() && icords != "N" {
-        f.skip(60); // IGEOLO
+    let mut icords = f.text(1, "ICORDS")?;
+    if version_20 && icords == "N" {
+        icords.clear(); // "none" in 2.0; UTM north in 2.1
     }
+    let igeolo = if icords.is_empty() {
+        String::new()
+    } else {
+        f.text(60, "IGEOLO")?
+    };
     let nicom = f.num(1, "NICOM")? as usize;
     f.skip(80 * nicom);
     let ic = f.text(2, "IC")?;
@@ -215,6 +224,8 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
         block_height,
         nbpp,
         abpp,
+        icords,
+        igeolo,
         data_offset: seg.subheader + seg.subheader_len,
         data_len: seg.data_len,
     };

@@ -12,7 +12,9 @@
 //! - IC = C8 / M8: the segment's JPEG 2000 codestream, indexed by tiles with
 //!   its resolution levels as overviews (see [`crate::j2k`]).
 
+mod colour;
 pub mod header;
+pub mod igeolo;
 mod jpeg;
 
 use serde_json::{json, Map, Value};
@@ -42,15 +44,22 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let mut pyramids = Vec::new();
     for (n, seg) in segments.iter().enumerate() {
         let img = header::image(&src, seg, n, version_20)?;
-        let levels = levels(&src, &img, n, url)?;
-        let mut attrs = Map::new();
-        attrs.insert(
-            "zarr_conventions".into(),
-            crate::tiff::geo::conventions(false),
-        );
+        let mut levels = levels(&src, &img, n, url)?;
+        let georef = igeolo::georef(&img.icords, &img.igeolo, img.rows, img.cols)
+            .unwrap_or_else(|why| {
+                eprintln!("chunkref: {path}: image segment {n}: no georeferencing: {why}");
+                None
+            })
+            .unwrap_or_default();
+        let base = [img.rows, img.cols];
+        for level in &mut levels {
+            let shape = [level.data.shape[1], level.data.shape[2]];
+            level.attrs.extend(georef.level_attributes(base, shape));
+            level.data.attrs.extend(colour::attributes(&img));
+        }
         pyramids.push(Pyramid {
             source: json!(url),
-            attrs,
+            attrs: georef.root_attributes(base),
             levels,
         });
     }

@@ -582,6 +582,74 @@ def test_jp2_colour_interpretation(tmp_path, chunkref_bin, case):
     assert info_summary(idx) == info_summary(src)
 
 
+# --------------------------------------------------------------------------
+# NITF sources through ``chunkref index``: ICORDS / IGEOLO
+# --------------------------------------------------------------------------
+
+#: name -> (EPSG, geotransform, NITF creation options); 1100 x 700 pixels
+NITF_GEOREF = {
+    "icords-g": (4326, (10.0, 0.001, 0.0, 46.0, 0.0, -0.001), []),
+    "icords-d": (4326, (-10.123456, 0.00123, 0.0, -20.5, 0.0, -0.00123), ["ICORDS=D"]),
+    "icords-n": (32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), []),
+    "icords-s": (32733, (300000.0, 30.0, 0.0, 7000000.0, 0.0, -30.0), []),
+    "icords-n-c8": (32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0),
+                    ["IC=C8", "QUALITY=100", "REVERSIBLE=YES"]),
+}
+
+
+def write_georeferenced_nitf(path: Path, case: str) -> Path:
+    epsg, gt, options = NITF_GEOREF[case]
+    mem = kb.mem_dataset(j2k_pattern(1, 700, 1100, "u1"))
+    mem.SetGeoTransform(gt)
+    mem.SetSpatialRef(epsg_srs(epsg))
+    gdal.Translate(str(path), mem, format="NITF", creationOptions=options)
+    return path
+
+
+@pytest.mark.parametrize("case", NITF_GEOREF)
+def test_nitf_index_agrees_with_gdalinfo(tmp_path, chunkref_bin, case):
+    ntf = write_georeferenced_nitf(tmp_path / "src.ntf", case)
+    src = gdal.Open(str(ntf))
+    idx = open_chunkref(index_of(chunkref_bin, ntf))
+    assert src.GetMetadataItem("NITF_ICORDS") == case.split("-")[1].upper()
+    assert info_summary(idx) == info_summary(src)
+    assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
+    assert_overviews_cover_base(idx)
+
+
+def test_gdalwarp_from_nitf_index_matches_source(tmp_path, chunkref_bin):
+    ntf = write_georeferenced_nitf(tmp_path / "src.ntf", "icords-g")
+    idx = index_of(chunkref_bin, ntf)
+    options = dict(dstSRS="EPSG:3857", resampleAlg="bilinear", format="MEM")
+    want = gdal.Warp("", str(ntf), **options).ReadAsArray()
+    got = gdal.Warp("", open_chunkref(idx), **options).ReadAsArray()
+    np.testing.assert_array_equal(got, want)
+
+
+#: band colour interpretations of the source -> NITF creation options
+NITF_COLOURS = {
+    "gray": ([gdal.GCI_GrayIndex], []),
+    "undefined-2band": ([gdal.GCI_Undefined] * 2, []),
+    "rgb": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand], []),
+    "rgb-jpeg": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand], ["IC=C3"]),
+    "rgb-j2k": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand],
+                ["IC=C8", "QUALITY=100", "REVERSIBLE=YES"]),
+}
+
+
+@pytest.mark.parametrize("case", NITF_COLOURS)
+def test_nitf_colour_interpretation(tmp_path, chunkref_bin, case):
+    colours, options = NITF_COLOURS[case]
+    mem = kb.mem_dataset(j2k_pattern(len(colours), 64, 80, "u1"))
+    for b, colour in enumerate(colours):
+        mem.GetRasterBand(b + 1).SetColorInterpretation(colour)
+    ntf = tmp_path / "src.ntf"
+    gdal.Translate(str(ntf), mem, format="NITF", creationOptions=options)
+    src = gdal.Open(str(ntf))
+    idx = open_chunkref(index_of(chunkref_bin, ntf))
+    assert info_summary(idx)["bands"] == info_summary(src)["bands"]
+
+
 def test_raw_codestream_has_no_georeferencing(tmp_path, chunkref_bin):
     j2k = write_j2k(tmp_path / "raw.j2k", J2K_CASES["j2k-i2"])
     idx = open_chunkref(index_of(chunkref_bin, j2k))
