@@ -512,8 +512,8 @@ impl Dataset {
         Ok(())
     }
 
-    /// Metadata items (`KEY=VALUE`) of a domain: `""` (default), `IMAGE_STRUCTURE`
-    /// or `SUBDATASETS`, for the dataset (`band` = None) or a band of level 0.
+    /// Metadata items (`KEY=VALUE`) of a domain: `""` (default), `IMAGE_STRUCTURE`,
+    /// `SUBDATASETS` or `RPC`, for the dataset (`band` = None) or a band of level 0.
     pub fn metadata(&self, domain: &str, band: Option<u64>) -> Vec<String> {
         if domain.eq_ignore_ascii_case("SUBDATASETS") && band.is_none() {
             return self
@@ -563,6 +563,12 @@ impl Dataset {
                 }
                 items
             }
+            ("RPC", None) => meta
+                .attributes
+                .get(crate::georef::RPC_ATTRIBUTE)
+                .and_then(Value::as_object)
+                .map(attribute_items)
+                .unwrap_or_default(),
             ("IMAGE_STRUCTURE", Some(_)) => {
                 let mut items = Vec::new();
                 if let Some(bits) = meta.codecs.stored_bits() {

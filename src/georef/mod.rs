@@ -21,6 +21,9 @@
 //! attribute (`url`, `wkt`, `projjson`); the `grid_mapping` variable
 //! (`crs_wkt`, `spatial_ref`, CF grid-mapping parameters); the tile matrix
 //! set's `crs`.
+//!
+//! Rational polynomial coefficients travel as [`RPC_ATTRIBUTE`] on the
+//! full-resolution array, served as GDAL's `RPC` metadata domain.
 
 pub mod band;
 pub mod cf;
@@ -31,6 +34,10 @@ use serde_json::{Map, Value};
 
 use crate::chunk::Locations;
 use crate::index::{Array, Index};
+
+/// Array attribute holding the items of GDAL's `RPC` metadata domain (an
+/// object of strings, e.g. `"LINE_OFF": "100"`).
+pub const RPC_ATTRIBUTE: &str = "chunkref:rpc";
 
 /// Georeferencing of one level.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -16,6 +16,7 @@ mod colour;
 pub mod header;
 pub mod igeolo;
 mod jpeg;
+pub mod rpc;
 
 use serde_json::{json, Map, Value};
 
@@ -52,6 +53,10 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
             })
             .unwrap_or_default();
         let base = [img.rows, img.cols];
+        if let Some(rpc) = rpc::attribute(&img.tres) {
+            let attrs = &mut levels[0].data.attrs;
+            attrs.insert(crate::georef::RPC_ATTRIBUTE.into(), rpc);
+        }
         for level in &mut levels {
             let shape = [level.data.shape[1], level.data.shape[2]];
             level.attrs.extend(georef.level_attributes(base, shape));

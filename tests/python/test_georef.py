@@ -626,6 +626,36 @@ def test_gdalwarp_from_nitf_index_matches_source(tmp_path, chunkref_bin):
     np.testing.assert_array_equal(got, want)
 
 
+#: GDAL RPC metadata of the RPC00B fixture (coefficients GDAL rounds to
+#: RPC00B's 7 significant digits).
+RPC = {
+    "ERR_BIAS": "0.5", "ERR_RAND": "0.25", "LINE_OFF": "350", "SAMP_OFF": "550",
+    "LAT_OFF": "45.123", "LONG_OFF": "10.456", "HEIGHT_OFF": "250", "LINE_SCALE": "350",
+    "SAMP_SCALE": "550", "LAT_SCALE": "0.05", "LONG_SCALE": "0.07", "HEIGHT_SCALE": "500",
+    "LINE_NUM_COEFF": "0.01 -1.0 -0.02 " + " ".join(f"{(i + 1) * 1e-6:g}" for i in range(17)),
+    "LINE_DEN_COEFF": "1 " + " ".join("0" for _ in range(19)),
+    "SAMP_NUM_COEFF": "-0.03 0.02 1.0 " + " ".join(f"{-(i + 2) * 1.5e-7:g}" for i in range(17)),
+    "SAMP_DEN_COEFF": "1 " + " ".join(f"{i * 1e-7:g}" for i in range(19)),
+}
+
+
+def test_nitf_rpc00b_is_the_rpc_domain(tmp_path, chunkref_bin):
+    mem = kb.mem_dataset(j2k_pattern(1, 700, 1100, "u1"))
+    mem.SetMetadata(RPC, "RPC")
+    ntf = tmp_path / "rpc.ntf"
+    gdal.Translate(str(ntf), mem, format="NITF")
+    src = gdal.Open(str(ntf))
+    assert "RPC00B" in src.GetMetadata("TRE")
+    idx = open_chunkref(index_of(chunkref_bin, ntf))
+    assert idx.GetMetadata("RPC") == src.GetMetadata("RPC")
+    options = dict(rpc=True, dstSRS="EPSG:4326", resampleAlg="bilinear", format="MEM")
+    want = gdal.Warp("", str(ntf), **options)
+    got = gdal.Warp("", idx, **options)
+    assert got.GetGeoTransform() == want.GetGeoTransform()
+    assert want.ReadAsArray().any()
+    np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
+
+
 #: band colour interpretations of the source -> NITF creation options
 NITF_COLOURS = {
     "gray": ([gdal.GCI_GrayIndex], []),
