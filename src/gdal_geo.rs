@@ -1,12 +1,19 @@
 //! Geodesy the index builders ask of libgdal (linked already), so that
 //! indexes say what GDAL's own drivers say: the axis order EPSG gives a CRS
-//! (OSR) and the affine fit of image corners (`GDALGCPsToGeoTransform`).
+//! (OSR), the affine fit of image corners (`GDALGCPsToGeoTransform`), and
+//! the CRS GDAL's GTiff driver makes of GeoKeys that name no EPSG code.
 
 #![allow(unsafe_code)]
 
-use std::ffi::{c_char, c_double, c_int, c_void};
+use std::ffi::{c_char, c_double, c_int, c_void, CStr, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 type OgrSrsH = *mut c_void;
+type DatasetH = *mut c_void;
+type CplErrorHandler = unsafe extern "C" fn(c_int, c_int, *const c_char);
+
+/// `GDAL_OF_RASTER`.
+const GDAL_OF_RASTER: u32 = 0x02;
 
 /// GDAL's `GDAL_GCP`.
 #[repr(C)]
@@ -32,6 +39,33 @@ extern "C" {
     fn OSRImportFromEPSG(srs: OgrSrsH, code: c_int) -> c_int;
     fn OSREPSGTreatsAsLatLong(srs: OgrSrsH) -> c_int;
     fn OSREPSGTreatsAsNorthingEasting(srs: OgrSrsH) -> c_int;
+    fn OSRExportToWktEx(
+        srs: OgrSrsH,
+        wkt: *mut *mut c_char,
+        options: *const *const c_char,
+    ) -> c_int;
+    fn GDALRegister_GTiff();
+    fn GDALOpenEx(
+        name: *const c_char,
+        flags: u32,
+        drivers: *const *const c_char,
+        options: *const *const c_char,
+        siblings: *const *const c_char,
+    ) -> DatasetH;
+    fn GDALGetSpatialRef(ds: DatasetH) -> OgrSrsH;
+    fn GDALClose(ds: DatasetH);
+    fn VSIFileFromMemBuffer(
+        name: *const c_char,
+        data: *mut u8,
+        len: u64,
+        owned: c_int,
+    ) -> *mut c_void;
+    fn VSIFCloseL(fp: *mut c_void) -> c_int;
+    fn VSIUnlink(name: *const c_char) -> c_int;
+    fn VSIFree(p: *mut c_void);
+    fn CPLQuietErrorHandler(class: c_int, code: c_int, msg: *const c_char);
+    fn CPLPushErrorHandler(handler: CplErrorHandler);
+    fn CPLPopErrorHandler();
 }
 
 /// An OSR handle destroyed on drop.
@@ -96,6 +130,70 @@ pub fn fit_geotransform(points: &[ControlPoint]) -> Option<[f64; 6]> {
     (ok != 0).then_some(gt)
 }
 
+/// The CRS GDAL's GTiff driver reads from the GeoTIFF `name` (a path GDAL
+/// opens: a file, or `/vsimem/`), as WKT2 (2019); None when it has none.
+pub fn geotiff_crs_wkt2(name: &str) -> Option<String> {
+    let name = CString::new(name).ok()?;
+    let gtiff = c"GTiff";
+    let drivers = [gtiff.as_ptr(), std::ptr::null()];
+    let format = c"FORMAT=WKT2_2019";
+    let options = [format.as_ptr(), std::ptr::null()];
+    // SAFETY: valid C strings and NULL-terminated lists; the quiet handler
+    // is popped on this thread; the dataset is closed and the WKT freed
+    // once, after it is copied.
+    unsafe {
+        GDALRegister_GTiff();
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        let ds = GDALOpenEx(
+            name.as_ptr(),
+            GDAL_OF_RASTER,
+            drivers.as_ptr(),
+            std::ptr::null(),
+            std::ptr::null(),
+        );
+        let mut wkt = None;
+        if !ds.is_null() {
+            let srs = GDALGetSpatialRef(ds);
+            let mut text: *mut c_char = std::ptr::null_mut();
+            if !srs.is_null()
+                && OSRExportToWktEx(srs, &mut text, options.as_ptr()) == 0
+                && !text.is_null()
+            {
+                wkt = Some(CStr::from_ptr(text).to_string_lossy().into_owned());
+            }
+            if !text.is_null() {
+                VSIFree(text.cast());
+            }
+            GDALClose(ds);
+        }
+        CPLPopErrorHandler();
+        wkt.filter(|w| !w.is_empty())
+    }
+}
+
+/// [`geotiff_crs_wkt2`] of a GeoTIFF held in memory (a GeoJP2 box).
+pub fn geotiff_bytes_crs_wkt2(bytes: &[u8]) -> Option<String> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!("/vsimem/chunkref_geotiff_{}_{n}.tif", std::process::id());
+    let c_name = CString::new(name.clone()).ok()?;
+    let mut copy = bytes.to_vec();
+    // SAFETY: GDAL reads `copy` (not owned, kept alive until the file is
+    // unlinked below) under a name unique to this call.
+    unsafe {
+        let fp = VSIFileFromMemBuffer(c_name.as_ptr(), copy.as_mut_ptr(), copy.len() as u64, 0);
+        if fp.is_null() {
+            return None;
+        }
+        VSIFCloseL(fp);
+    }
+    let wkt = geotiff_crs_wkt2(&name);
+    // SAFETY: the name made above; GDAL no longer holds the file open.
+    unsafe { VSIUnlink(c_name.as_ptr()) };
+    drop(copy);
+    wkt
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +204,12 @@ mod tests {
         assert!(!epsg_axes_swapped(32633));
         assert!(!epsg_axes_swapped(3857));
         assert!(!epsg_axes_swapped(999_999_999));
+    }
+
+    #[test]
+    fn no_crs_from_what_gdal_cannot_open() {
+        assert!(geotiff_crs_wkt2("/nonexistent/x.tif").is_none());
+        assert!(geotiff_bytes_crs_wkt2(b"II*\0garbage").is_none());
     }
 
     #[test]

@@ -118,6 +118,7 @@ pub fn index_cells(cells: &[Cell], checksum_warnings: bool) -> Result<Value> {
     let georef = Georef {
         transform: Some([g[1], g[2], g[0], g[4], g[5], g[3]]),
         crs_code: Some(format!("EPSG:{}", h.epsg)),
+        crs_wkt2: None,
     };
     let geo_attrs = georef.attributes([shape[1], shape[2]], [1.0, 1.0]);
     let attrs = georef.root_attributes([shape[1], shape[2]]);

@@ -54,18 +54,11 @@ pub(super) fn georef(src: &Source) -> Result<Option<Georef>> {
 fn geojp2(src: &Source, b: &JBox) -> Result<Georef> {
     let len = (b.len - 16).min(MAX_BOX_BYTES);
     let name = format!("{} (GeoJP2 box at byte {})", src.path(), b.start);
-    let tiff = ifd::read(&Source::from_bytes(
-        &name,
-        src.read(b.start + 16, len)?,
-        "GeoTIFF",
-    ))?;
-    if Georef::crs_not_written(&tiff.ifds[0]) {
-        eprintln!(
-            "chunkref: {name}: the GeoKeys define a CRS without an EPSG code; the index \
-             carries no proj: CRS for it"
-        );
-    }
-    Ok(Georef::from_ifd(&tiff.ifds[0]))
+    let bytes = src.read(b.start + 16, len)?;
+    let tiff = ifd::read(&Source::from_bytes(&name, bytes.clone(), "GeoTIFF"))?;
+    Ok(Georef::from_ifd_with(&tiff.ifds[0], &name, || {
+        crate::gdal_geo::geotiff_bytes_crs_wkt2(&bytes)
+    }))
 }
 
 /// The text of every `xml ` box labelled `gml.root-instance` in top-level
@@ -158,6 +151,7 @@ fn coverage_georef(xml: &str) -> Option<Georef> {
     Some(Georef {
         transform: Some([t[1], t[2], t[0], t[4], t[5], t[3]]),
         crs_code: Some(format!("EPSG:{code}")),
+        crs_wkt2: None,
     })
 }
 

@@ -81,6 +81,7 @@ pub fn georef(icords: &str, igeolo: &str, rows: u64, cols: u64) -> Result<Option
     Ok(Some(Georef {
         transform: Some([gt[1], gt[2], gt[0], gt[4], gt[5], gt[3]]),
         crs_code: Some(crs),
+        crs_wkt2: None,
     }))
 }
 

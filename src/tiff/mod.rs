@@ -64,12 +64,9 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
             eprintln!("chunkref: {path}: IFD {n} is another page, not an overview; it is left out");
         }
     }
-    let georef = Georef::from_ifd(&tiff.ifds[0]);
-    if Georef::crs_not_written(&tiff.ifds[0]) {
-        eprintln!(
-            "chunkref: {path}: the GeoKeys define a CRS without an EPSG code; the index carries no proj: CRS for it"
-        );
-    }
+    let georef = Georef::from_ifd_with(&tiff.ifds[0], path, || {
+        crate::gdal_geo::geotiff_crs_wkt2(path)
+    });
     // Band scale/offset/unit/description and colour interpretations GDAL
     // recorded for the full image apply to every level.
     let gdal_xml = tiff.ifds[0].ascii(tags::GDAL_METADATA).unwrap_or_default();

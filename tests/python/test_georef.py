@@ -37,7 +37,18 @@ from test_tiff_index import TIFF_CASES, write_tiff
 # GeoTIFF sources through ``chunkref index``
 # --------------------------------------------------------------------------
 
-#: name -> (bands, numpy dtype, EPSG, geotransform, nodata, extra GTiff options, metadata)
+#: CRSs without an EPSG code (PROJ strings), as user-defined GeoKeys store them
+USER_CRS = {
+    "tmerc": "+proj=tmerc +lat_0=0 +lon_0=9.5 +k=0.999 +x_0=100 +y_0=0 +ellps=GRS80 +units=m",
+    "lcc": "+proj=lcc +lat_1=40 +lat_2=50 +lat_0=45 +lon_0=10 +x_0=0 +y_0=0 +ellps=GRS80 +units=m",
+    "aea": "+proj=aea +lat_1=29.5 +lat_2=45.5 +lat_0=23 +lon_0=-96 +x_0=0 +y_0=0 +datum=NAD83 +units=m",
+    "stere": "+proj=stere +lat_0=90 +lat_ts=70 +lon_0=-45 +x_0=0 +y_0=0 +datum=WGS84 +units=m",
+    "intl": "+proj=tmerc +lat_0=0 +lon_0=3 +k=0.9996 +x_0=500000 +y_0=0 +ellps=intl "
+            "+towgs84=-87,-98,-121,0,0,0,0 +units=m",
+}
+
+#: name -> (bands, numpy dtype, EPSG or PROJ string, geotransform, nodata,
+#: extra GTiff options, metadata)
 GEOTIFF_CASES = {
     "epsg4326-int16-nodata": (
         1, "int16", 4326, (-10.0, 0.01, 0.0, 45.0, 0.0, -0.01), -9999, [], {},
@@ -57,6 +68,14 @@ GEOTIFF_CASES = {
     "scaled-int16": (1, "int16", 4326, (5.0, 0.001, 0.0, 50.0, 0.0, -0.001), -32768, [], {}),
     "palette": (1, "uint8", 32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), None,
                 ["PHOTOMETRIC=PALETTE"], {}),
+    # User-defined projections: GeoKeys without an EPSG code.
+    "user-tmerc": (1, "uint8", USER_CRS["tmerc"], (1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0), None, [], {}),
+    "user-lcc": (1, "uint16", USER_CRS["lcc"], (-2e5, 50.0, 0.0, 3e5, 0.0, -50.0), 0, [], {}),
+    "user-albers-nad83": (1, "uint8", USER_CRS["aea"], (1e6, 30.0, 0.0, 2e6, 0.0, -30.0), None, [], {}),
+    "user-polar-stereo": (1, "uint8", USER_CRS["stere"], (-3e6, 1000.0, 0.0, 3e6, 0.0, -1000.0), None, [],
+                          {}),
+    "user-tmerc-intl-towgs84": (1, "uint8", USER_CRS["intl"], (4e5, 5.0, 0.0, 5e6, 0.0, -5.0), None, [],
+                                {}),
 }
 
 #: Band scale, offset, unit and description GDAL writes into GDAL_METADATA.
@@ -73,9 +92,7 @@ def write_geotiff(path: Path, case: str) -> Path:
         ["TILED=YES", "BLOCKXSIZE=64", "BLOCKYSIZE=64", *options],
     )
     ds.SetGeoTransform(gt)
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(epsg)
-    ds.SetSpatialRef(srs)
+    ds.SetSpatialRef(crs_srs(epsg))
     for k, v in metadata.items():
         ds.SetMetadataItem(k, v)
     for b in range(bands):
@@ -110,6 +127,16 @@ def epsg_srs(code: int) -> osr.SpatialReference:
     """EPSG:code with GDAL's traditional GIS axis order, as rasters report it."""
     srs = osr.SpatialReference()
     srs.ImportFromEPSG(code)
+    srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    return srs
+
+
+def crs_srs(crs: int | str) -> osr.SpatialReference:
+    """An EPSG code or a PROJ string, in the traditional GIS axis order."""
+    if isinstance(crs, int):
+        return epsg_srs(crs)
+    srs = osr.SpatialReference()
+    srs.ImportFromProj4(crs)
     srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
     return srs
 
@@ -164,7 +191,10 @@ def test_geotiff_index_agrees_with_gdalinfo(tmp_path, chunkref_bin, case):
     assert_overviews_cover_base(idx)
 
 
-@pytest.mark.parametrize("case", ["epsg4326-int16-nodata", "utm-rgb", "pixelispoint-float32"])
+@pytest.mark.parametrize(
+    "case",
+    ["epsg4326-int16-nodata", "utm-rgb", "pixelispoint-float32", "user-lcc", "user-polar-stereo"],
+)
 @pytest.mark.parametrize(
     "sizing",
     [{"overviewLevel": "NONE"}, {"width": 97, "height": 71}],
@@ -469,20 +499,17 @@ def test_well_known_tile_matrix_set(tmp_path):
     assert ds.GetRasterBand(1).GetOverview(0).XSize == 512
 
 
-def test_index_says_when_a_crs_has_no_epsg_code(tmp_path, chunkref_bin):
-    tif = tmp_path / "custom.tif"
-    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 64, 64, 1, gdal.GDT_Byte, ["TILED=YES"])
-    ds.SetGeoTransform((1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0))
-    srs = osr.SpatialReference()
-    srs.ImportFromProj4("+proj=tmerc +lat_0=0 +lon_0=9.5 +k=0.999 +x_0=100 +y_0=0 +ellps=GRS80 +units=m")
-    ds.SetSpatialRef(srs)
-    ds = None
-    out = tmp_path / "custom.json"
-    done = run_chunkref(chunkref_bin, "index", tif, "-o", out)
-    assert done.returncode == 0, done.stderr
-    assert "without an EPSG code" in done.stderr
-    idx = open_chunkref(out)
-    assert idx.GetGeoTransform() == (1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0)
+def test_geojp2_user_defined_crs(tmp_path, chunkref_bin):
+    """A GeoJP2 box whose GeoKeys define a CRS without an EPSG code."""
+    mem = kb.mem_dataset(j2k_pattern(1, 200, 300, "u1"))
+    mem.SetGeoTransform((-2e5, 50.0, 0.0, 3e5, 0.0, -50.0))
+    mem.SetSpatialRef(crs_srs(USER_CRS["lcc"]))
+    jp2 = tmp_path / "src.jp2"
+    gdal.Translate(str(jp2), mem, format="JP2OpenJPEG", creationOptions=["GMLJP2=NO"])
+    src = gdal.Open(str(jp2))
+    idx = open_chunkref(index_of(chunkref_bin, jp2))
+    assert idx.GetGeoTransform() == src.GetGeoTransform()
+    assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
 
 
 # --------------------------------------------------------------------------
