@@ -543,9 +543,10 @@ impl Dataset {
                         format!("DIM_{name}_INDEX={i}")
                     })
                     .collect();
+                let attrs = band::attributes(meta, b);
                 let cf: Map<String, Value> = band::METADATA_ATTRIBUTES
                     .iter()
-                    .filter_map(|k| Some((k.to_string(), meta.attributes.get(*k)?.clone())))
+                    .filter_map(|k| Some((k.to_string(), attrs.get(*k)?.clone())))
                     .collect();
                 items.extend(attribute_items(&cf));
                 items

@@ -66,6 +66,8 @@ GEOTIFF_CASES = {
     "gray-2band-deflate": (2, "uint16", 3857, (-1000.0, 5.0, 0.0, 2000.0, 0.0, -5.0), 0,
                            ["COMPRESS=DEFLATE"], {}),
     "scaled-int16": (1, "int16", 4326, (5.0, 0.001, 0.0, 50.0, 0.0, -0.001), -32768, [], {}),
+    "scaled-per-band-uint16": (3, "uint16", 32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), None,
+                               ["INTERLEAVE=BAND"], {}),
     "palette": (1, "uint8", 32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), None,
                 ["PHOTOMETRIC=PALETTE"], {}),
     # User-defined projections: GeoKeys without an EPSG code.
@@ -78,8 +80,16 @@ GEOTIFF_CASES = {
                                 {}),
 }
 
-#: Band scale, offset, unit and description GDAL writes into GDAL_METADATA.
-BAND_PACKING = {"scaled-int16": (0.5, 10.0, "m", "terrain height")}
+#: Band scale, offset, unit and description GDAL writes into GDAL_METADATA
+#: (one tuple for every band, or one per band).
+BAND_PACKING = {
+    "scaled-int16": (0.5, 10.0, "m", "terrain height"),
+    "scaled-per-band-uint16": [
+        (0.0001, -0.1, "reflectance", "B04 red"),
+        (0.0002, -0.1, "reflectance", "B03 green"),
+        (0.5, 0.0, "K", "B10 brightness temperature"),
+    ],
+}
 
 
 def write_geotiff(path: Path, case: str) -> Path:
@@ -106,7 +116,8 @@ def write_geotiff(path: Path, case: str) -> Path:
                 table.SetColorEntry(i, (i, 255 - i, (7 * i) % 256, 255))
             band.SetColorTable(table)
         if case in BAND_PACKING:
-            scale, offset, unit, description = BAND_PACKING[case]
+            packing = BAND_PACKING[case]
+            scale, offset, unit, description = packing[b] if isinstance(packing, list) else packing
             band.SetScale(scale)
             band.SetOffset(offset)
             band.SetUnitType(unit)
