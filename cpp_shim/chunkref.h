@@ -103,7 +103,8 @@ int32_t chunkref_band_info(const CrHandle *handle, uint32_t level, uint64_t band
 int64_t chunkref_color_table(const CrHandle *handle, uint32_t level, int16_t *out, size_t cap,
                              CrStatus *status);
 
-/** Metadata of `domain` ("" default, "IMAGE_STRUCTURE", "SUBDATASETS", "RPC") for
+/** Metadata of `domain` ("" default, "IMAGE_STRUCTURE", "SUBDATASETS", "RPC",
+ *  "GEOLOCATION") for
  *  the dataset (band = 0) or a 1-based band; NULL-terminated list. */
 const char *const *chunkref_metadata(CrHandle *handle, const char *domain, uint32_t band);
 

@@ -29,7 +29,7 @@ constexpr const char *CONNECTION_PREFIX = "CHUNKREF:";
 /** Where users find the driver documentation. */
 constexpr const char *HELP_TOPIC = "https://github.com/chunkref/chunkref/blob/main/docs/driver.md";
 /** Metadata domains the Rust core serves. */
-constexpr const char *DOMAINS[] = {"", "IMAGE_STRUCTURE", "SUBDATASETS", "RPC"};
+constexpr const char *DOMAINS[] = {"", "IMAGE_STRUCTURE", "SUBDATASETS", "RPC", "GEOLOCATION"};
 /** At most this many bytes of sibling-band blocks are decoded along with one block. */
 constexpr size_t MAX_SIBLING_BYTES = 256 * 1024 * 1024;
 

@@ -150,7 +150,12 @@ impl Dataset {
                 strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
             })
             .collect();
-        let index = Index::from_kerchunk_json(&parsed.index, &bytes, &overrides)?;
+        let mut index = Index::from_kerchunk_json(&parsed.index, &bytes, &overrides)?;
+        // A 1-D target (a coordinate array a GEOLOCATION domain names)
+        // opens as one row.
+        if let Some(a) = parsed.target.as_deref().and_then(|t| index.array_index(t)) {
+            index.arrays[a].meta.reshape_to_row();
+        }
         let locations = Locations::resolve(&index, &source.base, &settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),
@@ -513,7 +518,8 @@ impl Dataset {
     }
 
     /// Metadata items (`KEY=VALUE`) of a domain: `""` (default), `IMAGE_STRUCTURE`,
-    /// `SUBDATASETS` or `RPC`, for the dataset (`band` = None) or a band of level 0.
+    /// `SUBDATASETS`, `RPC` or `GEOLOCATION`, for the dataset (`band` = None)
+    /// or a band of level 0.
     pub fn metadata(&self, domain: &str, band: Option<u64>) -> Vec<String> {
         if domain.eq_ignore_ascii_case("SUBDATASETS") && band.is_none() {
             return self
@@ -564,6 +570,12 @@ impl Dataset {
                 }
                 items
             }
+            ("GEOLOCATION", None) => self
+                .georef
+                .first()
+                .and_then(|g| Some((g.geolocation.as_ref()?, g.crs.as_deref())))
+                .map(|(paths, crs)| georef::geolocation_items(&self.index.source, paths, crs))
+                .unwrap_or_default(),
             ("RPC", None) => meta
                 .attributes
                 .get(crate::georef::RPC_ATTRIBUTE)

@@ -250,6 +250,66 @@ def test_gdal_zarr_crs_and_coordinates(tmp_path, epsg):
     assert_same_crs(got, srs)
 
 
+def zarr_v2_array(values: np.ndarray, dims: list[str], chunks: list[int]) -> dict:
+    """Entries of a little-endian, uncompressed v2 array named later by the caller."""
+    meta = {"zarr_format": 2, "shape": list(values.shape), "chunks": chunks,
+            "dtype": values.dtype.str, "fill_value": None, "order": "C",
+            "compressor": None, "filters": None}
+    entries = {".zarray": meta, ".zattrs": {"_ARRAY_DIMENSIONS": dims}}
+    for idx in kb.all_chunk_indices(values.shape, chunks):
+        region = tuple(slice(i * c, (i + 1) * c) for i, c in zip(idx, chunks))
+        block = np.zeros(chunks, values.dtype)
+        part = values[region]
+        block[tuple(slice(0, n) for n in part.shape)] = part
+        entries[".".join(map(str, idx))] = block.tobytes()
+    return entries
+
+
+def test_irregular_coordinates_are_the_geolocation_domain(tmp_path):
+    """Irregular 1-D x/y arrays: no geotransform, GDAL's GEOLOCATION domain
+    naming them as one-row ChunkRef datasets; gdalwarp through them matches
+    gdalwarp through the same arrays as GTiff geolocation datasets."""
+    data = kb.sample_pixels("<u2", (1, 40, 60))[0]
+    xs = 10.0 + np.cumsum(np.linspace(0.01, 0.05, 60))
+    ys = 50.0 - np.cumsum(np.linspace(0.02, 0.03, 40))
+    entries = {".zgroup": {"zarr_format": 2}}
+    for name, values, dims, chunks in (
+        ("data", data, ["lat", "lon"], [16, 16]),
+        ("lon", xs, ["lon"], [25]),
+        ("lat", ys, ["lat"], [25]),
+    ):
+        for key, v in zarr_v2_array(values, dims, chunks).items():
+            entries[f"{name}/{key}"] = v
+    entries["data/.zattrs"]["_CRS"] = {"url": "http://www.opengis.net/def/crs/EPSG/0/4326"}
+    index = kb.write_index(tmp_path / "irregular.json", kb.sort_entries(entries))
+    ds = open_chunkref(index)
+    assert ds.GetGeoTransform(can_return_null=True) is None
+    geoloc = ds.GetMetadata("GEOLOCATION")
+    assert geoloc["X_DATASET"] == f'CHUNKREF:"{index}":lon'
+    assert geoloc["Y_DATASET"] == f'CHUNKREF:"{index}":lat'
+    assert geoloc["GEOREFERENCING_CONVENTION"] == "PIXEL_CENTER"
+    x_ds = gdal.Open(geoloc["X_DATASET"])
+    np.testing.assert_array_equal(x_ds.ReadAsArray(), xs[np.newaxis])
+
+    # The oracle: the same pixels and coordinate rows as GTiff files.
+    def gtiff(path, array):
+        out = gdal.GetDriverByName("GTiff").Create(
+            str(path), array.shape[1], array.shape[0], 1, kb.gdal_type_for(array.dtype))
+        out.GetRasterBand(1).WriteArray(array)
+        return out
+    gtiff(tmp_path / "x.tif", xs[np.newaxis])
+    gtiff(tmp_path / "y.tif", ys[np.newaxis])
+    oracle = gtiff(tmp_path / "data.tif", data)
+    oracle.SetMetadata({**geoloc, "X_DATASET": str(tmp_path / "x.tif"),
+                        "Y_DATASET": str(tmp_path / "y.tif")}, "GEOLOCATION")
+    options = dict(dstSRS="EPSG:4326", format="MEM", width=90, height=70)
+    want = gdal.Warp("", oracle, **options)
+    got = gdal.Warp("", ds, **options)
+    assert got.GetGeoTransform() == want.GetGeoTransform()
+    assert want.ReadAsArray().any()
+    np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
+
+
 def test_cf_band_attributes(tmp_path):
     data = kb.sample_pixels("<i2", (40, 30)) - 100
     attrs = {
