@@ -6,7 +6,8 @@
 //!
 //! ICORDS G (`ddmmssXdddmmssY`) and D (`±dd.ddd±ddd.ddd`) are WGS 84
 //! degrees; N and S (`zzeeeeeennnnnnn`) are WGS 84 UTM eastings and
-//! northings in the northern or southern hemisphere.
+//! northings in the northern or southern hemisphere; U are MGRS references
+//! (`zzBJKeeeeennnnn`, see [`super::mgrs`]) in WGS 84 UTM.
 
 use crate::tiff::geo::Georef;
 
@@ -19,8 +20,12 @@ const CORNER_LEN: usize = 15;
 pub fn georef(icords: &str, igeolo: &str, rows: u64, cols: u64) -> Result<Option<Georef>, String> {
     let kind = match icords {
         "" => return Ok(None),
-        "G" | "D" | "N" | "S" => icords,
-        other => return Err(format!("ICORDS '{other}' is not read (G, D, N and S are)")),
+        "G" | "D" | "N" | "S" | "U" => icords,
+        other => {
+            return Err(format!(
+                "ICORDS '{other}' is not read (G, D, N, S and U are)"
+            ))
+        }
     };
     let mut corners = Vec::with_capacity(4);
     let mut zones = Vec::with_capacity(4);
@@ -44,8 +49,14 @@ pub fn georef(icords: &str, igeolo: &str, rows: u64, cols: u64) -> Result<Option
                 number(&text[7..15]).ok_or_else(bad)?,
                 number(&text[0..7]).ok_or_else(bad)?,
             ),
+            "U" => {
+                let utm = super::mgrs::to_utm(text).ok_or_else(bad)?;
+                zones.push((utm.zone, utm.north));
+                (utm.easting, utm.northing)
+            }
             _ => {
-                zones.push(text[0..2].trim().parse::<u32>().map_err(|_| bad())?);
+                let zone = text[0..2].trim().parse::<u32>().map_err(|_| bad())?;
+                zones.push((zone, kind == "N"));
                 (
                     number(&text[2..8]).ok_or_else(bad)?,
                     number(&text[8..15]).ok_or_else(bad)?,
@@ -57,13 +68,13 @@ pub fn georef(icords: &str, igeolo: &str, rows: u64, cols: u64) -> Result<Option
     let crs = match kind {
         "G" | "D" => "EPSG:4326".to_string(),
         _ => {
-            let zone = zones[0];
-            if !(1..=60).contains(&zone) || zones.iter().any(|&z| z != zone) {
+            let (zone, north) = zones[0];
+            if !(1..=60).contains(&zone) || zones.iter().any(|&z| z != zones[0]) {
                 return Err(format!(
                     "IGEOLO UTM zones {zones:?} are not one zone of 1 to 60"
                 ));
             }
-            let base = if kind == "N" { 32600 } else { 32700 };
+            let base = if north { 32600 } else { 32700 };
             format!("EPSG:{}", base + zone)
         }
     };
@@ -151,14 +162,22 @@ mod tests {
         assert!(close(gt(&n), [500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0]));
         let s = georef("S", igeolo, 203, 301).unwrap().unwrap();
         assert_eq!(s.crs_code.as_deref(), Some("EPSG:32733"));
+        // The same corners as MGRS references (33T WK).
+        let mgrs = "33TWK000059999533TWK030059999533TWK030059797533TWK0000597975";
+        let u = georef("U", mgrs, 203, 301).unwrap().unwrap();
+        assert_eq!(u.crs_code.as_deref(), Some("EPSG:32633"));
+        assert!(close(gt(&u), gt(&n)));
     }
 
     #[test]
     fn what_is_not_read_says_why() {
         assert_eq!(georef("", "", 10, 10), Ok(None));
+        assert!(georef("C", &"3".repeat(60), 10, 10)
+            .unwrap_err()
+            .contains("'C'"));
         assert!(georef("U", &"3".repeat(60), 10, 10)
             .unwrap_err()
-            .contains("'U'"));
+            .contains("not an ICORDS U"));
         assert!(georef("G", "455942N", 10, 10)
             .unwrap_err()
             .contains("shorter"));

@@ -16,6 +16,7 @@ mod colour;
 pub mod header;
 pub mod igeolo;
 mod jpeg;
+pub mod mgrs;
 pub mod rpc;
 
 use serde_json::{json, Map, Value};

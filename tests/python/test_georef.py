@@ -690,6 +690,7 @@ NITF_GEOREF = {
     "icords-d": (4326, (-10.123456, 0.00123, 0.0, -20.5, 0.0, -0.00123), ["ICORDS=D"]),
     "icords-n": (32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), []),
     "icords-s": (32733, (300000.0, 30.0, 0.0, 7000000.0, 0.0, -30.0), []),
+    "icords-s-sydney": (32756, (312340.0, 10.0, 0.0, 6267895.0, 0.0, -10.0), []),
     "icords-n-c8": (32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0),
                     ["IC=C8", "QUALITY=100", "REVERSIBLE=YES"]),
 }
@@ -713,6 +714,35 @@ def test_nitf_index_agrees_with_gdalinfo(tmp_path, chunkref_bin, case):
     assert info_summary(idx) == info_summary(src)
     assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
     assert_overviews_cover_base(idx)
+
+
+#: MGRS corners (pixel centres of 1100 x 700 pixels of 10 m) of UTM
+#: fixtures: zone 33N (odd zone, square 33T WK) and zone 56S (even zone,
+#: rows lettered from F, square 56H LH).
+MGRS_CORNERS = {
+    "icords-n": "33TWK000059999533TWK109959999533TWK109959300533TWK0000593005",
+    "icords-s-sydney": "56HLH123456789056HLH233356789056HLH233356090056HLH1234560900",
+}
+
+
+@pytest.mark.parametrize("case", MGRS_CORNERS)
+def test_nitf_mgrs_corners(tmp_path, chunkref_bin, case):
+    """ICORDS U, which GDAL reads but does not write: a GDAL-written UTM
+    NITF with its corners rewritten as MGRS references."""
+    ntf = write_georeferenced_nitf(tmp_path / "src.ntf", case)
+    src = gdal.Open(str(ntf))
+    icords = src.GetMetadataItem("NITF_ICORDS").encode()
+    igeolo = src.GetMetadataItem("NITF_IGEOLO").encode()
+    src = None
+    data = ntf.read_bytes()
+    assert data.count(icords + igeolo) == 1
+    ntf.write_bytes(data.replace(icords + igeolo, b"U" + MGRS_CORNERS[case].encode()))
+    src = gdal.Open(str(ntf))
+    assert src.GetMetadataItem("NITF_ICORDS") == "U"
+    idx = open_chunkref(index_of(chunkref_bin, ntf))
+    assert idx.GetGeoTransform() == src.GetGeoTransform()
+    assert idx.GetGeoTransform() == NITF_GEOREF[case][1]
+    assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
 
 
 def test_gdalwarp_from_nitf_index_matches_source(tmp_path, chunkref_bin):
