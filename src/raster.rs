@@ -818,7 +818,9 @@ fn describe_array(m: &ArrayMeta) -> String {
 fn attribute_items(attrs: &Map<String, Value>) -> Vec<String> {
     attrs
         .iter()
-        .filter(|(k, _)| k.as_str() != "_ARRAY_DIMENSIONS")
+        // chunkref:* attributes are served through their own GDAL calls
+        // (colours, colour tables, per-band values, the RPC domain).
+        .filter(|(k, _)| k.as_str() != "_ARRAY_DIMENSIONS" && !k.starts_with("chunkref:"))
         .map(|(k, v)| match v {
             Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),

@@ -776,6 +776,7 @@ def test_nitf_rpc00b_is_the_rpc_domain(tmp_path, chunkref_bin):
     assert "RPC00B" in src.GetMetadata("TRE")
     idx = open_chunkref(index_of(chunkref_bin, ntf))
     assert idx.GetMetadata("RPC") == src.GetMetadata("RPC")
+    assert not any(k.startswith("chunkref:") for k in idx.GetMetadata())
     options = dict(rpc=True, dstSRS="EPSG:4326", resampleAlg="bilinear", format="MEM")
     want = gdal.Warp("", str(ntf), **options)
     got = gdal.Warp("", idx, **options)
