@@ -1,7 +1,8 @@
 //! Geodesy the index builders ask of libgdal (linked already), so that
 //! indexes say what GDAL's own drivers say: the axis order EPSG gives a CRS
-//! (OSR), the affine fit of image corners (`GDALGCPsToGeoTransform`), and
-//! the CRS GDAL's GTiff driver makes of GeoKeys that name no EPSG code.
+//! (OSR), the affine fit of image corners (`GDALGCPsToGeoTransform`), the
+//! CRS GDAL's GTiff driver makes of GeoKeys that name no EPSG code, and the
+//! CRS OSR reads from a GML definition.
 
 #![allow(unsafe_code)]
 
@@ -39,6 +40,7 @@ extern "C" {
     fn OSRImportFromEPSG(srs: OgrSrsH, code: c_int) -> c_int;
     fn OSREPSGTreatsAsLatLong(srs: OgrSrsH) -> c_int;
     fn OSREPSGTreatsAsNorthingEasting(srs: OgrSrsH) -> c_int;
+    fn OSRImportFromXML(srs: OgrSrsH, xml: *const c_char) -> c_int;
     fn OSRExportToWktEx(
         srs: OgrSrsH,
         wkt: *mut *mut c_char,
@@ -130,17 +132,58 @@ pub fn fit_geotransform(points: &[ControlPoint]) -> Option<[f64; 6]> {
     (ok != 0).then_some(gt)
 }
 
+/// WKT2 (2019) of an OSR handle, None when OSR cannot write it.
+///
+/// # Safety
+/// `srs` is NULL or a live OSR handle.
+unsafe fn wkt2(srs: OgrSrsH) -> Option<String> {
+    if srs.is_null() {
+        return None;
+    }
+    let format = c"FORMAT=WKT2_2019";
+    let options = [format.as_ptr(), std::ptr::null()];
+    let mut text: *mut c_char = std::ptr::null_mut();
+    // SAFETY: a live handle, a NULL-terminated option list; the text is
+    // copied, then freed once.
+    unsafe {
+        let ok = OSRExportToWktEx(srs, &mut text, options.as_ptr()) == 0;
+        let wkt =
+            (ok && !text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
+        if !text.is_null() {
+            VSIFree(text.cast());
+        }
+        wkt.filter(|w| !w.is_empty())
+    }
+}
+
+/// The CRS OSR reads from a GML CRS definition (a GMLJP2 dictionary
+/// entry), as WKT2 (2019).
+pub fn gml_crs_wkt2(xml: &str) -> Option<String> {
+    let xml = CString::new(xml).ok()?;
+    let srs = Srs::new()?;
+    // SAFETY: a live handle and a valid C string; errors are kept quiet and
+    // the handler popped on this thread.
+    unsafe {
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        let ok = OSRImportFromXML(srs.0, xml.as_ptr()) == 0;
+        CPLPopErrorHandler();
+        if ok {
+            wkt2(srs.0)
+        } else {
+            None
+        }
+    }
+}
+
 /// The CRS GDAL's GTiff driver reads from the GeoTIFF `name` (a path GDAL
 /// opens: a file, or `/vsimem/`), as WKT2 (2019); None when it has none.
 pub fn geotiff_crs_wkt2(name: &str) -> Option<String> {
     let name = CString::new(name).ok()?;
     let gtiff = c"GTiff";
     let drivers = [gtiff.as_ptr(), std::ptr::null()];
-    let format = c"FORMAT=WKT2_2019";
-    let options = [format.as_ptr(), std::ptr::null()];
     // SAFETY: valid C strings and NULL-terminated lists; the quiet handler
-    // is popped on this thread; the dataset is closed and the WKT freed
-    // once, after it is copied.
+    // is popped on this thread; the dataset is closed once, after its CRS
+    // is copied.
     unsafe {
         GDALRegister_GTiff();
         CPLPushErrorHandler(CPLQuietErrorHandler);
@@ -153,21 +196,11 @@ pub fn geotiff_crs_wkt2(name: &str) -> Option<String> {
         );
         let mut wkt = None;
         if !ds.is_null() {
-            let srs = GDALGetSpatialRef(ds);
-            let mut text: *mut c_char = std::ptr::null_mut();
-            if !srs.is_null()
-                && OSRExportToWktEx(srs, &mut text, options.as_ptr()) == 0
-                && !text.is_null()
-            {
-                wkt = Some(CStr::from_ptr(text).to_string_lossy().into_owned());
-            }
-            if !text.is_null() {
-                VSIFree(text.cast());
-            }
+            wkt = wkt2(GDALGetSpatialRef(ds));
             GDALClose(ds);
         }
         CPLPopErrorHandler();
-        wkt.filter(|w| !w.is_empty())
+        wkt
     }
 }
 
@@ -210,6 +243,7 @@ mod tests {
     fn no_crs_from_what_gdal_cannot_open() {
         assert!(geotiff_crs_wkt2("/nonexistent/x.tif").is_none());
         assert!(geotiff_bytes_crs_wkt2(b"II*\0garbage").is_none());
+        assert!(gml_crs_wkt2("<gml:ProjectedCRS>nothing</gml:ProjectedCRS>").is_none());
     }
 
     #[test]

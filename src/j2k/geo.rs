@@ -37,12 +37,13 @@ pub(super) fn georef(src: &Source) -> Result<Option<Georef>> {
             Err(e) => eprintln!("chunkref: {}: GeoJP2 box left out: {e}", src.path()),
         }
     }
-    for xml in gml_root_instances(src, &top)? {
-        match coverage_georef(&xml) {
+    let boxes = gml_boxes(src, &top)?;
+    for (_, xml) in boxes.iter().filter(|(l, _)| l == "gml.root-instance") {
+        match coverage_georef(xml, &boxes) {
             Some(g) => return Ok(Some(g)),
             None => eprintln!(
-                "chunkref: {}: the GMLJP2 coverage has no RectifiedGrid with an EPSG CRS; \
-                 left out",
+                "chunkref: {}: the GMLJP2 coverage has no RectifiedGrid with a CRS GDAL \
+                 reads (EPSG srsName or GML dictionary entry); left out",
                 src.path()
             ),
         }
@@ -61,9 +62,9 @@ fn geojp2(src: &Source, b: &JBox) -> Result<Georef> {
     }))
 }
 
-/// The text of every `xml ` box labelled `gml.root-instance` in top-level
-/// `asoc` boxes labelled `gml.data`.
-fn gml_root_instances(src: &Source, top: &[JBox]) -> Result<Vec<String>> {
+/// (label, text) of every labelled `xml ` box in top-level `asoc` boxes
+/// labelled `gml.data` (`gml.root-instance`, `CRSDictionary.gml`, ...).
+fn gml_boxes(src: &Source, top: &[JBox]) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     for data in top.iter().filter(|b| &b.kind == b"asoc") {
         let children = jp2::boxes(src, data.start, data.start + data.len)?;
@@ -72,12 +73,12 @@ fn gml_root_instances(src: &Source, top: &[JBox]) -> Result<Vec<String>> {
         }
         for inner in children.iter().filter(|b| &b.kind == b"asoc") {
             let parts = jp2::boxes(src, inner.start, inner.start + inner.len)?;
-            if label(src, &parts)?.as_deref() != Some("gml.root-instance") {
+            let Some(name) = label(src, &parts)? else {
                 continue;
-            }
+            };
             if let Some(xml) = parts.iter().find(|b| &b.kind == b"xml ") {
                 let bytes = src.read(xml.start, xml.len.min(MAX_BOX_BYTES))?;
-                out.push(String::from_utf8_lossy(&bytes).replace('\0', "\n"));
+                out.push((name, String::from_utf8_lossy(&bytes).replace('\0', "\n")));
             }
         }
     }
@@ -102,9 +103,11 @@ fn label(src: &Source, children: &[JBox]) -> Result<Option<String>> {
 /// Geotransform and CRS of a GML coverage description, as GDAL reads it:
 /// the `RectifiedGrid` origin (a pixel centre) and offset vectors, the
 /// `srsName` of the origin point (else of the root envelope, else of the
-/// grid), axes swapped for CRSs EPSG orders latitude or northing first
-/// unless the grid's axis names say easting/longitude first.
-fn coverage_georef(xml: &str) -> Option<Georef> {
+/// grid): an EPSG code, axes swapped for CRSs EPSG orders latitude or
+/// northing first unless the grid's axis names say easting/longitude
+/// first; or `gmljp2://xml/<box>#<id>`, the entry `id` of the GML
+/// dictionary in labelled box `<box>` of `boxes`, read by GDAL's OSR.
+fn coverage_georef(xml: &str, boxes: &[(String, String)]) -> Option<Georef> {
     let grid = element(xml, "RectifiedGrid")?;
     let point = element(element(grid.body, "origin")?.body, "Point")?;
     let origin = element(point.body, "pos")
@@ -125,7 +128,10 @@ fn coverage_georef(xml: &str) -> Option<Georef> {
                 .and_then(|e| attribute(e.head, "srsName"))
         })
         .or_else(|| attribute(grid.head, "srsName"))?;
-    let code = epsg_code(srs_name)?;
+    let (code, crs_wkt2) = match epsg_code(srs_name) {
+        Some(code) => (Some(code), None),
+        None => (None, Some(dictionary_crs(srs_name, boxes)?)),
+    };
     // GDAL geotransform order until the end.
     let mut t = [origin[0], v1[0], v2[0], origin[1], v1[1], v2[1]];
     // The origin is the centre of the first pixel.
@@ -138,7 +144,7 @@ fn coverage_georef(xml: &str) -> Option<Georef> {
     let declared_east_north = axes.len() >= 2
         && (axes[0].starts_with("EAST") || axes[0].starts_with("LONG"))
         && (axes[1].starts_with("NORTH") || axes[1].starts_with("LAT"));
-    if crate::gdal_geo::epsg_axes_swapped(code) && !declared_east_north {
+    if code.is_some_and(crate::gdal_geo::epsg_axes_swapped) && !declared_east_north {
         t.swap(0, 3);
         if xml.contains("GDAL_JP2K_ALT_OFFSETVECTOR_ORDER=TRUE") {
             t.swap(1, 5);
@@ -150,9 +156,24 @@ fn coverage_georef(xml: &str) -> Option<Georef> {
     }
     Some(Georef {
         transform: Some([t[1], t[2], t[0], t[4], t[5], t[3]]),
-        crs_code: Some(format!("EPSG:{code}")),
-        crs_wkt2: None,
+        crs_code: code.map(|c| format!("EPSG:{c}")),
+        crs_wkt2,
     })
+}
+
+/// The WKT2 of the GML dictionary entry `srs_name` names
+/// (`gmljp2://xml/<box>#<id>`), as GDAL's OSR reads its GML.
+fn dictionary_crs(srs_name: &str, boxes: &[(String, String)]) -> Option<String> {
+    let (name, id) = srs_name.strip_prefix("gmljp2://xml/")?.split_once('#')?;
+    let (_, dictionary) = boxes.iter().find(|(l, _)| l == name)?;
+    let at = dictionary.find(&format!("gml:id=\"{id}\""))?;
+    let start = dictionary[..at].rfind('<')?;
+    let tag = dictionary[start + 1..]
+        .split([' ', '\t', '\n', '\r', '>'])
+        .next()?;
+    let close = format!("</{tag}>");
+    let end = dictionary[at..].find(&close)? + at + close.len();
+    crate::gdal_geo::gml_crs_wkt2(&dictionary[start..end])
 }
 
 /// The EPSG code of a GML `srsName`: `EPSG:n`, `urn:ogc:def:crs:EPSG:[v]:n`
@@ -274,7 +295,7 @@ mod tests {
 
     #[test]
     fn latitude_first_coverage_is_swapped_back() {
-        let g = coverage_georef(GDAL_4326).unwrap();
+        let g = coverage_georef(GDAL_4326, &[]).unwrap();
         assert_eq!(g.crs_code.as_deref(), Some("EPSG:4326"));
         assert!(close(
             g.transform.unwrap(),
@@ -289,7 +310,7 @@ mod tests {
             .replace("45.995 10.005", "500005 4999995")
             .replace(">0 0.01<", ">10 0<")
             .replace(">-0.01 0<", ">0 -10<");
-        let g = coverage_georef(&xml).unwrap();
+        let g = coverage_georef(&xml, &[]).unwrap();
         assert_eq!(g.crs_code.as_deref(), Some("EPSG:32633"));
         assert!(close(
             g.transform.unwrap(),
@@ -305,7 +326,7 @@ mod tests {
             .replace("45.995 10.005", "10.005 45.995")
             .replace(">0 0.01<", ">0.01 0<")
             .replace(">-0.01 0<", ">0 -0.01<");
-        let g = coverage_georef(&xml).unwrap();
+        let g = coverage_georef(&xml, &[]).unwrap();
         assert!(close(
             g.transform.unwrap(),
             [10.0, 0.01, 0.0, 46.0, 0.0, -0.01]
@@ -325,9 +346,9 @@ mod tests {
 
     #[test]
     fn incomplete_coverages_give_nothing() {
-        assert!(coverage_georef("<a/>").is_none());
-        assert!(coverage_georef(&GDAL_4326.replace("offsetVector", "other")).is_none());
-        assert!(coverage_georef(&GDAL_4326.replace("EPSG::4326", "local")).is_none());
-        assert!(coverage_georef(&GDAL_4326[..400]).is_none());
+        assert!(coverage_georef("<a/>", &[]).is_none());
+        assert!(coverage_georef(&GDAL_4326.replace("offsetVector", "other"), &[]).is_none());
+        assert!(coverage_georef(&GDAL_4326.replace("EPSG::4326", "local"), &[]).is_none());
+        assert!(coverage_georef(&GDAL_4326[..400], &[]).is_none());
     }
 }

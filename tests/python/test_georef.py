@@ -570,13 +570,21 @@ def test_well_known_tile_matrix_set(tmp_path):
     assert ds.GetRasterBand(1).GetOverview(0).XSize == 512
 
 
-def test_geojp2_user_defined_crs(tmp_path, chunkref_bin):
-    """A GeoJP2 box whose GeoKeys define a CRS without an EPSG code."""
+@pytest.mark.parametrize(
+    "crs, options",
+    [("lcc", ["GMLJP2=NO"]), ("tmerc", ["GeoJP2=NO"])],
+    ids=["geojp2-geokeys", "gmljp2-dictionary"],
+)
+def test_jp2_user_defined_crs(tmp_path, chunkref_bin, crs, options):
+    """A CRS without an EPSG code: GeoKeys of a GeoJP2 box, or the GML
+    dictionary entry GDAL writes beside a GMLJP2 coverage (GDAL cannot
+    write LCC as GML: it keeps that in a .aux.xml, hence TM there)."""
     mem = kb.mem_dataset(j2k_pattern(1, 200, 300, "u1"))
     mem.SetGeoTransform((-2e5, 50.0, 0.0, 3e5, 0.0, -50.0))
-    mem.SetSpatialRef(crs_srs(USER_CRS["lcc"]))
+    mem.SetSpatialRef(crs_srs(USER_CRS[crs]))
     jp2 = tmp_path / "src.jp2"
-    gdal.Translate(str(jp2), mem, format="JP2OpenJPEG", creationOptions=["GMLJP2=NO"])
+    gdal.Translate(str(jp2), mem, format="JP2OpenJPEG", creationOptions=options)
+    assert not Path(f"{jp2}.aux.xml").exists()
     src = gdal.Open(str(jp2))
     idx = open_chunkref(index_of(chunkref_bin, jp2))
     assert idx.GetGeoTransform() == src.GetGeoTransform()
