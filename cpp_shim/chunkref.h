@@ -104,7 +104,7 @@ typedef struct CrBandInfo {
     double scale;
     int32_t has_offset;
     double offset;
-    uint32_t color;          /* a GDALColorInterp value (GCI_Undefined .. GCI_AlphaBand) */
+    uint32_t color;          /* a GDALColorInterp value (GCI_Undefined .. GCI_YCbCr_CrBand) */
     const char *unit;        /* "" when none; owned by the handle */
     const char *description; /* "" when none; owned by the handle */
 } CrBandInfo;
@@ -122,7 +122,8 @@ int32_t chunkref_band_info(const CrHandle *handle, uint32_t level, uint64_t band
 int64_t chunkref_color_table(const CrHandle *handle, uint32_t level, int16_t *out, size_t cap,
                              CrStatus *status);
 
-/** Metadata of `domain` ("" default, "IMAGE_STRUCTURE", "SUBDATASETS") for
+/** Metadata of `domain` ("" default, "IMAGE_STRUCTURE", "SUBDATASETS", "RPC",
+ *  "GEOLOCATION") for
  *  the dataset (band = 0) or a 1-based band; NULL-terminated list. */
 const char *const *chunkref_metadata(CrHandle *handle, const char *domain, uint32_t band);
 

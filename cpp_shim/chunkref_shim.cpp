@@ -30,7 +30,7 @@ constexpr const char *CONNECTION_PREFIX = "CHUNKREF:";
 /** Where users find the driver documentation. */
 constexpr const char *HELP_TOPIC = "https://github.com/chunkref/chunkref/blob/main/docs/driver.md";
 /** Metadata domains the Rust core serves. */
-constexpr const char *DOMAINS[] = {"", "IMAGE_STRUCTURE", "SUBDATASETS"};
+constexpr const char *DOMAINS[] = {"", "IMAGE_STRUCTURE", "SUBDATASETS", "RPC", "GEOLOCATION"};
 /** Config option: NO sends every window read through IReadBlock and the block cache. */
 constexpr const char *WINDOW_READS_OPTION = "CHUNKREF_WINDOW_READS";
 /** Most bytes of the native-type copy a window read in another data type goes through. */
@@ -238,7 +238,7 @@ bool ChunkRefRasterBand::LoadInfo() {
         RaiseStatus(status);
         return false;
     }
-    if (m_info.color > GCI_AlphaBand)
+    if (m_info.color > GCI_YCbCr_CrBand)
         m_info.color = GCI_Undefined;
     m_unit = m_info.unit != nullptr ? m_info.unit : "";
     if (m_info.color == GCI_PaletteIndex) {

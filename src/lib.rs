@@ -16,6 +16,7 @@ pub mod error;
 pub mod fetch;
 pub mod ffi;
 pub mod gdal;
+pub mod gdal_geo;
 pub mod georef;
 pub mod identify;
 pub mod index;

@@ -153,9 +153,14 @@ impl Dataset {
             })
             .collect();
         let time = TimeOptions::from_options(options);
-        let index = Index::load(&parsed.index, &source.vsi_path, &overrides, &time, |path| {
+        let mut index = Index::load(&parsed.index, &source.vsi_path, &overrides, &time, |path| {
             gdal::read_vsi_file(path, MAX_INDEX_BYTES)
         })?;
+        // A 1-D target (a coordinate array a GEOLOCATION domain names)
+        // opens as one row.
+        if let Some(a) = parsed.target.as_deref().and_then(|t| index.array_index(t)) {
+            index.arrays[a].meta.reshape_to_row();
+        }
         let locations = Locations::resolve(&index, &source.base, &settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),
@@ -553,8 +558,9 @@ impl Dataset {
         Ok(())
     }
 
-    /// Metadata items (`KEY=VALUE`) of a domain: `""` (default), `IMAGE_STRUCTURE`
-    /// or `SUBDATASETS`, for the dataset (`band` = None) or a band of level 0.
+    /// Metadata items (`KEY=VALUE`) of a domain: `""` (default), `IMAGE_STRUCTURE`,
+    /// `SUBDATASETS`, `RPC` or `GEOLOCATION`, for the dataset (`band` = None)
+    /// or a band of level 0.
     pub fn metadata(&self, domain: &str, band: Option<u64>) -> Vec<String> {
         if domain.eq_ignore_ascii_case("SUBDATASETS") && band.is_none() {
             return self
@@ -592,9 +598,10 @@ impl Dataset {
                 if let Some(d) = datetime {
                     items.push(format!("DATETIME={d}"));
                 }
+                let attrs = band::attributes(meta, b);
                 let cf: Map<String, Value> = band::METADATA_ATTRIBUTES
                     .iter()
-                    .filter_map(|k| Some((k.to_string(), meta.attributes.get(*k)?.clone())))
+                    .filter_map(|k| Some((k.to_string(), attrs.get(*k)?.clone())))
                     .collect();
                 items.extend(attribute_items(&cf));
                 items
@@ -612,6 +619,18 @@ impl Dataset {
                 }
                 items
             }
+            ("GEOLOCATION", None) => self
+                .georef
+                .first()
+                .and_then(|g| Some((g.geolocation.as_ref()?, g.crs.as_deref())))
+                .map(|(paths, crs)| georef::geolocation_items(&self.index.source, paths, crs))
+                .unwrap_or_default(),
+            ("RPC", None) => meta
+                .attributes
+                .get(crate::georef::RPC_ATTRIBUTE)
+                .and_then(Value::as_object)
+                .map(attribute_items)
+                .unwrap_or_default(),
             ("IMAGE_STRUCTURE", Some(_)) => {
                 let mut items = Vec::new();
                 if let Some(bits) = meta.codecs.stored_bits() {
@@ -848,7 +867,10 @@ fn describe_array(m: &ArrayMeta) -> String {
 fn attribute_items(attrs: &Map<String, Value>) -> Vec<String> {
     attrs
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "_ARRAY_DIMENSIONS" | DATETIME_ATTRIBUTE))
+        // chunkref:* attributes are served through their own GDAL calls
+        // (colours, colour tables, per-band values, the RPC domain, a time
+        // stack's datetimes as each band's DATETIME).
+        .filter(|(k, _)| k.as_str() != "_ARRAY_DIMENSIONS" && !k.starts_with("chunkref:"))
         .map(|(k, v)| match v {
             Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),

@@ -9,10 +9,12 @@ use crate::error::{Error, Result};
 /// Bytes read from the start of the file in one go.
 const HEAD_BYTES: u64 = 64 * 1024;
 
-/// A file read by byte ranges.
+/// A file read by byte ranges (or bytes already in memory, such as a file
+/// embedded in another one).
 pub struct Source {
     path: String,
-    file: File,
+    /// None for in-memory bytes, all held in `head`.
+    file: Option<File>,
     len: u64,
     head: Vec<u8>,
     format: &'static str,
@@ -34,11 +36,22 @@ impl Source {
             .map_err(|e| io(e.to_string()))?;
         Ok(Source {
             path: path.to_string(),
-            file,
+            file: Some(file),
             len,
             head,
             format,
         })
+    }
+
+    /// In-memory `bytes` named `name` in errors (e.g. "x.jp2: GeoJP2 box").
+    pub fn from_bytes(name: &str, bytes: Vec<u8>, format: &'static str) -> Source {
+        Source {
+            path: name.to_string(),
+            file: None,
+            len: bytes.len() as u64,
+            head: bytes,
+            format,
+        }
     }
 
     /// Reads `len` bytes at `offset`; ranges past the end of the file are errors.
@@ -57,8 +70,11 @@ impl Source {
             return Ok(self.head[offset as usize..end as usize].to_vec());
         }
         let mut buf = vec![0; len as usize];
-        self.file
-            .read_exact_at(&mut buf, offset)
+        // In-memory sources hold every byte in `head`: only files get here.
+        let Some(file) = &self.file else {
+            return Err(self.malformed(format!("bytes {offset}..{end} are not in memory")));
+        };
+        file.read_exact_at(&mut buf, offset)
             .map_err(|e| Error::Io {
                 url: self.path.clone(),
                 range: format!(" bytes {offset}..{end}"),

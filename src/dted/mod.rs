@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Result};
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::source::Source;
-use crate::tiff::geo::{self, Georef};
+use crate::tiff::geo::Georef;
 pub use header::Header;
 
 /// Codec URI of DTED cells, as osml-imagery-io names it.
@@ -118,10 +118,10 @@ pub fn index_cells(cells: &[Cell], checksum_warnings: bool) -> Result<Value> {
     let georef = Georef {
         transform: Some([g[1], g[2], g[0], g[4], g[5], g[3]]),
         crs_code: Some(format!("EPSG:{}", h.epsg)),
+        crs_wkt2: None,
     };
     let geo_attrs = georef.attributes([shape[1], shape[2]], [1.0, 1.0]);
-    let mut attrs = geo_attrs.clone();
-    attrs.insert("zarr_conventions".into(), geo::conventions(true));
+    let attrs = georef.root_attributes([shape[1], shape[2]]);
     let data = pyramid::Array {
         shape,
         chunks,

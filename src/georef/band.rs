@@ -21,6 +21,11 @@ pub const COLOR_ATTRIBUTE: &str = "chunkref:color_interpretation";
 /// `[[r, g, b, a], ...]` (0-255), for every band.
 pub const COLOR_TABLE_ATTRIBUTE: &str = "chunkref:color_table";
 
+/// Attribute `chunkref index` writes when bands differ in CF band
+/// attributes (`scale_factor`, `add_offset`, `units`, `long_name`): one
+/// object per band whose entries override the array's for that band.
+pub const BANDS_ATTRIBUTE: &str = "chunkref:bands";
+
 /// Most colour table entries read.
 pub const MAX_COLOR_ENTRIES: usize = 65536;
 
@@ -52,6 +57,12 @@ pub enum ColorInterp {
     Blue = 5,
     /// GCI_AlphaBand.
     Alpha = 6,
+    /// GCI_YCbCr_YBand.
+    YCbCrY = 14,
+    /// GCI_YCbCr_CbBand.
+    YCbCrCb = 15,
+    /// GCI_YCbCr_CrBand.
+    YCbCrCr = 16,
 }
 
 impl ColorInterp {
@@ -79,6 +90,9 @@ impl ColorInterp {
             ColorInterp::Green => "Green",
             ColorInterp::Blue => "Blue",
             ColorInterp::Alpha => "Alpha",
+            ColorInterp::YCbCrY => "YCbCr_Y",
+            ColorInterp::YCbCrCb => "YCbCr_Cb",
+            ColorInterp::YCbCrCr => "YCbCr_Cr",
         }
     }
 
@@ -91,6 +105,9 @@ impl ColorInterp {
             "green" => ColorInterp::Green,
             "blue" => ColorInterp::Blue,
             "alpha" => ColorInterp::Alpha,
+            "ycbcr_y" => ColorInterp::YCbCrY,
+            "ycbcr_cb" => ColorInterp::YCbCrCb,
+            "ycbcr_cr" => ColorInterp::YCbCrCr,
             _ => ColorInterp::Undefined,
         }
     }
@@ -124,9 +141,28 @@ pub fn is_unsigned(meta: &ArrayMeta) -> bool {
         }
 }
 
+/// The attributes of band `band` (0-based): the array's, overridden by the
+/// band's entry of [`BANDS_ATTRIBUTE`].
+pub fn attributes(meta: &ArrayMeta, band: u64) -> std::borrow::Cow<'_, Map<String, Value>> {
+    let own = meta
+        .attributes
+        .get(BANDS_ATTRIBUTE)
+        .and_then(Value::as_array)
+        .and_then(|bands| bands.get(usize::try_from(band).ok()?))
+        .and_then(Value::as_object);
+    match own {
+        Some(o) if !o.is_empty() => {
+            let mut a = meta.attributes.clone();
+            a.extend(o.clone());
+            std::borrow::Cow::Owned(a)
+        }
+        _ => std::borrow::Cow::Borrowed(&meta.attributes),
+    }
+}
+
 /// The band information of band `band` (0-based) of an array.
 pub fn info(meta: &ArrayMeta, band: u64) -> BandInfo {
-    let a = &meta.attributes;
+    let a = &*attributes(meta, band);
     let text = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_string);
     let color = match a.get(COLOR_ATTRIBUTE) {
         Some(Value::Array(names)) => names
@@ -282,6 +318,25 @@ mod tests {
         );
         assert_eq!(b.color, ColorInterp::Green);
         assert_eq!(info(&m, 0).color, ColorInterp::Red);
+    }
+
+    #[test]
+    fn per_band_attributes_override_the_arrays() {
+        let m = meta(
+            "<i2",
+            Value::Null,
+            json!({"scale_factor": 0.01, "units": "K",
+                   "chunkref:bands": [{"scale_factor": 2.0, "long_name": "a"}, {}]}),
+        );
+        let b0 = info(&m, 0);
+        assert_eq!(
+            (b0.scale, b0.unit.as_str(), b0.description.as_str()),
+            (Some(2.0), "K", "a")
+        );
+        let b1 = info(&m, 1);
+        assert_eq!((b1.scale, b1.description.as_str()), (Some(0.01), ""));
+        assert!(matches!(attributes(&m, 1), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(info(&m, 7).scale, Some(0.01));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! 1-D coordinate arrays (`x`/`y`, `X`/`Y` as GDAL's Zarr driver writes
 //! them, `lon`/`lat`, ...) named after an array's last two dimensions,
-//! turned into a geotransform when their values are regularly spaced.
+//! turned into a geotransform when their values are regularly spaced, named
+//! as geolocation arrays when they are not.
 
 use crate::chunk::{read_chunk, Locations};
 use crate::index::{Array, Index};
@@ -12,29 +13,43 @@ pub const MAX_COORDINATES: u64 = 1 << 24;
 /// Relative tolerance on the spacing of regular coordinates.
 const SPACING_TOLERANCE: f64 = 1e-3;
 
-/// The geotransform implied by the coordinate arrays of `array`'s (y, x)
-/// dimensions, if both exist, have the right length and are regular.
-pub fn geotransform(
+/// What the coordinate arrays of an array's (y, x) dimensions say.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Grid {
+    /// Regularly spaced: the geotransform they imply.
+    Regular([f64; 6]),
+    /// Not regular: the paths of the `[x, y]` arrays (geolocation arrays).
+    Irregular([String; 2]),
+}
+
+/// The grid the coordinate arrays of `array`'s (y, x) dimensions describe,
+/// if both exist, are 1-D with the right length and increase or decrease
+/// strictly.
+pub fn grid(
     index: &Index,
     locations: &Locations,
     array: &Array,
     warnings: &mut Vec<String>,
-) -> Option<[f64; 6]> {
+) -> Option<Grid> {
     let names = array.meta.dimension_names.as_ref()?;
     let n = names.len();
     if n < 2 {
         return None;
     }
     let (h, w) = super::yx_size(array);
-    let ys = coordinate(index, locations, array, &names[n - 2], h, warnings)?;
-    let xs = coordinate(index, locations, array, &names[n - 1], w, warnings)?;
-    let (x0, dx) = regular(&xs)?;
-    let (y0, dy) = regular(&ys)?;
-    Some(super::node_to_corner([x0, dx, 0.0, y0, 0.0, dy]))
+    let (y_path, ys) = coordinate(index, locations, array, &names[n - 2], h, warnings)?;
+    let (x_path, xs) = coordinate(index, locations, array, &names[n - 1], w, warnings)?;
+    match (regular(&xs), regular(&ys)) {
+        (Some((x0, dx)), Some((y0, dy))) => Some(Grid::Regular(super::node_to_corner([
+            x0, dx, 0.0, y0, 0.0, dy,
+        ]))),
+        _ if monotonic(&xs) && monotonic(&ys) => Some(Grid::Irregular([x_path, y_path])),
+        _ => None,
+    }
 }
 
-/// The values of the coordinate array `name` (beside `array`, else in a
-/// parent group) when it is 1-D with `len` elements.
+/// The path and values of the coordinate array `name` (beside `array`,
+/// else in a parent group) when it is 1-D with `len` elements.
 fn coordinate(
     index: &Index,
     locations: &Locations,
@@ -42,7 +57,7 @@ fn coordinate(
     name: &str,
     len: u64,
     warnings: &mut Vec<String>,
-) -> Option<Vec<f64>> {
+) -> Option<(String, Vec<f64>)> {
     let coord = super::parents(&array.meta.path).find_map(|g| {
         let path = if g.is_empty() {
             name.to_string()
@@ -72,7 +87,12 @@ fn coordinate(
         }
     }
     values.truncate(len as usize);
-    (values.len() as u64 == len).then_some(values)
+    (values.len() as u64 == len).then(|| (m.path.clone(), values))
+}
+
+/// True when `v` strictly increases or strictly decreases.
+fn monotonic(v: &[f64]) -> bool {
+    v.windows(2).all(|p| p[0] < p[1]) || v.windows(2).all(|p| p[0] > p[1])
 }
 
 /// Decodes numeric elements to f64.
@@ -122,6 +142,8 @@ mod tests {
         assert_eq!(regular(&[10.0, 8.0, 6.0]), Some((10.0, -2.0)));
         assert_eq!(regular(&[0.0, 1.0, 3.0]), None);
         assert_eq!(regular(&[1.0, 1.0]), None);
+        assert!(monotonic(&[0.0, 1.0, 3.0]) && monotonic(&[3.0, 1.0, 0.0]));
+        assert!(!monotonic(&[0.0, 2.0, 1.0]) && !monotonic(&[1.0, 1.0]));
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!    multiscale group or above, which describe level 0);
 //! 2. the CF `grid_mapping` variable's `GeoTransform` ([`cf`]);
 //! 3. regular 1-D coordinate arrays named after the (y, x) dimensions
-//!    ([`coords`]);
+//!    ([`coords`]); irregular ones become GDAL's `GEOLOCATION` domain
+//!    instead, when nothing below gives a transform;
 //! 4. the level's tile matrix of `multiscales.tile_matrix_set` ([`tms`]);
 //! 5. for overview levels, the level it is `derived_from` (level 0 when not
 //!    named) scaled by the layout entry's `transform.scale` and shifted by
@@ -21,6 +22,9 @@
 //! attribute (`url`, `wkt`, `projjson`); the `grid_mapping` variable
 //! (`crs_wkt`, `spatial_ref`, CF grid-mapping parameters); the tile matrix
 //! set's `crs`.
+//!
+//! Rational polynomial coefficients travel as [`RPC_ATTRIBUTE`] on the
+//! full-resolution array, served as GDAL's `RPC` metadata domain.
 
 pub mod band;
 pub mod cf;
@@ -32,6 +36,10 @@ use serde_json::{Map, Value};
 use crate::chunk::Locations;
 use crate::index::{Array, Index};
 
+/// Array attribute holding the items of GDAL's `RPC` metadata domain (an
+/// object of strings, e.g. `"LINE_OFF": "100"`).
+pub const RPC_ATTRIBUTE: &str = "chunkref:rpc";
+
 /// Georeferencing of one level.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Georef {
@@ -39,13 +47,38 @@ pub struct Georef {
     pub transform: Option<[f64; 6]>,
     /// CRS definition for `SetFromUserInput` (WKT, PROJJSON, `EPSG:n`, URL, PROJ string).
     pub crs: Option<String>,
+    /// Paths of irregular 1-D coordinate arrays `[x, y]`, when they take
+    /// the place of a transform (served as GDAL's `GEOLOCATION` domain).
+    pub geolocation: Option<[String; 2]>,
 }
 
 impl Georef {
-    /// True when neither a transform nor a CRS was found.
+    /// True when neither a transform, geolocation arrays nor a CRS was found.
     pub fn is_empty(&self) -> bool {
-        self.transform.is_none() && self.crs.is_none()
+        self.transform.is_none() && self.crs.is_none() && self.geolocation.is_none()
     }
+}
+
+/// GDAL's `GEOLOCATION` domain for coordinate arrays `[x, y]` of the index
+/// read from `source`: each array opens as a one-row ChunkRef dataset
+/// (`CHUNKREF:"source":path`), values at pixel centres, the CRS if known.
+pub fn geolocation_items(source: &str, paths: &[String; 2], crs: Option<&str>) -> Vec<String> {
+    let [x, y] = paths;
+    let mut items = vec![
+        format!("X_DATASET=CHUNKREF:\"{source}\":{x}"),
+        "X_BAND=1".to_string(),
+        format!("Y_DATASET=CHUNKREF:\"{source}\":{y}"),
+        "Y_BAND=1".to_string(),
+        "PIXEL_OFFSET=0".to_string(),
+        "PIXEL_STEP=1".to_string(),
+        "LINE_OFFSET=0".to_string(),
+        "LINE_STEP=1".to_string(),
+        "GEOREFERENCING_CONVENTION=PIXEL_CENTER".to_string(),
+    ];
+    if let Some(crs) = crs {
+        items.push(format!("SRS={crs}"));
+    }
+    items
 }
 
 /// The multiscale group a dataset's levels come from.
@@ -193,15 +226,31 @@ pub fn levels(
             let size = yx_size(level.array);
             let gm = cf::grid_mapping(index, level.array);
             let tile = pyramid.and_then(|p| tms::level(p.multiscales, level.asset?, warnings));
+            let mut geolocation = None;
             let transform = spatial_transform(&own, size)
                 .or_else(|| gm.and_then(cf::geotransform))
-                .or_else(|| coords::geotransform(index, locations, level.array, warnings))
+                .or_else(
+                    || match coords::grid(index, locations, level.array, warnings)? {
+                        coords::Grid::Regular(gt) => Some(gt),
+                        coords::Grid::Irregular(paths) => {
+                            geolocation = Some(paths);
+                            None
+                        }
+                    },
+                )
                 .or_else(|| tile.as_ref().and_then(|t| t.transform));
+            if transform.is_some() {
+                geolocation = None;
+            }
             let crs = proj_crs(&all)
                 .or_else(|| cf::gdal_crs(&level.array.meta.attributes))
                 .or_else(|| gm.and_then(cf::crs))
                 .or_else(|| tile.and_then(|t| t.crs));
-            Georef { transform, crs }
+            Georef {
+                transform,
+                crs,
+                geolocation,
+            }
         })
         .collect();
     derive_overviews(levels, &mut out);

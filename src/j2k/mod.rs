@@ -9,6 +9,7 @@
 //! progression, level r references only the tile-parts it needs.
 
 pub mod codestream;
+mod geo;
 mod jp2;
 
 use serde_json::{json, Map, Value};
@@ -277,23 +278,30 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let src = Source::open(path, "JPEG 2000 file")?;
     let (start, len) = jp2::locate_codestream(&src)?;
     let cs = Codestream::read(&src, start, len)?;
+    let georef = geo::georef(&src)?.unwrap_or_default();
+    let siz = &cs.header.siz;
+    let base = [u64::from(siz.height), u64::from(siz.width)];
+    let colours = jp2::colour_interpretation(&src, siz.components.len() as u64)?;
     let levels = cs
         .levels()
         .into_iter()
-        .map(|r| pyramid::Level {
-            data: cs.array(r, url),
-            mask: None,
-            attrs: Map::new(),
+        .map(|r| {
+            let mut data = cs.array(r, url);
+            if let Some(colours) = &colours {
+                let names: Vec<&str> = colours.iter().map(|c| c.name()).collect();
+                data.attrs
+                    .insert(crate::georef::band::COLOR_ATTRIBUTE.into(), json!(names));
+            }
+            pyramid::Level {
+                attrs: georef.level_attributes(base, [data.shape[1], data.shape[2]]),
+                data,
+                mask: None,
+            }
         })
         .collect();
-    let mut attrs = Map::new();
-    attrs.insert(
-        "zarr_conventions".into(),
-        crate::tiff::geo::conventions(false),
-    );
     let pyramid = Pyramid {
         source: json!(url),
-        attrs,
+        attrs: georef.root_attributes(base),
         levels,
     };
     Ok(pyramid.to_kerchunk())

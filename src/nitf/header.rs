@@ -52,6 +52,13 @@ pub struct Image {
     pub nbpp: u64,
     /// Actual bits per pixel per band.
     pub abpp: u64,
+    /// ICORDS (empty when the image has no corner coordinates).
+    pub icords: String,
+    /// IGEOLO: the four corners (see [`super::igeolo`]).
+    pub igeolo: String,
+    /// The tagged record extensions of the subheader (UDID then IXSHD
+    /// bytes: 6-character tag, 5-digit length, data, ...).
+    pub tres: Vec<u8>,
     /// Offset of the image data in the file.
     pub data_offset: u64,
     /// Length of the image data.
@@ -92,6 +99,29 @@ impl Fields<'_> {
 
     fn skip(&mut self, len: usize) {
         self.at += len;
+    }
+
+    fn raw(&mut self, len: usize, name: &str) -> Result<Vec<u8>> {
+        let b = self.bytes.get(self.at..self.at + len).ok_or_else(|| {
+            self.src
+                .malformed(format!("{} ends inside field {name}", self.what))
+        })?;
+        self.at += len;
+        Ok(b.to_vec())
+    }
+
+    /// UDID and IXSHD (after NBPP): the subheader's extensions.
+    fn extensions(&mut self) -> Result<Vec<u8>> {
+        self.skip(3 + 3 + 10 + 4); // IDLVL, IALVL, ILOC, IMAG
+        let mut tres = Vec::new();
+        for (length, data) in [("UDIDL", "UDID"), ("IXSHDL", "IXSHD")] {
+            let len = self.num(5, length)? as usize;
+            if len > 3 {
+                self.skip(3); // UDOFL / IXSOFL
+                tres.extend(self.raw(len - 3, data)?);
+            }
+        }
+        Ok(tres)
     }
 }
 
@@ -163,10 +193,15 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
     f.skip(8); // ICAT
     let abpp = f.num(2, "ABPP")?;
     f.skip(1); // PJUST
-    let icords = f.text(1, "ICORDS")?;
-    if !icords.is_empty() && icords != "N" {
-        f.skip(60); // IGEOLO
+    let mut icords = f.text(1, "ICORDS")?;
+    if version_20 && icords == "N" {
+        icords.clear(); // "none" in 2.0; UTM north in 2.1
     }
+    let igeolo = if icords.is_empty() {
+        String::new()
+    } else {
+        f.text(60, "IGEOLO")?
+    };
     let nicom = f.num(1, "NICOM")? as usize;
     f.skip(80 * nicom);
     let ic = f.text(2, "IC")?;
@@ -194,6 +229,9 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
     let mut block_width = f.num(4, "NPPBH")?;
     let mut block_height = f.num(4, "NPPBV")?;
     let nbpp = f.num(2, "NBPP")?;
+    // Extensions are optional to the index: a subheader cut short there
+    // still indexes.
+    let tres = f.extensions().unwrap_or_default();
     // NPPBH/NPPBV 0 means one block as wide/high as the image (> 8192).
     if block_width == 0 {
         block_width = cols;
@@ -215,6 +253,9 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
         block_height,
         nbpp,
         abpp,
+        icords,
+        igeolo,
+        tres,
         data_offset: seg.subheader + seg.subheader_len,
         data_len: seg.data_len,
     };

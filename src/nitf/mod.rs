@@ -15,8 +15,12 @@
 //! R-set companions (`image.ntf.r1`, ...) of a file with one image segment
 //! become its overview levels, in place of its own (see [`rsets`]).
 
+mod colour;
 pub mod header;
+pub mod igeolo;
 mod jpeg;
+pub mod mgrs;
+pub mod rpc;
 mod rsets;
 
 use serde_json::{json, Map, Value};
@@ -64,14 +68,25 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
                 });
             }
         }
-        let mut attrs = Map::new();
-        attrs.insert(
-            "zarr_conventions".into(),
-            crate::tiff::geo::conventions(false),
-        );
+        let georef = igeolo::georef(&img.icords, &img.igeolo, img.rows, img.cols)
+            .unwrap_or_else(|why| {
+                eprintln!("chunkref: {path}: image segment {n}: no georeferencing: {why}");
+                None
+            })
+            .unwrap_or_default();
+        let base = [img.rows, img.cols];
+        if let Some(rpc) = rpc::attribute(&img.tres) {
+            let attrs = &mut levels[0].data.attrs;
+            attrs.insert(crate::georef::RPC_ATTRIBUTE.into(), rpc);
+        }
+        for level in &mut levels {
+            let shape = [level.data.shape[1], level.data.shape[2]];
+            level.attrs.extend(georef.level_attributes(base, shape));
+            level.data.attrs.extend(colour::attributes(&img));
+        }
         pyramids.push(Pyramid {
             source: json!(url),
-            attrs,
+            attrs: georef.root_attributes(base),
             levels,
         });
     }

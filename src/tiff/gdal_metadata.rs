@@ -4,44 +4,53 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::georef::band::BANDS_ATTRIBUTE;
+
 /// One `<Item>` of the XML: (name, sample, role, text).
 type Item = (String, Option<u64>, Option<String>, String);
 
 /// CF attributes (`scale_factor`, `add_offset`, `units`, `long_name`) for an
-/// array of `samples` bands: only values every band shares (one array
-/// attribute covers all bands).
+/// array of `samples` bands: values every band shares on the array; values
+/// that differ between bands (or that only some bands have) per band, in
+/// [`BANDS_ATTRIBUTE`].
 pub fn band_attributes(xml: &str, samples: u64) -> Map<String, Value> {
     let items = items(xml);
     let mut out = Map::new();
+    let mut per_band = vec![Map::new(); samples as usize];
     for (role, key, numeric) in [
         ("scale", "scale_factor", true),
         ("offset", "add_offset", true),
         ("unittype", "units", false),
         ("description", "long_name", false),
     ] {
-        let values: Vec<&str> = (0..samples)
-            .filter_map(|s| {
-                items
+        let values: Vec<Option<Value>> = (0..samples)
+            .map(|s| {
+                let item = items
                     .iter()
-                    .find(|(_, sample, r, _)| *sample == Some(s) && r.as_deref() == Some(role))
-                    .map(|i| i.3.trim())
+                    .find(|(_, sample, r, _)| *sample == Some(s) && r.as_deref() == Some(role))?;
+                let v = item.3.trim();
+                if numeric {
+                    v.parse::<f64>().ok().map(|n| json!(n))
+                } else {
+                    (!v.is_empty()).then(|| json!(v))
+                }
             })
             .collect();
-        if values.len() as u64 != samples || values.iter().any(|v| *v != values[0]) {
-            continue;
-        }
-        let v = values[0];
-        let value = if numeric {
-            match v.parse::<f64>() {
-                Ok(n) => json!(n),
-                Err(_) => continue,
+        match values.first() {
+            Some(Some(first)) if values.iter().all(|v| v.as_ref() == Some(first)) => {
+                out.insert(key.to_string(), first.clone());
             }
-        } else if v.is_empty() {
-            continue;
-        } else {
-            json!(v)
-        };
-        out.insert(key.to_string(), value);
+            _ => {
+                for (band, v) in per_band.iter_mut().zip(values) {
+                    if let Some(v) = v {
+                        band.insert(key.to_string(), v);
+                    }
+                }
+            }
+        }
+    }
+    if per_band.iter().any(|b| !b.is_empty()) {
+        out.insert(BANDS_ATTRIBUTE.to_string(), json!(per_band));
     }
     out
 }
@@ -105,7 +114,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shared_band_values_only() {
+    fn shared_values_on_the_array_others_per_band() {
         let xml = r#"<GDALMetadata>
   <Item name="OFFSET" sample="0" role="offset">10</Item>
   <Item name="SCALE" sample="0" role="scale">0.5</Item>
@@ -118,6 +127,15 @@ mod tests {
         assert_eq!(a.get("add_offset"), Some(&json!(10.0)));
         assert_eq!(a.get("scale_factor"), None);
         assert_eq!(a.get("units"), Some(&json!("m & s")));
+        assert_eq!(
+            a.get(BANDS_ATTRIBUTE),
+            Some(&json!([{"scale_factor": 0.5}, {"scale_factor": 0.25}]))
+        );
+        let only_second = r#"<Item name="DESCRIPTION" sample="1" role="description">b</Item>"#;
+        assert_eq!(
+            band_attributes(only_second, 2).get(BANDS_ATTRIBUTE),
+            Some(&json!([{}, {"long_name": "b"}]))
+        );
         assert_eq!(
             band_attributes(xml, 1).get("scale_factor"),
             Some(&json!(0.5))

@@ -34,12 +34,14 @@ pub fn conventions(with_geo: bool) -> Value {
 }
 
 /// Georeferencing of the full-resolution image.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Georef {
     /// Affine transform `[a, b, c, d, e, f]` of pixel corners (x = a*col + b*row + c).
     pub transform: Option<[f64; 6]>,
     /// `EPSG:nnnn` when the GeoKeys name an EPSG CRS.
     pub crs_code: Option<String>,
+    /// WKT2 of a CRS without an EPSG code (written when `crs_code` is None).
+    pub crs_wkt2: Option<String>,
 }
 
 impl Georef {
@@ -75,7 +77,15 @@ impl Georef {
                 t[5] -= 0.5 * t[3] + 0.5 * t[4];
             }
         }
-        let crs_code = [tags::PROJECTED_CS_TYPE, tags::GEOGRAPHIC_TYPE]
+        // The model type says which key names the CRS: a projected model
+        // with a user-defined projection has no EPSG code even when its
+        // geographic CRS has one.
+        let crs_keys: &[u16] = match key(tags::GT_MODEL_TYPE) {
+            Some(1) => &[tags::PROJECTED_CS_TYPE],
+            Some(2) => &[tags::GEOGRAPHIC_TYPE],
+            _ => &[tags::PROJECTED_CS_TYPE, tags::GEOGRAPHIC_TYPE],
+        };
+        let crs_code = crs_keys
             .iter()
             .filter_map(|&k| key(k))
             .find(|&c| c != 0 && c != 32767)
@@ -83,11 +93,34 @@ impl Georef {
         Georef {
             transform,
             crs_code,
+            crs_wkt2: None,
         }
     }
 
+    /// [`Georef::from_ifd`] with, for GeoKeys that define a CRS without an
+    /// EPSG code, the WKT2 GDAL's GTiff driver makes of them, asked of
+    /// `gdal_crs` (e.g. [`crate::gdal_geo::geotiff_crs_wkt2`] of the file).
+    /// `name` names the file in the message printed when GDAL finds none.
+    pub fn from_ifd_with(
+        ifd: &Ifd,
+        name: &str,
+        gdal_crs: impl FnOnce() -> Option<String>,
+    ) -> Georef {
+        let mut georef = Georef::from_ifd(ifd);
+        if Georef::crs_not_written(ifd) {
+            georef.crs_wkt2 = gdal_crs();
+            if georef.crs_wkt2.is_none() {
+                eprintln!(
+                    "chunkref: {name}: the GeoKeys define a CRS without an EPSG code that GDAL \
+                     cannot read either; the index carries no CRS"
+                );
+            }
+        }
+        georef
+    }
+
     /// True when the GeoKeys declare a CRS (a model type, or a user-defined
-    /// one) that is not an EPSG code, so no `proj:` attribute is written.
+    /// one) that is not an EPSG code.
     pub fn crs_not_written(ifd: &Ifd) -> bool {
         let keys = geo_keys(ifd);
         let declared = keys.iter().any(|(k, _)| {
@@ -101,7 +134,7 @@ impl Georef {
 
     /// True when there is anything to write.
     pub fn is_some(&self) -> bool {
-        self.transform.is_some() || self.crs_code.is_some()
+        self.transform.is_some() || self.crs_code.is_some() || self.crs_wkt2.is_some()
     }
 
     /// `proj:` / `spatial:` attributes for a level of `shape` = [height, width]
@@ -110,6 +143,8 @@ impl Georef {
         let mut m = Map::new();
         if let Some(code) = &self.crs_code {
             m.insert("proj:code".into(), json!(code));
+        } else if let Some(wkt) = &self.crs_wkt2 {
+            m.insert("proj:wkt2".into(), json!(wkt));
         }
         if let Some(t) = self.level_transform(scale) {
             m.insert("spatial:dimensions".into(), json!(["y", "x"]));
@@ -140,6 +175,25 @@ impl Georef {
         m
     }
 
+    /// `proj:` / `spatial:` attributes of a level of `shape` in a pyramid
+    /// whose full-resolution image has `base` (both [height, width]).
+    pub fn level_attributes(&self, base: [u64; 2], shape: [u64; 2]) -> Map<String, Value> {
+        let scale = [
+            base[1] as f64 / shape[1].max(1) as f64,
+            base[0] as f64 / shape[0].max(1) as f64,
+        ];
+        self.attributes(shape, scale)
+    }
+
+    /// Root group attributes of a pyramid whose full-resolution image has
+    /// `base` = [height, width]: its `proj:` / `spatial:` attributes and the
+    /// `zarr_conventions` list.
+    pub fn root_attributes(&self, base: [u64; 2]) -> Map<String, Value> {
+        let mut attrs = self.attributes(base, [1.0, 1.0]);
+        attrs.insert("zarr_conventions".into(), conventions(self.is_some()));
+        attrs
+    }
+
     /// The transform of a level whose pixels are `scale` times larger.
     pub fn level_transform(&self, scale: [f64; 2]) -> Option<[f64; 6]> {
         self.transform.map(|t| {
@@ -165,4 +219,57 @@ fn geo_keys(ifd: &Ifd) -> Vec<(u16, u64)> {
         .filter(|e| e[1] == 0)
         .map(|e| (e[0] as u16, e[3]))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tiff::ifd::Value as TagValue;
+
+    /// An IFD with a tie point, a pixel scale and GeoKeys (id, value).
+    fn ifd(keys: &[(u16, u16)]) -> Ifd {
+        let mut dir: Vec<i128> = vec![1, 1, 0, keys.len() as i128];
+        for &(k, v) in keys {
+            dir.extend([i128::from(k), 0, 1, i128::from(v)]);
+        }
+        let mut ifd = Ifd::default();
+        ifd.tags
+            .insert(tags::GEO_KEY_DIRECTORY, TagValue::Ints(dir));
+        ifd.tags.insert(
+            tags::MODEL_TIEPOINT,
+            TagValue::Floats(vec![0.0, 0.0, 0.0, 100.0, 200.0, 0.0]),
+        );
+        ifd.tags.insert(
+            tags::MODEL_PIXEL_SCALE,
+            TagValue::Floats(vec![2.0, 3.0, 0.0]),
+        );
+        ifd
+    }
+
+    #[test]
+    fn the_model_type_names_the_crs_key() {
+        let projected = ifd(&[(tags::GT_MODEL_TYPE, 1), (tags::PROJECTED_CS_TYPE, 32633)]);
+        let g = Georef::from_ifd(&projected);
+        assert_eq!(g.crs_code.as_deref(), Some("EPSG:32633"));
+        assert_eq!(g.transform, Some([2.0, 0.0, 100.0, 0.0, -3.0, 200.0]));
+        // A user-defined projection on an EPSG datum is not that datum's
+        // geographic CRS.
+        let user = ifd(&[
+            (tags::GT_MODEL_TYPE, 1),
+            (tags::PROJECTED_CS_TYPE, 32767),
+            (tags::GEOGRAPHIC_TYPE, 4269),
+        ]);
+        assert_eq!(Georef::from_ifd(&user).crs_code, None);
+        assert!(Georef::crs_not_written(&user));
+        let wkt = Georef::from_ifd_with(&user, "x.tif", || Some("PROJCRS[...]".into()));
+        assert_eq!(
+            wkt.attributes([1, 1], [1.0, 1.0])["proj:wkt2"],
+            "PROJCRS[...]"
+        );
+        let geographic = ifd(&[(tags::GT_MODEL_TYPE, 2), (tags::GEOGRAPHIC_TYPE, 4326)]);
+        assert_eq!(
+            Georef::from_ifd(&geographic).crs_code.as_deref(),
+            Some("EPSG:4326")
+        );
+    }
 }

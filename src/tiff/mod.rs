@@ -64,12 +64,9 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
             eprintln!("chunkref: {path}: IFD {n} is another page, not an overview; it is left out");
         }
     }
-    let georef = Georef::from_ifd(&tiff.ifds[0]);
-    if Georef::crs_not_written(&tiff.ifds[0]) {
-        eprintln!(
-            "chunkref: {path}: the GeoKeys define a CRS without an EPSG code; the index carries no proj: CRS for it"
-        );
-    }
+    let georef = Georef::from_ifd_with(&tiff.ifds[0], path, || {
+        crate::gdal_geo::geotiff_crs_wkt2(path)
+    });
     // Band scale/offset/unit/description and colour interpretations GDAL
     // recorded for the full image apply to every level.
     let gdal_xml = tiff.ifds[0].ascii(tags::GDAL_METADATA).unwrap_or_default();
@@ -84,33 +81,24 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         .ascii(tags::GDAL_NODATA)
         .and_then(|s| s.trim().parse::<f64>().ok())
         .map_or(Value::Null, |v| json!(v));
-    let (w0, h0) = (levels[0].1.width as f64, levels[0].1.height as f64);
+    let base = [levels[0].1.height, levels[0].1.width];
     let levels = levels
         .into_iter()
         .map(|(_, img)| {
-            let scale = [w0 / img.width as f64, h0 / img.height as f64];
             let mask = masks
                 .iter()
                 .find(|m| m.width == img.width && m.height == img.height)
                 .map(|m| m.array(&Value::Null, url));
             pyramid::Level {
-                attrs: georef.attributes([img.height, img.width], scale),
+                attrs: georef.level_attributes(base, [img.height, img.width]),
                 data: img.array(&fill, url),
                 mask,
             }
         })
         .collect::<Vec<_>>();
-    let mut attrs = georef.attributes(
-        [levels[0].data.shape[1], levels[0].data.shape[2]],
-        [1.0, 1.0],
-    );
-    attrs.insert(
-        "zarr_conventions".into(),
-        geo::conventions(georef.is_some()),
-    );
     let pyramid = Pyramid {
         source: json!(url),
-        attrs,
+        attrs: georef.root_attributes(base),
         levels,
     };
     Ok(pyramid.to_kerchunk())

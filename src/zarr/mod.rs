@@ -255,6 +255,20 @@ impl ArrayMeta {
         })
     }
 
+    /// A 1-D array seen as one row ([1, n]) so it opens as a raster (a
+    /// coordinate array named by a GEOLOCATION domain). Chunk ranks, and so
+    /// the chunk table, are unchanged: chunk j of the row is chunk j.
+    pub fn reshape_to_row(&mut self) {
+        if self.shape.len() == 1 {
+            self.shape.insert(0, 1);
+            self.chunk_strides.insert(0, self.chunks[0]);
+            self.chunks.insert(0, 1);
+            if let Some(names) = self.dimension_names.as_mut() {
+                names.insert(0, "row".into());
+            }
+        }
+    }
+
     /// Number of chunks along each axis.
     pub fn grid_shape(&self) -> Vec<u64> {
         self.shape
@@ -393,6 +407,24 @@ fn v3_codec_parts(v: &Value) -> Result<(&str, Config), String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_vector_reshapes_to_one_row() {
+        let z = json!({"shape": [70], "chunks": [32], "dtype": "<f8", "fill_value": null,
+            "order": "C", "compressor": null, "filters": null, "zarr_format": 2});
+        let attrs = json!({"_ARRAY_DIMENSIONS": ["x"]});
+        let mut m = ArrayMeta::from_v2("x", &z, Some(&attrs)).unwrap();
+        m.reshape_to_row();
+        assert_eq!(
+            (m.shape.clone(), m.chunks.clone()),
+            (vec![1, 70], vec![1, 32])
+        );
+        assert_eq!(m.chunk_strides, vec![32, 1]);
+        assert_eq!(m.grid_shape(), vec![1, 3]);
+        assert_eq!(m.dimension_names, Some(vec!["row".into(), "x".into()]));
+        m.reshape_to_row(); // 2-D arrays stay as they are
+        assert_eq!(m.shape, vec![1, 70]);
+    }
 
     #[test]
     fn v2_c_and_f_strides() {

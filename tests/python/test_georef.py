@@ -29,13 +29,26 @@ from osgeo import gdal, osr
 import kerchunk_builders as kb
 from conftest import run_chunkref
 from raster_checks import captured_errors, open_chunkref
+from test_j2k import J2K_CASES, write_j2k
+from test_j2k import pattern as j2k_pattern
 from test_tiff_index import TIFF_CASES, write_tiff
 
 # --------------------------------------------------------------------------
 # GeoTIFF sources through ``chunkref index``
 # --------------------------------------------------------------------------
 
-#: name -> (bands, numpy dtype, EPSG, geotransform, nodata, extra GTiff options, metadata)
+#: CRSs without an EPSG code (PROJ strings), as user-defined GeoKeys store them
+USER_CRS = {
+    "tmerc": "+proj=tmerc +lat_0=0 +lon_0=9.5 +k=0.999 +x_0=100 +y_0=0 +ellps=GRS80 +units=m",
+    "lcc": "+proj=lcc +lat_1=40 +lat_2=50 +lat_0=45 +lon_0=10 +x_0=0 +y_0=0 +ellps=GRS80 +units=m",
+    "aea": "+proj=aea +lat_1=29.5 +lat_2=45.5 +lat_0=23 +lon_0=-96 +x_0=0 +y_0=0 +datum=NAD83 +units=m",
+    "stere": "+proj=stere +lat_0=90 +lat_ts=70 +lon_0=-45 +x_0=0 +y_0=0 +datum=WGS84 +units=m",
+    "intl": "+proj=tmerc +lat_0=0 +lon_0=3 +k=0.9996 +x_0=500000 +y_0=0 +ellps=intl "
+            "+towgs84=-87,-98,-121,0,0,0,0 +units=m",
+}
+
+#: name -> (bands, numpy dtype, EPSG or PROJ string, geotransform, nodata,
+#: extra GTiff options, metadata)
 GEOTIFF_CASES = {
     "epsg4326-int16-nodata": (
         1, "int16", 4326, (-10.0, 0.01, 0.0, 45.0, 0.0, -0.01), -9999, [], {},
@@ -53,12 +66,30 @@ GEOTIFF_CASES = {
     "gray-2band-deflate": (2, "uint16", 3857, (-1000.0, 5.0, 0.0, 2000.0, 0.0, -5.0), 0,
                            ["COMPRESS=DEFLATE"], {}),
     "scaled-int16": (1, "int16", 4326, (5.0, 0.001, 0.0, 50.0, 0.0, -0.001), -32768, [], {}),
+    "scaled-per-band-uint16": (3, "uint16", 32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), None,
+                               ["INTERLEAVE=BAND"], {}),
     "palette": (1, "uint8", 32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), None,
                 ["PHOTOMETRIC=PALETTE"], {}),
+    # User-defined projections: GeoKeys without an EPSG code.
+    "user-tmerc": (1, "uint8", USER_CRS["tmerc"], (1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0), None, [], {}),
+    "user-lcc": (1, "uint16", USER_CRS["lcc"], (-2e5, 50.0, 0.0, 3e5, 0.0, -50.0), 0, [], {}),
+    "user-albers-nad83": (1, "uint8", USER_CRS["aea"], (1e6, 30.0, 0.0, 2e6, 0.0, -30.0), None, [], {}),
+    "user-polar-stereo": (1, "uint8", USER_CRS["stere"], (-3e6, 1000.0, 0.0, 3e6, 0.0, -1000.0), None, [],
+                          {}),
+    "user-tmerc-intl-towgs84": (1, "uint8", USER_CRS["intl"], (4e5, 5.0, 0.0, 5e6, 0.0, -5.0), None, [],
+                                {}),
 }
 
-#: Band scale, offset, unit and description GDAL writes into GDAL_METADATA.
-BAND_PACKING = {"scaled-int16": (0.5, 10.0, "m", "terrain height")}
+#: Band scale, offset, unit and description GDAL writes into GDAL_METADATA
+#: (one tuple for every band, or one per band).
+BAND_PACKING = {
+    "scaled-int16": (0.5, 10.0, "m", "terrain height"),
+    "scaled-per-band-uint16": [
+        (0.0001, -0.1, "reflectance", "B04 red"),
+        (0.0002, -0.1, "reflectance", "B03 green"),
+        (0.5, 0.0, "K", "B10 brightness temperature"),
+    ],
+}
 
 
 def write_geotiff(path: Path, case: str) -> Path:
@@ -71,9 +102,7 @@ def write_geotiff(path: Path, case: str) -> Path:
         ["TILED=YES", "BLOCKXSIZE=64", "BLOCKYSIZE=64", *options],
     )
     ds.SetGeoTransform(gt)
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(epsg)
-    ds.SetSpatialRef(srs)
+    ds.SetSpatialRef(crs_srs(epsg))
     for k, v in metadata.items():
         ds.SetMetadataItem(k, v)
     for b in range(bands):
@@ -87,7 +116,8 @@ def write_geotiff(path: Path, case: str) -> Path:
                 table.SetColorEntry(i, (i, 255 - i, (7 * i) % 256, 255))
             band.SetColorTable(table)
         if case in BAND_PACKING:
-            scale, offset, unit, description = BAND_PACKING[case]
+            packing = BAND_PACKING[case]
+            scale, offset, unit, description = packing[b] if isinstance(packing, list) else packing
             band.SetScale(scale)
             band.SetOffset(offset)
             band.SetUnitType(unit)
@@ -108,6 +138,16 @@ def epsg_srs(code: int) -> osr.SpatialReference:
     """EPSG:code with GDAL's traditional GIS axis order, as rasters report it."""
     srs = osr.SpatialReference()
     srs.ImportFromEPSG(code)
+    srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    return srs
+
+
+def crs_srs(crs: int | str) -> osr.SpatialReference:
+    """An EPSG code or a PROJ string, in the traditional GIS axis order."""
+    if isinstance(crs, int):
+        return epsg_srs(crs)
+    srs = osr.SpatialReference()
+    srs.ImportFromProj4(crs)
     srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
     return srs
 
@@ -159,17 +199,13 @@ def test_geotiff_index_agrees_with_gdalinfo(tmp_path, chunkref_bin, case):
     idx = open_chunkref(index_of(chunkref_bin, tif))
     assert info_summary(idx) == info_summary(src)
     assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
-    # Overview datasets carry their own georeferencing over the same extent.
-    base = idx.GetGeoTransform()
-    for i in range(idx.GetRasterBand(1).GetOverviewCount()):
-        ov = idx.GetRasterBand(1).GetOverview(i)
-        gt = ov.GetDataset().GetGeoTransform()
-        assert gt[0] == base[0] and gt[3] == base[3]
-        assert gt[1] * ov.XSize == pytest.approx(base[1] * idx.RasterXSize)
-        assert gt[5] * ov.YSize == pytest.approx(base[5] * idx.RasterYSize)
+    assert_overviews_cover_base(idx)
 
 
-@pytest.mark.parametrize("case", ["epsg4326-int16-nodata", "utm-rgb", "pixelispoint-float32"])
+@pytest.mark.parametrize(
+    "case",
+    ["epsg4326-int16-nodata", "utm-rgb", "pixelispoint-float32", "user-lcc", "user-polar-stereo"],
+)
 @pytest.mark.parametrize(
     "sizing",
     [{"overviewLevel": "NONE"}, {"width": 97, "height": 71}],
@@ -212,6 +248,66 @@ def test_gdal_zarr_crs_and_coordinates(tmp_path, epsg):
     got = ds.GetSpatialRef()
     assert got.IsSame(oracle.GetSpatialRef(), ["IGNORE_DATA_AXIS_TO_SRS_AXIS_MAPPING=YES"])
     assert_same_crs(got, srs)
+
+
+def zarr_v2_array(values: np.ndarray, dims: list[str], chunks: list[int]) -> dict:
+    """Entries of a little-endian, uncompressed v2 array named later by the caller."""
+    meta = {"zarr_format": 2, "shape": list(values.shape), "chunks": chunks,
+            "dtype": values.dtype.str, "fill_value": None, "order": "C",
+            "compressor": None, "filters": None}
+    entries = {".zarray": meta, ".zattrs": {"_ARRAY_DIMENSIONS": dims}}
+    for idx in kb.all_chunk_indices(values.shape, chunks):
+        region = tuple(slice(i * c, (i + 1) * c) for i, c in zip(idx, chunks))
+        block = np.zeros(chunks, values.dtype)
+        part = values[region]
+        block[tuple(slice(0, n) for n in part.shape)] = part
+        entries[".".join(map(str, idx))] = block.tobytes()
+    return entries
+
+
+def test_irregular_coordinates_are_the_geolocation_domain(tmp_path):
+    """Irregular 1-D x/y arrays: no geotransform, GDAL's GEOLOCATION domain
+    naming them as one-row ChunkRef datasets; gdalwarp through them matches
+    gdalwarp through the same arrays as GTiff geolocation datasets."""
+    data = kb.sample_pixels("<u2", (1, 40, 60))[0]
+    xs = 10.0 + np.cumsum(np.linspace(0.01, 0.05, 60))
+    ys = 50.0 - np.cumsum(np.linspace(0.02, 0.03, 40))
+    entries = {".zgroup": {"zarr_format": 2}}
+    for name, values, dims, chunks in (
+        ("data", data, ["lat", "lon"], [16, 16]),
+        ("lon", xs, ["lon"], [25]),
+        ("lat", ys, ["lat"], [25]),
+    ):
+        for key, v in zarr_v2_array(values, dims, chunks).items():
+            entries[f"{name}/{key}"] = v
+    entries["data/.zattrs"]["_CRS"] = {"url": "http://www.opengis.net/def/crs/EPSG/0/4326"}
+    index = kb.write_index(tmp_path / "irregular.json", kb.sort_entries(entries))
+    ds = open_chunkref(index)
+    assert ds.GetGeoTransform(can_return_null=True) is None
+    geoloc = ds.GetMetadata("GEOLOCATION")
+    assert geoloc["X_DATASET"] == f'CHUNKREF:"{index}":lon'
+    assert geoloc["Y_DATASET"] == f'CHUNKREF:"{index}":lat'
+    assert geoloc["GEOREFERENCING_CONVENTION"] == "PIXEL_CENTER"
+    x_ds = gdal.Open(geoloc["X_DATASET"])
+    np.testing.assert_array_equal(x_ds.ReadAsArray(), xs[np.newaxis])
+
+    # The oracle: the same pixels and coordinate rows as GTiff files.
+    def gtiff(path, array):
+        out = gdal.GetDriverByName("GTiff").Create(
+            str(path), array.shape[1], array.shape[0], 1, kb.gdal_type_for(array.dtype))
+        out.GetRasterBand(1).WriteArray(array)
+        return out
+    gtiff(tmp_path / "x.tif", xs[np.newaxis])
+    gtiff(tmp_path / "y.tif", ys[np.newaxis])
+    oracle = gtiff(tmp_path / "data.tif", data)
+    oracle.SetMetadata({**geoloc, "X_DATASET": str(tmp_path / "x.tif"),
+                        "Y_DATASET": str(tmp_path / "y.tif")}, "GEOLOCATION")
+    options = dict(dstSRS="EPSG:4326", format="MEM", width=90, height=70)
+    want = gdal.Warp("", oracle, **options)
+    got = gdal.Warp("", ds, **options)
+    assert got.GetGeoTransform() == want.GetGeoTransform()
+    assert want.ReadAsArray().any()
+    np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
 
 
 def test_cf_band_attributes(tmp_path):
@@ -474,17 +570,255 @@ def test_well_known_tile_matrix_set(tmp_path):
     assert ds.GetRasterBand(1).GetOverview(0).XSize == 512
 
 
-def test_index_says_when_a_crs_has_no_epsg_code(tmp_path, chunkref_bin):
-    tif = tmp_path / "custom.tif"
-    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 64, 64, 1, gdal.GDT_Byte, ["TILED=YES"])
-    ds.SetGeoTransform((1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0))
-    srs = osr.SpatialReference()
-    srs.ImportFromProj4("+proj=tmerc +lat_0=0 +lon_0=9.5 +k=0.999 +x_0=100 +y_0=0 +ellps=GRS80 +units=m")
-    ds.SetSpatialRef(srs)
-    ds = None
-    out = tmp_path / "custom.json"
-    done = run_chunkref(chunkref_bin, "index", tif, "-o", out)
-    assert done.returncode == 0, done.stderr
-    assert "without an EPSG code" in done.stderr
-    idx = open_chunkref(out)
-    assert idx.GetGeoTransform() == (1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0)
+@pytest.mark.parametrize(
+    "crs, options",
+    [("lcc", ["GMLJP2=NO"]), ("tmerc", ["GeoJP2=NO"])],
+    ids=["geojp2-geokeys", "gmljp2-dictionary"],
+)
+def test_jp2_user_defined_crs(tmp_path, chunkref_bin, crs, options):
+    """A CRS without an EPSG code: GeoKeys of a GeoJP2 box, or the GML
+    dictionary entry GDAL writes beside a GMLJP2 coverage (GDAL cannot
+    write LCC as GML: it keeps that in a .aux.xml, hence TM there)."""
+    mem = kb.mem_dataset(j2k_pattern(1, 200, 300, "u1"))
+    mem.SetGeoTransform((-2e5, 50.0, 0.0, 3e5, 0.0, -50.0))
+    mem.SetSpatialRef(crs_srs(USER_CRS[crs]))
+    jp2 = tmp_path / "src.jp2"
+    gdal.Translate(str(jp2), mem, format="JP2OpenJPEG", creationOptions=options)
+    assert not Path(f"{jp2}.aux.xml").exists()
+    src = gdal.Open(str(jp2))
+    idx = open_chunkref(index_of(chunkref_bin, jp2))
+    assert idx.GetGeoTransform() == src.GetGeoTransform()
+    assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
+
+
+# --------------------------------------------------------------------------
+# JPEG 2000 sources through ``chunkref index``: GeoJP2 and GMLJP2 boxes
+# --------------------------------------------------------------------------
+
+#: EPSG -> geotransform of the JPEG 2000 fixtures (EPSG:4326 puts GMLJP2
+#: coordinates latitude first).
+JP2_GEOREF = {
+    4326: (10.0, 0.001, 0.0, 46.0, 0.0, -0.001),
+    32633: (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0),
+}
+
+
+def write_georeferenced_jp2(path: Path, epsg: int, boxes: str, point: bool = False) -> Path:
+    """A 1100x700 JP2 (tiles 256, four overviews) written by GDAL with the
+    GeoJP2 box, the GMLJP2 box or both (``boxes``)."""
+    data = j2k_pattern(1, 700, 1100, "u1")
+    mem = kb.mem_dataset(data)
+    mem.SetGeoTransform(JP2_GEOREF[epsg])
+    mem.SetSpatialRef(epsg_srs(epsg))
+    if point:
+        mem.SetMetadataItem("AREA_OR_POINT", "Point")
+    options = [
+        "BLOCKXSIZE=256", "BLOCKYSIZE=256", "REVERSIBLE=YES", "QUALITY=100",
+        f"GeoJP2={'YES' if 'geojp2' in boxes else 'NO'}",
+        f"GMLJP2={'YES' if 'gmljp2' in boxes else 'NO'}",
+    ]
+    gdal.Translate(str(path), mem, format="JP2OpenJPEG", creationOptions=options)
+    return path
+
+
+def assert_overviews_cover_base(ds: gdal.Dataset) -> None:
+    """Overview datasets carry their own georeferencing over the extent of
+    the full-resolution one."""
+    base = ds.GetGeoTransform()
+    for i in range(ds.GetRasterBand(1).GetOverviewCount()):
+        ov = ds.GetRasterBand(1).GetOverview(i)
+        gt = ov.GetDataset().GetGeoTransform()
+        assert gt[0] == base[0] and gt[3] == base[3]
+        assert gt[1] * ov.XSize == pytest.approx(base[1] * ds.RasterXSize)
+        assert gt[5] * ov.YSize == pytest.approx(base[5] * ds.RasterYSize)
+
+
+@pytest.mark.parametrize("boxes", ["geojp2", "gmljp2", "geojp2+gmljp2"])
+@pytest.mark.parametrize("epsg", list(JP2_GEOREF))
+def test_jp2_index_agrees_with_gdalinfo(tmp_path, chunkref_bin, epsg, boxes):
+    jp2 = write_georeferenced_jp2(tmp_path / "src.jp2", epsg, boxes)
+    src = gdal.Open(str(jp2))
+    idx = open_chunkref(index_of(chunkref_bin, jp2))
+    assert info_summary(idx) == info_summary(src)
+    assert info_summary(src)["bands"][0]["overviews"], "the fixture should have overviews"
+    assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
+    assert_overviews_cover_base(idx)
+
+
+@pytest.mark.parametrize("boxes", ["geojp2", "gmljp2"])
+def test_jp2_pixel_is_point(tmp_path, chunkref_bin, boxes):
+    jp2 = write_georeferenced_jp2(tmp_path / "src.jp2", 32633, boxes, point=True)
+    src = gdal.Open(str(jp2))
+    idx = open_chunkref(index_of(chunkref_bin, jp2))
+    assert idx.GetGeoTransform() == src.GetGeoTransform()
+
+
+@pytest.mark.parametrize("boxes", ["geojp2", "gmljp2"])
+def test_gdalwarp_from_jp2_index_matches_source(tmp_path, chunkref_bin, boxes):
+    jp2 = write_georeferenced_jp2(tmp_path / "src.jp2", 4326, boxes)
+    idx = index_of(chunkref_bin, jp2)
+    for sizing in ({"overviewLevel": "NONE"}, {"width": 97, "height": 71}):
+        options = dict(dstSRS="EPSG:3857", resampleAlg="bilinear", format="MEM", **sizing)
+        want = gdal.Warp("", str(jp2), **options).ReadAsArray()
+        got = gdal.Warp("", open_chunkref(idx), **options).ReadAsArray()
+        np.testing.assert_array_equal(got, want)
+
+
+#: band colour interpretations of the source -> JPEG 2000 container
+JP2_COLOURS = {
+    "gray-jp2": ([gdal.GCI_Undefined], "JP2"),
+    "gray-alpha-jp2": ([gdal.GCI_GrayIndex, gdal.GCI_AlphaBand], "JP2"),
+    "rgb-jp2": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand], "JP2"),
+    "rgba-jp2": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand, gdal.GCI_AlphaBand], "JP2"),
+    "undefined-3band-jp2": ([gdal.GCI_Undefined] * 3, "JP2"),
+    "rgb-j2k": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand], "J2K"),
+}
+
+
+@pytest.mark.parametrize("case", JP2_COLOURS)
+def test_jp2_colour_interpretation(tmp_path, chunkref_bin, case):
+    colours, codec = JP2_COLOURS[case]
+    mem = kb.mem_dataset(j2k_pattern(len(colours), 64, 80, "u1"))
+    for b, colour in enumerate(colours):
+        mem.GetRasterBand(b + 1).SetColorInterpretation(colour)
+    jp2 = tmp_path / "src.jp2"
+    gdal.Translate(str(jp2), mem, format="JP2OpenJPEG", creationOptions=[f"CODEC={codec}"])
+    src = gdal.Open(str(jp2))
+    idx = open_chunkref(index_of(chunkref_bin, jp2))
+    assert info_summary(idx) == info_summary(src)
+
+
+# --------------------------------------------------------------------------
+# NITF sources through ``chunkref index``: ICORDS / IGEOLO
+# --------------------------------------------------------------------------
+
+#: name -> (EPSG, geotransform, NITF creation options); 1100 x 700 pixels
+NITF_GEOREF = {
+    "icords-g": (4326, (10.0, 0.001, 0.0, 46.0, 0.0, -0.001), []),
+    "icords-d": (4326, (-10.123456, 0.00123, 0.0, -20.5, 0.0, -0.00123), ["ICORDS=D"]),
+    "icords-n": (32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), []),
+    "icords-s": (32733, (300000.0, 30.0, 0.0, 7000000.0, 0.0, -30.0), []),
+    "icords-s-sydney": (32756, (312340.0, 10.0, 0.0, 6267895.0, 0.0, -10.0), []),
+    "icords-n-c8": (32633, (500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0),
+                    ["IC=C8", "QUALITY=100", "REVERSIBLE=YES"]),
+}
+
+
+def write_georeferenced_nitf(path: Path, case: str) -> Path:
+    epsg, gt, options = NITF_GEOREF[case]
+    mem = kb.mem_dataset(j2k_pattern(1, 700, 1100, "u1"))
+    mem.SetGeoTransform(gt)
+    mem.SetSpatialRef(epsg_srs(epsg))
+    gdal.Translate(str(path), mem, format="NITF", creationOptions=options)
+    return path
+
+
+@pytest.mark.parametrize("case", NITF_GEOREF)
+def test_nitf_index_agrees_with_gdalinfo(tmp_path, chunkref_bin, case):
+    ntf = write_georeferenced_nitf(tmp_path / "src.ntf", case)
+    src = gdal.Open(str(ntf))
+    idx = open_chunkref(index_of(chunkref_bin, ntf))
+    assert src.GetMetadataItem("NITF_ICORDS") == case.split("-")[1].upper()
+    assert info_summary(idx) == info_summary(src)
+    assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
+    assert_overviews_cover_base(idx)
+
+
+#: MGRS corners (pixel centres of 1100 x 700 pixels of 10 m) of UTM
+#: fixtures: zone 33N (odd zone, square 33T WK) and zone 56S (even zone,
+#: rows lettered from F, square 56H LH).
+MGRS_CORNERS = {
+    "icords-n": "33TWK000059999533TWK109959999533TWK109959300533TWK0000593005",
+    "icords-s-sydney": "56HLH123456789056HLH233356789056HLH233356090056HLH1234560900",
+}
+
+
+@pytest.mark.parametrize("case", MGRS_CORNERS)
+def test_nitf_mgrs_corners(tmp_path, chunkref_bin, case):
+    """ICORDS U, which GDAL reads but does not write: a GDAL-written UTM
+    NITF with its corners rewritten as MGRS references."""
+    ntf = write_georeferenced_nitf(tmp_path / "src.ntf", case)
+    src = gdal.Open(str(ntf))
+    icords = src.GetMetadataItem("NITF_ICORDS").encode()
+    igeolo = src.GetMetadataItem("NITF_IGEOLO").encode()
+    src = None
+    data = ntf.read_bytes()
+    assert data.count(icords + igeolo) == 1
+    ntf.write_bytes(data.replace(icords + igeolo, b"U" + MGRS_CORNERS[case].encode()))
+    src = gdal.Open(str(ntf))
+    assert src.GetMetadataItem("NITF_ICORDS") == "U"
+    idx = open_chunkref(index_of(chunkref_bin, ntf))
+    assert idx.GetGeoTransform() == src.GetGeoTransform()
+    assert idx.GetGeoTransform() == NITF_GEOREF[case][1]
+    assert_same_crs(idx.GetSpatialRef(), src.GetSpatialRef())
+
+
+def test_gdalwarp_from_nitf_index_matches_source(tmp_path, chunkref_bin):
+    ntf = write_georeferenced_nitf(tmp_path / "src.ntf", "icords-g")
+    idx = index_of(chunkref_bin, ntf)
+    options = dict(dstSRS="EPSG:3857", resampleAlg="bilinear", format="MEM")
+    want = gdal.Warp("", str(ntf), **options).ReadAsArray()
+    got = gdal.Warp("", open_chunkref(idx), **options).ReadAsArray()
+    np.testing.assert_array_equal(got, want)
+
+
+#: GDAL RPC metadata of the RPC00B fixture (coefficients GDAL rounds to
+#: RPC00B's 7 significant digits).
+RPC = {
+    "ERR_BIAS": "0.5", "ERR_RAND": "0.25", "LINE_OFF": "350", "SAMP_OFF": "550",
+    "LAT_OFF": "45.123", "LONG_OFF": "10.456", "HEIGHT_OFF": "250", "LINE_SCALE": "350",
+    "SAMP_SCALE": "550", "LAT_SCALE": "0.05", "LONG_SCALE": "0.07", "HEIGHT_SCALE": "500",
+    "LINE_NUM_COEFF": "0.01 -1.0 -0.02 " + " ".join(f"{(i + 1) * 1e-6:g}" for i in range(17)),
+    "LINE_DEN_COEFF": "1 " + " ".join("0" for _ in range(19)),
+    "SAMP_NUM_COEFF": "-0.03 0.02 1.0 " + " ".join(f"{-(i + 2) * 1.5e-7:g}" for i in range(17)),
+    "SAMP_DEN_COEFF": "1 " + " ".join(f"{i * 1e-7:g}" for i in range(19)),
+}
+
+
+def test_nitf_rpc00b_is_the_rpc_domain(tmp_path, chunkref_bin):
+    mem = kb.mem_dataset(j2k_pattern(1, 700, 1100, "u1"))
+    mem.SetMetadata(RPC, "RPC")
+    ntf = tmp_path / "rpc.ntf"
+    gdal.Translate(str(ntf), mem, format="NITF")
+    src = gdal.Open(str(ntf))
+    assert "RPC00B" in src.GetMetadata("TRE")
+    idx = open_chunkref(index_of(chunkref_bin, ntf))
+    assert idx.GetMetadata("RPC") == src.GetMetadata("RPC")
+    assert not any(k.startswith("chunkref:") for k in idx.GetMetadata())
+    options = dict(rpc=True, dstSRS="EPSG:4326", resampleAlg="bilinear", format="MEM")
+    want = gdal.Warp("", str(ntf), **options)
+    got = gdal.Warp("", idx, **options)
+    assert got.GetGeoTransform() == want.GetGeoTransform()
+    assert want.ReadAsArray().any()
+    np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
+
+
+#: band colour interpretations of the source -> NITF creation options
+NITF_COLOURS = {
+    "gray": ([gdal.GCI_GrayIndex], []),
+    "undefined-2band": ([gdal.GCI_Undefined] * 2, []),
+    "rgb": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand], []),
+    "rgb-jpeg": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand], ["IC=C3"]),
+    "rgb-j2k": ([gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand],
+                ["IC=C8", "QUALITY=100", "REVERSIBLE=YES"]),
+}
+
+
+@pytest.mark.parametrize("case", NITF_COLOURS)
+def test_nitf_colour_interpretation(tmp_path, chunkref_bin, case):
+    colours, options = NITF_COLOURS[case]
+    mem = kb.mem_dataset(j2k_pattern(len(colours), 64, 80, "u1"))
+    for b, colour in enumerate(colours):
+        mem.GetRasterBand(b + 1).SetColorInterpretation(colour)
+    ntf = tmp_path / "src.ntf"
+    gdal.Translate(str(ntf), mem, format="NITF", creationOptions=options)
+    src = gdal.Open(str(ntf))
+    idx = open_chunkref(index_of(chunkref_bin, ntf))
+    assert info_summary(idx)["bands"] == info_summary(src)["bands"]
+
+
+def test_raw_codestream_has_no_georeferencing(tmp_path, chunkref_bin):
+    j2k = write_j2k(tmp_path / "raw.j2k", J2K_CASES["j2k-i2"])
+    idx = open_chunkref(index_of(chunkref_bin, j2k))
+    assert idx.GetSpatialRef() is None
+    assert idx.GetGeoTransform(can_return_null=True) is None

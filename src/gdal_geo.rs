@@ -1,0 +1,272 @@
+//! Geodesy the index builders ask of libgdal (linked already), so that
+//! indexes say what GDAL's own drivers say: the axis order EPSG gives a CRS
+//! (OSR), the affine fit of image corners (`GDALGCPsToGeoTransform`), the
+//! CRS GDAL's GTiff driver makes of GeoKeys that name no EPSG code, and the
+//! CRS OSR reads from a GML definition.
+
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_double, c_int, c_void, CStr, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+type OgrSrsH = *mut c_void;
+type DatasetH = *mut c_void;
+type CplErrorHandler = unsafe extern "C" fn(c_int, c_int, *const c_char);
+
+/// `GDAL_OF_RASTER`.
+const GDAL_OF_RASTER: u32 = 0x02;
+
+/// GDAL's `GDAL_GCP`.
+#[repr(C)]
+struct Gcp {
+    id: *mut c_char,
+    info: *mut c_char,
+    pixel: c_double,
+    line: c_double,
+    x: c_double,
+    y: c_double,
+    z: c_double,
+}
+
+extern "C" {
+    fn GDALGCPsToGeoTransform(
+        count: c_int,
+        gcps: *const Gcp,
+        transform: *mut c_double,
+        approx_ok: c_int,
+    ) -> c_int;
+    fn OSRNewSpatialReference(wkt: *const std::ffi::c_char) -> OgrSrsH;
+    fn OSRDestroySpatialReference(srs: OgrSrsH);
+    fn OSRImportFromEPSG(srs: OgrSrsH, code: c_int) -> c_int;
+    fn OSREPSGTreatsAsLatLong(srs: OgrSrsH) -> c_int;
+    fn OSREPSGTreatsAsNorthingEasting(srs: OgrSrsH) -> c_int;
+    fn OSRImportFromXML(srs: OgrSrsH, xml: *const c_char) -> c_int;
+    fn OSRExportToWktEx(
+        srs: OgrSrsH,
+        wkt: *mut *mut c_char,
+        options: *const *const c_char,
+    ) -> c_int;
+    fn GDALRegister_GTiff();
+    fn GDALOpenEx(
+        name: *const c_char,
+        flags: u32,
+        drivers: *const *const c_char,
+        options: *const *const c_char,
+        siblings: *const *const c_char,
+    ) -> DatasetH;
+    fn GDALGetSpatialRef(ds: DatasetH) -> OgrSrsH;
+    fn GDALClose(ds: DatasetH);
+    fn VSIFileFromMemBuffer(
+        name: *const c_char,
+        data: *mut u8,
+        len: u64,
+        owned: c_int,
+    ) -> *mut c_void;
+    fn VSIFCloseL(fp: *mut c_void) -> c_int;
+    fn VSIUnlink(name: *const c_char) -> c_int;
+    fn VSIFree(p: *mut c_void);
+    fn CPLQuietErrorHandler(class: c_int, code: c_int, msg: *const c_char);
+    fn CPLPushErrorHandler(handler: CplErrorHandler);
+    fn CPLPopErrorHandler();
+}
+
+/// An OSR handle destroyed on drop.
+struct Srs(OgrSrsH);
+
+impl Srs {
+    fn new() -> Option<Srs> {
+        // SAFETY: a NULL definition makes an empty spatial reference.
+        let h = unsafe { OSRNewSpatialReference(std::ptr::null()) };
+        (!h.is_null()).then_some(Srs(h))
+    }
+}
+
+impl Drop for Srs {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from OSRNewSpatialReference, freed once.
+        unsafe { OSRDestroySpatialReference(self.0) };
+    }
+}
+
+/// True when EPSG orders the axes of CRS `code` latitude/northing first
+/// (EPSG:4326, some national grids): GML coordinates of such a CRS come in
+/// that order. False for unknown codes.
+pub fn epsg_axes_swapped(code: u32) -> bool {
+    let Ok(code) = c_int::try_from(code) else {
+        return false;
+    };
+    let Some(srs) = Srs::new() else {
+        return false;
+    };
+    // SAFETY: a live handle; OSR only reads the code.
+    unsafe {
+        OSRImportFromEPSG(srs.0, code) == 0
+            && (OSREPSGTreatsAsLatLong(srs.0) != 0 || OSREPSGTreatsAsNorthingEasting(srs.0) != 0)
+    }
+}
+
+/// A ground control point: ((pixel, line), (x, y)).
+pub type ControlPoint = ((f64, f64), (f64, f64));
+
+/// The GDAL geotransform through `points` as
+/// GDAL fits it to ground control points (`GDALGCPsToGeoTransform`, exact
+/// fit: None when no affine transform passes within a quarter pixel).
+pub fn fit_geotransform(points: &[ControlPoint]) -> Option<[f64; 6]> {
+    let gcps: Vec<Gcp> = points
+        .iter()
+        .map(|&((pixel, line), (x, y))| Gcp {
+            id: std::ptr::null_mut(),
+            info: std::ptr::null_mut(),
+            pixel,
+            line,
+            x,
+            y,
+            z: 0.0,
+        })
+        .collect();
+    let mut gt = [0.0; 6];
+    let count = c_int::try_from(gcps.len()).ok()?;
+    // SAFETY: `count` GCPs (GDAL only reads their numbers) and room for six
+    // doubles.
+    let ok = unsafe { GDALGCPsToGeoTransform(count, gcps.as_ptr(), gt.as_mut_ptr(), 0) };
+    (ok != 0).then_some(gt)
+}
+
+/// WKT2 (2019) of an OSR handle, None when OSR cannot write it.
+///
+/// # Safety
+/// `srs` is NULL or a live OSR handle.
+unsafe fn wkt2(srs: OgrSrsH) -> Option<String> {
+    if srs.is_null() {
+        return None;
+    }
+    let format = c"FORMAT=WKT2_2019";
+    let options = [format.as_ptr(), std::ptr::null()];
+    let mut text: *mut c_char = std::ptr::null_mut();
+    // SAFETY: a live handle, a NULL-terminated option list; the text is
+    // copied, then freed once.
+    unsafe {
+        let ok = OSRExportToWktEx(srs, &mut text, options.as_ptr()) == 0;
+        let wkt =
+            (ok && !text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
+        if !text.is_null() {
+            VSIFree(text.cast());
+        }
+        wkt.filter(|w| !w.is_empty())
+    }
+}
+
+/// The CRS OSR reads from a GML CRS definition (a GMLJP2 dictionary
+/// entry), as WKT2 (2019).
+pub fn gml_crs_wkt2(xml: &str) -> Option<String> {
+    let xml = CString::new(xml).ok()?;
+    let srs = Srs::new()?;
+    // SAFETY: a live handle and a valid C string; errors are kept quiet and
+    // the handler popped on this thread.
+    unsafe {
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        let ok = OSRImportFromXML(srs.0, xml.as_ptr()) == 0;
+        CPLPopErrorHandler();
+        if ok {
+            wkt2(srs.0)
+        } else {
+            None
+        }
+    }
+}
+
+/// The CRS GDAL's GTiff driver reads from the GeoTIFF `name` (a path GDAL
+/// opens: a file, or `/vsimem/`), as WKT2 (2019); None when it has none.
+pub fn geotiff_crs_wkt2(name: &str) -> Option<String> {
+    let name = CString::new(name).ok()?;
+    let gtiff = c"GTiff";
+    let drivers = [gtiff.as_ptr(), std::ptr::null()];
+    // SAFETY: valid C strings and NULL-terminated lists; the quiet handler
+    // is popped on this thread; the dataset is closed once, after its CRS
+    // is copied.
+    unsafe {
+        GDALRegister_GTiff();
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        let ds = GDALOpenEx(
+            name.as_ptr(),
+            GDAL_OF_RASTER,
+            drivers.as_ptr(),
+            std::ptr::null(),
+            std::ptr::null(),
+        );
+        let mut wkt = None;
+        if !ds.is_null() {
+            wkt = wkt2(GDALGetSpatialRef(ds));
+            GDALClose(ds);
+        }
+        CPLPopErrorHandler();
+        wkt
+    }
+}
+
+/// [`geotiff_crs_wkt2`] of a GeoTIFF held in memory (a GeoJP2 box).
+pub fn geotiff_bytes_crs_wkt2(bytes: &[u8]) -> Option<String> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!("/vsimem/chunkref_geotiff_{}_{n}.tif", std::process::id());
+    let c_name = CString::new(name.clone()).ok()?;
+    let mut copy = bytes.to_vec();
+    // SAFETY: GDAL reads `copy` (not owned, kept alive until the file is
+    // unlinked below) under a name unique to this call.
+    unsafe {
+        let fp = VSIFileFromMemBuffer(c_name.as_ptr(), copy.as_mut_ptr(), copy.len() as u64, 0);
+        if fp.is_null() {
+            return None;
+        }
+        VSIFCloseL(fp);
+    }
+    let wkt = geotiff_crs_wkt2(&name);
+    // SAFETY: the name made above; GDAL no longer holds the file open.
+    unsafe { VSIUnlink(c_name.as_ptr()) };
+    drop(copy);
+    wkt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tells_epsg_axis_order() {
+        assert!(epsg_axes_swapped(4326));
+        assert!(!epsg_axes_swapped(32633));
+        assert!(!epsg_axes_swapped(3857));
+        assert!(!epsg_axes_swapped(999_999_999));
+    }
+
+    #[test]
+    fn no_crs_from_what_gdal_cannot_open() {
+        assert!(geotiff_crs_wkt2("/nonexistent/x.tif").is_none());
+        assert!(geotiff_bytes_crs_wkt2(b"II*\0garbage").is_none());
+        assert!(gml_crs_wkt2("<gml:ProjectedCRS>nothing</gml:ProjectedCRS>").is_none());
+    }
+
+    #[test]
+    fn fits_corners() {
+        let gt = fit_geotransform(&[
+            ((0.5, 0.5), (10.5, 19.5)),
+            ((9.5, 0.5), (19.5, 19.5)),
+            ((9.5, 4.5), (19.5, 15.5)),
+            ((0.5, 4.5), (10.5, 15.5)),
+        ])
+        .unwrap();
+        let want = [10.0, 1.0, 0.0, 20.0, 0.0, -1.0];
+        assert!(
+            gt.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-9),
+            "{gt:?}"
+        );
+        // A quadrilateral no affine transform fits.
+        assert!(fit_geotransform(&[
+            ((0.5, 0.5), (0.0, 10.0)),
+            ((9.5, 0.5), (10.0, 10.0)),
+            ((9.5, 4.5), (30.0, 0.0)),
+            ((0.5, 4.5), (0.0, 0.0)),
+        ])
+        .is_none());
+    }
+}
