@@ -15,6 +15,7 @@ mod delta;
 mod dted;
 mod gzip;
 mod jbp_block;
+mod jpeg12;
 mod jpeg2000;
 mod lz4;
 mod lzma;

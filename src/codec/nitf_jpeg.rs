@@ -2,16 +2,18 @@
 //! `nitf-jpeg`): one JPEG-compressed NITF block (IC = C3 / M3), as
 //! osml-imagery-io 0.2.x indexes describe it.
 //!
-//! Configuration: `bits_per_pixel` (8; 12-bit JPEG is refused by name),
-//! `num_bands`, `block_width`, `block_height`, `imode` and `color_space`.
-//! The chunk is one complete JPEG stream holding every band (IMODE P, or a
-//! single band); three-component streams are converted from YCbCr to RGB as
-//! GDAL's NITF driver does through libjpeg. Decoding gives `[num_bands,
-//! block_height, block_width]`.
+//! Configuration: `bits_per_pixel` (8, or 12 for 12-bit JPEG decoded into
+//! 16-bit samples through libjpeg-turbo, see `jpeg12.rs`), `num_bands`,
+//! `block_width`, `block_height`, `imode` and `color_space`. The chunk is
+//! one complete JPEG stream holding every band (IMODE P, or a single band);
+//! three-component streams are converted from YCbCr to RGB as GDAL's NITF
+//! driver does through libjpeg. Decoding gives `[num_bands, block_height,
+//! block_width]` of `|u1` (8-bit) or `<u2` (12-bit).
 
 use bytes::Bytes;
 use jpeg_decoder::{Decoder, PixelFormat};
 
+use super::jpeg12;
 use super::registry::{config_str, config_uint, Config};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
@@ -27,6 +29,8 @@ struct NitfJpeg {
     bands: usize,
     width: usize,
     height: usize,
+    /// 8 or 12.
+    bits: u64,
 }
 
 impl Codec for NitfJpeg {
@@ -40,15 +44,19 @@ impl Codec for NitfJpeg {
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
         let (bands, w, h) = (self.bands, self.width, self.height);
-        if ctx.dtype.size != 1 || ctx.decoded_len != bands * w * h {
+        let size = if self.bits == 8 { 1 } else { 2 };
+        if ctx.dtype.size != size || ctx.decoded_len != bands * w * h * size {
             return Err(Error::decode(
                 URI,
                 format!(
-                    "a {w} x {h} block of {bands} 8-bit band(s) does not fit the chunk of {} \
+                    "a {w} x {h} block of {bands} {}-bit band(s) does not fit the chunk of {} \
                      bytes",
-                    ctx.decoded_len
+                    self.bits, ctx.decoded_len
                 ),
             ));
+        }
+        if self.bits == 12 {
+            return self.decode_12(&input);
         }
         let mut decoder = Decoder::new(&input[..]);
         decoder.set_max_decoding_buffer_size(ctx.decoded_len.max(1) * 4);
@@ -88,6 +96,33 @@ impl Codec for NitfJpeg {
     }
 }
 
+impl NitfJpeg {
+    /// Decodes a 12-bit stream into little-endian `u16` band planes (`<u2`).
+    fn decode_12(&self, input: &[u8]) -> Result<Bytes> {
+        let (bands, w, h) = (self.bands, self.width, self.height);
+        let img = jpeg12::decode(input, bands * w * h).map_err(|e| Error::decode(URI, e))?;
+        if img.components != bands || img.width > w || img.height > h {
+            return Err(Error::decode(
+                URI,
+                format!(
+                    "the JPEG stream is {} x {} with {} component(s), the block {w} x {h} with \
+                     {bands} band(s)",
+                    img.width, img.height, img.components
+                ),
+            ));
+        }
+        let mut out = vec![0u8; bands * w * h * 2];
+        for (pixel, samples) in img.samples.chunks_exact(bands).enumerate() {
+            let (row, col) = (pixel / img.width, pixel % img.width);
+            for (band, &v) in samples.iter().enumerate() {
+                let at = ((band * h + row) * w + col) * 2;
+                out[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes());
+            }
+        }
+        Ok(Bytes::from(out))
+    }
+}
+
 /// Builds the codec from its osml-imagery-io configuration.
 pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
     let dim = |key: &str| -> Result<usize> {
@@ -97,9 +132,9 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             .ok_or_else(|| Error::codec_config(URI, format!("'{key}' should be in 1..=65536")))
     };
     let bits = config_uint(URI, config, "bits_per_pixel")?.unwrap_or(8);
-    if bits != 8 {
+    if bits != 8 && bits != 12 {
         return Err(Error::unsupported(format!(
-            "{bits}-bit NITF JPEG blocks (only 8-bit JPEG is supported)"
+            "{bits}-bit NITF JPEG blocks (8- and 12-bit JPEG are supported)"
         )));
     }
     let bands = dim("num_bands")?;
@@ -113,5 +148,6 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         bands,
         width: dim("block_width")?,
         height: dim("block_height")?,
+        bits,
     }))
 }

@@ -361,9 +361,12 @@ fn jpeg_blocks(
     url: &str,
 ) -> Result<pyramid::Array> {
     let bands = img.band_reps.len() as u64;
-    if img.nbpp != 8 || (bands > 1 && img.imode != 'P') {
+    // 12-bit JPEG: GDAL writes NBPP 16 (ABPP 12 or 16) for it.
+    let twelve = matches!(img.nbpp, 12 | 16);
+    if !(img.nbpp == 8 || twelve) || (bands > 1 && img.imode != 'P') {
         return Err(Error::unsupported(format!(
-            "{}: image segment {n}: JPEG blocks of {} bits with {bands} bands in IMODE {}              (supported: 8-bit, one band or IMODE P)",
+            "{}: image segment {n}: JPEG blocks of {} bits with {bands} bands in IMODE {} \
+             (supported: 8 or 12-bit JPEG, one band or IMODE P)",
             src.path(),
             img.nbpp,
             img.imode
@@ -411,9 +414,9 @@ fn jpeg_blocks(
     Ok(pyramid::Array {
         shape: [bands, img.rows, img.cols],
         chunks: [bands, img.block_height, img.block_width],
-        dtype: "|u1".into(),
+        dtype: if twelve { "<u2" } else { "|u1" }.into(),
         codec: json!({
-            "id": JPEG_CODEC, "bits_per_pixel": 8, "num_bands": bands,
+            "id": JPEG_CODEC, "bits_per_pixel": if twelve { 12 } else { 8 }, "num_bands": bands,
             "block_width": img.block_width, "block_height": img.block_height,
             "imode": img.imode.to_string(), "color_space": color_space,
         }),

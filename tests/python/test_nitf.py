@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import struct
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,13 @@ from osgeo import gdal
 import kerchunk_builders as kb
 from conftest import run_chunkref
 from peer import peer_index
-from raster_checks import assert_levels_close, assert_matches, native_levels, open_chunkref
+from raster_checks import (
+    assert_levels_close,
+    assert_matches,
+    failure_text,
+    native_levels,
+    open_chunkref,
+)
 
 #: Largest difference between the Rust JPEG decoder and GDAL's libjpeg-turbo
 #: (chroma upsampling differs), as measured for JPEG-in-TIFF.
@@ -84,6 +91,44 @@ def test_index_reads_like_gdal(tmp_path, chunkref_bin, name):
     assert_reads_like_gdal(out, source)
 
 
+def ramp12(bands: int) -> np.ndarray:
+    """12-bit test pixels: ramps over 0..3999 (GDAL 3.6's 12-bit JPEG writer
+    corrupts its heap when samples near 4095 clip after the DCT)."""
+    ramp = np.arange(HEIGHT * WIDTH).reshape(HEIGHT, WIDTH)
+    return np.stack([(ramp * (b + 1)) % 4000 for b in range(bands)]).astype(np.uint16)
+
+
+
+#: Writes a NITF in a child process: argv DATA.npy OUT.ntf OPTION...
+WRITE_NITF = r"""
+import sys
+import numpy as np
+from osgeo import gdal
+data = np.load(sys.argv[1])
+mem = gdal.GetDriverByName("MEM").Create("", data.shape[2], data.shape[1], data.shape[0],
+                                         gdal.GDT_UInt16)
+for b in range(data.shape[0]):
+    mem.GetRasterBand(b + 1).WriteArray(data[b])
+gdal.Translate(sys.argv[2], mem, format="NITF", creationOptions=sys.argv[3:])
+"""
+
+
+def write_12bit_jpeg_nitf(path: Path, data: np.ndarray, options: list[str]) -> Path:
+    """Writes ``data`` as a 12-bit JPEG NITF in one block, in a child
+    process: GDAL 3.6's 12-bit JPEG NITF writer corrupts its heap on images
+    of several blocks (crashing in most runs, the process that ran it or a
+    later call), so only single-block images are a reliable oracle."""
+    np.save(path.with_suffix(".npy"), data)
+    for _ in range(3):
+        done = subprocess.run(
+            ["/usr/bin/python3", "-c", WRITE_NITF, str(path.with_suffix(".npy")), str(path),
+             *options], capture_output=True, text=True, timeout=120,
+        )
+        if done.returncode == 0:
+            return path
+    raise AssertionError(f"GDAL could not write {path.name}: {done.stderr[-500:]}")
+
+
 @pytest.mark.parametrize("bands", [1, 3])
 @pytest.mark.parametrize("ic", ["C3", "M3"])
 def test_jpeg_blocks_read_like_gdal_within_tolerance(tmp_path, chunkref_bin, ic, bands):
@@ -97,6 +142,42 @@ def test_jpeg_blocks_read_like_gdal_within_tolerance(tmp_path, chunkref_bin, ic,
     worst = assert_levels_close(open_chunkref(out), native_levels(gdal.Open(str(source))),
                                 JPEG_TOLERANCE)
     print(f"\n{ic} {bands} band(s): max |ChunkRef - GDAL| = {worst}")
+
+
+@pytest.mark.parametrize("bands", [1, 3])
+@pytest.mark.parametrize("ic", ["C3", "M3"])
+def test_12bit_jpeg_blocks_read_like_gdal(tmp_path, chunkref_bin, ic, bands):
+    """GDAL writes UInt16 images as 12-bit JPEG (NBPP 16); ChunkRef decodes
+    them through libjpeg-turbo 3 into UInt16 bands. (Full resolution only:
+    for a single-block C3 image GDAL also offers the JPEG's DCT-scaled
+    decode as an overview, which ChunkRef does not.)"""
+    options = [f"IC={ic}", f"BLOCKXSIZE={WIDTH}", f"BLOCKYSIZE={HEIGHT}"]
+    source = write_12bit_jpeg_nitf(tmp_path / f"{ic}.ntf", ramp12(bands), options)
+    out = tmp_path / f"{ic}.json"
+    index(chunkref_bin, source, out)
+    ds = open_chunkref(out)
+    assert ds.GetRasterBand(1).DataType == gdal.GDT_UInt16
+    got = ds.ReadAsArray().astype(np.int32)
+    want = gdal.Open(str(source)).ReadAsArray().astype(np.int32)
+    assert got.shape == want.shape
+    worst = int(np.abs(got - want).max())
+    assert worst <= JPEG_TOLERANCE, worst
+    print(f"\n12-bit {ic} {bands} band(s): max |ChunkRef - GDAL| = {worst}")
+
+
+def test_corrupt_12bit_jpeg_block_is_a_clear_error(tmp_path, chunkref_bin):
+    source = tmp_path / "c3.ntf"
+    write_12bit_jpeg_nitf(source, ramp12(1), ["IC=C3", f"BLOCKXSIZE={WIDTH}", f"BLOCKYSIZE={HEIGHT}"])
+    doc = index(chunkref_bin, source, tmp_path / "c3.json")
+    key = "0/data/0.0.0"
+    offset, length = doc["refs"][key][1:3]
+    raw = bytearray(source.read_bytes())
+    raw[offset + length // 2 : offset + length] = b"\x00" * (length - length // 2)
+    raw[offset + 2 : offset + 40] = b"\xff" * 38  # break the headers too
+    source.write_bytes(bytes(raw))
+    band_ds = open_chunkref(tmp_path / "c3.json")
+    message = failure_text(band_ds.GetRasterBand(1).ReadRaster, 0, 0, WIDTH, HEIGHT)
+    assert "JPEG" in message and key in message, message
 
 
 # --------------------------------------------------------------------------
