@@ -15,13 +15,13 @@ mod delta;
 mod dted;
 mod gzip;
 mod jbp_block;
-mod jpeg12;
 mod jpeg2000;
 mod lz4;
 mod lzma;
 mod nitf_jpeg;
 mod shuffle;
 mod tiff_tile;
+mod turbojpeg;
 mod zlib;
 mod zstd;
 

@@ -3,18 +3,18 @@
 //! osml-imagery-io 0.2.x indexes describe it.
 //!
 //! Configuration: `bits_per_pixel` (8, or 12 for 12-bit JPEG decoded into
-//! 16-bit samples through libjpeg-turbo, see `jpeg12.rs`), `num_bands`,
+//! 16-bit samples), `num_bands`,
 //! `block_width`, `block_height`, `imode` and `color_space`. The chunk is
 //! one complete JPEG stream holding every band (IMODE P, or a single band);
 //! three-component streams are converted from YCbCr to RGB as GDAL's NITF
-//! driver does through libjpeg. Decoding gives `[num_bands, block_height,
+//! driver does through libjpeg. Decoded by libjpeg-turbo (`turbojpeg.rs`),
+//! GDAL's own JPEG library, so pixels match GDAL's. Decoding gives `[num_bands, block_height,
 //! block_width]` of `|u1` (8-bit) or `<u2` (12-bit).
 
 use bytes::Bytes;
-use jpeg_decoder::{Decoder, PixelFormat};
 
-use super::jpeg12;
 use super::registry::{config_str, config_uint, Config};
+use super::turbojpeg::{self, Samples};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
 
@@ -55,52 +55,9 @@ impl Codec for NitfJpeg {
                 ),
             ));
         }
-        if self.bits == 12 {
-            return self.decode_12(&input);
-        }
-        let mut decoder = Decoder::new(&input[..]);
-        decoder.set_max_decoding_buffer_size(ctx.decoded_len.max(1) * 4);
-        let pixels = decoder
-            .decode()
-            .map_err(|e| Error::decode(URI, format!("corrupt or truncated JPEG: {e}")))?;
-        let info = decoder
-            .info()
-            .ok_or_else(|| Error::decode(URI, "JPEG stream without a frame header"))?;
-        let comps = match info.pixel_format {
-            PixelFormat::L8 => 1,
-            PixelFormat::RGB24 => 3,
-            other => {
-                return Err(Error::unsupported(format!(
-                    "NITF JPEG blocks of pixel format {other:?}"
-                )))
-            }
-        };
-        let (jw, jh) = (usize::from(info.width), usize::from(info.height));
-        if comps != bands || jw > w || jh > h {
-            return Err(Error::decode(
-                URI,
-                format!(
-                    "the JPEG stream is {jw} x {jh} with {comps} component(s), the block {w} x \
-                     {h} with {bands} band(s)"
-                ),
-            ));
-        }
-        let mut out = vec![0u8; ctx.decoded_len];
-        for (pixel, samples) in pixels.chunks_exact(comps).enumerate() {
-            let (row, col) = (pixel / jw, pixel % jw);
-            for (band, &v) in samples.iter().enumerate() {
-                out[(band * h + row) * w + col] = v;
-            }
-        }
-        Ok(Bytes::from(out))
-    }
-}
-
-impl NitfJpeg {
-    /// Decodes a 12-bit stream into little-endian `u16` band planes (`<u2`).
-    fn decode_12(&self, input: &[u8]) -> Result<Bytes> {
-        let (bands, w, h) = (self.bands, self.width, self.height);
-        let img = jpeg12::decode(input, bands * w * h).map_err(|e| Error::decode(URI, e))?;
+        let precision = if self.bits == 8 { 8 } else { 12 };
+        let img = turbojpeg::decode(&input, &[precision], bands * w * h)
+            .map_err(|e| Error::decode(URI, e))?;
         if img.components != bands || img.width > w || img.height > h {
             return Err(Error::decode(
                 URI,
@@ -111,13 +68,25 @@ impl NitfJpeg {
                 ),
             ));
         }
-        let mut out = vec![0u8; bands * w * h * 2];
-        for (pixel, samples) in img.samples.chunks_exact(bands).enumerate() {
+        // Interleaved pixels to band planes; 12-bit samples as `<u2`.
+        let mut out = vec![0u8; ctx.decoded_len];
+        let at = |pixel: usize, band: usize| {
             let (row, col) = (pixel / img.width, pixel % img.width);
-            for (band, &v) in samples.iter().enumerate() {
-                let at = ((band * h + row) * w + col) * 2;
-                out[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes());
+            (band * h + row) * w + col
+        };
+        match (&img.samples, self.bits) {
+            (Samples::Eight(samples), 8) => {
+                for (i, &v) in samples.iter().enumerate() {
+                    out[at(i / bands, i % bands)] = v;
+                }
             }
+            (Samples::Twelve(samples), 12) => {
+                for (i, &v) in samples.iter().enumerate() {
+                    let o = 2 * at(i / bands, i % bands);
+                    out[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes());
+                }
+            }
+            _ => return Err(Error::decode(URI, "unexpected JPEG sample precision")),
         }
         Ok(Bytes::from(out))
     }

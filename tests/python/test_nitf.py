@@ -24,9 +24,9 @@ from raster_checks import (
     open_chunkref,
 )
 
-#: Largest difference between the Rust JPEG decoder and GDAL's libjpeg-turbo
-#: (chroma upsampling differs), as measured for JPEG-in-TIFF.
-JPEG_TOLERANCE = 3
+#: Largest difference accepted between ChunkRef's and GDAL's JPEG decoding:
+#: none, both decode with libjpeg-turbo.
+JPEG_TOLERANCE = 0
 
 WIDTH, HEIGHT, BLOCK = 300, 200, 128
 

@@ -46,11 +46,12 @@ TIFF_TILE = "https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile"
 #: edge tiles and, for COGs, overviews of 150x100, 75x50 and 38x25.
 WIDTH, HEIGHT, TILE = 300, 200, 64
 
-#: Largest difference accepted between ChunkRef's and GDAL's decoding of the
-#: same JPEG tiles: ChunkRef decodes with the Rust jpeg-decoder crate, GDAL
-#: with libjpeg-turbo, whose chroma upsampling differs. Measured on 4:2:0
-#: YCbCr tiles: 95.2% of values identical, 4.9% off by 1, 1.5% by 2, 0.01%
-#: by 3; grey JPEG is off by at most 1.
+#: Largest difference accepted between a JPEG decoder's and GDAL's reading
+#: of the same JPEG tiles. ChunkRef decodes grey and YCbCr tiles with
+#: libjpeg-turbo, as GDAL does, and measures 0; RGB-stored tiles go through
+#: the Rust jpeg-decoder crate, and the peer uses its own decoder, whose
+#: chroma upsampling differs (on 4:2:0 YCbCr tiles: 95.2% of values
+#: identical, 4.9% off by 1, 1.5% by 2, 0.01% by 3; grey off by at most 1).
 JPEG_TOLERANCE = 3
 
 #: GDAL's internal masks are 1-bit IFDs; the builder does not index them yet

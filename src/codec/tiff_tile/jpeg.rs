@@ -10,6 +10,7 @@
 
 use jpeg_decoder::{ColorTransform, Decoder, PixelFormat, UnsupportedFeature};
 
+use super::super::turbojpeg;
 use super::layout::Layout;
 use super::PHOTOMETRIC_YCBCR;
 
@@ -51,6 +52,11 @@ pub(super) fn decode(
         )));
     }
     let stream = full_stream(tables, tile);
+    // Grey and YCbCr tiles go through libjpeg-turbo, GDAL's own decoder
+    // (same IDCT and chroma upsampling, so the same pixels).
+    if layout.samples == 1 || photometric == Some(PHOTOMETRIC_YCBCR) {
+        return decode_turbo(&stream, layout);
+    }
     let mut decoder = Decoder::new(&stream[..]);
     decoder.set_max_decoding_buffer_size(layout.chunk_len().unwrap_or(usize::MAX));
     match (photometric, layout.samples) {
@@ -84,6 +90,27 @@ pub(super) fn decode(
         )));
     }
     Ok(decoder.decode()?)
+}
+
+/// Decodes a grey or YCbCr tile through libjpeg-turbo.
+fn decode_turbo(stream: &[u8], layout: &Layout) -> Result<Vec<u8>, Failure> {
+    let limit = layout.chunk_len().unwrap_or(usize::MAX);
+    let img = turbojpeg::decode(stream, &[8], limit).map_err(|e| match e {
+        turbojpeg::Failure::Unsupported(what) => Failure::Unsupported(what),
+        turbojpeg::Failure::Corrupt(what) => Failure::Corrupt(what),
+    })?;
+    let (width, height, components) = (img.width, img.height, img.components);
+    if components != layout.samples || width != layout.width || height > layout.height {
+        return Err(Failure::Corrupt(format!(
+            "JPEG image is {width} x {height} with {components} component(s), expected \
+             {} x {} (or fewer rows) with {}",
+            layout.width, layout.height, layout.samples
+        )));
+    }
+    match img.samples {
+        turbojpeg::Samples::Eight(samples) => Ok(samples),
+        turbojpeg::Samples::Twelve(_) => Err(Failure::Unsupported("12-bit JPEG".into())),
+    }
 }
 
 /// The tables stream without its EOI followed by the tile without its SOI;
@@ -125,17 +152,25 @@ mod tests {
             0xFF, 0xD8, 0xFF, 0xC1, 0x00, 0x0B, 12, 0x00, 0x10, 0x00, 0x10, 0x01, 0x01, 0x11, 0x00,
             0xFF, 0xD9,
         ];
+        // An RGB tile goes through jpeg-decoder, which names the precision.
         let layout = Layout {
             width: 16,
             height: 16,
-            samples: 1,
+            samples: 3,
             sample_size: 1,
             bits: 8,
         };
-        match decode(&stream, None, &layout, Some(1)) {
+        match decode(&stream, None, &layout, Some(2)) {
             Err(Failure::Unsupported(what)) => assert!(what.contains("12-bit"), "{what}"),
             other => panic!("unexpected {other:?}"),
         }
+        // A grey tile goes through libjpeg-turbo: this stream stops before
+        // its scan, an error either way, never a panic.
+        let grey = Layout {
+            samples: 1,
+            ..layout
+        };
+        assert!(decode(&stream, None, &grey, Some(1)).is_err());
         let wide = Layout {
             sample_size: 2,
             bits: 16,
