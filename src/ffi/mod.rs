@@ -504,6 +504,37 @@ pub unsafe extern "C" fn chunkref_chunk_bands(
     })
 }
 
+/// The request behind `request` (NULL is an error naming the `what` request).
+///
+/// # Safety
+/// `request` is NULL or points to a valid request.
+unsafe fn request_ref<'a, T>(request: *const T, what: &str) -> Result<&'a T> {
+    // SAFETY: the caller guarantees the pointer is NULL or valid.
+    unsafe { request.as_ref() }.ok_or_else(|| Error::Usage {
+        what: format!("NULL {what} request"),
+    })
+}
+
+/// The `count` band numbers at `bands` of a `what` request whose buffers
+/// are present (`has_buffers`); an empty request is an error.
+///
+/// # Safety
+/// `bands` is NULL or points to `count` band numbers.
+unsafe fn band_list<'a>(
+    bands: *const u64,
+    count: usize,
+    has_buffers: bool,
+    what: &str,
+) -> Result<&'a [u64]> {
+    if count == 0 || bands.is_null() || !has_buffers {
+        return Err(Error::Usage {
+            what: format!("empty {what} request"),
+        });
+    }
+    // SAFETY: checked non-NULL; the caller guarantees `count` elements.
+    Ok(unsafe { std::slice::from_raw_parts(bands, count) })
+}
+
 /// See chunkref.h.
 ///
 /// # Safety
@@ -517,18 +548,8 @@ pub unsafe extern "C" fn chunkref_read_block(
 ) -> i32 {
     guard(status, -1, || {
         let ds = unsafe { dataset(handle) }?;
-        if request.is_null() {
-            return Err(Error::Usage {
-                what: "NULL block request".into(),
-            });
-        }
-        let r = unsafe { &*request };
-        if r.band_count == 0 || r.bands.is_null() || r.buffers.is_null() {
-            return Err(Error::Usage {
-                what: "empty block request".into(),
-            });
-        }
-        let bands = unsafe { std::slice::from_raw_parts(r.bands, r.band_count) };
+        let r = unsafe { request_ref(request, "block") }?;
+        let bands = unsafe { band_list(r.bands, r.band_count, !r.buffers.is_null(), "block") }?;
         let ptrs = unsafe { std::slice::from_raw_parts(r.buffers, r.band_count) };
         if ptrs.iter().any(|p| p.is_null()) {
             return Err(Error::Usage {
@@ -557,18 +578,8 @@ pub unsafe extern "C" fn chunkref_read_window(
 ) -> i32 {
     guard(status, -1, || {
         let ds = unsafe { dataset(handle) }?;
-        if request.is_null() {
-            return Err(Error::Usage {
-                what: "NULL window request".into(),
-            });
-        }
-        let r = unsafe { &*request };
-        if r.band_count == 0 || r.bands.is_null() || r.buffer.is_null() {
-            return Err(Error::Usage {
-                what: "empty window request".into(),
-            });
-        }
-        let bands = unsafe { std::slice::from_raw_parts(r.bands, r.band_count) };
+        let r = unsafe { request_ref(request, "window") }?;
+        let bands = unsafe { band_list(r.bands, r.band_count, !r.buffer.is_null(), "window") }?;
         let out = unsafe { std::slice::from_raw_parts_mut(r.buffer.cast::<u8>(), r.buffer_bytes) };
         let window = Window {
             x: r.x,

@@ -243,6 +243,19 @@ fn read_column(group: &dyn RowGroupReader, i: usize, n: usize) -> parquet::error
             .map(|v| (!v.is_empty()).then_some(v))
             .collect()
     }
+    // Integer values: one per row, or a list per row in list columns.
+    fn ints(values: Vec<i64>, def: &[i16], rep: &[i16], max_def: i16, list: bool) -> Column {
+        let rows = rows_of(values, def, rep, max_def);
+        if list {
+            Column::Lists(rows)
+        } else {
+            Column::Ints(
+                rows.into_iter()
+                    .map(|v| v.and_then(|mut v| v.pop()))
+                    .collect(),
+            )
+        }
+    }
     let column = match group.get_column_reader(i)? {
         ColumnReader::ByteArrayColumnReader(r) => {
             let values = levels_and_values!(r);
@@ -255,29 +268,11 @@ fn read_column(group: &dyn RowGroupReader, i: usize, n: usize) -> parquet::error
         }
         ColumnReader::Int64ColumnReader(r) => {
             let values = levels_and_values!(r);
-            let rows = rows_of(values, &def, &rep, max_def);
-            if max_rep > 0 {
-                Column::Lists(rows)
-            } else {
-                Column::Ints(
-                    rows.into_iter()
-                        .map(|v| v.and_then(|mut v| v.pop()))
-                        .collect(),
-                )
-            }
+            ints(values, &def, &rep, max_def, max_rep > 0)
         }
         ColumnReader::Int32ColumnReader(r) => {
-            let values: Vec<i64> = levels_and_values!(r).into_iter().map(i64::from).collect();
-            let rows = rows_of(values, &def, &rep, max_def);
-            if max_rep > 0 {
-                Column::Lists(rows)
-            } else {
-                Column::Ints(
-                    rows.into_iter()
-                        .map(|v| v.and_then(|mut v| v.pop()))
-                        .collect(),
-                )
-            }
+            let values = levels_and_values!(r).into_iter().map(i64::from).collect();
+            ints(values, &def, &rep, max_def, max_rep > 0)
         }
         _ => {
             return Err(parquet::errors::ParquetError::General(
