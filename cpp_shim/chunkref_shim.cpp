@@ -685,9 +685,10 @@ extern "C" void chunkref_shim_register(void) {
     auto *driver = new GDALDriver();
     driver->SetDescription(DRIVER_NAME);
     driver->SetMetadataItem(GDAL_DCAP_RASTER, "YES");
-    driver->SetMetadataItem(GDAL_DMD_LONGNAME, "Chunk reference index (Kerchunk JSON)");
+    driver->SetMetadataItem(GDAL_DMD_LONGNAME,
+                            "Chunk reference index (Kerchunk JSON or Parquet, reference tables)");
     driver->SetMetadataItem(GDAL_DMD_HELPTOPIC, HELP_TOPIC);
-    driver->SetMetadataItem(GDAL_DMD_EXTENSIONS, "json");
+    driver->SetMetadataItem(GDAL_DMD_EXTENSIONS, "json parquet parq fgb");
     driver->SetMetadataItem(GDAL_DMD_CONNECTION_PREFIX, CONNECTION_PREFIX);
     driver->SetMetadataItem(GDAL_DMD_SUBDATASETS, "YES");
     driver->SetMetadataItem(GDAL_DMD_OPENOPTIONLIST, OPEN_OPTIONS);
