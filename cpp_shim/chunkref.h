@@ -112,6 +112,14 @@ typedef struct CrBandInfo {
 /** Fills `out` with the georeferencing of `level`; returns 0 on success. */
 int32_t chunkref_georef(const CrHandle *handle, uint32_t level, CrGeoref *out, CrStatus *status);
 
+/** Ground control points of the dataset (full resolution), for images
+ *  placed by GCPs instead of a geotransform: writes up to `cap` points
+ *  (pixel, line, x, y: 4 doubles each) to `out` (NULL to count) and their
+ *  CRS definition to `*crs` (owned by the handle; may be NULL); returns how
+ *  many points there are, or -1. */
+int64_t chunkref_gcps(const CrHandle *handle, double *out, size_t cap, const char **crs,
+                      CrStatus *status);
+
 /** Fills `out` for `band` (0-based) of `level`; returns 0 on success. */
 int32_t chunkref_band_info(const CrHandle *handle, uint32_t level, uint64_t band, CrBandInfo *out,
                            CrStatus *status);

@@ -103,10 +103,15 @@ class ChunkRefDataset final : public GDALPamDataset {
     double m_geoTransform[6] = {0, 1, 0, 0, 0, 1};
     /** CRS of this level (empty when none). */
     OGRSpatialReference m_srs;
+    /** Ground control points (level 0 of images placed by GCPs) and their CRS. */
+    std::vector<GDAL_GCP> m_gcps;
+    std::vector<std::string> m_gcpIds;
+    OGRSpatialReference m_gcpSrs;
 
     bool Init(HandlePtr handle, uint32_t level);
     void LoadMetadata();
     void LoadGeoref();
+    void LoadGcps();
     bool ReadWindow(int xOff, int yOff, int xSize, int ySize, void *data, int bufXSize,
                     int bufYSize, GDALDataType bufType, int bandCount, const int *bandMap,
                     GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace, CPLErr *err);
@@ -129,6 +134,11 @@ class ChunkRefDataset final : public GDALPamDataset {
 
     CPLErr GetGeoTransform(double *transform) override;
     const OGRSpatialReference *GetSpatialRef() const override;
+    int GetGCPCount() override { return static_cast<int>(m_gcps.size()); }
+    const GDAL_GCP *GetGCPs() override { return m_gcps.empty() ? nullptr : m_gcps.data(); }
+    const OGRSpatialReference *GetGCPSpatialRef() const override {
+        return m_gcps.empty() ? nullptr : &m_gcpSrs;
+    }
 };
 
 /** A band: IReadBlock decodes one chunk and fills sibling bands' blocks too. */
@@ -295,11 +305,46 @@ void ChunkRefDataset::LoadGeoref() {
             m_srs.Clear();
         }
     }
-    if (m_level == 0 && !m_hasGeoTransform && geo.crs == nullptr)
+    if (m_level == 0)
+        LoadGcps();
+    if (m_level == 0 && !m_hasGeoTransform && geo.crs == nullptr && m_gcps.empty())
         CPLDebug(DRIVER_NAME,
                  "%s: no georeferencing (no proj:/spatial:, _CRS, grid_mapping, coordinate "
                  "arrays or tile matrix set); opened as a pixel grid",
                  GetDescription());
+}
+
+void ChunkRefDataset::LoadGcps() {
+    CrStatus status{};
+    const char *crs = nullptr;
+    const int64_t n = chunkref_gcps(m_handle.get(), nullptr, 0, &crs, &status);
+    if (n < 0) {
+        RaiseStatus(status);
+        return;
+    }
+    if (n == 0 || n > INT_MAX)
+        return;
+    std::vector<double> points(static_cast<size_t>(n) * 4);
+    chunkref_gcps(m_handle.get(), points.data(), static_cast<size_t>(n), &crs, &status);
+    m_gcpIds.resize(static_cast<size_t>(n));
+    m_gcps.resize(static_cast<size_t>(n));
+    for (size_t i = 0; i < m_gcps.size(); ++i) {
+        m_gcpIds[i] = std::to_string(i + 1);
+        GDAL_GCP &gcp = m_gcps[i];
+        gcp.pszId = const_cast<char *>(m_gcpIds[i].c_str());
+        gcp.pszInfo = const_cast<char *>("");
+        gcp.dfGCPPixel = points[4 * i];
+        gcp.dfGCPLine = points[4 * i + 1];
+        gcp.dfGCPX = points[4 * i + 2];
+        gcp.dfGCPY = points[4 * i + 3];
+        gcp.dfGCPZ = 0.0;
+    }
+    m_gcpSrs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+    if (crs != nullptr && m_gcpSrs.SetFromUserInput(crs) != OGRERR_NONE) {
+        CPLError(CE_Warning, CPLE_AppDefined,
+                 "ChunkRef: GCP CRS '%.200s' is not understood by OSR; no GCP CRS is set", crs);
+        m_gcpSrs.Clear();
+    }
 }
 
 int ChunkRefDataset::Identify(GDALOpenInfo *info) {

@@ -117,6 +117,8 @@ pub struct CrHandle {
     metadata: Mutex<HashMap<(String, u32), Box<CStringList>>>,
     /// CRS definition of each level.
     crs: Vec<Option<CString>>,
+    /// Ground control points (pixel, line, x, y) of level 0 and their CRS.
+    gcps: Option<(Vec<[f64; 4]>, CString)>,
     /// (unit, description) of bands by (level, band), kept while the handle lives.
     band_text: Mutex<HashMap<(u32, u64), Box<BandText>>>,
 }
@@ -248,11 +250,17 @@ pub unsafe extern "C" fn chunkref_open(
             .iter()
             .map(|g| g.crs.as_deref().map(c_string))
             .collect();
+        let gcps = dataset
+            .level_meta(0)
+            .ok()
+            .and_then(crate::georef::gcps)
+            .map(|(points, crs)| (points, c_string(&crs)));
         Ok(Box::into_raw(Box::new(CrHandle {
             dataset,
             warnings,
             metadata: Mutex::new(HashMap::new()),
             crs,
+            gcps,
             band_text: Mutex::new(HashMap::new()),
         })))
     })
@@ -367,6 +375,38 @@ pub unsafe extern "C" fn chunkref_georef(
             crs,
         };
         write_out(out, info)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle; `out` NULL or writable for `cap` points
+/// (4 doubles each); `crs` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_gcps(
+    handle: *const CrHandle,
+    out: *mut f64,
+    cap: usize,
+    crs: *mut *const c_char,
+    status: *mut CrStatus,
+) -> i64 {
+    guard(status, -1, || {
+        let h = unsafe { handle_ref(handle) }?;
+        let Some((points, definition)) = &h.gcps else {
+            return Ok(0);
+        };
+        if !crs.is_null() {
+            // SAFETY: checked non-NULL; the caller guarantees it is writable.
+            unsafe { crs.write(definition.as_ptr()) };
+        }
+        if !out.is_null() {
+            for (i, p) in points.iter().take(cap).enumerate() {
+                // SAFETY: i < cap; the caller guarantees 4 * cap doubles.
+                unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), out.add(4 * i), 4) };
+            }
+        }
+        Ok(points.len() as i64)
     })
 }
 

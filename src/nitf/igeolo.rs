@@ -9,15 +9,32 @@
 //! northings in the northern or southern hemisphere; U are MGRS references
 //! (`zzBJKeeeeennnnn`, see [`super::mgrs`]) in WGS 84 UTM.
 
+use serde_json::{json, Value};
+
 use crate::tiff::geo::Georef;
+
+/// Where IGEOLO puts an image, as GDAL's NITF driver reads it.
+#[derive(Debug)]
+pub enum Placement {
+    /// The corners form an affine frame: a geotransform and CRS.
+    Frame(Georef),
+    /// They do not: GDAL shows the four corners as ground control points.
+    /// The value is the [`crate::georef::GCPS_ATTRIBUTE`] attribute.
+    Gcps(Value),
+}
 
 /// Characters per corner in IGEOLO.
 const CORNER_LEN: usize = 15;
 
-/// The georeferencing of an image of `rows` x `cols` pixels whose ICORDS
-/// is `icords` and IGEOLO `igeolo`: None without ICORDS, an error saying
-/// why GDAL's view cannot be written otherwise.
-pub fn georef(icords: &str, igeolo: &str, rows: u64, cols: u64) -> Result<Option<Georef>, String> {
+/// The placement of an image of `rows` x `cols` pixels whose ICORDS is
+/// `icords` and IGEOLO `igeolo`: None without ICORDS, an error saying why
+/// GDAL's view cannot be written otherwise.
+pub fn placement(
+    icords: &str,
+    igeolo: &str,
+    rows: u64,
+    cols: u64,
+) -> Result<Option<Placement>, String> {
     let kind = match icords {
         "" => return Ok(None),
         "G" | "D" | "N" | "S" | "U" => icords,
@@ -86,14 +103,18 @@ pub fn georef(icords: &str, igeolo: &str, rows: u64, cols: u64) -> Result<Option
         (0.5, h - 0.5),
     ];
     let points: Vec<_> = pixels.into_iter().zip(corners).collect();
-    let gt = crate::gdal_geo::fit_geotransform(&points).ok_or_else(|| {
-        "the IGEOLO corners are not an affine frame (GDAL reports them as GCPs)".to_string()
-    })?;
-    Ok(Some(Georef {
+    let Some(gt) = crate::gdal_geo::fit_geotransform(&points) else {
+        let gcps: Vec<[f64; 4]> = points
+            .iter()
+            .map(|&((p, l), (x, y))| [p, l, x, y])
+            .collect();
+        return Ok(Some(Placement::Gcps(json!({"crs": crs, "points": gcps}))));
+    };
+    Ok(Some(Placement::Frame(Georef {
         transform: Some([gt[1], gt[2], gt[0], gt[4], gt[5], gt[3]]),
         crs_code: Some(crs),
         crs_wkt2: None,
-    }))
+    })))
 }
 
 /// Degrees of `d..dmmssH` with `deg` degree digits (H = N, S, E or W), as
@@ -116,6 +137,15 @@ fn number(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The frame of a placement that must be one.
+    fn georef(icords: &str, igeolo: &str, rows: u64, cols: u64) -> Result<Option<Georef>, String> {
+        match placement(icords, igeolo, rows, cols)? {
+            None => Ok(None),
+            Some(Placement::Frame(g)) => Ok(Some(g)),
+            Some(Placement::Gcps(v)) => Err(format!("GCPs {v}")),
+        }
+    }
 
     fn gt(g: &Georef) -> [f64; 6] {
         let t = g.transform.unwrap();
@@ -182,9 +212,13 @@ mod tests {
             .unwrap_err()
             .contains("shorter"));
         let not_affine = "+10.000+010.000+10.000+020.000+00.000+030.000+00.000+010.000";
-        assert!(georef("D", not_affine, 10, 10)
-            .unwrap_err()
-            .contains("GCPs"));
+        match placement("D", not_affine, 10, 10) {
+            Ok(Some(Placement::Gcps(v))) => {
+                assert_eq!(v["crs"], "EPSG:4326");
+                assert_eq!(v["points"][2], serde_json::json!([9.5, 9.5, 30.0, 0.0]));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
         let bad_zone = "995000054999995335030054999995335030054997975335000054997975";
         assert!(georef("N", bad_zone, 10, 10).unwrap_err().contains("zones"));
     }

@@ -68,12 +68,20 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
                 });
             }
         }
-        let georef = igeolo::georef(&img.icords, &img.igeolo, img.rows, img.cols)
+        let placement = igeolo::placement(&img.icords, &img.igeolo, img.rows, img.cols)
             .unwrap_or_else(|why| {
                 eprintln!("chunkref: {path}: image segment {n}: no georeferencing: {why}");
                 None
-            })
-            .unwrap_or_default();
+            });
+        let georef = match placement {
+            Some(igeolo::Placement::Frame(g)) => g,
+            Some(igeolo::Placement::Gcps(gcps)) => {
+                let attrs = &mut levels[0].data.attrs;
+                attrs.insert(crate::georef::GCPS_ATTRIBUTE.into(), gcps);
+                Default::default()
+            }
+            None => Default::default(),
+        };
         let base = [img.rows, img.cols];
         if let Some(rpc) = rpc::attribute(&img.tres) {
             let attrs = &mut levels[0].data.attrs;

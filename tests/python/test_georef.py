@@ -822,3 +822,39 @@ def test_raw_codestream_has_no_georeferencing(tmp_path, chunkref_bin):
     idx = open_chunkref(index_of(chunkref_bin, j2k))
     assert idx.GetSpatialRef() is None
     assert idx.GetGeoTransform(can_return_null=True) is None
+
+
+@pytest.mark.parametrize("epsg", [4326, 32633])
+def test_nitf_corners_that_are_no_frame_become_gcps(tmp_path, chunkref_bin, epsg):
+    """Corners GDAL cannot fit with an affine frame are GCPs in GDAL's read
+    of the NITF; the index carries them (and their CRS), and gdalwarp from
+    the index matches gdalwarp from the source."""
+    mem = gdal.GetDriverByName("MEM").Create("", 100, 80, 1)
+    mem.GetRasterBand(1).WriteArray((np.arange(8000).reshape(80, 100) % 251).astype(np.uint8))
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(epsg)
+    if epsg == 4326:
+        corners = [(10.0, 50.0), (11.0, 50.2), (11.1, 49.0), (9.9, 49.1)]
+    else:
+        corners = [(500000, 5500000), (501000, 5500200), (501100, 5499000), (499900, 5499100)]
+    pixels = [(0.5, 0.5), (99.5, 0.5), (99.5, 79.5), (0.5, 79.5)]
+    mem.SetGCPs([gdal.GCP(x, y, 0, p, l) for (x, y), (p, l) in zip(corners, pixels)],
+                srs.ExportToWkt())
+    source = tmp_path / "corners.ntf"
+    gdal.Translate(str(source), mem, format="NITF")
+    native = gdal.Open(str(source))
+    assert native.GetGeoTransform(can_return_null=True) is None and native.GetGCPCount() == 4
+    out = index_of(chunkref_bin, source)
+    idx = open_chunkref(out)
+
+    def points(ds):
+        return [(g.GCPPixel, g.GCPLine, g.GCPX, g.GCPY) for g in ds.GetGCPs()]
+
+    assert points(idx) == points(native)
+    assert idx.GetGCPSpatialRef().IsSame(native.GetGCPSpatialRef())
+    assert idx.GetGeoTransform(can_return_null=True) is None
+    warped = [gdal.Warp(f"/vsimem/w{n}.tif", ds, format="GTiff") for n, ds in enumerate((native, idx))]
+    assert warped[0].GetGeoTransform() == warped[1].GetGeoTransform()
+    np.testing.assert_array_equal(warped[0].ReadAsArray(), warped[1].ReadAsArray())
+    for n in range(2):
+        gdal.Unlink(f"/vsimem/w{n}.tif")
