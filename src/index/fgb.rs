@@ -121,10 +121,7 @@ pub fn write(index: &Index, out: impl Write) -> Result<()> {
         rows.extend(batch);
         Ok(())
     })?;
-    let text = serde_json::to_string(&doc).map_err(|e| Error::MalformedIndex {
-        index: index.source.clone(),
-        reason: e.to_string(),
-    })?;
+    let text = table::doc_text(index, &doc)?;
     let options = FgbWriterOptions {
         write_index: true,
         crs: FgbCrs {

@@ -98,10 +98,7 @@ fn write_groups(index: &Index, out: impl Write + Send, group_rows: usize) -> Res
         group.close().map_err(&err)?;
         Ok(())
     })?;
-    let text = serde_json::to_string(&doc).map_err(|e| Error::MalformedIndex {
-        index: index.source.clone(),
-        reason: e.to_string(),
-    })?;
+    let text = table::doc_text(index, &doc)?;
     writer.append_key_value_metadata(KeyValue::new(DOC_KEY.to_string(), text));
     writer.close().map_err(&err)?;
     Ok(())

@@ -205,6 +205,14 @@ fn has_time_axis(meta: &ArrayMeta) -> bool {
             .is_some_and(|d| d == TIME_DIMENSION)
 }
 
+/// `doc` as the JSON text stored in a table's key-value metadata.
+pub fn doc_text(index: &Index, doc: &TableDoc) -> Result<String> {
+    serde_json::to_string(doc).map_err(|e| Error::MalformedIndex {
+        index: index.source.clone(),
+        reason: e.to_string(),
+    })
+}
+
 /// The table of `index`: its document, and its rows handed to `sink` in
 /// batches of at most `batch` rows (sorted by array, then chunk position).
 pub fn rows_of(
