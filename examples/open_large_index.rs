@@ -18,7 +18,12 @@ fn main() {
     let start = Instant::now();
     let index = Index::from_kerchunk_json("synthetic.json", doc.as_bytes(), &[]).expect("parse");
     let elapsed = start.elapsed();
-    let table = &index.array("0/data").expect("array").refs;
+    let table = index
+        .array("0/data")
+        .expect("array")
+        .refs
+        .table()
+        .expect("loaded");
     println!(
         "{} chunks, {:.1} MB of JSON: opened in {:.3} s ({:.3} s per million), table {:.1} MB ({:.1} bytes/chunk)",
         table.len(),

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::fetch::{Fetcher, Source, Want};
 use crate::ffi::{collect_warnings, gdal_warning};
 use crate::index::{Array, Index};
-use crate::refs::{position, ChunkRef};
+use crate::refs::{position, RawRef};
 use crate::resolve::{self, Base, Location};
 
 /// Where each file of an index is read from (resolution errors kept per
@@ -78,32 +78,28 @@ pub fn read_chunks(
 ) -> Vec<Result<Option<Bytes>>> {
     let meta = &array.meta;
     let grid = meta.grid_shape();
-    let refs: Vec<Result<Option<ChunkRef<'_>>>> = idxs
+    let positions: Vec<Result<u64>> = idxs
         .iter()
         .map(|idx| {
-            let pos = position(idx, &grid).ok_or_else(|| Error::Usage {
+            position(idx, &grid).ok_or_else(|| Error::Usage {
                 what: format!(
                     "chunk {idx:?} is outside the grid {grid:?} of array '{}'",
                     meta.path
                 ),
-            })?;
-            Ok(array.refs.get(pos))
+            })
         })
         .collect();
+    let refs = lookup(array, &positions);
     let mut requests: Vec<(&Source, Want<'_>)> = Vec::new();
     let needs: Vec<Result<Need>> = refs
         .iter()
         .map(|r| {
             let (file, want) = match r.as_ref().map_err(Clone::clone)? {
                 None => return Ok(Need::Nothing),
-                Some(ChunkRef::Inline(b)) => return Ok(Need::Inline((*b).clone())),
-                Some(ChunkRef::Whole { file }) => (*file, Want::Whole),
-                Some(ChunkRef::Range {
-                    file,
-                    offset,
-                    length,
-                }) => (*file, Want::Range(*offset, *length)),
-                Some(ChunkRef::Multi { file, ranges }) => (*file, Want::Ranges(ranges)),
+                Some(RawRef::Inline(b)) => return Ok(Need::Inline(b.clone())),
+                Some(RawRef::Whole(file)) => (*file, Want::Whole),
+                Some(RawRef::Range(file, offset, length)) => (*file, Want::Range(*offset, *length)),
+                Some(RawRef::Multi(file, ranges)) => (*file, Want::Ranges(ranges)),
             };
             requests.push((locations.source(file)?, want));
             Ok(Need::Fetched(requests.len() - 1))
@@ -153,6 +149,28 @@ pub fn read_chunks(
                 decoded
             }
             None => Err(Error::unsupported("a chunk that was never read")),
+        })
+        .collect()
+}
+
+/// The references of the chunks at `positions` of `array`, looked up
+/// together (one read of an on-demand table serves them all); an error for
+/// a position that was already one, or for all when the lookup fails.
+fn lookup(array: &Array, positions: &[Result<u64>]) -> Vec<Result<Option<RawRef>>> {
+    let valid: Vec<u64> = positions
+        .iter()
+        .filter_map(|p| p.as_ref().ok())
+        .copied()
+        .collect();
+    let mut found = match array.refs.lookup(&valid) {
+        Ok(refs) => refs.into_iter().map(Ok).collect::<Vec<_>>().into_iter(),
+        Err(e) => vec![Err(e); valid.len()].into_iter(),
+    };
+    positions
+        .iter()
+        .map(|p| match p {
+            Ok(_) => found.next().unwrap_or(Ok(None)),
+            Err(e) => Err(e.clone()),
         })
         .collect()
 }

@@ -13,6 +13,8 @@ pub const DEFAULT_MAX_REQUESTS: usize = 64;
 /// Default of `CHUNKREF_COALESCE_GAP` (1 MiB: at object-store latencies,
 /// reading a megabyte costs about as much as one more request).
 pub const DEFAULT_COALESCE_GAP: u64 = 1 << 20;
+/// Default of `CHUNKREF_TABLE_EAGER_ROWS`: one million rows.
+pub const DEFAULT_TABLE_EAGER_ROWS: u64 = 1 << 20;
 /// Largest accepted `CHUNKREF_COALESCE_GAP` (1 GiB).
 const MAX_COALESCE_GAP: u64 = 1 << 30;
 /// Retries of a failed request when `GDAL_HTTP_MAX_RETRY` is not set.
@@ -97,6 +99,10 @@ pub struct Settings {
     /// `CHUNKREF_ALLOW_REMOTE_INDEX_LOCAL_FILES`): may an index read from a
     /// remote location refer to local files?
     pub remote_may_read_local: bool,
+    /// `CHUNKREF_TABLE_EAGER_ROWS`: reference tables (Parquet, FlatGeobuf)
+    /// of at most this many rows are read whole when opened; larger ones
+    /// are read on demand, row group by row group.
+    pub table_eager_rows: u64,
 }
 
 impl Settings {
@@ -165,6 +171,8 @@ impl Settings {
                 ))
             }
         };
+        let table_eager_rows =
+            count("CHUNKREF_TABLE_EAGER_ROWS")?.unwrap_or(DEFAULT_TABLE_EAGER_ROWS);
         let no_sign_request = flag("AWS_NO_SIGN_REQUEST", false);
         let (mut access_key_id, mut secret_access_key, mut session_token) = (
             get("AWS_ACCESS_KEY_ID"),
@@ -209,6 +217,7 @@ impl Settings {
             coalesce_gap,
             remote_may_read_local: flag("GDAL_ALLOW_REMOTE_RESOURCE_TO_ACCESS_LOCAL_FILE", false)
                 || flag("CHUNKREF_ALLOW_REMOTE_INDEX_LOCAL_FILES", false),
+            table_eager_rows,
         })
     }
 }

@@ -1,27 +1,28 @@
 //! The few libgdal functions the Rust core calls: configuration options
-//! (`CPLGetConfigOption`, which also consults the environment) and whole-file
-//! reads through GDAL's virtual file systems (`VSIIngestFile`), used for the
-//! index document so `/vsimem/`, `/vsis3/`, `/vsicurl/` ... indexes open with
-//! GDAL's own credentials and caching.
+//! (`CPLGetConfigOption`, which also consults the environment) and reads
+//! through GDAL's virtual file systems ([`VsiFile`]), used for the index so
+//! `/vsimem/`, `/vsis3/`, `/vsicurl/` ... indexes open with GDAL's own
+//! credentials and caching, and tables are read by range.
 
 #![allow(unsafe_code)]
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::Mutex;
+
+use bytes::Bytes;
 
 use crate::error::{Error, Result};
+use crate::index::file::IndexFile;
 
 type CplErrorHandler = unsafe extern "C" fn(c_int, c_int, *const c_char);
 
 extern "C" {
     fn CPLGetConfigOption(key: *const c_char, default: *const c_char) -> *const c_char;
-    fn VSIIngestFile(
-        fp: *mut c_void,
-        filename: *const c_char,
-        out: *mut *mut u8,
-        size: *mut u64,
-        max_size: i64,
-    ) -> c_int;
-    fn VSIFree(p: *mut c_void);
+    fn VSIFOpenExL(name: *const c_char, access: *const c_char, set_error: c_int) -> *mut c_void;
+    fn VSIFSeekL(fp: *mut c_void, offset: u64, whence: c_int) -> c_int;
+    fn VSIFTellL(fp: *mut c_void) -> u64;
+    fn VSIFReadL(buf: *mut c_void, size: usize, count: usize, fp: *mut c_void) -> usize;
+    fn VSIFCloseL(fp: *mut c_void) -> c_int;
     fn VSIIsLocal(path: *const c_char) -> bool;
     fn CPLQuietErrorHandler(class: c_int, code: c_int, msg: *const c_char);
     fn CPLPushErrorHandler(handler: CplErrorHandler);
@@ -79,25 +80,15 @@ pub fn set_config_option(key: &str, value: Option<&str>) {
     };
 }
 
-/// Reads the whole of `vsi_path` (any path GDAL can open: local, `/vsimem/`,
-/// `/vsis3/`, `/vsicurl/`, ...), at most `max_bytes` bytes. GDAL's own error
-/// message becomes the reason of the returned error instead of being printed.
-pub fn read_vsi_file(vsi_path: &str, max_bytes: u64) -> Result<Vec<u8>> {
-    let name = c_string(vsi_path, "index path")?;
-    let mut data: *mut u8 = std::ptr::null_mut();
-    let mut size: u64 = 0;
-    // SAFETY: valid C string and out-pointers; the quiet handler is popped
-    // on the same thread before returning; the buffer is freed with VSIFree.
-    let (ok, message) = unsafe {
+/// Runs `f` with GDAL's errors silenced, returning its result and the
+/// last error message GDAL set meanwhile (empty if none).
+fn quietly<T>(f: impl FnOnce() -> T) -> (T, String) {
+    // SAFETY: the quiet handler is pushed and popped on this thread; the
+    // message is copied before the error state is reset.
+    unsafe {
         CPLErrorReset();
         CPLPushErrorHandler(CPLQuietErrorHandler);
-        let ok = VSIIngestFile(
-            std::ptr::null_mut(),
-            name.as_ptr(),
-            &mut data,
-            &mut size,
-            i64::try_from(max_bytes).unwrap_or(i64::MAX),
-        );
+        let out = f();
         let msg = CPLGetLastErrorMsg();
         let message = if msg.is_null() {
             String::new()
@@ -106,29 +97,102 @@ pub fn read_vsi_file(vsi_path: &str, max_bytes: u64) -> Result<Vec<u8>> {
         };
         CPLPopErrorHandler();
         CPLErrorReset();
-        (ok != 0, message)
-    };
-    if !ok || data.is_null() {
-        if !data.is_null() {
-            unsafe { VSIFree(data.cast()) };
-        }
-        let reason = if message.is_empty() {
-            "no such file, or GDAL cannot read it".to_string()
-        } else {
-            message
-        };
-        return Err(Error::Io {
+        (out, message)
+    }
+}
+
+/// A file opened through GDAL's virtual file systems, read by range: GDAL's
+/// `/vsicurl/`-family handles turn each read into HTTP range requests (with
+/// their own read-ahead and cache), so a table on object storage is queried
+/// without being downloaded.
+#[derive(Debug)]
+pub struct VsiFile {
+    name: String,
+    handle: Mutex<Handle>,
+    size: u64,
+}
+
+/// A `VSILFILE*`, used by one thread at a time behind the mutex.
+#[derive(Debug)]
+struct Handle(*mut c_void);
+
+// SAFETY: a VSILFILE may move between threads; the mutex serialises its use.
+unsafe impl Send for Handle {}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from VSIFOpenExL and is closed once.
+        unsafe { VSIFCloseL(self.0) };
+    }
+}
+
+const SEEK_SET: c_int = 0;
+const SEEK_END: c_int = 2;
+
+impl VsiFile {
+    /// Opens `vsi_path` for reading.
+    pub fn open(vsi_path: &str) -> Result<VsiFile> {
+        let name = c_string(vsi_path, "index path")?;
+        let io = |reason: String| Error::Io {
             url: vsi_path.to_string(),
             range: String::new(),
-            reason,
-        });
+            reason: if reason.is_empty() {
+                "no such file, or GDAL cannot read it".to_string()
+            } else {
+                reason
+            },
+        };
+        // SAFETY: valid C strings; the handle is owned by `Handle`.
+        let (fp, message) = quietly(|| unsafe { VSIFOpenExL(name.as_ptr(), c"rb".as_ptr(), 1) });
+        if fp.is_null() {
+            return Err(io(message));
+        }
+        let handle = Handle(fp);
+        // SAFETY: a live handle.
+        let size = unsafe { (VSIFSeekL(handle.0, 0, SEEK_END) == 0).then(|| VSIFTellL(handle.0)) };
+        let size = size.ok_or_else(|| io("cannot find its size".into()))?;
+        Ok(VsiFile {
+            name: vsi_path.to_string(),
+            handle: Mutex::new(handle),
+            size,
+        })
     }
-    let bytes =
-        usize::try_from(size).map(|n| unsafe { std::slice::from_raw_parts(data, n) }.to_vec());
-    unsafe { VSIFree(data.cast()) };
-    bytes.map_err(|_| Error::Limits {
-        what: format!("index {vsi_path} is {size} bytes"),
-    })
+}
+
+impl IndexFile for VsiFile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes> {
+        let len = len.min(usize::try_from(self.size.saturating_sub(offset)).unwrap_or(usize::MAX));
+        let mut buf = vec![0u8; len];
+        let handle = self.handle.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: a live handle used under its mutex; `buf` holds `len` bytes.
+        let (read, message) = quietly(|| unsafe {
+            if VSIFSeekL(handle.0, offset, SEEK_SET) != 0 {
+                0
+            } else {
+                VSIFReadL(buf.as_mut_ptr().cast(), 1, len, handle.0)
+            }
+        });
+        if read != len {
+            return Err(Error::Io {
+                url: self.name.clone(),
+                range: format!("bytes {offset}-{}", offset + len as u64),
+                reason: if message.is_empty() {
+                    format!("read {read} of {len} bytes")
+                } else {
+                    message
+                },
+            });
+        }
+        Ok(Bytes::from(buf))
+    }
 }
 
 #[cfg(test)]
@@ -161,9 +225,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("i.json");
         std::fs::write(&f, b"{\"refs\": {}}").unwrap();
-        let got = read_vsi_file(f.to_str().unwrap(), 1 << 20).unwrap();
-        assert_eq!(got, b"{\"refs\": {}}");
-        let e = read_vsi_file(dir.join("nope.json").to_str().unwrap(), 1 << 20)
+        let file = VsiFile::open(f.to_str().unwrap()).unwrap();
+        assert_eq!(file.size(), 12);
+        assert_eq!(&file.read_all(1 << 20).unwrap()[..], b"{\"refs\": {}}");
+        assert_eq!(&file.read_at(2, 4).unwrap()[..], b"refs");
+        assert!(file.read_all(5).is_err());
+        let e = VsiFile::open(dir.join("nope.json").to_str().unwrap())
             .unwrap_err()
             .to_string();
         assert!(e.contains("nope.json"), "{e}");

@@ -10,10 +10,11 @@ use crate::assemble;
 use crate::chunk::{read_chunk, Locations};
 use crate::config::Settings;
 use crate::error::{Error, Result};
-use crate::gdal;
+use crate::gdal::VsiFile;
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
+use crate::index::file::IndexFile;
 use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
-use crate::index::Index;
+use crate::index::{Index, LoadOptions};
 use crate::resolve;
 use crate::window::{self, Spacing, Window};
 use crate::zarr::dtype::ScalarKind;
@@ -21,9 +22,6 @@ use crate::zarr::ArrayMeta;
 
 /// The connection prefix of the driver.
 pub const PREFIX: &str = "CHUNKREF:";
-
-/// Largest index document read into memory (2 GiB).
-pub const MAX_INDEX_BYTES: u64 = 2 << 30;
 
 /// Most bands one dataset may have.
 pub const MAX_BANDS: u64 = 1 << 20;
@@ -146,16 +144,19 @@ impl Dataset {
         let parsed = DatasetName::parse(name)?;
         let settings = Settings::from_gdal()?;
         let source = resolve::index_source(&parsed.index)?;
-        let overrides: Vec<(String, String)> = options
-            .iter()
-            .filter_map(|(k, v)| {
-                strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
-            })
-            .collect();
-        let time = TimeOptions::from_options(options);
-        let mut index = Index::load(&parsed.index, &source.vsi_path, &overrides, &time, |path| {
-            gdal::read_vsi_file(path, MAX_INDEX_BYTES)
-        })?;
+        let how = LoadOptions {
+            overrides: options
+                .iter()
+                .filter_map(|(k, v)| {
+                    strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
+                })
+                .collect(),
+            time: TimeOptions::from_options(options),
+            eager_rows: settings.table_eager_rows,
+        };
+        let open =
+            |path: &str| -> Result<Arc<dyn IndexFile>> { Ok(Arc::new(VsiFile::open(path)?)) };
+        let mut index = Index::load(&parsed.index, &source.vsi_path, &how, &open)?;
         // A 1-D target (a coordinate array a GEOLOCATION domain names)
         // opens as one row.
         if let Some(a) = parsed.target.as_deref().and_then(|t| index.array_index(t)) {

@@ -6,7 +6,12 @@
 //! (instead of a dense array over the whole grid) keeps memory proportional
 //! to the number of references even for huge, sparse grids.
 
+use std::fmt::Debug;
+use std::sync::Arc;
+
 use bytes::Bytes;
+
+use crate::error::{Error, Result};
 
 /// Marks a row whose bytes are inline (offset = index into the inline table).
 const INLINE: u32 = u32::MAX;
@@ -53,6 +58,20 @@ impl ChunkRef<'_> {
             | ChunkRef::Multi { file, .. } => Some(file),
         }
     }
+
+    /// The reference as an owned [`RawRef`].
+    pub fn to_raw(&self) -> RawRef {
+        match *self {
+            ChunkRef::Inline(b) => RawRef::Inline(b.clone()),
+            ChunkRef::Whole { file } => RawRef::Whole(file),
+            ChunkRef::Range {
+                file,
+                offset,
+                length,
+            } => RawRef::Range(file, offset, length),
+            ChunkRef::Multi { file, ranges } => RawRef::Multi(file, ranges.to_vec()),
+        }
+    }
 }
 
 /// A reference as produced by an index reader, before it is stored.
@@ -66,6 +85,116 @@ pub enum RawRef {
     Range(u32, u64, u64),
     /// Several ranges.
     Multi(u32, Vec<(u64, u64)>),
+}
+
+impl RawRef {
+    /// The file this reference reads from, if any.
+    pub fn file(&self) -> Option<u32> {
+        match *self {
+            RawRef::Inline(_) => None,
+            RawRef::Whole(f) | RawRef::Range(f, ..) | RawRef::Multi(f, _) => Some(f),
+        }
+    }
+}
+
+/// The references of one array: all in memory, or looked up in the index
+/// file when chunks are read (large chunk-reference tables).
+#[derive(Debug)]
+pub enum Refs {
+    /// Every reference, in memory.
+    Loaded(ChunkTable),
+    /// References read on demand.
+    Paged(Paged),
+}
+
+impl Default for Refs {
+    fn default() -> Refs {
+        Refs::Loaded(ChunkTable::default())
+    }
+}
+
+impl Refs {
+    /// The references of the chunks at `positions`, one per position
+    /// (`None`: the chunk has no reference).
+    pub fn lookup(&self, positions: &[u64]) -> Result<Vec<Option<RawRef>>> {
+        match self {
+            Refs::Loaded(t) => Ok(t.lookup(positions)),
+            Refs::Paged(p) => p.lookup(positions),
+        }
+    }
+
+    /// Every reference, when they are in memory; an error for an index read
+    /// on demand (tools that rewrite an index load it whole).
+    pub fn table(&self) -> Result<&ChunkTable> {
+        match self {
+            Refs::Loaded(t) => Ok(t),
+            Refs::Paged(_) => Err(Error::unsupported(
+                "listing every reference of an index opened with references read on demand",
+            )),
+        }
+    }
+
+    /// Keeps the chunks at positions `start..end`, renumbered from 0 (one
+    /// time range of a time stack).
+    pub fn keep_range(&mut self, start: u64, end: u64) {
+        match self {
+            Refs::Loaded(t) => t.keep_range(start, end),
+            Refs::Paged(p) => {
+                p.local.keep_range(start, end);
+                p.shift += start;
+            }
+        }
+    }
+}
+
+/// Finds the references of chunks in an index file, reading only the parts
+/// of the file that hold them.
+pub trait PageSource: Debug + Send + Sync {
+    /// The references of the chunks at `positions` of store array `array`,
+    /// one per position (`None`: no reference).
+    fn lookup(&self, array: usize, positions: &[u64]) -> Result<Vec<Option<RawRef>>>;
+}
+
+/// The references of one array read on demand from a [`PageSource`].
+#[derive(Debug)]
+pub struct Paged {
+    pages: Arc<dyn PageSource>,
+    array: usize,
+    /// Added to positions before they are looked up (a time range).
+    shift: u64,
+    /// References kept in the index document itself (inline chunks).
+    local: ChunkTable,
+}
+
+impl Paged {
+    /// Store array `array` of `pages`, with the references `local` held in
+    /// memory (looked up first).
+    pub fn new(pages: Arc<dyn PageSource>, array: usize, local: ChunkTable) -> Paged {
+        Paged {
+            pages,
+            array,
+            shift: 0,
+            local,
+        }
+    }
+
+    fn lookup(&self, positions: &[u64]) -> Result<Vec<Option<RawRef>>> {
+        let mut found = self.local.lookup(positions);
+        let missing: Vec<usize> = (0..positions.len())
+            .filter(|&i| found[i].is_none())
+            .collect();
+        if missing.is_empty() {
+            return Ok(found);
+        }
+        let shifted: Vec<u64> = missing.iter().map(|&i| positions[i] + self.shift).collect();
+        for (i, r) in missing
+            .into_iter()
+            .zip(self.pages.lookup(self.array, &shifted)?)
+        {
+            found[i] = r;
+        }
+        Ok(found)
+    }
 }
 
 /// Distinct file URLs, interned to small ids.
@@ -199,6 +328,24 @@ impl ChunkTable {
                 length,
             }
         }
+    }
+
+    /// The references of the chunks at `positions`, owned.
+    pub fn lookup(&self, positions: &[u64]) -> Vec<Option<RawRef>> {
+        positions
+            .iter()
+            .map(|&p| self.get(p).map(|r| r.to_raw()))
+            .collect()
+    }
+
+    /// Keeps the chunks at positions `start..end`, renumbered from 0.
+    pub fn keep_range(&mut self, start: u64, end: u64) {
+        let rows = self
+            .iter()
+            .filter(|(p, _)| (start..end).contains(p))
+            .map(|(p, r)| (p - start, r.to_raw()))
+            .collect();
+        *self = ChunkTable::from_rows(rows);
     }
 
     /// Every reference with its position, in position order.

@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
@@ -37,8 +38,9 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
 
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
+use chunkref::index::file::{IndexFile, LocalFile};
 use chunkref::index::to_kerchunk::to_kerchunk;
-use chunkref::index::{fgb, parquet, stack, Index};
+use chunkref::index::{fgb, parquet, stack, Index, LoadOptions};
 
 /// The index forms `chunkref` writes, chosen by the output's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +72,8 @@ fn save_index(index: &Index, out: &Path) -> Result<usize, String> {
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
     match Form::of(out) {
         Form::Json => {
-            let text = serde_json::to_string(&to_kerchunk(index)).map_err(|e| fail(&e))?;
+            let text = serde_json::to_string(&to_kerchunk(index).map_err(|e| fail(&e))?)
+                .map_err(|e| fail(&e))?;
             std::fs::write(out, text).map_err(|e| fail(&e))?;
         }
         Form::Parquet => {
@@ -82,7 +85,9 @@ fn save_index(index: &Index, out: &Path) -> Result<usize, String> {
             fgb::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))?;
         }
     }
-    Ok(index.arrays.iter().map(|a| a.refs.len()).sum())
+    index.arrays.iter().try_fold(0, |n, a| {
+        Ok(n + a.refs.table().map_err(|e| fail(&e))?.len())
+    })
 }
 
 /// `chunkref convert IN OUT`.
@@ -90,14 +95,11 @@ fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
     let (Some(input), Some(output), None) = (args.next(), args.next(), args.next()) else {
         return Err(format!("convert takes IN and OUT\n{USAGE}"));
     };
-    let index = Index::load(&input, &input, &[], &Default::default(), |path| {
-        std::fs::read(path).map_err(|e| chunkref::Error::Io {
-            url: path.to_string(),
-            range: String::new(),
-            reason: e.to_string(),
-        })
-    })
-    .map_err(|e| e.to_string())?;
+    let open = |path: &str| -> chunkref::Result<Arc<dyn IndexFile>> {
+        Ok(Arc::new(LocalFile::open(path)?))
+    };
+    let index =
+        Index::load(&input, &input, &LoadOptions::default(), &open).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let refs = save_index(&index, Path::new(&output))?;
     eprintln!(

@@ -8,18 +8,22 @@
 //! its groups (pixel coordinates when there is none), the CRS from
 //! `proj:code` `EPSG:n`.
 
-use std::io::{BufReader, Read, Seek, Write};
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::Arc;
 
 use flatgeobuf::geozero::{ColumnValue, GeomProcessor, PropertyProcessor};
 use flatgeobuf::{
-    ColumnType, FallibleStreamingIterator, FeatureProperties, FgbCrs, FgbReader, FgbWriter,
-    FgbWriterOptions, GeometryType, GeozeroGeometry,
+    ColumnType, FallibleStreamingIterator, FeatureIter, FeatureProperties, FgbCrs, FgbReader,
+    FgbWriter, FgbWriterOptions, GeometryType, GeozeroGeometry, Seekable,
 };
 use serde_json::Value;
 
-use super::table::{self, Rows, TableReader, COLUMNS};
+use super::file::{Cursor, IndexFile};
+use super::table::{self, RowChecker, RowSink, Rows, TableReader, COLUMNS};
 use super::{split_key, Index};
 use crate::error::{Error, Result};
+use crate::refs::{ChunkTable, PageSource, RawRef};
 use crate::zarr::ArrayMeta;
 
 /// First bytes of a FlatGeobuf file (magic and major version 3).
@@ -39,10 +43,7 @@ const TYPES: [ColumnType; 9] = [
 ];
 
 fn fgb_error(source: &str) -> impl Fn(flatgeobuf::Error) -> Error + '_ {
-    move |e| Error::MalformedIndex {
-        index: source.to_string(),
-        reason: format!("FlatGeobuf: {e}"),
-    }
+    move |e| malformed(source, format!("FlatGeobuf: {e}"))
 }
 
 /// A chunk's footprint: a closed ring of 5 points.
@@ -99,6 +100,47 @@ fn affine(index: &Index, meta: &ArrayMeta) -> Affine {
     }
 }
 
+/// Where an array's chunks lie: its transform, chunk shape (y, x) and size
+/// (y, x).
+#[derive(Debug, Clone, Copy)]
+struct Geometry(Affine, [u64; 2], [u64; 2]);
+
+impl Geometry {
+    /// The footprint of chunk (`y`, `x`): its pixel rectangle, clipped to
+    /// the array, through the transform.
+    fn footprint(&self, y: u32, x: u32) -> [(f64, f64); 5] {
+        let Geometry(t, [ch, cw], [h, w]) = *self;
+        let (y, x) = (u64::from(y), u64::from(x));
+        let (r0, c0) = ((y * ch) as f64, (x * cw) as f64);
+        let (r1, c1) = (((y + 1) * ch).min(h) as f64, ((x + 1) * cw).min(w) as f64);
+        [
+            t.apply(c0, r0),
+            t.apply(c1, r0),
+            t.apply(c1, r1),
+            t.apply(c0, r1),
+            t.apply(c0, r0),
+        ]
+    }
+}
+
+/// The [`Geometry`] of every array of `index`.
+fn geometries(index: &Index) -> Vec<Geometry> {
+    index
+        .arrays
+        .iter()
+        .map(|a| {
+            let m = &a.meta;
+            let n = m.shape.len();
+            let last2 = |v: &[u64]| match n {
+                0 => [1, 1],
+                1 => [1, v[0]],
+                _ => [v[n - 2], v[n - 1]],
+            };
+            Geometry(affine(index, m), last2(&m.chunks), last2(&m.shape))
+        })
+        .collect()
+}
+
 /// The EPSG code of the first array's `proj:code`, if any.
 fn epsg(index: &Index) -> i32 {
     index
@@ -137,33 +179,9 @@ pub fn write(index: &Index, out: impl Write) -> Result<()> {
     for (name, kind) in COLUMNS.iter().zip(TYPES) {
         fgb.add_column(name, kind, |_, col| col.nullable = *name == "length");
     }
-    // Per table array: its transform, chunk shape (y, x) and size (y, x).
-    let geometry: Vec<(Affine, [u64; 2], [u64; 2])> = index
-        .arrays
-        .iter()
-        .map(|a| {
-            let m = &a.meta;
-            let n = m.shape.len();
-            let last2 = |v: &[u64]| match n {
-                0 => [1, 1],
-                1 => [1, v[0]],
-                _ => [v[n - 2], v[n - 1]],
-            };
-            (affine(index, m), last2(&m.chunks), last2(&m.shape))
-        })
-        .collect();
+    let geometry = geometries(index);
     for i in 0..rows.len() {
-        let (t, [ch, cw], [h, w]) = geometry[usize::from(rows.array[i])];
-        let (y, x) = (u64::from(rows.y[i]), u64::from(rows.x[i]));
-        let (r0, c0) = ((y * ch) as f64, (x * cw) as f64);
-        let (r1, c1) = (((y + 1) * ch).min(h) as f64, ((x + 1) * cw).min(w) as f64);
-        let ring = [
-            t.apply(c0, r0),
-            t.apply(c1, r0),
-            t.apply(c1, r1),
-            t.apply(c0, r1),
-            t.apply(c0, r0),
-        ];
+        let ring = geometry[usize::from(rows.array[i])].footprint(rows.y[i], rows.x[i]);
         // Offsets and lengths are Long (Integer64 in OGR); none reaches 2^63.
         let signed = |v: u64| {
             i64::try_from(v).map_err(|_| Error::MalformedIndex {
@@ -236,18 +254,17 @@ impl PropertyProcessor for Row {
     }
 }
 
-/// Reads a FlatGeobuf reference table; `source` names it in messages.
-pub fn read(source: &str, reader: impl Read + Seek) -> Result<Index> {
+/// Reads a FlatGeobuf reference table from `file`; `source` names it in
+/// messages. A table of more than `eager_rows` features is read on demand:
+/// a chunk lookup asks the R-tree for the features over the chunks'
+/// footprints, reading only the index pages and features it needs.
+pub fn read(source: &str, file: Arc<dyn IndexFile>, eager_rows: u64) -> Result<Index> {
     let err = fgb_error(source);
-    let bad = |reason: String| Error::MalformedIndex {
-        index: source.to_string(),
-        reason,
-    };
-    let mut reader = BufReader::new(reader);
-    let fgb = FgbReader::open(&mut reader).map_err(&err)?;
+    let fgb = FgbReader::open(Cursor::new(Arc::clone(&file), READ_AHEAD)).map_err(&err)?;
     let header = fgb.header();
     let doc = header.metadata().ok_or_else(|| {
-        bad(
+        malformed(
+            source,
             "no metadata document in the FlatGeobuf header: not a chunkref reference table \
              (docs/reference-table.md)"
                 .into(),
@@ -259,52 +276,148 @@ pub fn read(source: &str, reader: impl Read + Seek) -> Result<Index> {
         .map(|cs| cs.iter().map(|c| c.name().to_string()).collect())
         .unwrap_or_default();
     if let Some(missing) = COLUMNS.iter().find(|c| !names.iter().any(|n| n == *c)) {
-        return Err(bad(format!(
-            "missing column '{missing}' (a reference table has columns {})",
-            COLUMNS.join(", ")
-        )));
+        return Err(malformed(
+            source,
+            format!(
+                "missing column '{missing}' (a reference table has columns {})",
+                COLUMNS.join(", ")
+            ),
+        ));
     }
-    let mut features = fgb.select_all().map_err(&err)?;
+    if header.features_count() > eager_rows && header.index_node_size() > 0 {
+        let check = table.checker();
+        return Ok(table.finish_paged(|index| {
+            Arc::new(Pages {
+                source: source.to_string(),
+                file,
+                check,
+                geometry: geometries(index),
+            })
+        }));
+    }
+    let rows = collect(source, fgb.select_all().map_err(&err)?, |_| true)?;
+    // The R-tree orders features along a Hilbert curve: back to table order.
+    table.push(&rows.sorted())?;
+    Ok(table.finish())
+}
+
+/// Bytes read ahead by the cursor the FlatGeobuf reader reads through.
+const READ_AHEAD: usize = 64 << 10;
+
+/// The rows of the features of `features` that `keep` accepts.
+fn collect(
+    source: &str,
+    mut features: FeatureIter<Cursor, Seekable>,
+    mut keep: impl FnMut(&[u64; 5]) -> bool,
+) -> Result<Rows> {
+    let err = fgb_error(source);
     let mut rows = Rows::default();
     let mut n = 0u64;
     while let Some(feature) = features.next().map_err(&err)? {
         let mut row = Row::default();
         feature
             .process_properties(&mut row)
-            .map_err(|e| bad(format!("feature {n}: {e}")))?;
+            .map_err(|e| malformed(source, format!("feature {n}: {e}")))?;
         if let Some(problem) = row.1 {
-            return Err(bad(format!("feature {n}: {problem}")));
+            return Err(malformed(source, format!("feature {n}: {problem}")));
         }
+        let k = n;
+        n += 1;
         let value = |c: usize, max: u64| -> Result<u64> {
             match row.0[c] {
                 Some(v) if v <= max => Ok(v),
-                Some(v) => Err(bad(format!(
-                    "feature {n}: column '{}' holds {v}, above its largest value {max}",
-                    COLUMNS[c]
-                ))),
-                None => Err(bad(format!("feature {n}: column '{}' is null", COLUMNS[c]))),
+                Some(v) => Err(malformed(
+                    source,
+                    format!(
+                        "feature {k}: column '{}' holds {v}, above its largest value {max}",
+                        COLUMNS[c]
+                    ),
+                )),
+                None => Err(malformed(
+                    source,
+                    format!("feature {k}: column '{}' is null", COLUMNS[c]),
+                )),
             }
         };
         let (u16m, u32m) = (u64::from(u16::MAX), u64::from(u32::MAX));
-        rows.array.push(value(0, u16m)? as u16);
-        rows.time.push(value(1, u32m)? as u32);
-        rows.band.push(value(2, u32m)? as u32);
-        rows.y.push(value(3, u32m)? as u32);
-        rows.x.push(value(4, u32m)? as u32);
+        let key = [
+            value(0, u16m)?,
+            value(1, u32m)?,
+            value(2, u32m)?,
+            value(3, u32m)?,
+            value(4, u32m)?,
+        ];
+        if !keep(&key) {
+            continue;
+        }
+        rows.array.push(key[0] as u16);
+        rows.time.push(key[1] as u32);
+        rows.band.push(key[2] as u32);
+        rows.y.push(key[3] as u32);
+        rows.x.push(key[4] as u32);
         rows.file.push(value(5, u32m)? as u32);
         rows.offset.push(value(6, u64::MAX)?);
         rows.length.push(row.0[7]);
         rows.part.push(value(8, u16m)? as u16);
-        n += 1;
     }
-    // The R-tree orders features along a Hilbert curve: back to table order.
-    table.push(&rows.sorted())?;
-    Ok(table.finish())
+    Ok(rows)
+}
+
+/// A FlatGeobuf table read on demand through its R-tree.
+#[derive(Debug)]
+struct Pages {
+    source: String,
+    file: Arc<dyn IndexFile>,
+    check: Arc<RowChecker>,
+    /// By store array.
+    geometry: Vec<Geometry>,
+}
+
+impl PageSource for Pages {
+    fn lookup(&self, array: usize, positions: &[u64]) -> Result<Vec<Option<RawRef>>> {
+        let Some((t, _)) = self.check.table_array(array) else {
+            return Ok(vec![None; positions.len()]);
+        };
+        let mut wanted = HashSet::new();
+        let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+        for &p in positions {
+            let c = self.check.columns(t, p);
+            wanted.insert([
+                u64::from(t),
+                c[0].into(),
+                c[1].into(),
+                c[2].into(),
+                c[3].into(),
+            ]);
+            for (x, y) in self.geometry[array].footprint(c[2], c[3]) {
+                (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let err = fgb_error(&self.source);
+        let fgb = FgbReader::open(Cursor::new(Arc::clone(&self.file), READ_AHEAD)).map_err(&err)?;
+        let features = fgb.select_bbox(x0, y0, x1, y1).map_err(&err)?;
+        let rows = collect(&self.source, features, |key| wanted.contains(key))?;
+        let mut sink = RowSink::new(self.check.arrays(), 0);
+        sink.push(&self.check, &rows.sorted())?;
+        let found = sink.into_rows().swap_remove(array);
+        Ok(ChunkTable::from_rows(found).lookup(positions))
+    }
+}
+
+fn malformed(source: &str, reason: String) -> Error {
+    Error::MalformedIndex {
+        index: source.to_string(),
+        reason,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::file::InMemory;
     use crate::index::to_kerchunk::to_kerchunk;
 
     #[test]
@@ -313,8 +426,21 @@ mod tests {
         let mut out = Vec::new();
         write(&original, &mut out).unwrap();
         assert!(out.starts_with(MAGIC));
-        let back = read("t.fgb", std::io::Cursor::new(out)).unwrap();
-        assert_eq!(to_kerchunk(&back), to_kerchunk(&original));
+        let back = open("t.fgb", out.clone(), u64::MAX).unwrap();
+        assert_eq!(to_kerchunk(&back).unwrap(), to_kerchunk(&original).unwrap());
+        // On demand: the R-tree finds the same references.
+        let paged = open("t.fgb", out, 0).unwrap();
+        for (a, b) in original.arrays.iter().zip(&paged.arrays) {
+            let all: Vec<u64> = (0..a.meta.grid_shape().iter().product()).collect();
+            assert_eq!(a.refs.lookup(&all).unwrap(), b.refs.lookup(&all).unwrap());
+            assert!(b.refs.table().is_err());
+            let some = [all[all.len() - 1], all[3], all[0]];
+            assert_eq!(a.refs.lookup(&some).unwrap(), b.refs.lookup(&some).unwrap());
+        }
+    }
+
+    fn open(name: &str, bytes: Vec<u8>, eager_rows: u64) -> Result<Index> {
+        read(name, Arc::new(InMemory::new(name, bytes)), eager_rows)
     }
 
     #[test]
@@ -322,9 +448,7 @@ mod tests {
         let fgb = FgbWriter::create("x", GeometryType::Polygon).unwrap();
         let mut out = Vec::new();
         fgb.write(&mut out).unwrap();
-        let e = read("x.fgb", std::io::Cursor::new(out))
-            .unwrap_err()
-            .to_string();
+        let e = open("x.fgb", out, u64::MAX).unwrap_err().to_string();
         assert!(
             e.contains("x.fgb") && e.contains("not a chunkref reference table"),
             "{e}"

@@ -5,10 +5,12 @@
 //! [`Index`]; Kerchunk JSON is the first ([`kerchunk_json`]).
 
 pub mod fgb;
+pub mod file;
 pub mod gen;
 pub mod kerchunk_json;
 pub mod kerchunk_parquet;
 pub mod parquet;
+pub mod parquet_read;
 pub mod pyramid;
 pub mod stack;
 pub mod table;
@@ -16,17 +18,61 @@ pub mod template;
 pub mod to_kerchunk;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::refs::{position, ChunkTable, FileTable, RawRef};
+use crate::refs::{position, ChunkTable, FileTable, RawRef, Refs};
 use crate::zarr::ArrayMeta;
+use file::{IndexFile, Opener};
 use stack::TimeOptions;
 use template::{TemplateValue, Vars};
 
 /// Store keys that hold metadata documents rather than chunks.
 const METADATA_NAMES: [&str; 5] = [".zarray", ".zattrs", ".zgroup", ".zmetadata", "zarr.json"];
+
+/// Largest index document read whole (Kerchunk JSON, `.zmetadata`).
+pub const MAX_DOCUMENT_BYTES: u64 = 2 << 30;
+
+/// How an index is opened.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Kerchunk template values replacing the index's own.
+    pub overrides: Vec<(String, String)>,
+    /// The time steps of a time stack to keep.
+    pub time: TimeOptions,
+    /// Tables with more rows than this keep them in the file and read the
+    /// ones a chunk read needs (Parquet row groups, FlatGeobuf R-tree hits).
+    pub eager_rows: u64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions {
+            overrides: Vec::new(),
+            time: TimeOptions::default(),
+            eager_rows: u64::MAX,
+        }
+    }
+}
+
+impl LoadOptions {
+    fn template_vars(&self) -> Vars {
+        self.overrides
+            .iter()
+            .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
+            .collect()
+    }
+
+    fn select_time(&self, index: Index) -> Result<Index> {
+        if self.time.is_empty() {
+            Ok(index)
+        } else {
+            stack::select_time(index, &self.time)
+        }
+    }
+}
 
 /// One array: its metadata and where its chunks live.
 #[derive(Debug)]
@@ -34,7 +80,7 @@ pub struct Array {
     /// Zarr metadata.
     pub meta: ArrayMeta,
     /// Chunk references, by row-major chunk position.
-    pub refs: ChunkTable,
+    pub refs: Refs,
 }
 
 /// An opened chunk index.
@@ -87,62 +133,44 @@ impl Index {
         Index::build(source, files, entries)
     }
 
-    /// Reads the index `name` from `path` with `read` (which reads a file by
-    /// path): a file in any form [`Index::read`] knows, or else a Kerchunk
-    /// Parquet directory (`path/.zmetadata`, `path/VAR/refs.K.parq`).
-    /// `time` keeps some steps of a time stack.
-    pub fn load(
-        name: &str,
-        path: &str,
-        overrides: &[(String, String)],
-        time: &TimeOptions,
-        mut read: impl FnMut(&str) -> Result<Vec<u8>>,
-    ) -> Result<Index> {
-        let not_a_file = match read(path) {
-            Ok(bytes) => return Index::read(name, bytes, overrides, time),
+    /// Reads the index `name` from `path`, opening files with `open`: a file
+    /// in any form [`Index::read`] knows, or else a Kerchunk Parquet
+    /// directory (`path/.zmetadata`, `path/VAR/refs.K.parq`).
+    pub fn load(name: &str, path: &str, how: &LoadOptions, open: &Opener<'_>) -> Result<Index> {
+        let file = open(path).and_then(|f| f.read_at(0, 8).map(|head| (f, head)));
+        let not_a_file = match file {
+            Ok((file, head)) if !head.is_empty() => return Index::read(name, file, how),
+            Ok((file, _)) => Error::MalformedIndex {
+                index: file.name().to_string(),
+                reason: "the file is empty".into(),
+            },
             Err(e) => e,
         };
         let dir = path.trim_end_matches('/');
-        let Ok(zmetadata) = read(&format!("{dir}/{}", kerchunk_parquet::ZMETADATA)) else {
+        let read = |rel: &str| open(&format!("{dir}/{rel}"))?.read_all(MAX_DOCUMENT_BYTES);
+        let Ok(zmetadata) = read(kerchunk_parquet::ZMETADATA) else {
             return Err(not_a_file);
         };
-        let mut index =
-            kerchunk_parquet::read(name, &zmetadata, |rel| read(&format!("{dir}/{rel}")))?;
-        let vars: Vars = overrides
-            .iter()
-            .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
-            .collect();
-        render_templates(name, &mut index.files, &vars)?;
-        if time.is_empty() {
-            Ok(index)
-        } else {
-            stack::select_time(index, time)
-        }
+        let mut index = kerchunk_parquet::read(name, &zmetadata, |rel| Ok(read(rel)?.to_vec()))?;
+        render_templates(name, &mut index.files, &how.template_vars())?;
+        how.select_time(index)
     }
 
     /// Reads an index in any form chunkref knows, chosen by its first
     /// bytes: a chunk-reference table in Parquet (`PAR1`) or FlatGeobuf
-    /// (`fgb`), else Kerchunk
-    /// JSON. `overrides` replace Kerchunk template values; `time` keeps some
-    /// steps of a time stack.
-    pub fn read(
-        source: &str,
-        bytes: Vec<u8>,
-        overrides: &[(String, String)],
-        time: &TimeOptions,
-    ) -> Result<Index> {
-        let index = if bytes.starts_with(parquet::MAGIC) {
-            parquet::read(source, bytes::Bytes::from(bytes), time)?
-        } else if bytes.starts_with(fgb::MAGIC) {
-            fgb::read(source, std::io::Cursor::new(bytes))?
+    /// (`fgb`), else Kerchunk JSON. Tables of more than `how.eager_rows`
+    /// rows keep their rows in the file, read when chunks are.
+    pub fn read(source: &str, file: Arc<dyn IndexFile>, how: &LoadOptions) -> Result<Index> {
+        let head = file.read_at(0, 8)?;
+        let index = if head.starts_with(parquet::MAGIC) {
+            parquet_read::read(source, file, &how.time, how.eager_rows)?
+        } else if head.starts_with(fgb::MAGIC) {
+            fgb::read(source, file, how.eager_rows)?
         } else {
-            Index::from_kerchunk_json(source, &bytes, overrides)?
+            let bytes = file.read_all(MAX_DOCUMENT_BYTES)?;
+            Index::from_kerchunk_json(source, &bytes, &how.overrides)?
         };
-        if time.is_empty() {
-            Ok(index)
-        } else {
-            stack::select_time(index, time)
-        }
+        how.select_time(index)
     }
 
     /// Groups references by array and builds the columnar tables.
@@ -327,7 +355,7 @@ impl Store {
             .zip(rows)
             .map(|(meta, rows)| Array {
                 meta,
-                refs: ChunkTable::from_rows(rows),
+                refs: Refs::Loaded(ChunkTable::from_rows(rows)),
             })
             .collect();
         Index {
@@ -390,12 +418,12 @@ mod tests {
         );
         let idx = Index::from_kerchunk_json("t.json", doc.as_bytes(), &[]).unwrap();
         let a = idx.array("a").unwrap();
-        assert_eq!(a.refs.len(), 3);
+        assert_eq!(a.refs.table().unwrap().len(), 3);
         let ChunkRef::Range {
             file,
             offset,
             length,
-        } = a.refs.get(0).unwrap()
+        } = a.refs.table().unwrap().get(0).unwrap()
         else {
             panic!()
         };
@@ -403,7 +431,7 @@ mod tests {
             (idx.files.url(file), offset, length),
             ("/data/f.bin", 0, 12)
         );
-        let ChunkRef::Range { file, offset, .. } = a.refs.get(3).unwrap() else {
+        let ChunkRef::Range { file, offset, .. } = a.refs.table().unwrap().get(3).unwrap() else {
             panic!()
         };
         assert_eq!((idx.files.url(file), offset), ("/data/g.bin", 10));
@@ -420,8 +448,8 @@ mod tests {
             r#"{{".zarray": "{ZARRAY}", "0.0": ["f"], "g/h/.zarray": "{ZARRAY}", "g/h/1.1": ["f"]}}"#
         );
         let idx = Index::from_kerchunk_json("t", doc.as_bytes(), &[]).unwrap();
-        assert_eq!(idx.array("").unwrap().refs.len(), 1);
-        assert_eq!(idx.array("g/h").unwrap().refs.len(), 1);
+        assert_eq!(idx.array("").unwrap().refs.table().unwrap().len(), 1);
+        assert_eq!(idx.array("g/h").unwrap().refs.table().unwrap().len(), 1);
         assert!(idx.warnings.is_empty(), "{:?}", idx.warnings);
     }
 }

@@ -170,7 +170,7 @@ pub fn stack(source: &str, steps: Vec<Step>) -> Result<Index> {
             .collect();
         for (a, array) in step.index.arrays.iter().enumerate() {
             let per_step: u64 = array.meta.grid_shape().iter().product();
-            for (pos, r) in array.refs.iter() {
+            for (pos, r) in array.refs.table()?.iter() {
                 let pos = t as u64 * per_step + pos;
                 rows[a].push((pos, raw(r, |f| ids[f as usize])));
             }
@@ -323,13 +323,7 @@ pub fn select_time(mut index: Index, options: &TimeOptions) -> Result<Index> {
     let (lo, hi) = options.steps(&index.source, &metas)?;
     for array in index.arrays.iter_mut().filter(|a| is_time_stack(&a.meta)) {
         let per_step: u64 = array.meta.grid_shape()[1..].iter().product();
-        let rows: Vec<(u64, RawRef)> = array
-            .refs
-            .iter()
-            .filter(|(p, _)| (lo * per_step..(hi + 1) * per_step).contains(p))
-            .map(|(p, r)| (p - lo * per_step, raw(r, |f| f)))
-            .collect();
-        array.refs = crate::refs::ChunkTable::from_rows(rows);
+        array.refs.keep_range(lo * per_step, (hi + 1) * per_step);
         let keep = |list: &mut Vec<Value>| {
             *list = list
                 .iter()
@@ -461,9 +455,9 @@ mod tests {
         let index = stack("s.parquet", (0..3).map(step_of).collect()).unwrap();
         let a = index.array("a").unwrap();
         assert_eq!(a.meta.shape, vec![3, 1, 4, 6]);
-        assert_eq!(a.refs.len(), 6);
+        assert_eq!(a.refs.table().unwrap().len(), 6);
         // Step 2's chunk (0, 1, 1) has rank 2 * 4 + 3.
-        let Some(ChunkRef::Range { file, .. }) = a.refs.get(11) else {
+        let Some(ChunkRef::Range { file, .. }) = a.refs.table().unwrap().get(11) else {
             panic!()
         };
         assert_eq!(index.files.url(file), "/d/2.tif");
@@ -481,7 +475,7 @@ mod tests {
         let picked = pick(None, Some("2021-01-02"), None).unwrap();
         let a = picked.array("a").unwrap();
         assert_eq!(a.meta.shape[0], 2);
-        let Some(ChunkRef::Range { file, .. }) = a.refs.get(3) else {
+        let Some(ChunkRef::Range { file, .. }) = a.refs.table().unwrap().get(3) else {
             panic!()
         };
         assert_eq!(picked.files.url(file), "/d/1.tif");

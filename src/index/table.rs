@@ -8,6 +8,7 @@
 //! every row.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use base64::Engine;
 use bytes::Bytes;
@@ -16,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::{Index, Store};
 use crate::error::{Error, Result};
-use crate::refs::{position, unravel, ChunkRef, FileTable, RawRef};
+use crate::refs::{position, unravel, ChunkRef, FileTable, PageSource, Paged, RawRef, Refs};
 use crate::zarr::ArrayMeta;
 
 /// Key of the metadata document in a table file's key-value metadata.
@@ -104,6 +105,21 @@ impl Rows {
 
     fn clear(&mut self) {
         *self = Rows::default();
+    }
+
+    /// The first `n` rows.
+    pub fn head(&self, n: usize) -> Rows {
+        Rows {
+            array: self.array[..n].to_vec(),
+            time: self.time[..n].to_vec(),
+            band: self.band[..n].to_vec(),
+            y: self.y[..n].to_vec(),
+            x: self.x[..n].to_vec(),
+            file: self.file[..n].to_vec(),
+            offset: self.offset[..n].to_vec(),
+            length: self.length[..n].to_vec(),
+            part: self.part[..n].to_vec(),
+        }
     }
 
     /// Appends the rows of `other`.
@@ -257,7 +273,7 @@ pub fn rows_of(
         let grid = meta.grid_shape();
         let split =
             Split::new(&grid, time_axis).map_err(|e| bad(format!("array '{}': {e}", meta.path)))?;
-        for (pos, r) in array.refs.iter() {
+        for (pos, r) in array.refs.table()?.iter() {
             let [t, b, y, x] = split.columns(pos);
             let mut push = |file: u32, offset: u64, length: Option<u64>, part: u16| {
                 rows.array.push(a as u16);
@@ -316,100 +332,59 @@ pub fn chunk_key(meta: &ArrayMeta, idx: &[u64]) -> String {
     }
 }
 
-/// Builds an [`Index`] from a table's document and its row batches.
+/// What every row of a table is checked against: its arrays and their
+/// chunk grids, and the size of its file table.
 #[derive(Debug)]
-pub struct TableReader {
+pub struct RowChecker {
     source: String,
-    store: Store,
-    files: FileTable,
-    file_attributes: Vec<Map<String, Value>>,
-    /// For each table array: (store array, split).
-    arrays: Vec<(usize, Split)>,
+    /// For each table array: (store array, its path, split).
+    arrays: Vec<(usize, String, Split)>,
+    files: usize,
+    store_arrays: usize,
+}
+
+impl RowChecker {
+    /// The table array of store array `a`, and how its positions split into
+    /// columns; `None` when the table lists no such array.
+    pub fn table_array(&self, a: usize) -> Option<(u16, [u64; 4])> {
+        let t = self.arrays.iter().position(|(s, _, _)| *s == a)?;
+        Some((t as u16, self.arrays[t].2.sizes))
+    }
+
+    /// Number of arrays in the store (table arrays are some of them).
+    pub fn arrays(&self) -> usize {
+        self.store_arrays
+    }
+
+    /// The columns (time, band, y, x) of chunk `pos` of table array `t`.
+    pub fn columns(&self, t: u16, pos: u64) -> [u32; 4] {
+        self.arrays[usize::from(t)].2.columns(pos)
+    }
+}
+
+/// Turns rows into per-array references, row by row, checking each.
+#[derive(Debug)]
+pub struct RowSink {
     rows: Vec<Vec<(u64, RawRef)>>,
     /// Rows read so far (for messages).
     seen: u64,
     /// Table array, position and part of the last row.
     last: Option<(usize, u64, u16)>,
-    /// True from a [`TableReader::skip`] to the next first part of a chunk:
+    /// True from a [`RowSink::skip`] to the next first part of a chunk:
     /// later parts of a chunk whose first part was skipped are dropped.
     resync: bool,
 }
 
-impl TableReader {
-    /// Starts reading a table of `source` whose metadata document is `doc`.
-    pub fn new(source: &str, doc: &str) -> Result<TableReader> {
-        let bad = |reason: String| Error::MalformedIndex {
-            index: source.to_string(),
-            reason,
-        };
-        let doc: TableDoc = serde_json::from_str(doc)
-            .map_err(|e| bad(format!("the '{DOC_KEY}' metadata document: {e}")))?;
-        if doc.chunkref_table != VERSION {
-            return Err(Error::unsupported(format!(
-                "reference table version {} in {source} (version {VERSION} is supported)",
-                doc.chunkref_table
-            )));
-        }
-        let store = Store::from_documents(doc.metadata.into_iter().collect::<HashMap<_, _>>())?;
-        let mut arrays = Vec::with_capacity(doc.arrays.len());
-        for t in &doc.arrays {
-            let a = store
-                .metas()
-                .binary_search_by(|m| m.path.as_str().cmp(&t.path))
-                .map_err(|_| {
-                    bad(format!(
-                        "array '{}' of the 'arrays' list has no .zarray or zarr.json in 'metadata'",
-                        t.path
-                    ))
-                })?;
-            let split = Split::new(&store.grids()[a], t.time_axis)
-                .map_err(|e| bad(format!("array '{}': {e}", t.path)))?;
-            arrays.push((a, split));
-        }
-        let mut files = FileTable::default();
-        let mut file_attributes = Vec::with_capacity(doc.files.len());
-        for f in doc.files {
-            files.push(&f.path);
-            file_attributes.push(f.attributes);
-        }
-        let mut rows = store.empty_rows();
-        for (key, text) in doc.inline {
-            let (a, pos) = store.locate(&key).ok_or_else(|| {
-                bad(format!(
-                    "inline chunk '{key}' matches no array's chunk grid"
-                ))
-            })?;
-            let payload = text
-                .strip_prefix("base64:")
-                .ok_or_else(|| bad(format!("inline chunk '{key}' is not 'base64:' text")))?;
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(payload)
-                .map_err(|e| bad(format!("inline chunk '{key}': {e}")))?;
-            rows[a].push((pos, RawRef::Inline(Bytes::from(bytes))));
-        }
-        Ok(TableReader {
-            source: source.to_string(),
-            store,
-            files,
-            file_attributes,
-            arrays,
-            rows,
-            seen: 0,
+impl RowSink {
+    /// An empty sink for the `arrays` store arrays whose first row is row
+    /// number `first_row` of the table.
+    pub fn new(arrays: usize, first_row: u64) -> RowSink {
+        RowSink {
+            rows: vec![Vec::new(); arrays],
+            seen: first_row,
             last: None,
             resync: false,
-        })
-    }
-
-    /// The arrays of the store, by store array index.
-    pub fn metas(&self) -> &[ArrayMeta] {
-        self.store.metas()
-    }
-
-    /// True when table array `t` exists and has a time axis.
-    pub fn time_axis(&self, t: usize) -> bool {
-        self.arrays
-            .get(t)
-            .is_some_and(|(a, _)| super::stack::is_time_stack(&self.store.metas()[*a]))
+        }
     }
 
     /// Passes over `n` rows left unread (for row numbers in messages).
@@ -419,48 +394,48 @@ impl TableReader {
     }
 
     /// Adds a batch of rows (batches in table order).
-    pub fn push(&mut self, batch: &Rows) -> Result<()> {
+    pub fn push(&mut self, check: &RowChecker, batch: &Rows) -> Result<()> {
         for i in 0..batch.len() {
             self.resync &= batch.part[i] > 0;
             if !self.resync {
-                self.push_row(batch, i)?;
+                self.push_row(check, batch, i)?;
             }
             self.seen += 1;
         }
         Ok(())
     }
 
-    fn push_row(&mut self, b: &Rows, i: usize) -> Result<()> {
+    /// The references gathered, by store array.
+    pub fn into_rows(self) -> Vec<Vec<(u64, RawRef)>> {
+        self.rows
+    }
+
+    fn push_row(&mut self, check: &RowChecker, b: &Rows, i: usize) -> Result<()> {
         let row = self.seen;
         let bad = |reason: String| Error::MalformedIndex {
-            index: self.source.clone(),
+            index: check.source.clone(),
             reason: format!("row {row}: {reason}"),
         };
         let t = usize::from(b.array[i]);
-        let (a, split) = self.arrays.get(t).ok_or_else(|| {
+        let (a, path, split) = check.arrays.get(t).ok_or_else(|| {
             bad(format!(
                 "array {t} does not exist (the table lists {} arrays)",
-                self.arrays.len()
+                check.arrays.len()
             ))
         })?;
         let cols = [b.time[i], b.band[i], b.y[i], b.x[i]];
         let pos = split.position(cols).ok_or_else(|| {
             bad(format!(
-                "chunk (time {}, band {}, y {}, x {}) is outside the chunk grid of '{}' \
+                "chunk (time {}, band {}, y {}, x {}) is outside the chunk grid of '{path}' \
                  (time, band group, y, x sizes {:?})",
-                cols[0],
-                cols[1],
-                cols[2],
-                cols[3],
-                self.store.metas()[*a].path,
-                split.sizes
+                cols[0], cols[1], cols[2], cols[3], split.sizes
             ))
         })?;
         let file = b.file[i];
-        if file as usize >= self.files.urls().len() {
+        if file as usize >= check.files {
             return Err(bad(format!(
                 "file {file} does not exist (the file table has {} entries)",
-                self.files.urls().len()
+                check.files
             )));
         }
         let (offset, length, part) = (b.offset[i], b.length[i], b.part[i]);
@@ -501,11 +476,133 @@ impl TableReader {
         self.last = Some((t, pos, part));
         Ok(())
     }
+}
+
+/// Builds an [`Index`] from a table's document and its row batches, or
+/// (with [`TableReader::finish_paged`]) from its document alone, its rows
+/// read on demand.
+#[derive(Debug)]
+pub struct TableReader {
+    store: Store,
+    files: FileTable,
+    file_attributes: Vec<Map<String, Value>>,
+    check: Arc<RowChecker>,
+    sink: RowSink,
+}
+
+impl TableReader {
+    /// Starts reading a table of `source` whose metadata document is `doc`.
+    pub fn new(source: &str, doc: &str) -> Result<TableReader> {
+        let bad = |reason: String| Error::MalformedIndex {
+            index: source.to_string(),
+            reason,
+        };
+        let doc: TableDoc = serde_json::from_str(doc)
+            .map_err(|e| bad(format!("the '{DOC_KEY}' metadata document: {e}")))?;
+        if doc.chunkref_table != VERSION {
+            return Err(Error::unsupported(format!(
+                "reference table version {} in {source} (version {VERSION} is supported)",
+                doc.chunkref_table
+            )));
+        }
+        let store = Store::from_documents(doc.metadata.into_iter().collect::<HashMap<_, _>>())?;
+        let mut arrays = Vec::with_capacity(doc.arrays.len());
+        for t in &doc.arrays {
+            let a = store
+                .metas()
+                .binary_search_by(|m| m.path.as_str().cmp(&t.path))
+                .map_err(|_| {
+                    bad(format!(
+                        "array '{}' of the 'arrays' list has no .zarray or zarr.json in 'metadata'",
+                        t.path
+                    ))
+                })?;
+            let split = Split::new(&store.grids()[a], t.time_axis)
+                .map_err(|e| bad(format!("array '{}': {e}", t.path)))?;
+            arrays.push((a, t.path.clone(), split));
+        }
+        let mut files = FileTable::default();
+        let mut file_attributes = Vec::with_capacity(doc.files.len());
+        for f in doc.files {
+            files.push(&f.path);
+            file_attributes.push(f.attributes);
+        }
+        let mut sink = RowSink::new(store.metas().len(), 0);
+        for (key, text) in doc.inline {
+            let (a, pos) = store.locate(&key).ok_or_else(|| {
+                bad(format!(
+                    "inline chunk '{key}' matches no array's chunk grid"
+                ))
+            })?;
+            let payload = text
+                .strip_prefix("base64:")
+                .ok_or_else(|| bad(format!("inline chunk '{key}' is not 'base64:' text")))?;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(payload)
+                .map_err(|e| bad(format!("inline chunk '{key}': {e}")))?;
+            sink.rows[a].push((pos, RawRef::Inline(Bytes::from(bytes))));
+        }
+        let check = Arc::new(RowChecker {
+            source: source.to_string(),
+            arrays,
+            files: files.urls().len(),
+            store_arrays: store.metas().len(),
+        });
+        Ok(TableReader {
+            store,
+            files,
+            file_attributes,
+            check,
+            sink,
+        })
+    }
+
+    /// The arrays of the store, by store array index.
+    pub fn metas(&self) -> &[ArrayMeta] {
+        self.store.metas()
+    }
+
+    /// The checks every row goes through (shared with on-demand readers).
+    pub fn checker(&self) -> Arc<RowChecker> {
+        Arc::clone(&self.check)
+    }
+
+    /// True when table array `t` exists and has a time axis.
+    pub fn time_axis(&self, t: usize) -> bool {
+        self.check
+            .arrays
+            .get(t)
+            .is_some_and(|(a, _, _)| super::stack::is_time_stack(&self.store.metas()[*a]))
+    }
+
+    /// Passes over `n` rows left unread (for row numbers in messages).
+    pub fn skip(&mut self, n: u64) {
+        self.sink.skip(n);
+    }
+
+    /// Adds a batch of rows (batches in table order).
+    pub fn push(&mut self, batch: &Rows) -> Result<()> {
+        self.sink.push(&self.check, batch)
+    }
 
     /// The index.
     pub fn finish(self) -> Index {
-        let mut index = self.store.into_index(&self.source, self.files, self.rows);
+        let rows = self.sink.into_rows();
+        let mut index = self.store.into_index(&self.check.source, self.files, rows);
         index.file_attributes = self.file_attributes;
+        index
+    }
+
+    /// The index, its rows (inline chunks aside) read on demand from the
+    /// pages `pages` makes for it.
+    pub fn finish_paged(self, pages: impl FnOnce(&Index) -> Arc<dyn PageSource>) -> Index {
+        let mut index = self.finish();
+        let pages = pages(&index);
+        for (a, array) in index.arrays.iter_mut().enumerate() {
+            if let Refs::Loaded(inline) = std::mem::take(&mut array.refs) {
+                array.refs = Refs::Paged(Paged::new(Arc::clone(&pages), a, inline));
+            }
+        }
         index
     }
 }

@@ -7,18 +7,19 @@ use serde_json::{json, Map, Value};
 
 use super::table::chunk_key;
 use super::Index;
+use crate::error::Result;
 use crate::refs::{unravel, ChunkRef};
 
 /// The Kerchunk JSON v1 document of `index` (URLs as the index resolved
 /// them; per-file attributes have no place in Kerchunk JSON and are dropped).
-pub fn to_kerchunk(index: &Index) -> Value {
+pub fn to_kerchunk(index: &Index) -> Result<Value> {
     let mut refs = Map::new();
     for (key, doc) in &index.metadata {
         refs.insert(key.clone(), Value::String(doc.to_string()));
     }
     for array in &index.arrays {
         let grid = array.meta.grid_shape();
-        for (pos, r) in array.refs.iter() {
+        for (pos, r) in array.refs.table()?.iter() {
             let key = chunk_key(&array.meta, &unravel(pos, &grid));
             let url = |file: u32| index.files.url(file);
             let value = match r {
@@ -40,5 +41,5 @@ pub fn to_kerchunk(index: &Index) -> Value {
             refs.insert(key, value);
         }
     }
-    json!({"version": 1, "refs": refs})
+    Ok(json!({"version": 1, "refs": refs}))
 }

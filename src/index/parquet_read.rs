@@ -1,0 +1,661 @@
+//! Reading the Parquet form of a chunk-reference table by byte range: the
+//! footer first (schema, row-group statistics, the metadata document), then
+//! row groups, each fetched in one read.
+//!
+//! A table of at most `eager_rows` rows is read whole at open. A larger one
+//! stays in its file: a chunk lookup decodes only the row groups whose
+//! min/max statistics of (`array`, `time`, `band`, `y_chunk`, `x_chunk`)
+//! can hold the chunk, and keeps the last few decoded groups.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use bytes::{Buf, Bytes};
+use parquet::basic::Type as Physical;
+use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
+use parquet::data_type::DataType;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::properties::ReaderProperties;
+use parquet::file::reader::{ChunkReader, Length, RowGroupReader};
+use parquet::file::serialized_reader::SerializedRowGroupReader;
+use parquet::file::statistics::Statistics;
+
+use super::file::IndexFile;
+use super::stack::TimeOptions;
+use super::table::{RowChecker, RowSink, Rows, TableReader, COLUMNS, DOC_KEY};
+use super::Index;
+use crate::error::{Error, Result};
+use crate::refs::{ChunkTable, PageSource, RawRef};
+
+/// Decoded row groups kept by a table read on demand.
+const CACHED_GROUPS: usize = 16;
+/// Bytes read from the end of the file for the footer in one request.
+const FOOTER_PREFETCH: usize = 16 << 10;
+
+/// Reads a Parquet reference table from `file`; `source` names it in
+/// messages. With `time` options, row groups of time-stack arrays whose
+/// `time` statistics lie outside the chosen steps are not read. A table of
+/// more than `eager_rows` rows is read on demand.
+pub fn read(
+    source: &str,
+    file: Arc<dyn IndexFile>,
+    time: &TimeOptions,
+    eager_rows: u64,
+) -> Result<Index> {
+    let table = Table::open(source, file)?;
+    let mut reader = TableReader::new(source, table.doc()?)?;
+    let rows = u64::try_from(table.metadata.file_metadata().num_rows()).unwrap_or(0);
+    if rows > eager_rows {
+        let pages = Arc::new(Pages::new(table, reader.checker()));
+        return Ok(reader.finish_paged(|_| pages));
+    }
+    let window = if time.is_empty() {
+        None
+    } else {
+        let metas: Vec<_> = reader.metas().iter().collect();
+        Some(time.steps(source, &metas)?)
+    };
+    for g in 0..table.groups() {
+        if let (Some((lo, hi)), Some((a0, a1)), Some((t0, t1))) =
+            (window, table.range(g, 0), table.range(g, 1))
+        {
+            let all_stacks = (a0..=a1).all(|t| reader.time_axis(t as usize));
+            if all_stacks && (t1 < lo || t0 > hi) {
+                reader.skip(table.group_rows(g));
+                continue;
+            }
+        }
+        reader.push(&table.rows(g)?)?;
+    }
+    Ok(reader.finish())
+}
+
+/// An opened Parquet table: its file and footer.
+#[derive(Debug)]
+struct Table {
+    source: String,
+    file: Arc<dyn IndexFile>,
+    metadata: ParquetMetaData,
+    /// Leaf column number of each of [`COLUMNS`].
+    columns: [usize; COLUMNS.len()],
+    /// Table row number of each group's first row.
+    first_rows: Vec<u64>,
+}
+
+impl Table {
+    /// Reads the footer of `file` and checks the columns.
+    fn open(source: &str, file: Arc<dyn IndexFile>) -> Result<Table> {
+        let err = parquet_error(source);
+        let bad = |reason: String| malformed(source, reason);
+        let metadata = ParquetMetaDataReader::new()
+            .with_prefetch_hint(Some(FOOTER_PREFETCH))
+            .parse_and_finish(&Whole(Arc::clone(&file)))
+            .map_err(&err)?;
+        let descr = metadata.file_metadata().schema_descr();
+        let mut columns = [0usize; COLUMNS.len()];
+        for (slot, name) in columns.iter_mut().zip(COLUMNS) {
+            let (i, col) = descr
+                .columns()
+                .iter()
+                .enumerate()
+                .find(|(_, c)| c.path().string() == name)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "missing column '{name}' (a reference table has columns {})",
+                        COLUMNS.join(", ")
+                    ))
+                })?;
+            let integer = matches!(col.physical_type(), Physical::INT32 | Physical::INT64);
+            if !integer || col.max_rep_level() != 0 {
+                let want = if name == "offset" || name == "length" {
+                    "INT64"
+                } else {
+                    "INT32"
+                };
+                return Err(bad(format!(
+                    "column '{name}' is {}{}, expected a flat {want} column",
+                    col.physical_type(),
+                    if col.max_rep_level() > 0 {
+                        " (repeated)"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+            *slot = i;
+        }
+        let first_rows = metadata
+            .row_groups()
+            .iter()
+            .scan(0u64, |next, g| {
+                let first = *next;
+                *next += u64::try_from(g.num_rows()).unwrap_or(0);
+                Some(first)
+            })
+            .collect();
+        Ok(Table {
+            source: source.to_string(),
+            file,
+            metadata,
+            columns,
+            first_rows,
+        })
+    }
+
+    /// The metadata document.
+    fn doc(&self) -> Result<&str> {
+        self.metadata
+            .file_metadata()
+            .key_value_metadata()
+            .and_then(|kv| kv.iter().find(|k| k.key == DOC_KEY))
+            .and_then(|k| k.value.as_deref())
+            .ok_or_else(|| {
+                malformed(
+                    &self.source,
+                    format!(
+                        "no '{DOC_KEY}' entry in the Parquet key-value metadata: not a chunkref \
+                         reference table (docs/reference-table.md)"
+                    ),
+                )
+            })
+    }
+
+    fn groups(&self) -> usize {
+        self.metadata.num_row_groups()
+    }
+
+    fn group_rows(&self, g: usize) -> u64 {
+        u64::try_from(self.metadata.row_group(g).num_rows()).unwrap_or(0)
+    }
+
+    /// Min and max of column `c` (of [`COLUMNS`]) in group `g`, from its
+    /// statistics.
+    fn range(&self, g: usize, c: usize) -> Option<(u64, u64)> {
+        min_max(
+            self.metadata
+                .row_group(g)
+                .column(self.columns[c])
+                .statistics()?,
+        )
+    }
+
+    /// The rows of group `g`, its bytes fetched in one read.
+    fn rows(&self, g: usize) -> Result<Rows> {
+        let err = parquet_error(&self.source);
+        let bad = |reason: String| malformed(&self.source, reason);
+        let meta = self.metadata.row_group(g);
+        let n = usize::try_from(meta.num_rows()).unwrap_or(0);
+        let spans: Vec<(u64, u64)> = meta.columns().iter().map(|c| c.byte_range()).collect();
+        let start = spans.iter().map(|s| s.0).min().unwrap_or(0);
+        let end = spans.iter().map(|s| s.0 + s.1).max().unwrap_or(0);
+        let len =
+            usize::try_from(end - start).map_err(|_| bad(format!("row group {g} is too large")))?;
+        let bytes = self.file.read_at(start, len)?;
+        let window = Arc::new(Window { start, bytes });
+        let props = Arc::new(ReaderProperties::builder().build());
+        let group = SerializedRowGroupReader::new(window, meta, None, props).map_err(&err)?;
+        let first_row = self.first_rows[g];
+        let column = |c: usize| -> Result<Vec<Option<u64>>> {
+            let reader = group.get_column_reader(self.columns[c]).map_err(&err)?;
+            let values = read_integers(reader, n).map_err(&err)?;
+            if values.len() != n {
+                return Err(bad(format!(
+                    "row group {g}: column '{}' has {} values for {n} rows",
+                    COLUMNS[c],
+                    values.len()
+                )));
+            }
+            Ok(values)
+        };
+        // A required value that fits `max`: the error names column and row.
+        let narrow = |c: usize, max: u64| -> Result<Vec<u64>> {
+            column(c)?
+                .into_iter()
+                .enumerate()
+                .map(|(r, v)| {
+                    let row = first_row + r as u64;
+                    match v {
+                        Some(v) if v <= max => Ok(v),
+                        Some(v) => Err(bad(format!(
+                            "row {row}: column '{}' holds {v}, above its largest value {max}",
+                            COLUMNS[c]
+                        ))),
+                        None => Err(bad(format!("row {row}: column '{}' is null", COLUMNS[c]))),
+                    }
+                })
+                .collect()
+        };
+        let u16s = |c| -> Result<Vec<u16>> {
+            Ok(narrow(c, u16::MAX.into())?
+                .into_iter()
+                .map(|v| v as u16)
+                .collect())
+        };
+        let u32s = |c| -> Result<Vec<u32>> {
+            Ok(narrow(c, u32::MAX.into())?
+                .into_iter()
+                .map(|v| v as u32)
+                .collect())
+        };
+        Ok(Rows {
+            array: u16s(0)?,
+            time: u32s(1)?,
+            band: u32s(2)?,
+            y: u32s(3)?,
+            x: u32s(4)?,
+            file: u32s(5)?,
+            offset: narrow(6, u64::MAX)?,
+            length: column(7)?,
+            part: u16s(8)?,
+        })
+    }
+}
+
+/// A table read on demand, row group by row group.
+#[derive(Debug)]
+struct Pages {
+    table: Table,
+    check: Arc<RowChecker>,
+    /// Per group: min/max of `array`, `time`, `band`, `y_chunk`, `x_chunk`
+    /// (the whole range when a statistic is missing).
+    boxes: Vec<[(u64, u64); 5]>,
+    /// Recently decoded groups, most recent last: references by store array.
+    cache: Mutex<VecDeque<(usize, Arc<Vec<ChunkTable>>)>>,
+    arrays: usize,
+}
+
+impl Pages {
+    fn new(table: Table, check: Arc<RowChecker>) -> Pages {
+        let boxes = (0..table.groups())
+            .map(|g| std::array::from_fn(|c| table.range(g, c).unwrap_or((0, u64::MAX))))
+            .collect();
+        let arrays = check.arrays();
+        Pages {
+            table,
+            check,
+            boxes,
+            cache: Mutex::new(VecDeque::new()),
+            arrays,
+        }
+    }
+
+    /// The references of group `g`, decoded or from the cache.
+    fn group(&self, g: usize) -> Result<Arc<Vec<ChunkTable>>> {
+        let cache = || self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(hit) = cache().iter().find(|(k, _)| *k == g) {
+            return Ok(Arc::clone(&hit.1));
+        }
+        let decoded = Arc::new(self.decode(g)?);
+        let mut cache = cache();
+        if cache.len() == CACHED_GROUPS {
+            cache.pop_front();
+        }
+        cache.push_back((g, Arc::clone(&decoded)));
+        Ok(decoded)
+    }
+
+    /// Decodes group `g`. Rows at its start that continue a multi-range
+    /// chunk of the previous group are left to that group; when the next
+    /// group may begin with such rows, they are read from it.
+    fn decode(&self, g: usize) -> Result<Vec<ChunkTable>> {
+        let mut rows = self.table.rows(g)?;
+        let next = g + 1;
+        if next < self.table.groups() && self.table.range(next, 8).is_none_or(|(_, hi)| hi > 0) {
+            let more = self.table.rows(next)?;
+            let lead = more.part.iter().take_while(|&&p| p > 0).count();
+            rows.extend(&more.head(lead));
+        }
+        let mut sink = RowSink::new(self.arrays, self.table.first_rows[g]);
+        sink.skip(0);
+        sink.push(&self.check, &rows)?;
+        Ok(sink
+            .into_rows()
+            .into_iter()
+            .map(ChunkTable::from_rows)
+            .collect())
+    }
+}
+
+impl PageSource for Pages {
+    fn lookup(&self, array: usize, positions: &[u64]) -> Result<Vec<Option<RawRef>>> {
+        let Some((t, _)) = self.check.table_array(array) else {
+            return Ok(vec![None; positions.len()]);
+        };
+        let keys: Vec<[u64; 5]> = positions
+            .iter()
+            .map(|&p| {
+                let c = self.check.columns(t, p);
+                [
+                    u64::from(t),
+                    c[0].into(),
+                    c[1].into(),
+                    c[2].into(),
+                    c[3].into(),
+                ]
+            })
+            .collect();
+        let holds = |g: usize, key: &[u64; 5]| {
+            self.boxes[g]
+                .iter()
+                .zip(key)
+                .all(|(&(lo, hi), v)| (lo..=hi).contains(v))
+        };
+        let wanted: BTreeSet<usize> = keys
+            .iter()
+            .flat_map(|k| (0..self.boxes.len()).filter(move |&g| holds(g, k)))
+            .collect();
+        let mut found = vec![None; positions.len()];
+        for g in wanted {
+            let tables = self.group(g)?;
+            for (i, (pos, key)) in positions.iter().zip(&keys).enumerate() {
+                if found[i].is_none() && holds(g, key) {
+                    found[i] = tables[array].get(*pos).map(|r| r.to_raw());
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The bytes of one row group, served to the Parquet column readers.
+struct Window {
+    start: u64,
+    bytes: Bytes,
+}
+
+impl Window {
+    fn slice(&self, start: u64, len: Option<usize>) -> parquet::errors::Result<Bytes> {
+        let from = start
+            .checked_sub(self.start)
+            .and_then(|f| usize::try_from(f).ok())
+            .filter(|&f| f <= self.bytes.len());
+        let to = from.and_then(|f| match len {
+            None => Some(self.bytes.len()),
+            Some(l) => f.checked_add(l).filter(|&t| t <= self.bytes.len()),
+        });
+        match (from, to) {
+            (Some(f), Some(t)) => Ok(self.bytes.slice(f..t)),
+            _ => Err(parquet::errors::ParquetError::EOF(format!(
+                "bytes at {start} lie outside the row group ({} bytes from {})",
+                self.bytes.len(),
+                self.start
+            ))),
+        }
+    }
+}
+
+impl Length for Window {
+    fn len(&self) -> u64 {
+        self.start + self.bytes.len() as u64
+    }
+}
+
+impl ChunkReader for Window {
+    type T = bytes::buf::Reader<Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        Ok(self.slice(start, None)?.reader())
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.slice(start, Some(length))
+    }
+}
+
+/// The whole index file, for the footer reader.
+struct Whole(Arc<dyn IndexFile>);
+
+impl Whole {
+    fn read(&self, start: u64, len: usize) -> parquet::errors::Result<Bytes> {
+        self.0
+            .read_at(start, len)
+            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
+    }
+}
+
+impl Length for Whole {
+    fn len(&self) -> u64 {
+        self.0.size()
+    }
+}
+
+impl ChunkReader for Whole {
+    type T = bytes::buf::Reader<Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        let rest = usize::try_from(self.0.size().saturating_sub(start)).unwrap_or(usize::MAX);
+        Ok(self.read(start, rest)?.reader())
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.read(start, length)
+    }
+}
+
+fn parquet_error(source: &str) -> impl Fn(parquet::errors::ParquetError) -> Error + '_ {
+    move |e| malformed(source, format!("Parquet: {e}"))
+}
+
+fn malformed(source: &str, reason: String) -> Error {
+    Error::MalformedIndex {
+        index: source.to_string(),
+        reason,
+    }
+}
+
+/// The minimum and maximum of an integer column chunk's statistics (INT32
+/// as unsigned 32-bit values).
+fn min_max(stats: &Statistics) -> Option<(u64, u64)> {
+    match stats {
+        Statistics::Int32(v) => Some((
+            u64::from(*v.min_opt()? as u32),
+            u64::from(*v.max_opt()? as u32),
+        )),
+        Statistics::Int64(v) => Some((*v.min_opt()? as u64, *v.max_opt()? as u64)),
+        _ => None,
+    }
+}
+
+/// Reads the `n` values of one integer column chunk as unsigned 64-bit
+/// integers (INT32 values as their unsigned 32-bit pattern), `None` for nulls.
+fn read_integers(column: ColumnReader, n: usize) -> parquet::errors::Result<Vec<Option<u64>>> {
+    match column {
+        ColumnReader::Int32ColumnReader(r) => Ok(read_values(r, n)?
+            .into_iter()
+            .map(|v| v.map(|x| u64::from(x as u32)))
+            .collect()),
+        ColumnReader::Int64ColumnReader(r) => Ok(read_values(r, n)?
+            .into_iter()
+            .map(|v| v.map(|x| x as u64))
+            .collect()),
+        _ => Err(parquet::errors::ParquetError::General(
+            "not an integer column".into(),
+        )),
+    }
+}
+
+/// Reads all `n` values of one column chunk, nulls as `None`.
+fn read_values<T: DataType>(
+    mut reader: ColumnReaderImpl<T>,
+    n: usize,
+) -> parquet::errors::Result<Vec<Option<T::T>>>
+where
+    T::T: Copy,
+{
+    let (mut values, mut def) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut records = 0;
+    while records < n {
+        let (read, _, _) = reader.read_records(n - records, Some(&mut def), None, &mut values)?;
+        if read == 0 {
+            break;
+        }
+        records += read;
+    }
+    if def.is_empty() {
+        // A required column has no definition levels.
+        return Ok(values.into_iter().map(Some).collect());
+    }
+    let mut values = values.into_iter();
+    Ok(def
+        .iter()
+        .map(|&d| if d > 0 { values.next() } else { None })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::file::InMemory;
+    use crate::index::parquet::tests::{index, to_parquet};
+    use crate::index::table;
+    use crate::index::to_kerchunk::to_kerchunk;
+    use crate::refs::position;
+
+    fn open(bytes: Vec<u8>, time: &TimeOptions, eager_rows: u64) -> Result<Index> {
+        read(
+            "t.parquet",
+            Arc::new(InMemory::new("t.parquet", bytes)),
+            time,
+            eager_rows,
+        )
+    }
+
+    #[test]
+    fn every_reference_form_round_trips() {
+        let original = index();
+        let back = open(
+            to_parquet(&original, 1 << 20),
+            &TimeOptions::default(),
+            u64::MAX,
+        )
+        .unwrap();
+        assert_eq!(to_kerchunk(&back).unwrap(), to_kerchunk(&original).unwrap());
+        assert_eq!(back.array("a").unwrap().refs.table().unwrap().len(), 4);
+        assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+    }
+
+    #[test]
+    fn references_read_on_demand_match_the_loaded_ones() {
+        let original = index();
+        for group_rows in [1, 2, 3, 100] {
+            let paged = open(
+                to_parquet(&original, group_rows),
+                &TimeOptions::default(),
+                0,
+            )
+            .unwrap();
+            for (a, b) in original.arrays.iter().zip(&paged.arrays) {
+                let grid = a.meta.grid_shape();
+                let all: Vec<u64> = (0..grid.iter().product()).collect();
+                assert_eq!(
+                    a.refs.lookup(&all).unwrap(),
+                    b.refs.lookup(&all).unwrap(),
+                    "{} in groups of {group_rows}",
+                    a.meta.path
+                );
+                assert!(b.refs.table().is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn time_ranges_of_paged_tables_shift_positions() {
+        let original = index();
+        let step = TimeOptions {
+            step: Some("1".into()),
+            ..TimeOptions::default()
+        };
+        let paged = open(to_parquet(&original, 2), &step, 0).unwrap();
+        let paged = crate::index::stack::select_time(paged, &step).unwrap();
+        let a = paged.array("a").unwrap();
+        assert_eq!(a.meta.shape[0], 1);
+        let grid = [1, 2, 2];
+        let got = a
+            .refs
+            .lookup(&[
+                position(&[0, 0, 1], &grid).unwrap(),
+                position(&[0, 1, 0], &grid).unwrap(),
+                position(&[0, 0, 0], &grid).unwrap(),
+            ])
+            .unwrap();
+        assert_eq!(
+            got[0],
+            Some(RawRef::Multi(0, vec![(100, 4), (50, 8), (0, 2)]))
+        );
+        assert!(matches!(got[1], Some(RawRef::Inline(_))));
+        assert_eq!(got[2], None);
+    }
+
+    #[test]
+    fn time_options_skip_row_groups_outside_the_steps() {
+        let bytes = to_parquet(&index(), 2);
+        let step = |s: &str| TimeOptions {
+            step: Some(s.into()),
+            ..TimeOptions::default()
+        };
+        let len = |i: &Index, a: &str| i.array(a).unwrap().refs.table().unwrap().len();
+        // Array `b` has no time axis: its row group is always read.
+        let one = open(bytes.clone(), &step("1"), u64::MAX).unwrap();
+        let a = one.array("a").unwrap();
+        assert_eq!(
+            (a.meta.shape[0], len(&one, "a")),
+            (2, 2),
+            "rows of step 1 only"
+        );
+        assert_eq!(len(&one, "b"), 1);
+        // Step 0 skips the group holding the first parts of step 1's
+        // multi-range chunk; its last part, in a group that is read, is dropped.
+        let zero = open(bytes.clone(), &step("0"), u64::MAX).unwrap();
+        assert_eq!(len(&zero, "a"), 3, "2 of step 0 and the inline one");
+        let e = open(bytes, &step("2"), u64::MAX).unwrap_err().to_string();
+        assert!(e.contains("outside the 2 time steps"), "{e}");
+    }
+
+    /// Rows of the table of `index()`, to be altered.
+    fn rows() -> (TableReader, Rows) {
+        let original = index();
+        let mut all = Rows::default();
+        let doc = table::rows_of(&original, table::BATCH_ROWS, |r| {
+            all = r.clone();
+            Ok(())
+        })
+        .unwrap();
+        let text = serde_json::to_string(&doc).unwrap();
+        (TableReader::new("t.parquet", &text).unwrap(), all)
+    }
+
+    #[test]
+    fn bad_rows_are_named() {
+        type Alter = fn(&mut Rows);
+        let cases: [(&str, Alter); 5] = [
+            ("outside the chunk grid", |r| r.y[0] = 2),
+            ("array 9 does not exist", |r| r.array[0] = 9),
+            ("file 7 does not exist", |r| r.file[0] = 7),
+            ("does not follow part", |r| r.part[0] = 1),
+            ("non-zero offset", |r| r.length[0] = None),
+        ];
+        for (want, alter) in cases {
+            let (mut reader, mut r) = rows();
+            alter(&mut r);
+            let e = reader.push(&r).unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains("row 0"), "{want}: {e}");
+        }
+        let e = TableReader::new(
+            "t.parquet",
+            r#"{"chunkref_table": 1, "arrays": [{"path": "zz"}], "files": [], "metadata": {}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("array 'zz'"), "{e}");
+    }
+
+    #[test]
+    fn truncated_files_are_refused() {
+        let mut bytes = to_parquet(&index(), 2);
+        bytes.truncate(bytes.len() / 2);
+        let e = open(bytes, &TimeOptions::default(), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("t.parquet") && e.contains("Parquet"), "{e}");
+    }
+}
