@@ -17,14 +17,13 @@ use flatgeobuf::{
     ColumnType, FallibleStreamingIterator, FeatureIter, FeatureProperties, FgbCrs, FgbReader,
     FgbWriter, FgbWriterOptions, GeometryType, GeozeroGeometry, Seekable,
 };
-use serde_json::Value;
 
 use super::file::{Cursor, IndexFile};
+use super::footprint::{geometries, layer_epsg, Geometry};
 use super::table::{self, RowChecker, RowSink, Rows, TableReader, COLUMNS};
-use super::{split_key, Index};
+use super::Index;
 use crate::error::{Error, Result};
 use crate::refs::{ChunkTable, PageSource, RawRef};
-use crate::zarr::ArrayMeta;
 
 /// First bytes of a FlatGeobuf file (magic and major version 3).
 pub const MAGIC: &[u8] = b"fgb\x03";
@@ -61,98 +60,6 @@ impl GeozeroGeometry for Footprint {
     }
 }
 
-/// How an array's pixel (column, row) maps to coordinates.
-#[derive(Debug, Clone, Copy)]
-struct Affine([f64; 6]);
-
-impl Affine {
-    fn apply(&self, col: f64, row: f64) -> (f64, f64) {
-        let [a, b, c, d, e, f] = self.0;
-        (a * col + b * row + c, d * col + e * row + f)
-    }
-}
-
-/// The attribute `key` of an array or its nearest group that has it.
-fn inherited<'a>(index: &'a Index, meta: &'a ArrayMeta, key: &str) -> Option<&'a Value> {
-    if let Some(v) = meta.attributes.get(key) {
-        return Some(v);
-    }
-    let mut dir = meta.path.as_str();
-    loop {
-        dir = split_key(dir).0;
-        if let Some(v) = index.groups.get(dir).and_then(|g| g.get(key)) {
-            return Some(v);
-        }
-        if dir.is_empty() {
-            return None;
-        }
-    }
-}
-
-/// The array's `spatial:transform` (GDAL's default, pixel coordinates, when absent).
-fn affine(index: &Index, meta: &ArrayMeta) -> Affine {
-    let t: Option<Vec<f64>> = inherited(index, meta, "spatial:transform")
-        .and_then(Value::as_array)
-        .and_then(|l| l.iter().map(Value::as_f64).collect());
-    match t.as_deref() {
-        Some(&[a, b, c, d, e, f]) => Affine([a, b, c, d, e, f]),
-        _ => Affine([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]),
-    }
-}
-
-/// Where an array's chunks lie: its transform, chunk shape (y, x) and size
-/// (y, x).
-#[derive(Debug, Clone, Copy)]
-struct Geometry(Affine, [u64; 2], [u64; 2]);
-
-impl Geometry {
-    /// The footprint of chunk (`y`, `x`): its pixel rectangle, clipped to
-    /// the array, through the transform.
-    fn footprint(&self, y: u32, x: u32) -> [(f64, f64); 5] {
-        let Geometry(t, [ch, cw], [h, w]) = *self;
-        let (y, x) = (u64::from(y), u64::from(x));
-        let (r0, c0) = ((y * ch) as f64, (x * cw) as f64);
-        let (r1, c1) = (((y + 1) * ch).min(h) as f64, ((x + 1) * cw).min(w) as f64);
-        [
-            t.apply(c0, r0),
-            t.apply(c1, r0),
-            t.apply(c1, r1),
-            t.apply(c0, r1),
-            t.apply(c0, r0),
-        ]
-    }
-}
-
-/// The [`Geometry`] of every array of `index`.
-fn geometries(index: &Index) -> Vec<Geometry> {
-    index
-        .arrays
-        .iter()
-        .map(|a| {
-            let m = &a.meta;
-            let n = m.shape.len();
-            let last2 = |v: &[u64]| match n {
-                0 => [1, 1],
-                1 => [1, v[0]],
-                _ => [v[n - 2], v[n - 1]],
-            };
-            Geometry(affine(index, m), last2(&m.chunks), last2(&m.shape))
-        })
-        .collect()
-}
-
-/// The EPSG code of the first array's `proj:code`, if any.
-fn epsg(index: &Index) -> i32 {
-    index
-        .arrays
-        .first()
-        .and_then(|a| inherited(index, &a.meta, "proj:code"))
-        .and_then(Value::as_str)
-        .and_then(|c| c.strip_prefix("EPSG:"))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Writes `index` as a FlatGeobuf reference table to `out`.
 pub fn write(index: &Index, out: impl Write) -> Result<()> {
     let err = fgb_error(&index.source);
@@ -167,7 +74,7 @@ pub fn write(index: &Index, out: impl Write) -> Result<()> {
     let options = FgbWriterOptions {
         write_index: true,
         crs: FgbCrs {
-            code: epsg(index),
+            code: layer_epsg(index),
             ..Default::default()
         },
         title: Some("chunk references"),

@@ -6,6 +6,7 @@
 
 pub mod fgb;
 pub mod file;
+pub mod footprint;
 pub mod gen;
 pub mod kerchunk_json;
 pub mod kerchunk_parquet;

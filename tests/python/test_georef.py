@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from osgeo import gdal, osr
+from osgeo import gdal, ogr, osr
 
 import kerchunk_builders as kb
 from conftest import run_chunkref
@@ -824,24 +824,30 @@ def test_raw_codestream_has_no_georeferencing(tmp_path, chunkref_bin):
     assert idx.GetGeoTransform(can_return_null=True) is None
 
 
-@pytest.mark.parametrize("epsg", [4326, 32633])
-def test_nitf_corners_that_are_no_frame_become_gcps(tmp_path, chunkref_bin, epsg):
-    """Corners GDAL cannot fit with an affine frame are GCPs in GDAL's read
-    of the NITF; the index carries them (and their CRS), and gdalwarp from
-    the index matches gdalwarp from the source."""
-    mem = gdal.GetDriverByName("MEM").Create("", 100, 80, 1)
-    mem.GetRasterBand(1).WriteArray((np.arange(8000).reshape(80, 100) % 251).astype(np.uint8))
+def write_corner_nitf(path: Path, epsg: int, width: int = 100, height: int = 80) -> Path:
+    """A NITF whose four corners are no affine frame (GDAL reads GCPs)."""
+    mem = gdal.GetDriverByName("MEM").Create("", width, height, 1)
+    pixels = np.arange(width * height).reshape(height, width) % 251
+    mem.GetRasterBand(1).WriteArray(pixels.astype(np.uint8))
     srs = osr.SpatialReference()
     srs.ImportFromEPSG(epsg)
     if epsg == 4326:
         corners = [(10.0, 50.0), (11.0, 50.2), (11.1, 49.0), (9.9, 49.1)]
     else:
         corners = [(500000, 5500000), (501000, 5500200), (501100, 5499000), (499900, 5499100)]
-    pixels = [(0.5, 0.5), (99.5, 0.5), (99.5, 79.5), (0.5, 79.5)]
-    mem.SetGCPs([gdal.GCP(x, y, 0, p, l) for (x, y), (p, l) in zip(corners, pixels)],
+    at = [(0.5, 0.5), (width - 0.5, 0.5), (width - 0.5, height - 0.5), (0.5, height - 0.5)]
+    mem.SetGCPs([gdal.GCP(x, y, 0, p, l) for (x, y), (p, l) in zip(corners, at)],
                 srs.ExportToWkt())
-    source = tmp_path / "corners.ntf"
-    gdal.Translate(str(source), mem, format="NITF")
+    gdal.Translate(str(path), mem, format="NITF", creationOptions=["BLOCKSIZE=64"])
+    return path
+
+
+@pytest.mark.parametrize("epsg", [4326, 32633])
+def test_nitf_corners_that_are_no_frame_become_gcps(tmp_path, chunkref_bin, epsg):
+    """Corners GDAL cannot fit with an affine frame are GCPs in GDAL's read
+    of the NITF; the index carries them (and their CRS), and gdalwarp from
+    the index matches gdalwarp from the source."""
+    source = write_corner_nitf(tmp_path / "corners.ntf", epsg)
     native = gdal.Open(str(source))
     assert native.GetGeoTransform(can_return_null=True) is None and native.GetGCPCount() == 4
     out = index_of(chunkref_bin, source)
@@ -858,3 +864,32 @@ def test_nitf_corners_that_are_no_frame_become_gcps(tmp_path, chunkref_bin, epsg
     np.testing.assert_array_equal(warped[0].ReadAsArray(), warped[1].ReadAsArray())
     for n in range(2):
         gdal.Unlink(f"/vsimem/w{n}.tif")
+
+
+def test_gcp_placed_chunks_have_footprints_through_the_corners(tmp_path, chunkref_bin):
+    """In the FlatGeobuf form, chunks of an image placed by corner GCPs get
+    quadrilaterals on the surface through the corners: a spatial filter at
+    each GCP finds the chunk holding its pixel, in the GCPs' CRS."""
+    source = write_corner_nitf(tmp_path / "corners.ntf", 4326, 300, 200)
+    table = tmp_path / "corners.fgb"
+    done = run_chunkref(chunkref_bin, "index", source, "-o", table)
+    assert done.returncode == 0, done.stderr
+    vector = gdal.OpenEx(str(table), gdal.OF_VECTOR)
+    layer = vector.GetLayer(0)
+    assert layer.GetSpatialRef().GetAuthorityCode(None) == "4326"
+    native = gdal.Open(str(source))
+    for gcp in native.GetGCPs():
+        point = ogr.Geometry(ogr.wkbPoint)
+        point.AddPoint_2D(gcp.GCPX, gcp.GCPY)
+        layer.SetSpatialFilter(point)
+        hits = {(f["y_chunk"], f["x_chunk"]) for f in layer if f.GetGeometryRef().Contains(point)}
+        assert (int(gcp.GCPLine) // 64, int(gcp.GCPPixel) // 64) in hits, (gcp, hits)
+    layer.SetSpatialFilter(None)
+    # The footprints tile the quadrilateral of the corners: their areas add up.
+    area = sum(f.GetGeometryRef().GetArea() for f in layer)
+    corners = ogr.CreateGeometryFromWkt(
+        "POLYGON ((10 50, 11 50.2, 11.1 49, 9.9 49.1, 10 50))"
+    )
+    assert abs(area - corners.GetArea()) < 0.02 * corners.GetArea(), (area, corners.GetArea())
+    idx = open_chunkref(table)
+    np.testing.assert_array_equal(idx.ReadAsArray(), native.ReadAsArray())
