@@ -14,6 +14,7 @@ use crate::gdal;
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
 use crate::index::Index;
+use crate::mosaic::{self, Scenes};
 use crate::resolve;
 use crate::window::{self, Spacing, Window};
 use crate::zarr::dtype::ScalarKind;
@@ -96,6 +97,8 @@ pub struct Level {
     pub asset: Option<String>,
     /// The level's `multiscales.layout` entry, if any.
     pub entry: Option<Map<String, Value>>,
+    /// The scenes of a mosaic level (then `array` is the first scene's).
+    pub mosaic: Option<Scenes>,
 }
 
 /// A level listed by a multiscale group, before its array is found.
@@ -161,7 +164,19 @@ impl Dataset {
         if let Some(a) = parsed.target.as_deref().and_then(|t| index.array_index(t)) {
             index.arrays[a].meta.reshape_to_row();
         }
-        let locations = Locations::resolve(&index, &source.base, &settings);
+        Dataset::from_index(index, &source.base, &settings, parsed.target.as_deref())
+    }
+
+    /// The dataset an index read from `base` shows: the raster `target`
+    /// names (an array or multiscale group), else the mosaic, pyramid or
+    /// single raster of the store, else its subdatasets.
+    pub fn from_index(
+        index: Index,
+        base: &resolve::Base,
+        settings: &Settings,
+        target: Option<&str>,
+    ) -> Result<Dataset> {
+        let locations = Locations::resolve(&index, base, settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),
             index: Arc::new(index),
@@ -170,7 +185,7 @@ impl Dataset {
             subdatasets: Vec::new(),
             georef: Vec::new(),
         };
-        ds.choose(parsed.target.as_deref())?;
+        ds.choose(target)?;
         Ok(ds)
     }
 
@@ -204,6 +219,11 @@ impl Dataset {
                     what: format!("no array or multiscale group '{t}' in {}", index.source),
                 }),
             };
+        }
+        if let Some(desc) = mosaic::description(&index)? {
+            (self.levels, self.georef) =
+                mosaic::levels(&index, &self.locations, &desc, &mut self.warnings)?;
+            return Ok(());
         }
         if let Some(ms) = multiscale(&index, "", None)? {
             return self.use_multiscale("", ms);
@@ -294,6 +314,7 @@ impl Dataset {
                 mask: mask_array(&index, m),
                 asset: spec.as_ref().map(|s| s.asset.clone()),
                 entry: spec.and_then(|s| s.entry),
+                mosaic: None,
             };
             if let Some(base) = levels.first() {
                 let bm = &index.arrays[base.array].meta;
@@ -363,7 +384,7 @@ impl Dataset {
     }
 
     /// Splits a band number (0-based) into indices along the leading axes.
-    fn band_indices(meta: &ArrayMeta, band: u64) -> Vec<u64> {
+    pub(crate) fn band_indices(meta: &ArrayMeta, band: u64) -> Vec<u64> {
         let n = meta.shape.len();
         let mut idx = vec![0u64; n - 2];
         let mut rest = band;
@@ -428,6 +449,12 @@ impl Dataset {
                 what: "one output buffer per band is required".into(),
             });
         }
+        if let Some(scenes) = &self.levels[level].mosaic {
+            let n = meta.chunks.len();
+            let block = (meta.chunks[n - 1], meta.chunks[n - 2]);
+            let (index, locations) = (&self.index, &self.locations);
+            return scenes.read_block(index, locations, block, block_x, block_y, bands, outputs);
+        }
         let band_idx: Vec<Vec<u64>> = bands
             .iter()
             .map(|&b| Dataset::band_indices(meta, b))
@@ -459,6 +486,9 @@ impl Dataset {
             return Err(Error::Usage {
                 what: format!("band {} does not exist ({count} bands)", b + 1),
             });
+        }
+        if let Some(scenes) = &self.levels[level].mosaic {
+            return scenes.read_window(&self.index, &self.locations, window, bands, out, spacing);
         }
         let band_idx: Vec<Vec<u64>> = bands
             .iter()
@@ -931,6 +961,7 @@ mod tests {
                 mask: None,
                 asset: None,
                 entry: None,
+                mosaic: None,
             }],
             subdatasets: vec![],
             warnings: vec![],

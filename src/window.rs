@@ -5,7 +5,7 @@
 //! Memory stays bounded: a window needing more decoded bytes than
 //! [`BATCH_BYTES`] is read in several batches of whole chunk rows.
 
-use crate::assemble::{self, Rect};
+use crate::assemble::{self, Nodata, Rect};
 use crate::chunk::{read_chunks, Locations};
 use crate::error::{Error, Result};
 use crate::index::{Array, Index};
@@ -50,8 +50,28 @@ impl Spacing {
     }
 }
 
+/// One array's share of a window read: `window` of `array` (bands
+/// `bands`, one list of leading-axis indices per request slot) lands at row
+/// `at.0`, column `at.1` of the caller's window. Elements equal to `nodata`
+/// are left out, so what an earlier layer put there shows through.
+#[derive(Debug, Clone, Copy)]
+pub struct Layer<'a> {
+    /// The array read.
+    pub array: &'a Array,
+    /// The rectangle of the array read.
+    pub window: Window,
+    /// Leading-axis indices of each band of the request, in request order.
+    pub bands: &'a [Vec<u64>],
+    /// Row and column of the caller's window the rectangle starts at.
+    pub at: (u64, u64),
+    /// Elements not pasted, if any.
+    pub nodata: Option<&'a Nodata>,
+}
+
 /// The part of one chunk a window needs, and the bands taking it.
 struct Piece {
+    /// The layer the chunk belongs to.
+    layer: usize,
     /// Chunk grid index (leading axes, then y and x).
     chunk: Vec<u64>,
     /// The rectangle, in chunk and window coordinates.
@@ -83,6 +103,21 @@ pub fn read(
     let meta = &array.meta;
     let n = meta.shape.len();
     let (height, width) = (meta.shape[n - 2], meta.shape[n - 1]);
+    check_window(window, width, height, &meta.path)?;
+    check_buffer(window, bands.len(), meta.dtype.size, spacing, out.len())?;
+    let layer = Layer {
+        array,
+        window,
+        bands,
+        at: (0, 0),
+        nodata: None,
+    };
+    read_layers(index, locations, &[layer], out, spacing, batch_bytes)
+}
+
+/// Fails unless `window` is a non-empty rectangle inside a `width` x
+/// `height` raster named `what`.
+pub fn check_window(window: Window, width: u64, height: u64, what: &str) -> Result<()> {
     let inside = window.width > 0
         && window.height > 0
         && window
@@ -93,68 +128,92 @@ pub fn read(
             .y
             .checked_add(window.height)
             .is_some_and(|e| e <= height);
-    if !inside {
-        return Err(Error::Usage {
-            what: format!(
-                "window {}x{}+{}+{} is outside the {width}x{height} array '{}'",
-                window.width, window.height, window.x, window.y, meta.path
-            ),
-        });
+    if inside {
+        return Ok(());
     }
-    check_buffer(window, bands.len(), meta.dtype.size, spacing, out.len())?;
-
-    // Bands sharing chunks form one group: each chunk is read once for all.
-    let mut groups: Vec<(Vec<u64>, Vec<BandPart>)> = Vec::new();
-    for (slot, lead) in bands.iter().enumerate() {
-        let chunk_lead: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i / c).collect();
-        let within: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i % c).collect();
-        match groups.iter_mut().find(|(g, _)| *g == chunk_lead) {
-            Some((_, members)) => members.push((slot, within)),
-            None => groups.push((chunk_lead, vec![(slot, within)])),
-        }
-    }
-
-    let (ch, cw) = (meta.chunks[n - 2], meta.chunks[n - 1]);
-    let chunk_rows = window.y / ch..=(window.y + window.height - 1) / ch;
-    let chunk_cols = window.x / cw..=(window.x + window.width - 1) / cw;
-    let per_batch = (batch_bytes / meta.chunk_bytes().max(1)).max(1);
-    let mut batch: Vec<Piece> = Vec::new();
-    for cy in chunk_rows {
-        let y0 = (cy * ch).max(window.y);
-        let y1 = ((cy + 1) * ch).min(window.y + window.height);
-        for cx in chunk_cols.clone() {
-            let x0 = (cx * cw).max(window.x);
-            let x1 = ((cx + 1) * cw).min(window.x + window.width);
-            for (lead, members) in &groups {
-                let mut chunk = lead.clone();
-                chunk.extend([cy, cx]);
-                batch.push(Piece {
-                    chunk,
-                    rect: Rect {
-                        row: (y0 - cy * ch) as usize,
-                        col: (x0 - cx * cw) as usize,
-                        rows: (y1 - y0) as usize,
-                        cols: (x1 - x0) as usize,
-                    },
-                    at: ((y0 - window.y) as usize, (x0 - window.x) as usize),
-                    bands: members.clone(),
-                });
-            }
-        }
-        if batch.len() >= per_batch {
-            read_batch(index, locations, array, &batch, out, spacing)?;
-            batch.clear();
-        }
-    }
-    read_batch(index, locations, array, &batch, out, spacing)
+    Err(Error::Usage {
+        what: format!(
+            "window {}x{}+{}+{} is outside the {width}x{height} array '{what}'",
+            window.width, window.height, window.x, window.y
+        ),
+    })
 }
 
-/// Fetches and decodes the chunks of `pieces` together, then copies them
-/// (or the fill value, for chunks without reference) into `out`.
+/// Reads `layers` into `out` (already checked to hold the caller's window
+/// at `spacing`), pasting them in order, later layers over earlier ones.
+/// The chunks of all layers are fetched and decoded together, in batches
+/// of about `batch_bytes` of decoded chunks (at least one row of chunks).
+pub fn read_layers(
+    index: &Index,
+    locations: &Locations,
+    layers: &[Layer<'_>],
+    out: &mut [u8],
+    spacing: Spacing,
+    batch_bytes: usize,
+) -> Result<()> {
+    let mut batch: Vec<Piece> = Vec::new();
+    let mut batched = 0usize;
+    for (k, layer) in layers.iter().enumerate() {
+        let meta = &layer.array.meta;
+        let n = meta.shape.len();
+        let window = layer.window;
+        // Bands sharing chunks form one group: each chunk is read once for all.
+        let mut groups: Vec<(Vec<u64>, Vec<BandPart>)> = Vec::new();
+        for (slot, lead) in layer.bands.iter().enumerate() {
+            let chunk_lead: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i / c).collect();
+            let within: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i % c).collect();
+            match groups.iter_mut().find(|(g, _)| *g == chunk_lead) {
+                Some((_, members)) => members.push((slot, within)),
+                None => groups.push((chunk_lead, vec![(slot, within)])),
+            }
+        }
+        let (ch, cw) = (meta.chunks[n - 2], meta.chunks[n - 1]);
+        let chunk_rows = window.y / ch..=(window.y + window.height - 1) / ch;
+        let chunk_cols = window.x / cw..=(window.x + window.width - 1) / cw;
+        for cy in chunk_rows {
+            let y0 = (cy * ch).max(window.y);
+            let y1 = ((cy + 1) * ch).min(window.y + window.height);
+            for cx in chunk_cols.clone() {
+                let x0 = (cx * cw).max(window.x);
+                let x1 = ((cx + 1) * cw).min(window.x + window.width);
+                for (lead, members) in &groups {
+                    let mut chunk = lead.clone();
+                    chunk.extend([cy, cx]);
+                    batch.push(Piece {
+                        layer: k,
+                        chunk,
+                        rect: Rect {
+                            row: (y0 - cy * ch) as usize,
+                            col: (x0 - cx * cw) as usize,
+                            rows: (y1 - y0) as usize,
+                            cols: (x1 - x0) as usize,
+                        },
+                        at: (
+                            (y0 - window.y + layer.at.0) as usize,
+                            (x0 - window.x + layer.at.1) as usize,
+                        ),
+                        bands: members.clone(),
+                    });
+                    batched = batched.saturating_add(meta.chunk_bytes());
+                }
+            }
+            if batched >= batch_bytes {
+                read_batch(index, locations, layers, &batch, out, spacing)?;
+                batch.clear();
+                batched = 0;
+            }
+        }
+    }
+    read_batch(index, locations, layers, &batch, out, spacing)
+}
+
+/// Fetches and decodes the chunks of `pieces` together (each layer's on
+/// its own thread when there are several), then copies them (or the fill
+/// value, for chunks without reference) into `out`, in order.
 fn read_batch(
     index: &Index,
     locations: &Locations,
-    array: &Array,
+    layers: &[Layer<'_>],
     pieces: &[Piece],
     out: &mut [u8],
     spacing: Spacing,
@@ -162,17 +221,42 @@ fn read_batch(
     if pieces.is_empty() {
         return Ok(());
     }
-    let meta = &array.meta;
-    let idxs: Vec<Vec<u64>> = pieces.iter().map(|p| p.chunk.clone()).collect();
-    let fill = meta
-        .fill
-        .clone()
-        .unwrap_or_else(|| vec![0; meta.dtype.size]);
-    for (piece, chunk) in pieces
-        .iter()
-        .zip(read_chunks(index, locations, array, &idxs))
-    {
-        let chunk = chunk?;
+    let wanted: Vec<Vec<Vec<u64>>> = (0..layers.len())
+        .map(|k| {
+            let mine = pieces.iter().filter(|p| p.layer == k);
+            mine.map(|p| p.chunk.clone()).collect()
+        })
+        .collect();
+    let read = |k: usize| read_chunks(index, locations, layers[k].array, &wanted[k]).into_iter();
+    let busy: Vec<usize> = (0..layers.len())
+        .filter(|&k| !wanted[k].is_empty())
+        .collect();
+    let mut chunks: Vec<_> = (0..layers.len()).map(|_| Vec::new().into_iter()).collect();
+    if let [k] = busy[..] {
+        chunks[k] = read(k);
+    } else {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = busy
+                .iter()
+                .map(|&k| (k, scope.spawn(move || read(k))))
+                .collect();
+            for (k, handle) in running {
+                chunks[k] = handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            }
+        });
+    }
+    for piece in pieces {
+        let layer = &layers[piece.layer];
+        let meta = &layer.array.meta;
+        let chunk = chunks[piece.layer]
+            .next()
+            .unwrap_or_else(|| Err(Error::unsupported("a chunk that was never read")))?;
+        let fill = meta
+            .fill
+            .clone()
+            .unwrap_or_else(|| vec![0; meta.dtype.size]);
         for (slot, within) in &piece.bands {
             let start =
                 slot * spacing.band + piece.at.0 * spacing.line + piece.at.1 * spacing.pixel;
@@ -181,9 +265,13 @@ fn read_batch(
                 line: spacing.line,
                 pixel: spacing.pixel,
             };
-            match &chunk {
-                Some(c) => assemble::copy_rect(meta, c, within, piece.rect, out, target),
-                None => assemble::fill_rect(&fill, piece.rect, out, target),
+            match (&chunk, layer.nodata) {
+                (Some(c), None) => assemble::copy_rect(meta, c, within, piece.rect, out, target),
+                (Some(c), Some(nodata)) => {
+                    assemble::copy_rect_except(meta, c, within, piece.rect, out, target, nodata)
+                }
+                (None, Some(nodata)) if nodata.matches(&fill) => {}
+                (None, _) => assemble::fill_rect(&fill, piece.rect, out, target),
             }
         }
     }
@@ -192,7 +280,7 @@ fn read_batch(
 
 /// Checks that every element of the window lands inside a buffer of `len`
 /// bytes and that pixels are at least one element apart.
-fn check_buffer(
+pub fn check_buffer(
     window: Window,
     bands: usize,
     size: usize,

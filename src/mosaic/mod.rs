@@ -1,0 +1,223 @@
+//! Mosaics: several scenes on one grid (one CRS and pixel size, pixel
+//! aligned) shown as one raster covering their union, later scenes over
+//! earlier ones, gaps reading as nodata (or 0), as `gdalbuildvrt` makes them.
+//!
+//! Every scene stays its own pyramid in the store (group `scenes/<i>`),
+//! with its own levels, georeferencing and chunk references; the root group
+//! attribute [`MOSAIC_ATTRIBUTE`] ([`Description`]) places them in the
+//! union. [`build`] writes such stores, [`levels`] opens them, [`read`]
+//! reads their windows and blocks.
+
+pub mod build;
+pub mod grid;
+pub mod read;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::assemble::Nodata;
+use crate::chunk::Locations;
+use crate::error::{Error, Result};
+use crate::georef::{self, band, Georef, LevelRef};
+use crate::index::Index;
+use crate::raster::Level;
+use crate::zarr::dtype::ScalarKind;
+use crate::zarr::ArrayMeta;
+use grid::Placement;
+
+/// Root group attribute holding the [`Description`] of a mosaic.
+pub const MOSAIC_ATTRIBUTE: &str = "chunkref:mosaic";
+
+/// How the scenes of a store make one mosaic (the value of [`MOSAIC_ATTRIBUTE`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Description {
+    /// Union size `[height, width]` in pixels.
+    #[serde(rename = "spatial:shape")]
+    pub shape: [u64; 2],
+    /// Union georeferencing, GeoZarr (Affine) order `[dx, rx, x0, ry, dy, y0]`.
+    #[serde(rename = "spatial:transform")]
+    pub transform: [f64; 6],
+    /// The scenes, in paste order (later over earlier).
+    pub scenes: Vec<SceneEntry>,
+}
+
+/// One scene of a [`Description`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SceneEntry {
+    /// The scene's source file (for messages; null when unknown).
+    pub source: Option<String>,
+    /// Row and column of the union where the scene's first pixel lies.
+    pub offset: [u64; 2],
+    /// Scene size `[height, width]` in pixels.
+    #[serde(rename = "spatial:shape")]
+    pub shape: [u64; 2],
+    /// Paths of the scene's level arrays, full resolution first.
+    pub levels: Vec<String>,
+}
+
+/// One scene of a mosaic level as the reader sees it.
+#[derive(Debug)]
+pub struct Scene {
+    /// Index into [`Index::arrays`] of the scene's array at this level.
+    pub array: usize,
+    /// Where it lies in the level.
+    pub place: Placement,
+    /// Its nodata, left out when pasting (what lies beneath shows through).
+    pub nodata: Option<Nodata>,
+}
+
+/// The scenes of one mosaic level, in paste order.
+#[derive(Debug)]
+pub struct Scenes {
+    /// Level width in pixels.
+    pub width: u64,
+    /// Level height in pixels.
+    pub height: u64,
+    /// The scenes.
+    pub scenes: Vec<Scene>,
+    /// The native-order element gaps read as: the first scene's nodata, else 0.
+    pub gap: Vec<u8>,
+}
+
+/// The mosaic description of `index`, if its root group has one.
+pub fn description(index: &Index) -> Result<Option<Description>> {
+    let Some(value) = index.groups.get("").and_then(|g| g.get(MOSAIC_ATTRIBUTE)) else {
+        return Ok(None);
+    };
+    serde_json::from_value(value.clone())
+        .map(Some)
+        .map_err(|e| {
+            bad(
+                index,
+                format!("root attribute '{MOSAIC_ATTRIBUTE}' is malformed: {e}"),
+            )
+        })
+}
+
+fn bad(index: &Index, reason: String) -> Error {
+    Error::MalformedIndex {
+        index: index.source.clone(),
+        reason,
+    }
+}
+
+/// A scene's nodata as a native-order element, when GDAL shows one.
+fn nodata(meta: &ArrayMeta) -> Option<Nodata> {
+    let value = band::nodata(meta)?;
+    let bytes = meta.dtype.native().fill_bytes(&Value::from(value)).ok()?;
+    Some(Nodata::new(bytes, meta.dtype.kind == ScalarKind::Float))
+}
+
+/// The levels and georeferencing of the mosaic `desc` describes in
+/// `index`: level 0 only (the union at the scenes' resolution), its bands,
+/// type, block size and nodata those of the first scene, its CRS the first
+/// scene's. Every scene must have the first scene's bands and data type and
+/// lie inside the union.
+pub fn levels(
+    index: &Index,
+    locations: &Locations,
+    desc: &Description,
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<Level>, Vec<Georef>)> {
+    let [height, width] = desc.shape;
+    if desc.scenes.is_empty() {
+        return Err(bad(index, "the mosaic lists no scene".into()));
+    }
+    let mut scenes: Vec<Scene> = Vec::with_capacity(desc.scenes.len());
+    let mut bands = 0;
+    for (i, entry) in desc.scenes.iter().enumerate() {
+        let name = entry.source.as_deref().unwrap_or("?");
+        let scene_bad = |what: String| bad(index, format!("mosaic scene {i} ({name}): {what}"));
+        let path = entry
+            .levels
+            .first()
+            .ok_or_else(|| scene_bad("lists no level array".into()))?;
+        let array = index
+            .array_index(path)
+            .ok_or_else(|| scene_bad(format!("no array '{path}' in the store")))?;
+        let meta = &index.arrays[array].meta;
+        let n = meta.shape.len();
+        if n < 2 || meta.shape[n - 2..] != entry.shape {
+            return Err(scene_bad(format!(
+                "array '{path}' has shape {:?}, the mosaic says {:?} pixels",
+                meta.shape, entry.shape
+            )));
+        }
+        let [row, col] = entry.offset;
+        let fits =
+            |at: u64, size: u64, limit: u64| at.checked_add(size).is_some_and(|e| e <= limit);
+        if !fits(row, entry.shape[0], height) || !fits(col, entry.shape[1], width) {
+            return Err(scene_bad(format!(
+                "{:?} pixels at row {row}, column {col} do not fit the {width} x {height} union",
+                entry.shape
+            )));
+        }
+        let scene_bands: u64 = meta.shape[..n - 2].iter().product();
+        if i == 0 {
+            bands = scene_bands;
+        } else {
+            let m0 = &index.arrays[scenes[0].array].meta;
+            if scene_bands != bands
+                || meta.dtype.kind != m0.dtype.kind
+                || meta.dtype.size != m0.dtype.size
+            {
+                return Err(scene_bad(format!(
+                    "{scene_bands} bands of {:?}{} differ from the first scene's {bands} bands of {:?}{}",
+                    meta.dtype.kind,
+                    meta.dtype.size * 8,
+                    m0.dtype.kind,
+                    m0.dtype.size * 8
+                )));
+            }
+        }
+        scenes.push(Scene {
+            array,
+            place: Placement {
+                row,
+                col,
+                height: entry.shape[0],
+                width: entry.shape[1],
+            },
+            nodata: nodata(meta),
+        });
+    }
+    let base = &index.arrays[scenes[0].array];
+    let gap = scenes[0]
+        .nodata
+        .as_ref()
+        .map_or_else(|| vec![0; base.meta.dtype.size], |n| n.value().to_vec());
+    let crs = georef::levels(
+        index,
+        locations,
+        None,
+        &[LevelRef {
+            array: base,
+            asset: None,
+            entry: None,
+        }],
+        warnings,
+    )
+    .remove(0)
+    .crs;
+    let level = Level {
+        array: scenes[0].array,
+        width,
+        height,
+        bands,
+        mask: None,
+        asset: None,
+        entry: None,
+        mosaic: Some(Scenes {
+            width,
+            height,
+            scenes,
+            gap,
+        }),
+    };
+    let geo = Georef {
+        transform: Some(georef::affine_to_gdal(desc.transform)),
+        crs,
+        geolocation: None,
+    };
+    Ok((vec![level], vec![geo]))
+}
