@@ -97,8 +97,9 @@ pub fn union(scenes: &[Footprint]) -> Result<Union, Misfit> {
                 ),
             ));
         }
-        let col = (t[0] - x0) / dx;
-        let row = (t[3] - y0) / dy;
+        // (Adding 0 turns a -0 into 0 for messages.)
+        let col = (t[0] - x0) / dx + 0.0;
+        let row = (t[3] - y0) / dy + 0.0;
         let off = |v: f64| (v - v.round()).abs() > ALIGN_TOLERANCE;
         if off(col) || off(row) {
             return Err(misfit(

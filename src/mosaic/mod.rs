@@ -13,7 +13,6 @@ pub mod grid;
 pub mod read;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::assemble::Nodata;
 use crate::chunk::Locations;
@@ -21,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::georef::{self, band, Georef, LevelRef};
 use crate::index::Index;
 use crate::raster::Level;
-use crate::zarr::dtype::ScalarKind;
+use crate::zarr::dtype::{fill_json, ScalarKind};
 use crate::zarr::ArrayMeta;
 use grid::Placement;
 
@@ -104,7 +103,7 @@ fn bad(index: &Index, reason: String) -> Error {
 /// A scene's nodata as a native-order element, when GDAL shows one.
 fn nodata(meta: &ArrayMeta) -> Option<Nodata> {
     let value = band::nodata(meta)?;
-    let bytes = meta.dtype.native().fill_bytes(&Value::from(value)).ok()?;
+    let bytes = meta.dtype.native().fill_bytes(&fill_json(value)).ok()?;
     Some(Nodata::new(bytes, meta.dtype.kind == ScalarKind::Float))
 }
 
