@@ -108,16 +108,53 @@ fn nodata(meta: &ArrayMeta) -> Option<Nodata> {
 }
 
 /// The levels and georeferencing of the mosaic `desc` describes in
-/// `index`: level 0 only (the union at the scenes' resolution), its bands,
-/// type, block size and nodata those of the first scene, its CRS the first
-/// scene's. Every scene must have the first scene's bands and data type and
-/// lie inside the union.
+/// `index`: the union at the scenes' resolution (its bands, type, block
+/// size and nodata those of the first scene, its CRS the first scene's),
+/// then the overviews every scene allows (see [`overview`]). Every scene
+/// must have the first scene's bands and data type and lie inside the union.
 pub fn levels(
     index: &Index,
     locations: &Locations,
     desc: &Description,
     warnings: &mut Vec<String>,
 ) -> Result<(Vec<Level>, Vec<Georef>)> {
+    let base = full_resolution(index, desc)?;
+    let array = &index.arrays[base.array];
+    let crs = georef::levels(
+        index,
+        locations,
+        None,
+        &[LevelRef {
+            array,
+            asset: None,
+            entry: None,
+        }],
+        warnings,
+    )
+    .remove(0)
+    .crs;
+    let gt = georef::affine_to_gdal(desc.transform);
+    let mut georefs = vec![Georef {
+        transform: Some(gt),
+        crs: crs.clone(),
+        geolocation: None,
+    }];
+    let mut levels = vec![base];
+    while let Some((level, f)) = overview(index, desc, &levels[0], levels.len()) {
+        let f = f as f64;
+        georefs.push(Georef {
+            transform: Some([gt[0], gt[1] * f, 0.0, gt[3], 0.0, gt[5] * f]),
+            crs: crs.clone(),
+            geolocation: None,
+        });
+        levels.push(level);
+    }
+    Ok((levels, georefs))
+}
+
+/// The full-resolution level, every scene checked against the description
+/// and the first scene.
+fn full_resolution(index: &Index, desc: &Description) -> Result<Level> {
     let [height, width] = desc.shape;
     if desc.scenes.is_empty() {
         return Err(bad(index, "the mosaic lists no scene".into()));
@@ -180,25 +217,65 @@ pub fn levels(
             nodata: nodata(meta),
         });
     }
-    let base = &index.arrays[scenes[0].array];
+    let first = &index.arrays[scenes[0].array].meta;
     let gap = scenes[0]
         .nodata
         .as_ref()
-        .map_or_else(|| vec![0; base.meta.dtype.size], |n| n.value().to_vec());
-    let crs = georef::levels(
-        index,
-        locations,
-        None,
-        &[LevelRef {
-            array: base,
-            asset: None,
-            entry: None,
-        }],
-        warnings,
-    )
-    .remove(0)
-    .crs;
-    let level = Level {
+        .map_or_else(|| vec![0; first.dtype.size], |n| n.value().to_vec());
+    Ok(mosaic_level(scenes, width, height, bands, gap))
+}
+
+/// Overview `k` of the mosaic whose full-resolution level is `base`, and
+/// its reduction factor `f`: when every scene has a level `k` with the
+/// bands and type of its level 0, `f` times smaller (each side within one
+/// pixel of level 0's divided by `f`, the same whole `f` for every scene)
+/// and every scene's offset is a multiple of `f`. Its size is the union's
+/// divided by `f`, rounded up; scenes lie at their offsets divided by `f`.
+fn overview(index: &Index, desc: &Description, base: &Level, k: usize) -> Option<(Level, u64)> {
+    let full = base.mosaic.as_ref()?;
+    let mut factor = None;
+    let mut scenes = Vec::with_capacity(full.scenes.len());
+    for (entry, s0) in desc.scenes.iter().zip(&full.scenes) {
+        let array = index.array_index(entry.levels.get(k)?)?;
+        let (meta, m0) = (&index.arrays[array].meta, &index.arrays[s0.array].meta);
+        let n = meta.shape.len();
+        if n != m0.shape.len() || meta.shape[..n - 2] != m0.shape[..n - 2] || meta.dtype != m0.dtype
+        {
+            return None;
+        }
+        let (h, w) = (meta.shape[n - 2], meta.shape[n - 1]);
+        let f = (s0.place.width as f64 / w.max(1) as f64).round() as u64;
+        let fits = |full: u64, reduced: u64| full / f <= reduced && reduced <= full.div_ceil(f);
+        if f < 2
+            || *factor.get_or_insert(f) != f
+            || !fits(s0.place.width, w)
+            || !fits(s0.place.height, h)
+            || s0.place.row % f != 0
+            || s0.place.col % f != 0
+        {
+            return None;
+        }
+        scenes.push(Scene {
+            array,
+            place: Placement {
+                row: s0.place.row / f,
+                col: s0.place.col / f,
+                height: h,
+                width: w,
+            },
+            nodata: nodata(meta),
+        });
+    }
+    let f = factor?;
+    let (width, height) = (base.width.div_ceil(f), base.height.div_ceil(f));
+    let level = mosaic_level(scenes, width, height, base.bands, full.gap.clone());
+    Some((level, f))
+}
+
+/// A mosaic level of `scenes` (the first scene's array standing for its
+/// metadata).
+fn mosaic_level(scenes: Vec<Scene>, width: u64, height: u64, bands: u64, gap: Vec<u8>) -> Level {
+    Level {
         array: scenes[0].array,
         width,
         height,
@@ -212,11 +289,5 @@ pub fn levels(
             scenes,
             gap,
         }),
-    };
-    let geo = Georef {
-        transform: Some(georef::affine_to_gdal(desc.transform)),
-        crs,
-        geolocation: None,
-    };
-    Ok((vec![level], vec![geo]))
+    }
 }

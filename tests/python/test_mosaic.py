@@ -316,3 +316,57 @@ def test_a_scene_opens_alone_as_a_subdataset(tmp_path, chunkref_bin):
     native = gdal.Open(str(sources[1]))
     assert scene.GetGeoTransform() == native.GetGeoTransform()
     assert_pixels_equal(scene.ReadAsArray(), native.ReadAsArray(), "scene 1 alone")
+
+
+def composite(levels: list[list[np.ndarray]], places: list[tuple[int, int]], shape, nodata) -> np.ndarray:
+    """Scenes' pixels (bands, y, x) pasted at ``places`` (row, column) in
+    order, nodata pixels left out, over an array filled with nodata (or 0)."""
+    fill = 0 if nodata is None else nodata
+    out = np.full((levels[0].shape[0], *shape), fill, dtype=levels[0].dtype)
+    for pixels, (row, col) in zip(levels, places):
+        _, h, w = pixels.shape
+        target = out[:, row : row + h, col : col + w]
+        if nodata is None:
+            target[...] = pixels
+        else:
+            keep = ~np.isnan(pixels) if np.isnan(nodata) else pixels != nodata
+            target[keep] = pixels[keep]
+    return out
+
+
+@pytest.mark.parametrize("case", ["u1-1band-nodata0", "i2-3band-no-nodata", "f4-2band-nan"])
+def test_overviews_paste_the_scenes_overviews(tmp_path, chunkref_bin, case):
+    """Scenes with overviews 2 and 4: every offset is even but one is not a
+    multiple of 4, so the mosaic has one overview, each scene's own 2x
+    overview pasted at half its offset."""
+    sources = write_scenes(tmp_path, CASES[case])
+    for s in sources:
+        ds = gdal.Open(str(s), gdal.GA_Update)
+        ds.BuildOverviews("NEAREST", [2, 4])
+        ds = None
+    index(chunkref_bin, sources, tmp_path / "m.parquet")
+    ds = open_chunkref(tmp_path / "m.parquet")
+    band = ds.GetRasterBand(1)
+    assert band.GetOverviewCount() == 1
+    expected_nodata = CASES[case].nodata
+    scenes = []
+    for s in sources:
+        native = gdal.Open(str(s))
+        scenes.append(np.stack([
+            native.GetRasterBand(b + 1).GetOverview(0).ReadAsArray() for b in range(native.RasterCount)
+        ]))
+    places = [(row // 2, col // 2) for col, row, *_ in LAYOUT]
+    expected = composite(scenes, places, (83, 165), expected_nodata)
+    for b in range(ds.RasterCount):
+        overview = ds.GetRasterBand(b + 1).GetOverview(0)
+        assert (overview.XSize, overview.YSize) == (165, 83)
+        for x, y, w, h in odd_windows(165, 83):
+            assert_pixels_equal(
+                overview.ReadAsArray(x, y, w, h), expected[b, y : y + h, x : x + w],
+                f"band {b + 1} overview window {(x, y, w, h)}",
+            )
+    # A zoomed-out read is served from the overview.
+    small = ds.ReadRaster(0, 0, 330, 165, buf_xsize=165, buf_ysize=83)
+    dtype = expected.dtype
+    got = np.frombuffer(small, dtype=dtype).reshape(expected.shape)
+    assert_pixels_equal(got, expected, "dataset read at half resolution")
