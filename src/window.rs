@@ -13,6 +13,9 @@ use crate::index::{Array, Index};
 /// Most decoded chunk bytes held at once by one window read (256 MiB).
 pub const BATCH_BYTES: usize = 256 << 20;
 
+/// Most layers whose chunks one batch fetches at once (a thread each).
+pub const LAYER_THREADS: usize = 16;
+
 /// A rectangle of pixels of a level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
@@ -235,17 +238,19 @@ fn read_batch(
     if let [k] = busy[..] {
         chunks[k] = read(k);
     } else {
-        std::thread::scope(|scope| {
-            let running: Vec<_> = busy
-                .iter()
-                .map(|&k| (k, scope.spawn(move || read(k))))
-                .collect();
-            for (k, handle) in running {
-                chunks[k] = handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            }
-        });
+        for some in busy.chunks(LAYER_THREADS) {
+            std::thread::scope(|scope| {
+                let running: Vec<_> = some
+                    .iter()
+                    .map(|&k| (k, scope.spawn(move || read(k))))
+                    .collect();
+                for (k, handle) in running {
+                    chunks[k] = handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                }
+            });
+        }
     }
     for piece in pieces {
         let layer = &layers[piece.layer];
@@ -420,6 +425,66 @@ mod tests {
                 }
                 assert!(out.chunks_exact(8).all(|px| px[6..] == [0, 0]));
             }
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn layers_paste_in_order_leaving_nodata_out() {
+        let dir = std::env::temp_dir().join(format!("chunkref-layers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (index, locations) = fixture(&dir);
+        let array = &index.arrays[0];
+        // A 6 x 4 window: band 1's 3 x 2 block from (2, 1) at (0, 0) (its
+        // chunk (1, 1) has no reference: fill 9), then band 0's 4 x 4 block
+        // from (1, 1) at column 2, its 11 (y 1, x 1) nodata: band 1's 114
+        // shows through.
+        let (under, over) = ([vec![1]], [vec![0]]);
+        let nodata = Nodata::new(11u16.to_ne_bytes().to_vec(), false);
+        let layers = [
+            Layer {
+                array,
+                window: Window {
+                    x: 2,
+                    y: 1,
+                    width: 3,
+                    height: 2,
+                },
+                bands: &under,
+                at: (0, 0),
+                nodata: None,
+            },
+            Layer {
+                array,
+                window: Window {
+                    x: 1,
+                    y: 1,
+                    width: 4,
+                    height: 4,
+                },
+                bands: &over,
+                at: (0, 2),
+                nodata: Some(&nodata),
+            },
+        ];
+        let (w, h) = (6usize, 4usize);
+        for batch_bytes in [1, BATCH_BYTES] {
+            let mut out = vec![0u8; 2 * w * h];
+            let spacing = Spacing::packed(2, w, h);
+            read_layers(&index, &locations, &layers, &mut out, spacing, batch_bytes).unwrap();
+            let got: Vec<u16> = out
+                .chunks_exact(2)
+                .map(|e| u16::from_ne_bytes([e[0], e[1]]))
+                .collect();
+            let want: Vec<u16> = (0..h as u64)
+                .flat_map(|r| (0..w as u64).map(move |c| (r, c)))
+                .map(|(r, c)| match (r, c) {
+                    (r, c) if c >= 2 && (r, c) != (0, 2) => expected(0, 1 + r, c - 1),
+                    (r, c) if r < 2 && c < 3 => expected(1, 1 + r, 2 + c),
+                    _ => 0,
+                })
+                .collect();
+            assert_eq!(got, want, "batch {batch_bytes}");
         }
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -291,3 +291,78 @@ fn mosaic_level(scenes: Vec<Scene>, width: u64, height: u64, bands: u64, gap: Ve
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::resolve::Base;
+    use serde_json::json;
+
+    /// A store of two scenes with two levels each (scene 1's halves round
+    /// down, as COG overviews do), placed by `offsets`.
+    fn store(offsets: [[u64; 2]; 2], union: [u64; 2]) -> Index {
+        let zarray = |h: u64, w: u64| {
+            json!({"shape": [1, h, w], "chunks": [1, 32, 32], "dtype": "|u1", "fill_value": 0,
+                   "compressor": null, "filters": null, "zarr_format": 2})
+            .to_string()
+        };
+        let scene = |i: usize, shape: [u64; 2]| {
+            json!({"source": format!("s{i}.tif"), "offset": offsets[i], "spatial:shape": shape,
+                   "levels": [format!("scenes/{i}/0/data"), format!("scenes/{i}/1/data")]})
+        };
+        let desc = json!({"spatial:shape": union, "spatial:transform": [10, 0, 0, 0, -10, 0],
+                          "scenes": [scene(0, [100, 150]), scene(1, [91, 121])]});
+        let doc = json!({".zgroup": r#"{"zarr_format": 2}"#,
+            ".zattrs": json!({MOSAIC_ATTRIBUTE: desc}).to_string(),
+            "scenes/0/0/data/.zarray": zarray(100, 150), "scenes/0/1/data/.zarray": zarray(50, 75),
+            "scenes/1/0/data/.zarray": zarray(91, 121), "scenes/1/1/data/.zarray": zarray(45, 60)});
+        Index::from_kerchunk_json("m.json", doc.to_string().as_bytes(), &[]).unwrap()
+    }
+
+    fn open(index: &Index) -> Result<(Vec<Level>, Vec<Georef>)> {
+        let settings = Settings::from_lookup(|_| None).unwrap();
+        let locations = Locations::resolve(index, &Base::Dir("/".into()), &settings);
+        let desc = description(index)?.expect("a mosaic");
+        levels(index, &locations, &desc, &mut Vec::new())
+    }
+
+    #[test]
+    fn overviews_need_one_factor_and_divisible_offsets() {
+        let index = store([[0, 0], [50, 100]], [141, 221]);
+        let (levels, georefs) = open(&index).unwrap();
+        assert_eq!(levels.len(), 2);
+        let o = &levels[1];
+        assert_eq!((o.width, o.height), (111, 71));
+        let places: Vec<Placement> = o
+            .mosaic
+            .as_ref()
+            .unwrap()
+            .scenes
+            .iter()
+            .map(|s| s.place)
+            .collect();
+        assert_eq!(
+            (places[1].row, places[1].col, places[1].height),
+            (25, 50, 45)
+        );
+        assert_eq!(
+            georefs[1].transform,
+            Some([0.0, 20.0, 0.0, 0.0, 0.0, -20.0])
+        );
+        // An odd offset leaves the mosaic without overviews.
+        let index = store([[0, 0], [50, 101]], [141, 222]);
+        assert_eq!(open(&index).unwrap().0.len(), 1);
+    }
+
+    #[test]
+    fn scenes_outside_the_union_are_errors() {
+        let e = open(&store([[0, 0], [51, 100]], [141, 221]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("mosaic scene 1 (s1.tif): [91, 121] pixels at row 51"),
+            "{e}"
+        );
+    }
+}
