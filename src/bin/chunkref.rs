@@ -263,12 +263,11 @@ fn index_stack(args: &Args, formats: &[Format]) -> Result<(String, usize), Strin
         steps.push(stack::Step { index, datetime });
     }
     let out = args.output.to_string_lossy();
-    let is_mosaic = match args.layout {
-        Layout::Stack => false,
-        Layout::Mosaic => true,
-        Layout::Auto => stack::off_grid(steps.iter().map(|s| &s.index)).is_some(),
+    let off_grid = match args.layout {
+        Layout::Stack => None,
+        _ => stack::off_grid(steps.iter().map(|s| &s.index)),
     };
-    if is_mosaic {
+    if args.layout == Layout::Mosaic || off_grid.is_some() {
         if args.datetime_from_name {
             return Err(
                 "--datetime-from-name is for time stacks; these sources make a mosaic \
@@ -280,15 +279,29 @@ fn index_stack(args: &Args, formats: &[Format]) -> Result<(String, usize), Strin
             .map_err(|e| e.to_string())?;
         let scenes = steps.into_iter().map(|s| s.index).collect();
         let index = mosaic::build::mosaic(&out, scenes, &settings).map_err(|e| e.to_string())?;
-        let what = match mosaic::description(&index).map_err(|e| e.to_string())? {
-            Some(d) => format!(
-                "{} scenes (a {} x {} mosaic)",
-                d.scenes.len(),
-                d.shape[1],
-                d.shape[0]
-            ),
-            None => "a mosaic".into(),
-        };
+        let d = mosaic::description(&index)
+            .map_err(|e| e.to_string())?
+            .ok_or("the mosaic lost its description")?;
+        // Files on one grid that differ in another way (compression, nodata,
+        // ...) were more likely meant as a time stack.
+        let one_place = d
+            .scenes
+            .iter()
+            .all(|s| (s.offset, s.shape) == (d.scenes[0].offset, d.scenes[0].shape));
+        if let (Layout::Auto, true, Some((i, key))) = (args.layout, one_place, off_grid) {
+            return Err(format!(
+                "{} is not on the grid of {}: metadata '{key}' differs (a time stack needs files \
+                 with the same size, tiling, data type, compression and georeferencing; pass \
+                 --mosaic to lay them over each other)",
+                args.sources[i], args.sources[0]
+            ));
+        }
+        let what = format!(
+            "{} scenes (a {} x {} mosaic)",
+            d.scenes.len(),
+            d.shape[1],
+            d.shape[0]
+        );
         return Ok((what, save_index(&index, &args.output)?));
     }
     let what = format!("{} time steps", steps.len());

@@ -370,3 +370,19 @@ def test_overviews_paste_the_scenes_overviews(tmp_path, chunkref_bin, case):
     dtype = expected.dtype
     got = np.frombuffer(small, dtype=dtype).reshape(expected.shape)
     assert_pixels_equal(got, expected, "dataset read at half resolution")
+
+
+def test_files_on_one_grid_that_differ_otherwise_are_no_mosaic_unless_asked(tmp_path, chunkref_bin):
+    """Same place, other tiling: more likely a failed time stack than a
+    mosaic, so only --mosaic lays them over each other."""
+    case = CASES["u1-1band-nodata0"]
+    sources = [
+        write_scene(tmp_path / "a.tif", case, 0, 0, 150, 100, LAYOUT[0][4], 0),
+        write_scene(tmp_path / "b.tif", case, 0, 0, 150, 100, LAYOUT[1][4], 1),
+    ]
+    done = run_chunkref(chunkref_bin, "index", *sources, "-o", tmp_path / "m.parquet")
+    assert done.returncode != 0
+    assert f"{sources[1]} is not on the grid of {sources[0]}" in done.stderr, done.stderr
+    assert "pass --mosaic" in done.stderr, done.stderr
+    index(chunkref_bin, sources, tmp_path / "m.parquet", "--mosaic")
+    assert_reads_like(open_chunkref(tmp_path / "m.parquet"), build_vrt(sources, tmp_path / "m.vrt"))
