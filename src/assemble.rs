@@ -165,3 +165,125 @@ pub fn fill_rect(value: &[u8], rect: Rect, out: &mut [u8], target: Target) {
         }
     }
 }
+
+/// Elements a paste leaves out (a mosaic scene's nodata): those equal to
+/// `value`, or, for a NaN float value, every NaN (as GDAL's VRT sources
+/// compare nodata).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nodata {
+    /// The value as a native-order element.
+    value: Vec<u8>,
+    /// True when `value` is a float NaN: any NaN matches.
+    nan: bool,
+}
+
+impl Nodata {
+    /// The nodata `value` (a native-order element); `float` says the
+    /// elements are IEEE floats.
+    pub fn new(value: Vec<u8>, float: bool) -> Nodata {
+        let nan = float && is_nan(&value);
+        Nodata { value, nan }
+    }
+
+    /// The value as a native-order element.
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// True when the native-order element `e` is nodata.
+    pub fn matches(&self, e: &[u8]) -> bool {
+        e == self.value || (self.nan && is_nan(e))
+    }
+}
+
+/// True when `e` is a native-order f32 or f64 NaN.
+fn is_nan(e: &[u8]) -> bool {
+    match e.len() {
+        4 => e.try_into().is_ok_and(|b| f32::from_ne_bytes(b).is_nan()),
+        8 => e.try_into().is_ok_and(|b| f64::from_ne_bytes(b).is_nan()),
+        _ => false,
+    }
+}
+
+/// Like [`copy_rect`], leaving out the elements that are `nodata`.
+pub fn copy_rect_except(
+    meta: &ArrayMeta,
+    chunk: &[u8],
+    within: &[u64],
+    rect: Rect,
+    out: &mut [u8],
+    target: Target,
+    nodata: &Nodata,
+) {
+    let n = meta.chunks.len();
+    let size = meta.dtype.size;
+    let strides = &meta.chunk_strides;
+    let base: u64 = within.iter().zip(strides).map(|(i, s)| i * s).sum();
+    let (sy, sx) = (strides[n - 2] as usize, strides[n - 1] as usize);
+    let first = base as usize + rect.row * sy + rect.col * sx;
+    let swap = meta
+        .dtype
+        .order
+        .needs_swap()
+        .then(|| meta.dtype.swap_unit());
+    let mut e = vec![0u8; size];
+    for r in 0..rect.rows {
+        for c in 0..rect.cols {
+            let src = (first + r * sy + c * sx) * size;
+            e.copy_from_slice(&chunk[src..src + size]);
+            if let Some(unit) = swap {
+                e.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
+            }
+            if !nodata.matches(&e) {
+                let dst = target.start + r * target.line + c * target.pixel;
+                out[dst..dst + size].copy_from_slice(&e);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodata_matches_its_value_and_any_nan() {
+        let zero = Nodata::new(vec![0, 0], false);
+        assert!(zero.matches(&[0, 0]) && !zero.matches(&[0, 1]));
+        let nan = Nodata::new(f32::NAN.to_ne_bytes().to_vec(), true);
+        assert!(nan.matches(&(-f32::NAN).to_ne_bytes()));
+        assert!(!nan.matches(&1f32.to_ne_bytes()));
+        let bytes = Nodata::new(f32::NAN.to_ne_bytes().to_vec(), false);
+        assert!(!bytes.matches(&(-f32::NAN).to_ne_bytes()));
+    }
+
+    #[test]
+    fn pastes_leave_nodata_out() {
+        let z = serde_json::json!({"shape": [2, 3], "chunks": [2, 3], "dtype": ">u2",
+            "fill_value": 0, "compressor": null, "filters": null});
+        let meta = ArrayMeta::from_v2("a", &z, None).unwrap();
+        let chunk: Vec<u8> = [1u16, 0, 3, 0, 5, 6]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
+        let mut out = vec![9u8; 12];
+        let rect = Rect {
+            row: 0,
+            col: 0,
+            rows: 2,
+            cols: 3,
+        };
+        let target = Target {
+            start: 0,
+            line: 6,
+            pixel: 2,
+        };
+        let nodata = Nodata::new(vec![0, 0], false);
+        copy_rect_except(&meta, &chunk, &[], rect, &mut out, target, &nodata);
+        let got: Vec<u16> = out
+            .chunks_exact(2)
+            .map(|e| u16::from_ne_bytes([e[0], e[1]]))
+            .collect();
+        assert_eq!(got, vec![1, 0x0909, 3, 0x0909, 5, 6]);
+    }
+}

@@ -21,6 +21,7 @@ pub mod georef;
 pub mod identify;
 pub mod index;
 pub mod j2k;
+pub mod mosaic;
 pub mod nitf;
 pub mod raster;
 pub mod refs;

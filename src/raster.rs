@@ -15,6 +15,7 @@ use crate::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::index::file::IndexFile;
 use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
 use crate::index::{Index, LoadOptions};
+use crate::mosaic::{self, Scenes};
 use crate::resolve;
 use crate::window::{self, Spacing, Window};
 use crate::zarr::dtype::ScalarKind;
@@ -94,6 +95,8 @@ pub struct Level {
     pub asset: Option<String>,
     /// The level's `multiscales.layout` entry, if any.
     pub entry: Option<Map<String, Value>>,
+    /// The scenes of a mosaic level (then `array` is the first scene's).
+    pub mosaic: Option<Scenes>,
 }
 
 /// A level listed by a multiscale group, before its array is found.
@@ -162,7 +165,19 @@ impl Dataset {
         if let Some(a) = parsed.target.as_deref().and_then(|t| index.array_index(t)) {
             index.arrays[a].meta.reshape_to_row();
         }
-        let locations = Locations::resolve(&index, &source.base, &settings);
+        Dataset::from_index(index, &source.base, &settings, parsed.target.as_deref())
+    }
+
+    /// The dataset an index read from `base` shows: the raster `target`
+    /// names (an array or multiscale group), else the mosaic, pyramid or
+    /// single raster of the store, else its subdatasets.
+    pub fn from_index(
+        index: Index,
+        base: &resolve::Base,
+        settings: &Settings,
+        target: Option<&str>,
+    ) -> Result<Dataset> {
+        let locations = Locations::resolve(&index, base, settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),
             index: Arc::new(index),
@@ -171,7 +186,7 @@ impl Dataset {
             subdatasets: Vec::new(),
             georef: Vec::new(),
         };
-        ds.choose(parsed.target.as_deref())?;
+        ds.choose(target)?;
         Ok(ds)
     }
 
@@ -205,6 +220,11 @@ impl Dataset {
                     what: format!("no array or multiscale group '{t}' in {}", index.source),
                 }),
             };
+        }
+        if let Some(desc) = mosaic::description(&index)? {
+            (self.levels, self.georef) =
+                mosaic::levels(&index, &self.locations, &desc, &mut self.warnings)?;
+            return Ok(());
         }
         if let Some(ms) = multiscale(&index, "", None)? {
             return self.use_multiscale("", ms);
@@ -295,6 +315,7 @@ impl Dataset {
                 mask: mask_array(&index, m),
                 asset: spec.as_ref().map(|s| s.asset.clone()),
                 entry: spec.and_then(|s| s.entry),
+                mosaic: None,
             };
             if let Some(base) = levels.first() {
                 let bm = &index.arrays[base.array].meta;
@@ -364,7 +385,7 @@ impl Dataset {
     }
 
     /// Splits a band number (0-based) into indices along the leading axes.
-    fn band_indices(meta: &ArrayMeta, band: u64) -> Vec<u64> {
+    pub(crate) fn band_indices(meta: &ArrayMeta, band: u64) -> Vec<u64> {
         let n = meta.shape.len();
         let mut idx = vec![0u64; n - 2];
         let mut rest = band;
@@ -429,6 +450,12 @@ impl Dataset {
                 what: "one output buffer per band is required".into(),
             });
         }
+        if let Some(scenes) = &self.levels[level].mosaic {
+            let n = meta.chunks.len();
+            let block = (meta.chunks[n - 1], meta.chunks[n - 2]);
+            let (index, locations) = (&self.index, &self.locations);
+            return scenes.read_block(index, locations, block, block_x, block_y, bands, outputs);
+        }
         let band_idx: Vec<Vec<u64>> = bands
             .iter()
             .map(|&b| Dataset::band_indices(meta, b))
@@ -460,6 +487,9 @@ impl Dataset {
             return Err(Error::Usage {
                 what: format!("band {} does not exist ({count} bands)", b + 1),
             });
+        }
+        if let Some(scenes) = &self.levels[level].mosaic {
+            return scenes.read_window(&self.index, &self.locations, window, bands, out, spacing);
         }
         let band_idx: Vec<Vec<u64>> = bands
             .iter()
@@ -932,6 +962,7 @@ mod tests {
                 mask: None,
                 asset: None,
                 entry: None,
+                mosaic: None,
             }],
             subdatasets: vec![],
             warnings: vec![],

@@ -5,13 +5,16 @@
 //! Memory stays bounded: a window needing more decoded bytes than
 //! [`BATCH_BYTES`] is read in several batches of whole chunk rows.
 
-use crate::assemble::{self, Rect};
+use crate::assemble::{self, Nodata, Rect};
 use crate::chunk::{read_chunks, Locations};
 use crate::error::{Error, Result};
 use crate::index::{Array, Index};
 
 /// Most decoded chunk bytes held at once by one window read (256 MiB).
 pub const BATCH_BYTES: usize = 256 << 20;
+
+/// Most layers whose chunks one batch fetches at once (a thread each).
+pub const LAYER_THREADS: usize = 16;
 
 /// A rectangle of pixels of a level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +53,28 @@ impl Spacing {
     }
 }
 
+/// One array's share of a window read: `window` of `array` (bands
+/// `bands`, one list of leading-axis indices per request slot) lands at row
+/// `at.0`, column `at.1` of the caller's window. Elements equal to `nodata`
+/// are left out, so what an earlier layer put there shows through.
+#[derive(Debug, Clone, Copy)]
+pub struct Layer<'a> {
+    /// The array read.
+    pub array: &'a Array,
+    /// The rectangle of the array read.
+    pub window: Window,
+    /// Leading-axis indices of each band of the request, in request order.
+    pub bands: &'a [Vec<u64>],
+    /// Row and column of the caller's window the rectangle starts at.
+    pub at: (u64, u64),
+    /// Elements not pasted, if any.
+    pub nodata: Option<&'a Nodata>,
+}
+
 /// The part of one chunk a window needs, and the bands taking it.
 struct Piece {
+    /// The layer the chunk belongs to.
+    layer: usize,
     /// Chunk grid index (leading axes, then y and x).
     chunk: Vec<u64>,
     /// The rectangle, in chunk and window coordinates.
@@ -83,6 +106,21 @@ pub fn read(
     let meta = &array.meta;
     let n = meta.shape.len();
     let (height, width) = (meta.shape[n - 2], meta.shape[n - 1]);
+    check_window(window, width, height, &meta.path)?;
+    check_buffer(window, bands.len(), meta.dtype.size, spacing, out.len())?;
+    let layer = Layer {
+        array,
+        window,
+        bands,
+        at: (0, 0),
+        nodata: None,
+    };
+    read_layers(index, locations, &[layer], out, spacing, batch_bytes)
+}
+
+/// Fails unless `window` is a non-empty rectangle inside a `width` x
+/// `height` raster named `what`.
+pub fn check_window(window: Window, width: u64, height: u64, what: &str) -> Result<()> {
     let inside = window.width > 0
         && window.height > 0
         && window
@@ -93,68 +131,92 @@ pub fn read(
             .y
             .checked_add(window.height)
             .is_some_and(|e| e <= height);
-    if !inside {
-        return Err(Error::Usage {
-            what: format!(
-                "window {}x{}+{}+{} is outside the {width}x{height} array '{}'",
-                window.width, window.height, window.x, window.y, meta.path
-            ),
-        });
+    if inside {
+        return Ok(());
     }
-    check_buffer(window, bands.len(), meta.dtype.size, spacing, out.len())?;
-
-    // Bands sharing chunks form one group: each chunk is read once for all.
-    let mut groups: Vec<(Vec<u64>, Vec<BandPart>)> = Vec::new();
-    for (slot, lead) in bands.iter().enumerate() {
-        let chunk_lead: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i / c).collect();
-        let within: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i % c).collect();
-        match groups.iter_mut().find(|(g, _)| *g == chunk_lead) {
-            Some((_, members)) => members.push((slot, within)),
-            None => groups.push((chunk_lead, vec![(slot, within)])),
-        }
-    }
-
-    let (ch, cw) = (meta.chunks[n - 2], meta.chunks[n - 1]);
-    let chunk_rows = window.y / ch..=(window.y + window.height - 1) / ch;
-    let chunk_cols = window.x / cw..=(window.x + window.width - 1) / cw;
-    let per_batch = (batch_bytes / meta.chunk_bytes().max(1)).max(1);
-    let mut batch: Vec<Piece> = Vec::new();
-    for cy in chunk_rows {
-        let y0 = (cy * ch).max(window.y);
-        let y1 = ((cy + 1) * ch).min(window.y + window.height);
-        for cx in chunk_cols.clone() {
-            let x0 = (cx * cw).max(window.x);
-            let x1 = ((cx + 1) * cw).min(window.x + window.width);
-            for (lead, members) in &groups {
-                let mut chunk = lead.clone();
-                chunk.extend([cy, cx]);
-                batch.push(Piece {
-                    chunk,
-                    rect: Rect {
-                        row: (y0 - cy * ch) as usize,
-                        col: (x0 - cx * cw) as usize,
-                        rows: (y1 - y0) as usize,
-                        cols: (x1 - x0) as usize,
-                    },
-                    at: ((y0 - window.y) as usize, (x0 - window.x) as usize),
-                    bands: members.clone(),
-                });
-            }
-        }
-        if batch.len() >= per_batch {
-            read_batch(index, locations, array, &batch, out, spacing)?;
-            batch.clear();
-        }
-    }
-    read_batch(index, locations, array, &batch, out, spacing)
+    Err(Error::Usage {
+        what: format!(
+            "window {}x{}+{}+{} is outside the {width}x{height} array '{what}'",
+            window.width, window.height, window.x, window.y
+        ),
+    })
 }
 
-/// Fetches and decodes the chunks of `pieces` together, then copies them
-/// (or the fill value, for chunks without reference) into `out`.
+/// Reads `layers` into `out` (already checked to hold the caller's window
+/// at `spacing`), pasting them in order, later layers over earlier ones.
+/// The chunks of all layers are fetched and decoded together, in batches
+/// of about `batch_bytes` of decoded chunks (at least one row of chunks).
+pub fn read_layers(
+    index: &Index,
+    locations: &Locations,
+    layers: &[Layer<'_>],
+    out: &mut [u8],
+    spacing: Spacing,
+    batch_bytes: usize,
+) -> Result<()> {
+    let mut batch: Vec<Piece> = Vec::new();
+    let mut batched = 0usize;
+    for (k, layer) in layers.iter().enumerate() {
+        let meta = &layer.array.meta;
+        let n = meta.shape.len();
+        let window = layer.window;
+        // Bands sharing chunks form one group: each chunk is read once for all.
+        let mut groups: Vec<(Vec<u64>, Vec<BandPart>)> = Vec::new();
+        for (slot, lead) in layer.bands.iter().enumerate() {
+            let chunk_lead: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i / c).collect();
+            let within: Vec<u64> = lead.iter().zip(&meta.chunks).map(|(i, c)| i % c).collect();
+            match groups.iter_mut().find(|(g, _)| *g == chunk_lead) {
+                Some((_, members)) => members.push((slot, within)),
+                None => groups.push((chunk_lead, vec![(slot, within)])),
+            }
+        }
+        let (ch, cw) = (meta.chunks[n - 2], meta.chunks[n - 1]);
+        let chunk_rows = window.y / ch..=(window.y + window.height - 1) / ch;
+        let chunk_cols = window.x / cw..=(window.x + window.width - 1) / cw;
+        for cy in chunk_rows {
+            let y0 = (cy * ch).max(window.y);
+            let y1 = ((cy + 1) * ch).min(window.y + window.height);
+            for cx in chunk_cols.clone() {
+                let x0 = (cx * cw).max(window.x);
+                let x1 = ((cx + 1) * cw).min(window.x + window.width);
+                for (lead, members) in &groups {
+                    let mut chunk = lead.clone();
+                    chunk.extend([cy, cx]);
+                    batch.push(Piece {
+                        layer: k,
+                        chunk,
+                        rect: Rect {
+                            row: (y0 - cy * ch) as usize,
+                            col: (x0 - cx * cw) as usize,
+                            rows: (y1 - y0) as usize,
+                            cols: (x1 - x0) as usize,
+                        },
+                        at: (
+                            (y0 - window.y + layer.at.0) as usize,
+                            (x0 - window.x + layer.at.1) as usize,
+                        ),
+                        bands: members.clone(),
+                    });
+                    batched = batched.saturating_add(meta.chunk_bytes());
+                }
+            }
+            if batched >= batch_bytes {
+                read_batch(index, locations, layers, &batch, out, spacing)?;
+                batch.clear();
+                batched = 0;
+            }
+        }
+    }
+    read_batch(index, locations, layers, &batch, out, spacing)
+}
+
+/// Fetches and decodes the chunks of `pieces` together (each layer's on
+/// its own thread when there are several), then copies them (or the fill
+/// value, for chunks without reference) into `out`, in order.
 fn read_batch(
     index: &Index,
     locations: &Locations,
-    array: &Array,
+    layers: &[Layer<'_>],
     pieces: &[Piece],
     out: &mut [u8],
     spacing: Spacing,
@@ -162,17 +224,44 @@ fn read_batch(
     if pieces.is_empty() {
         return Ok(());
     }
-    let meta = &array.meta;
-    let idxs: Vec<Vec<u64>> = pieces.iter().map(|p| p.chunk.clone()).collect();
-    let fill = meta
-        .fill
-        .clone()
-        .unwrap_or_else(|| vec![0; meta.dtype.size]);
-    for (piece, chunk) in pieces
-        .iter()
-        .zip(read_chunks(index, locations, array, &idxs))
-    {
-        let chunk = chunk?;
+    let wanted: Vec<Vec<Vec<u64>>> = (0..layers.len())
+        .map(|k| {
+            let mine = pieces.iter().filter(|p| p.layer == k);
+            mine.map(|p| p.chunk.clone()).collect()
+        })
+        .collect();
+    let read = |k: usize| read_chunks(index, locations, layers[k].array, &wanted[k]).into_iter();
+    let busy: Vec<usize> = (0..layers.len())
+        .filter(|&k| !wanted[k].is_empty())
+        .collect();
+    let mut chunks: Vec<_> = (0..layers.len()).map(|_| Vec::new().into_iter()).collect();
+    if let [k] = busy[..] {
+        chunks[k] = read(k);
+    } else {
+        for some in busy.chunks(LAYER_THREADS) {
+            std::thread::scope(|scope| {
+                let running: Vec<_> = some
+                    .iter()
+                    .map(|&k| (k, scope.spawn(move || read(k))))
+                    .collect();
+                for (k, handle) in running {
+                    chunks[k] = handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                }
+            });
+        }
+    }
+    for piece in pieces {
+        let layer = &layers[piece.layer];
+        let meta = &layer.array.meta;
+        let chunk = chunks[piece.layer]
+            .next()
+            .unwrap_or_else(|| Err(Error::unsupported("a chunk that was never read")))?;
+        let fill = meta
+            .fill
+            .clone()
+            .unwrap_or_else(|| vec![0; meta.dtype.size]);
         for (slot, within) in &piece.bands {
             let start =
                 slot * spacing.band + piece.at.0 * spacing.line + piece.at.1 * spacing.pixel;
@@ -181,9 +270,13 @@ fn read_batch(
                 line: spacing.line,
                 pixel: spacing.pixel,
             };
-            match &chunk {
-                Some(c) => assemble::copy_rect(meta, c, within, piece.rect, out, target),
-                None => assemble::fill_rect(&fill, piece.rect, out, target),
+            match (&chunk, layer.nodata) {
+                (Some(c), None) => assemble::copy_rect(meta, c, within, piece.rect, out, target),
+                (Some(c), Some(nodata)) => {
+                    assemble::copy_rect_except(meta, c, within, piece.rect, out, target, nodata)
+                }
+                (None, Some(nodata)) if nodata.matches(&fill) => {}
+                (None, _) => assemble::fill_rect(&fill, piece.rect, out, target),
             }
         }
     }
@@ -192,7 +285,7 @@ fn read_batch(
 
 /// Checks that every element of the window lands inside a buffer of `len`
 /// bytes and that pixels are at least one element apart.
-fn check_buffer(
+pub fn check_buffer(
     window: Window,
     bands: usize,
     size: usize,
@@ -332,6 +425,66 @@ mod tests {
                 }
                 assert!(out.chunks_exact(8).all(|px| px[6..] == [0, 0]));
             }
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn layers_paste_in_order_leaving_nodata_out() {
+        let dir = std::env::temp_dir().join(format!("chunkref-layers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (index, locations) = fixture(&dir);
+        let array = &index.arrays[0];
+        // A 6 x 4 window: band 1's 3 x 2 block from (2, 1) at (0, 0) (its
+        // chunk (1, 1) has no reference: fill 9), then band 0's 4 x 4 block
+        // from (1, 1) at column 2, its 11 (y 1, x 1) nodata: band 1's 114
+        // shows through.
+        let (under, over) = ([vec![1]], [vec![0]]);
+        let nodata = Nodata::new(11u16.to_ne_bytes().to_vec(), false);
+        let layers = [
+            Layer {
+                array,
+                window: Window {
+                    x: 2,
+                    y: 1,
+                    width: 3,
+                    height: 2,
+                },
+                bands: &under,
+                at: (0, 0),
+                nodata: None,
+            },
+            Layer {
+                array,
+                window: Window {
+                    x: 1,
+                    y: 1,
+                    width: 4,
+                    height: 4,
+                },
+                bands: &over,
+                at: (0, 2),
+                nodata: Some(&nodata),
+            },
+        ];
+        let (w, h) = (6usize, 4usize);
+        for batch_bytes in [1, BATCH_BYTES] {
+            let mut out = vec![0u8; 2 * w * h];
+            let spacing = Spacing::packed(2, w, h);
+            read_layers(&index, &locations, &layers, &mut out, spacing, batch_bytes).unwrap();
+            let got: Vec<u16> = out
+                .chunks_exact(2)
+                .map(|e| u16::from_ne_bytes([e[0], e[1]]))
+                .collect();
+            let want: Vec<u16> = (0..h as u64)
+                .flat_map(|r| (0..w as u64).map(move |c| (r, c)))
+                .map(|(r, c)| match (r, c) {
+                    (r, c) if c >= 2 && (r, c) != (0, 2) => expected(0, 1 + r, c - 1),
+                    (r, c) if r < 2 && c < 3 => expected(1, 1 + r, 2 + c),
+                    _ => 0,
+                })
+                .collect();
+            assert_eq!(got, want, "batch {batch_bytes}");
         }
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -5,6 +5,7 @@
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
 //! chunkref index [--template-base] [--datetime-from-name] A.tif B.tif ... -o STACK.parquet|.json
+//! chunkref index [--template-base] [--mosaic | --stack] A.tif B.tif ... -o MOSAIC.parquet|.fgb|.json
 //! chunkref convert IN.json|IN.parquet OUT.json|OUT.parquet
 //! ```
 //! Reads only the headers of each source and writes a Kerchunk JSON v1 chunk
@@ -18,17 +19,23 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
+const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
+                      [--datetime-from-name] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table or Kerchunk Parquet directory;\n\
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
                    (one index each), or DTED cells\n\
-                   several sources with OUT a .json/.parquet file (not a directory):\n\
-                   one time stack of files on the same grid, in the order given\n\
+                   several sources with OUT a .json/.parquet/.fgb file (not a directory):\n\
+                   one time stack of files on the same grid, in the order given, or\n\
+                   a mosaic of scenes on different grids of one CRS and resolution\n\
+                   (pixel aligned; later scenes over earlier ones)\n\
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index)\n\
   --template-base  write portable {{base}}NAME URLs with \"templates\": {\"base\": \"\"}\n\
                    (the index then sits next to its sources, or is opened with\n\
                    -oo TEMPLATE_base=/where/they/are/)\n\
+  --stack, --mosaic\n\
+                   several sources: make a time stack (files on one grid) or a mosaic\n\
+                   (scenes of one CRS and resolution) whatever their grids\n\
   --datetime-from-name\n\
                    time stack: each step's datetime is the first date (YYYYMMDD or\n\
                    YYYY-MM-DD, optionally with a time) in its file name\n\
@@ -41,6 +48,18 @@ use chunkref::builder::{self, Format};
 use chunkref::index::file::{IndexFile, LocalFile};
 use chunkref::index::to_kerchunk::to_kerchunk;
 use chunkref::index::{fgb, parquet, stack, Index, LoadOptions};
+use chunkref::mosaic;
+
+/// How several sources written to one index combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// A time stack when all are on one grid, else a mosaic.
+    Auto,
+    /// A time stack (`--stack`).
+    Stack,
+    /// A mosaic (`--mosaic`).
+    Mosaic,
+}
 
 /// The index forms `chunkref` writes, chosen by the output's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +134,7 @@ struct Args {
     template_base: bool,
     checksum_warnings: bool,
     datetime_from_name: bool,
+    layout: Layout,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -125,12 +145,16 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     }
     let (mut sources, mut output, mut template_base) = (Vec::new(), None, false);
     let (mut checksum_warnings, mut datetime_from_name) = (false, false);
+    let mut layout = Layout::Auto;
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
             "--template-base" => template_base = true,
             "--bad-checksum-warning" => checksum_warnings = true,
             "--datetime-from-name" => datetime_from_name = true,
+            "--stack" if layout != Layout::Mosaic => layout = Layout::Stack,
+            "--mosaic" if layout != Layout::Stack => layout = Layout::Mosaic,
+            "--stack" | "--mosaic" => return Err("--stack and --mosaic exclude each other".into()),
             "-h" | "--help" => return Err(USAGE.into()),
             s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{USAGE}")),
             s => sources.push(s.to_string()),
@@ -146,6 +170,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         template_base,
         checksum_warnings,
         datetime_from_name,
+        layout,
     })
 }
 
@@ -217,8 +242,10 @@ fn stacks(args: &Args) -> bool {
         && (out.ends_with(".json") || Form::of(&args.output) != Form::Json)
 }
 
-/// Indexes every source and stacks them along time into OUT.
-fn index_stack(args: &Args, formats: &[Format]) -> Result<usize, String> {
+/// Indexes every source and stacks them along time into OUT, or makes
+/// them a mosaic (`--mosaic`, or files on different grids); returns what
+/// was made and the number of chunk references.
+fn index_stack(args: &Args, formats: &[Format]) -> Result<(String, usize), String> {
     let mut steps = Vec::with_capacity(args.sources.len());
     for (source, format) in args.sources.iter().zip(formats) {
         let fail = |e: String| format!("{source}: {e}");
@@ -237,8 +264,51 @@ fn index_stack(args: &Args, formats: &[Format]) -> Result<usize, String> {
         };
         steps.push(stack::Step { index, datetime });
     }
-    let index = stack::stack(&args.output.to_string_lossy(), steps).map_err(|e| e.to_string())?;
-    save_index(&index, &args.output)
+    let out = args.output.to_string_lossy();
+    let off_grid = match args.layout {
+        Layout::Stack => None,
+        _ => stack::off_grid(steps.iter().map(|s| &s.index)),
+    };
+    if args.layout == Layout::Mosaic || off_grid.is_some() {
+        if args.datetime_from_name {
+            return Err(
+                "--datetime-from-name is for time stacks; these sources make a mosaic \
+                        (pass --stack for a time stack of files on one grid)"
+                    .into(),
+            );
+        }
+        let settings = chunkref::config::Settings::from_lookup(|k| std::env::var(k).ok())
+            .map_err(|e| e.to_string())?;
+        let scenes = steps.into_iter().map(|s| s.index).collect();
+        let index = mosaic::build::mosaic(&out, scenes, &settings).map_err(|e| e.to_string())?;
+        let d = mosaic::description(&index)
+            .map_err(|e| e.to_string())?
+            .ok_or("the mosaic lost its description")?;
+        // Files on one grid that differ in another way (compression, nodata,
+        // ...) were more likely meant as a time stack.
+        let one_place = d
+            .scenes
+            .iter()
+            .all(|s| (s.offset, s.shape) == (d.scenes[0].offset, d.scenes[0].shape));
+        if let (Layout::Auto, true, Some((i, key))) = (args.layout, one_place, off_grid) {
+            return Err(format!(
+                "{} is not on the grid of {}: metadata '{key}' differs (a time stack needs files \
+                 with the same size, tiling, data type, compression and georeferencing; pass \
+                 --mosaic to lay them over each other)",
+                args.sources[i], args.sources[0]
+            ));
+        }
+        let what = format!(
+            "{} scenes (a {} x {} mosaic)",
+            d.scenes.len(),
+            d.shape[1],
+            d.shape[0]
+        );
+        return Ok((what, save_index(&index, &args.output)?));
+    }
+    let what = format!("{} time steps", steps.len());
+    let index = stack::stack(&out, steps).map_err(|e| e.to_string())?;
+    Ok((what, save_index(&index, &args.output)?))
 }
 
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
@@ -328,16 +398,16 @@ fn main() -> ExitCode {
     if stacks(&args) {
         let start = Instant::now();
         return match index_stack(&args, &formats) {
-            Ok(refs) => {
+            Ok((what, refs)) => {
                 eprintln!(
-                    "{total} time steps -> {} ({refs} chunk references, {:.1} ms)",
+                    "{what} -> {} ({refs} chunk references, {:.1} ms)",
                     args.output.display(),
                     start.elapsed().as_secs_f64() * 1e3
                 );
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("chunkref: cannot build the time stack: {e}");
+                eprintln!("chunkref: cannot build the collection: {e}");
                 ExitCode::FAILURE
             }
         };

@@ -49,6 +49,23 @@ fn comparable(index: &Index) -> Vec<(&String, Value)> {
         .collect()
 }
 
+/// The first index (by position) not on the grid of the first one, and the
+/// metadata document that differs; `None` when all can be stacked.
+pub fn off_grid<'a>(indexes: impl IntoIterator<Item = &'a Index>) -> Option<(usize, String)> {
+    let mut indexes = indexes.into_iter();
+    let reference = comparable(indexes.next()?);
+    indexes.enumerate().find_map(|(i, index)| {
+        let docs = comparable(index);
+        let differs = reference
+            .iter()
+            .zip(&docs)
+            .find(|(a, b)| a != b)
+            .map(|(a, _)| a.0.clone())
+            .or_else(|| (reference.len() != docs.len()).then(|| "the set of documents".into()));
+        differs.map(|key| (i + 1, key))
+    })
+}
+
 /// Stacks `steps` (in order) into one index named `source`. Every step
 /// must have the same arrays and metadata (shape, chunks, codec, georeferencing).
 pub fn stack(source: &str, steps: Vec<Step>) -> Result<Index> {
@@ -59,22 +76,12 @@ pub fn stack(source: &str, steps: Vec<Step>) -> Result<Index> {
     let first = steps
         .first()
         .ok_or_else(|| bad("no time step to stack".into()))?;
-    let reference = comparable(&first.index);
-    for step in &steps[1..] {
-        let docs = comparable(&step.index);
-        let differs = reference
-            .iter()
-            .zip(&docs)
-            .find(|(a, b)| a != b)
-            .map(|(a, _)| a.0.clone())
-            .or_else(|| (reference.len() != docs.len()).then(|| "the set of documents".into()));
-        if let Some(key) = differs {
-            return Err(bad(format!(
-                "{} is not on the grid of {}: metadata '{key}' differs (a time stack needs files \
-                 with the same size, tiling, data type, compression and georeferencing)",
-                step.index.source, first.index.source
-            )));
-        }
+    if let Some((i, key)) = off_grid(steps.iter().map(|s| &s.index)) {
+        return Err(bad(format!(
+            "{} is not on the grid of {}: metadata '{key}' differs (a time stack needs files \
+             with the same size, tiling, data type, compression and georeferencing)",
+            steps[i].index.source, first.index.source
+        )));
     }
     let times = steps.len() as u64;
     let datetimes: Vec<Value> = steps.iter().map(|s| json!(s.datetime)).collect();
@@ -182,7 +189,7 @@ pub fn stack(source: &str, steps: Vec<Step>) -> Result<Index> {
 }
 
 /// A stored reference as a new row, its file id mapped through `id`.
-fn raw(r: ChunkRef<'_>, id: impl Fn(u32) -> u32) -> RawRef {
+pub(crate) fn raw(r: ChunkRef<'_>, id: impl Fn(u32) -> u32) -> RawRef {
     match r {
         ChunkRef::Inline(b) => RawRef::Inline(b.clone()),
         ChunkRef::Whole { file } => RawRef::Whole(id(file)),

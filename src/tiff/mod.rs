@@ -80,7 +80,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let fill = tiff.ifds[0]
         .ascii(tags::GDAL_NODATA)
         .and_then(|s| s.trim().parse::<f64>().ok())
-        .map_or(Value::Null, |v| json!(v));
+        .map_or(Value::Null, crate::zarr::dtype::fill_json);
     let base = [levels[0].1.height, levels[0].1.width];
     let levels = levels
         .into_iter()

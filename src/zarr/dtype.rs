@@ -50,6 +50,17 @@ pub struct DataType {
     pub order: ByteOrder,
 }
 
+/// A number as a Zarr `fill_value`: NaN and the infinities as the texts
+/// `"NaN"`, `"Infinity"`, `"-Infinity"` (JSON has no such numbers).
+pub fn fill_json(v: f64) -> serde_json::Value {
+    match v {
+        v if v.is_nan() => "NaN".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        v => v.into(),
+    }
+}
+
 impl DataType {
     /// Parses a Zarr v2 / numpy type string such as `<u2`, `|u1`, `>f8`.
     pub fn from_v2(s: &str) -> Result<DataType> {

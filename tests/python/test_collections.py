@@ -150,7 +150,9 @@ def test_stack_converts_losslessly(tmp_path, chunkref_bin):
 def test_files_off_the_grid_are_refused_by_name(tmp_path, chunkref_bin):
     sources = write_steps(tmp_path)[:2]
     odd = write_step(tmp_path / "odd_20210105.tif", 9, size=(310, 200))
-    done = run_chunkref(chunkref_bin, "index", *sources, odd, "-o", tmp_path / "stack.parquet")
+    done = run_chunkref(
+        chunkref_bin, "index", "--stack", *sources, odd, "-o", tmp_path / "stack.parquet"
+    )
     assert done.returncode != 0
     assert f"{odd} is not on the grid of {sources[0]}" in done.stderr, done.stderr
     assert not (tmp_path / "stack.parquet").exists()
