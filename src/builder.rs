@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::index::built::Built;
 
 /// A format `chunkref index` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,11 +108,17 @@ pub fn index_file(path: &str, url: &str, options: Options) -> Result<Value> {
 
 /// Like [`index_file`] for a file already known to be of `format`.
 pub fn index_as(format: Format, path: &str, url: &str, options: Options) -> Result<Value> {
+    build_as(format, path, url, options).map(|b| b.to_kerchunk())
+}
+
+/// The index of the file at `path` (known to be of `format`) before it is
+/// written in any form; its chunks are referenced by `url`.
+pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Result<Built> {
     match format {
         Format::Tiff => crate::tiff::index_file(path, url),
         Format::Jpeg2000 => crate::j2k::index_file(path, url),
         Format::Nitf => crate::nitf::index_file(path, url),
         Format::Dted => crate::dted::Cell::read(path, url)
-            .and_then(|cell| crate::dted::index_cells(&[cell], options.dted_checksum_warnings)),
+            .and_then(|cell| crate::dted::build_cells(&[cell], options.dted_checksum_warnings)),
     }
 }

@@ -4,6 +4,7 @@
 //! Each index format lives in its own module and produces the same
 //! [`Index`]; Kerchunk JSON is the first ([`kerchunk_json`]).
 
+pub mod built;
 pub mod fgb;
 pub mod gen;
 pub mod kerchunk_json;

@@ -163,7 +163,7 @@ impl Codestream {
             .map(|(t, parts)| {
                 let (row, col) = (t as u32 / across, t as u32 % across);
                 Ref {
-                    key: format!("0.{row}.{col}"),
+                    index: [0, row.into(), col.into()],
                     url: url.to_string(),
                     ranges: parts
                         .iter()
@@ -274,7 +274,7 @@ fn tlm_parts(
 
 /// Builds the Kerchunk JSON index of the JPEG 2000 file (`.j2k` codestream
 /// or `.jp2`) at `path`, whose chunks are referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<Value> {
+pub fn index_file(path: &str, url: &str) -> Result<crate::index::built::Built> {
     let src = Source::open(path, "JPEG 2000 file")?;
     let (start, len) = jp2::locate_codestream(&src)?;
     let cs = Codestream::read(&src, start, len)?;
@@ -304,5 +304,5 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         attrs: georef.root_attributes(base),
         levels,
     };
-    Ok(pyramid.to_kerchunk())
+    Ok(pyramid.into_built())
 }

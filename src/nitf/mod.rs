@@ -26,6 +26,7 @@ mod rsets;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::j2k::Codestream;
 use crate::source::Source;
@@ -44,7 +45,7 @@ const ABSENT: u32 = 0xFFFF_FFFF;
 
 /// Builds the Kerchunk JSON index of the NITF file at `path`, whose chunks
 /// are referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<Value> {
+pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let src = Source::open(path, "NITF file")?;
     let (segments, version_20) = header::segments(&src)?;
     let rsets = rsets::companions(path, url);
@@ -100,16 +101,16 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
     }
     match pyramids.len() {
         0 => Err(src.malformed("no image segment")),
-        1 => Ok(pyramids[0].to_kerchunk()),
+        1 => Ok(pyramids.remove(0).into_built()),
         _ => {
-            let mut refs = Map::new();
-            for (n, p) in pyramids.iter().enumerate() {
-                p.write(&mut refs, &format!("image_{n}"));
+            let mut built = Built::default();
+            for (n, p) in pyramids.into_iter().enumerate() {
+                p.write(&mut built, &format!("image_{n}"));
             }
-            let root = json!({"source": url});
-            refs.insert(".zgroup".into(), json!(r#"{"zarr_format":2}"#));
-            refs.insert(".zattrs".into(), Value::String(root.to_string()));
-            Ok(json!({"version": 1, "refs": refs}))
+            let meta = &mut built.metadata;
+            meta.insert(".zgroup".into(), json!({"zarr_format": 2}));
+            meta.insert(".zattrs".into(), json!({"source": url}));
+            Ok(built)
         }
     }
 }
@@ -313,12 +314,7 @@ fn blocks(
                 )));
             }
             let (row, col) = (block / img.blocks_across, block % img.blocks_across);
-            refs.push(Ref::single(
-                format!("{plane}.{row}.{col}"),
-                url,
-                at,
-                chunk_bytes,
-            ));
+            refs.push(Ref::single([plane, row, col], url, at, chunk_bytes));
         }
     }
     let fill = match mask.and_then(|m| m.pad.as_ref()) {
@@ -407,7 +403,7 @@ fn jpeg_blocks(
         })?;
         let (row, col) = (block / img.blocks_across, block % img.blocks_across);
         refs.push(Ref::single(
-            format!("0.{row}.{col}"),
+            [0, row, col],
             url,
             start + begin as u64,
             (end - begin) as u64,

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::codec::ColorModel;
 use crate::error::{Error, Result};
 use crate::georef::band::ColorInterp;
+use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use geo::Georef;
 use ifd::{Ifd, Source};
@@ -36,13 +37,13 @@ struct Image {
     /// Array attributes besides `_ARRAY_DIMENSIONS` (colour interpretation,
     /// CF band attributes).
     attrs: Map<String, Value>,
-    /// `(key suffix, offset, length)` of every stored chunk.
-    chunks: Vec<(String, u64, u64)>,
+    /// `(grid index, offset, length)` of every stored chunk.
+    chunks: Vec<([u64; 3], u64, u64)>,
 }
 
-/// Builds the Kerchunk JSON index of the TIFF at `path`, whose chunks are
-/// referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<Value> {
+/// Builds the index of the TIFF at `path`, whose chunks are referenced by
+/// `url`.
+pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let src = Source::open(path, "TIFF")?;
     let tiff = ifd::read(&src)?;
     let mut levels: Vec<(usize, Image)> = Vec::new();
@@ -101,7 +102,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         attrs: georef.root_attributes(base),
         levels,
     };
-    Ok(pyramid.to_kerchunk())
+    Ok(pyramid.into_built())
 }
 
 impl Image {
@@ -118,7 +119,7 @@ impl Image {
             refs: self
                 .chunks
                 .iter()
-                .map(|(key, offset, length)| Ref::single(key.clone(), url, *offset, *length))
+                .map(|&(index, offset, length)| Ref::single(index, url, offset, length))
                 .collect(),
         }
     }
@@ -282,7 +283,7 @@ fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
             )));
         }
         let (plane, rest) = (i / (across * down), i % (across * down));
-        chunks.push((format!("{plane}.{}.{}", rest / across, rest % across), o, c));
+        chunks.push(([plane, rest / across, rest % across], o, c));
     }
     let jpeg_tables = ifd.bytes(tags::JPEG_TABLES).map_or(Value::Null, |t| {
         json!(base64::engine::general_purpose::STANDARD.encode(t))
