@@ -4,7 +4,7 @@
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
-//! chunkref index [--template-base] [--datetime-from-name] A.tif B.tif ... -o STACK.parquet|.json
+//! chunkref index [--template-base] [--datetime-from-name | --datetime-from-metadata] A.tif B.tif ... -o STACK.parquet|.json
 //! chunkref convert IN.json|IN.parquet OUT.json|OUT.parquet
 //! ```
 //! Reads only the headers of each source and writes a Kerchunk JSON v1 chunk
@@ -16,6 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table or Kerchunk Parquet directory;\n\
@@ -31,14 +33,21 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
   --datetime-from-name\n\
                    time stack: each step's datetime is the first date (YYYYMMDD or\n\
                    YYYY-MM-DD, optionally with a time) in its file name\n\
+  --datetime-from-metadata\n\
+                   time stack: each step's datetime is the one its file records:\n\
+                   GDAL metadata ACQUISITIONDATETIME or DATETIME, else the TIFF\n\
+                   DateTime tag (GDAL's TIFFTAG_DATETIME); NITF IDATIM\n\
   --bad-checksum-warning\n\
                    DTED: a record with a bad checksum is read with a GDAL warning\n\
                    instead of failing the read (the peer cannot read such indexes)";
 
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
+use chunkref::index::built::Built;
+use chunkref::index::stacker::{self, Stacker, Step};
+use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
-use chunkref::index::{fgb, parquet, stack, Index};
+use chunkref::index::{fgb, parquet, Index};
 
 /// The index forms `chunkref` writes, chosen by the output's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,12 +116,21 @@ fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
     Ok(())
 }
 
+/// Where the steps of a time stack take their datetimes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DatetimeFrom {
+    /// The first date in the file name.
+    Name,
+    /// The datetime the file's metadata records.
+    Metadata,
+}
+
 struct Args {
     sources: Vec<String>,
     output: PathBuf,
     template_base: bool,
     checksum_warnings: bool,
-    datetime_from_name: bool,
+    datetime: Option<DatetimeFrom>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -122,13 +140,24 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         Some(other) => return Err(format!("unknown command '{other}'\n{USAGE}")),
     }
     let (mut sources, mut output, mut template_base) = (Vec::new(), None, false);
-    let (mut checksum_warnings, mut datetime_from_name) = (false, false);
+    let (mut checksum_warnings, mut datetime) = (false, None);
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
             "--template-base" => template_base = true,
             "--bad-checksum-warning" => checksum_warnings = true,
-            "--datetime-from-name" => datetime_from_name = true,
+            "--datetime-from-name" | "--datetime-from-metadata" => {
+                let from = match a.as_str() {
+                    "--datetime-from-name" => DatetimeFrom::Name,
+                    _ => DatetimeFrom::Metadata,
+                };
+                if datetime.is_some_and(|d| d != from) {
+                    return Err(format!(
+                        "--datetime-from-name and --datetime-from-metadata exclude each other\n{USAGE}"
+                    ));
+                }
+                datetime = Some(from);
+            }
             "-h" | "--help" => return Err(USAGE.into()),
             s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{USAGE}")),
             s => sources.push(s.to_string()),
@@ -143,7 +172,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         output: PathBuf::from(output),
         template_base,
         checksum_warnings,
-        datetime_from_name,
+        datetime,
     })
 }
 
@@ -192,17 +221,17 @@ fn write(doc: serde_json::Value, out: &Path) -> Result<usize, String> {
     Ok(refs)
 }
 
-/// The Kerchunk JSON index of one source (templates set with `--template-base`).
-fn source_doc(args: &Args, source: &str, format: Format) -> Result<serde_json::Value, String> {
+/// The index of one source (templates set with `--template-base`).
+fn source_built(args: &Args, source: &str, format: Format) -> Result<Built, String> {
     let (path, url) = locate(args, source)?;
     let options = builder::Options {
         dted_checksum_warnings: args.checksum_warnings,
     };
-    let mut doc = builder::index_as(format, &path, &url, options).map_err(|e| e.to_string())?;
+    let mut built = builder::build_as(format, &path, &url, options).map_err(|e| e.to_string())?;
     if args.template_base {
-        doc["templates"] = serde_json::json!({"base": ""});
+        built.templates.insert("base".into(), String::new());
     }
-    Ok(doc)
+    Ok(built)
 }
 
 /// True when several sources make one time stack: OUT names an index
@@ -215,32 +244,114 @@ fn stacks(args: &Args) -> bool {
         && (out.ends_with(".json") || Form::of(&args.output) != Form::Json)
 }
 
-/// Indexes every source and stacks them along time into OUT.
-fn index_stack(args: &Args, formats: &[Format]) -> Result<usize, String> {
-    let mut steps = Vec::with_capacity(args.sources.len());
-    for (source, format) in args.sources.iter().zip(formats) {
-        let fail = |e: String| format!("{source}: {e}");
-        let text = serde_json::to_vec(&source_doc(args, source, *format).map_err(fail)?)
-            .map_err(|e| fail(e.to_string()))?;
-        let index =
-            Index::from_kerchunk_json(source, &text, &[]).map_err(|e| fail(e.to_string()))?;
-        let datetime = match args.datetime_from_name {
-            false => None,
-            true => Some(stack::datetime_in_name(source).ok_or_else(|| {
+/// How many sources are indexed at once, ahead of the stack being written.
+const READ_AHEAD: usize = 64;
+
+/// One time step of the stack: the index of `source` and its datetime.
+fn read_step(args: &Args, source: &str, format: Format) -> Result<Step, String> {
+    let fail = |e: String| format!("{source}: {e}");
+    let built = source_built(args, source, format).map_err(fail)?;
+    let datetime = match args.datetime {
+        None => None,
+        Some(DatetimeFrom::Name) => {
+            Some(chunkref::datetime::datetime_in_name(source).ok_or_else(|| {
                 fail(
                     "--datetime-from-name: no date (YYYYMMDD or YYYY-MM-DD) in the file name"
                         .into(),
                 )
-            })?),
-        };
-        steps.push(stack::Step { index, datetime });
+            })?)
+        }
+        Some(DatetimeFrom::Metadata) => Some(built.datetime.clone().ok_or_else(|| {
+            fail(
+                "--datetime-from-metadata: its metadata records no datetime (looked for GDAL \
+                 metadata ACQUISITIONDATETIME / DATETIME, the TIFF DateTime tag, NITF IDATIM)"
+                    .into(),
+            )
+        })?),
+    };
+    Ok(Step {
+        name: source.to_string(),
+        built,
+        datetime,
+    })
+}
+
+/// Indexes every source, several at once (headers read in parallel), and
+/// hands the steps to `use_step` in the order given.
+fn read_steps(
+    args: &Args,
+    formats: &[Format],
+    mut use_step: impl FnMut(Step) -> Result<(), String>,
+) -> Result<(), String> {
+    let jobs: Vec<(&String, Format)> = args.sources.iter().zip(formats.iter().copied()).collect();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD);
+        scope.spawn(move || {
+            for window in jobs.chunks(READ_AHEAD) {
+                let steps: Vec<_> = window
+                    .par_iter()
+                    .map(|&(source, format)| read_step(args, source, format))
+                    .collect();
+                for step in steps {
+                    if tx.send(step).is_err() {
+                        return; // the stack failed
+                    }
+                }
+            }
+        });
+        rx.into_iter().try_for_each(|step| use_step(step?))
+    })
+}
+
+/// Indexes every source and stacks them along time into OUT; returns the
+/// number of chunk references. A Parquet table is written as the steps
+/// arrive, its rows never all in memory.
+fn index_stack(args: &Args, formats: &[Format]) -> Result<usize, String> {
+    let out = &args.output;
+    let name = out.to_string_lossy();
+    if Form::of(out) != Form::Parquet {
+        let mut steps = Vec::with_capacity(args.sources.len());
+        read_steps(args, formats, |step| {
+            steps.push(step);
+            Ok(())
+        })?;
+        let index = stacker::stack(&name, steps).map_err(|e| e.to_string())?;
+        return save_index(&index, out);
     }
-    let index = stack::stack(&args.output.to_string_lossy(), steps).map_err(|e| e.to_string())?;
-    save_index(&index, &args.output)
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let written = write_parquet_stack(args, formats, std::io::BufWriter::new(file));
+    if written.is_err() {
+        let _ = std::fs::remove_file(out);
+    }
+    written
+}
+
+/// Streams the stack of the sources to `out` as a Parquet table.
+fn write_parquet_stack(
+    args: &Args,
+    formats: &[Format],
+    out: impl std::io::Write + Send,
+) -> Result<usize, String> {
+    let name = args.output.to_string_lossy();
+    let mut writer = parquet::TableWriter::new(&name, out).map_err(|e| e.to_string())?;
+    let mut refs = 0;
+    let mut stacker = Stacker::new(&name, table::BATCH_ROWS, |rows: &Rows| {
+        refs += rows.part.iter().filter(|&&p| p == 0).count();
+        writer.write(rows)
+    });
+    read_steps(args, formats, |step| {
+        stacker.push(step).map_err(|e| e.to_string())
+    })?;
+    let doc = stacker.finish().map_err(|e| e.to_string())?;
+    writer.finish(&doc).map_err(|e| e.to_string())?;
+    Ok(refs)
 }
 
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
-    let doc = source_doc(args, source, format)?;
+    let doc = source_built(args, source, format)?.to_kerchunk();
     let out = destination(args, source, args.sources.len() > 1);
     Ok((out.clone(), write(doc, &out)?))
 }

@@ -12,6 +12,7 @@ pub mod kerchunk_parquet;
 pub mod parquet;
 pub mod pyramid;
 pub mod stack;
+pub mod stacker;
 pub mod table;
 pub mod template;
 pub mod to_kerchunk;

@@ -50,8 +50,12 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let (segments, version_20) = header::segments(&src)?;
     let rsets = rsets::companions(path, url);
     let mut pyramids = Vec::new();
+    let mut datetime = None;
     for (n, seg) in segments.iter().enumerate() {
         let img = header::image(&src, seg, n, version_20)?;
+        if n == 0 {
+            datetime = crate::datetime::nitf_idatim(&img.idatim, version_20);
+        }
         let mut levels = levels(&src, &img, n, url)?;
         if segments.len() == 1 && !rsets.is_empty() {
             levels.truncate(1);
@@ -99,9 +103,9 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             levels,
         });
     }
-    match pyramids.len() {
-        0 => Err(src.malformed("no image segment")),
-        1 => Ok(pyramids.remove(0).into_built()),
+    let mut built = match pyramids.len() {
+        0 => return Err(src.malformed("no image segment")),
+        1 => pyramids.remove(0).into_built(),
         _ => {
             let mut built = Built::default();
             for (n, p) in pyramids.into_iter().enumerate() {
@@ -110,9 +114,12 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             let meta = &mut built.metadata;
             meta.insert(".zgroup".into(), json!({"zarr_format": 2}));
             meta.insert(".zattrs".into(), json!({"source": url}));
-            Ok(built)
+            built
         }
-    }
+    };
+    // The first image segment's date and time stands for the file.
+    built.datetime = datetime;
+    Ok(built)
 }
 
 /// The full-resolution array of the first image segment of the NITF file

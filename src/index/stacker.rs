@@ -1,0 +1,440 @@
+//! Time stacks: the indexes of several files on one grid ([`Built`], as the
+//! builders make them) made into one chunk-reference table whose arrays gain
+//! a leading `time` axis (docs/reference-table.md, "Time stacks").
+//!
+//! Every array `(bands, y, x)` of the steps becomes `(T, bands, y, x)` with
+//! chunks `(1, ...)`, `_ARRAY_DIMENSIONS` `["time", ...]` and the attribute
+//! `chunkref:datetime` (one ISO 8601 text or null per step); chunk
+//! `(b, y, x)` of step `t` becomes the row (time `t`, band `b`, y, x).
+//!
+//! The rows come out in table order without sorting the table: steps
+//! arrive in order, so the rows of the first array (the full-resolution
+//! level, most of the table) go to the sink as each step arrives, and only
+//! the rows of the other arrays (overviews, masks) wait for the last step.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{json, Map, Value};
+
+use super::built::Built;
+use super::pyramid::Ref;
+use super::stack::DATETIME_ATTRIBUTE;
+use super::table::{self, FileEntry, Row, Rows, TableArray, TableDoc, TableReader};
+use super::template::{self, TemplateValue, Vars};
+use super::{join_key, split_key, Index, Store};
+use crate::error::{Error, Result};
+use crate::georef::band::COLOR_ATTRIBUTE;
+
+/// Root attribute naming the indexed source(s), which differs between steps.
+const SOURCE_ATTRIBUTE: &str = "source";
+
+/// One time step: the index of one file and its datetime, if known.
+#[derive(Debug)]
+pub struct Step {
+    /// The file as the user named it (for messages).
+    pub name: String,
+    /// The file's index.
+    pub built: Built,
+    /// ISO 8601 datetime of the step.
+    pub datetime: Option<String>,
+}
+
+/// The first step, which every later one must match.
+#[derive(Debug)]
+struct Reference {
+    name: String,
+    metadata: BTreeMap<String, Value>,
+    /// Path and chunk grid (bands, y, x) of each array, in table order.
+    arrays: Vec<(String, [u64; 3])>,
+}
+
+/// Stacks steps given one by one into table rows handed to a sink in
+/// batches of at least `batch` rows (a batch ends with a whole chunk).
+pub struct Stacker<S: FnMut(&Rows) -> Result<()>> {
+    source: String,
+    batch: usize,
+    sink: S,
+    reference: Option<Reference>,
+    /// The batch being filled.
+    rows: Rows,
+    /// Rows of the arrays after the first, kept until [`Stacker::finish`].
+    later: Vec<Rows>,
+    files: Vec<FileEntry>,
+    sources: Vec<Value>,
+    datetimes: Vec<Option<String>>,
+}
+
+impl<S: FnMut(&Rows) -> Result<()>> Stacker<S> {
+    /// A stack named `source` (for messages) whose rows go to `sink`.
+    pub fn new(source: &str, batch: usize, sink: S) -> Self {
+        Stacker {
+            source: source.to_string(),
+            batch,
+            sink,
+            reference: None,
+            rows: Rows::default(),
+            later: Vec::new(),
+            files: Vec::new(),
+            sources: Vec::new(),
+            datetimes: Vec::new(),
+        }
+    }
+
+    fn bad(&self, reason: String) -> Error {
+        Error::MalformedIndex {
+            index: self.source.clone(),
+            reason,
+        }
+    }
+
+    /// Adds the next time step.
+    pub fn push(&mut self, step: Step) -> Result<()> {
+        let t = u32::try_from(self.datetimes.len())
+            .map_err(|_| self.bad("more than 2^32 time steps".into()))?;
+        let reference = match self.reference.take() {
+            Some(r) => r,
+            None => self.reference_of(&step)?,
+        };
+        let checked = match differing(&reference.metadata, &step.built.metadata) {
+            Some(key) => Err(self.bad(format!(
+                "{} is not on the grid of {}: metadata '{key}' differs (a time stack needs files \
+                 with the same size, tiling, data type, compression and georeferencing)",
+                step.name, reference.name
+            ))),
+            None => self.add_rows(t, &reference, &step),
+        };
+        self.reference = Some(reference);
+        checked?;
+        let root = step.built.metadata.get(".zattrs");
+        self.sources.push(
+            root.and_then(|r| r.get(SOURCE_ATTRIBUTE))
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+        self.datetimes.push(step.datetime);
+        Ok(())
+    }
+
+    /// The reference made of the first step.
+    fn reference_of(&mut self, step: &Step) -> Result<Reference> {
+        let docs = step.built.metadata.clone().into_iter().collect();
+        let store = Store::from_documents(docs)?;
+        if store.metas().len() > usize::from(u16::MAX) + 1 {
+            return Err(self.bad(format!(
+                "{} arrays; a table holds at most 65536",
+                store.metas().len()
+            )));
+        }
+        let mut arrays = Vec::new();
+        for (meta, grid) in store.metas().iter().zip(store.grids()) {
+            let grid = match grid.as_slice() {
+                &[b, y, x] if [b, y, x].iter().all(|&g| g <= u64::from(u32::MAX)) => [b, y, x],
+                _ => {
+                    return Err(self.bad(format!(
+                        "array '{}' of {} has chunk grid {grid:?}; a time stack needs \
+                         (bands, y, x) grids of at most 2^32 chunks per axis",
+                        meta.path, step.name
+                    )))
+                }
+            };
+            arrays.push((meta.path.clone(), grid));
+        }
+        self.later = vec![Rows::default(); arrays.len().saturating_sub(1)];
+        Ok(Reference {
+            name: step.name.clone(),
+            metadata: step.built.metadata.clone(),
+            arrays,
+        })
+    }
+
+    /// Adds the file table entries and rows of step `t`.
+    fn add_rows(&mut self, t: u32, reference: &Reference, step: &Step) -> Result<()> {
+        let urls = urls_in_key_order(&step.built);
+        let first_id = self.files.len() as u32;
+        let vars: Vars = step
+            .built
+            .templates
+            .iter()
+            .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
+            .collect();
+        for url in &urls {
+            let mut attributes = Map::new();
+            if let Some(d) = &step.datetime {
+                attributes.insert("datetime".into(), json!(d));
+            }
+            let path = if url.contains("{{") {
+                template::render_url(url, &vars).map_err(|e| self.bad(e))?
+            } else {
+                url.to_string()
+            };
+            self.files.push(FileEntry { path, attributes });
+        }
+        let ids: HashMap<&str, u32> = urls
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (*u, first_id + i as u32))
+            .collect();
+        let id_of = |r: &Ref| match urls.as_slice() {
+            [_] => first_id,
+            _ => ids[r.url.as_str()],
+        };
+        for (a, (path, grid)) in reference.arrays.iter().enumerate() {
+            let Some(refs) = step.built.arrays.get(path) else {
+                continue;
+            };
+            for r in in_grid_order(refs, *grid) {
+                let [b, y, x] = r.index.map(|i| i as u32);
+                let row = |offset, length, part| Row {
+                    array: a as u16,
+                    chunk: [t, b, y, x],
+                    file: id_of(r),
+                    offset,
+                    length: Some(length),
+                    part,
+                };
+                let rows = match a {
+                    0 => &mut self.rows,
+                    _ => &mut self.later[a - 1],
+                };
+                match r.merged() {
+                    Some((offset, length)) => rows.push(row(offset, length, 0)),
+                    None => {
+                        for (part, &(offset, length)) in r.ranges.iter().enumerate() {
+                            rows.push(row(offset, length, part as u16));
+                        }
+                    }
+                }
+                if a == 0 && self.rows.len() >= self.batch {
+                    self.flush()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if !self.rows.is_empty() {
+            (self.sink)(&self.rows)?;
+            self.rows = Rows::default();
+        }
+        Ok(())
+    }
+
+    /// Hands over the rows kept back and returns the table's document.
+    pub fn finish(mut self) -> Result<TableDoc> {
+        let Some(reference) = self.reference.take() else {
+            return Err(self.bad("no time step to stack".into()));
+        };
+        for later in std::mem::take(&mut self.later) {
+            for i in 0..later.len() {
+                let row = later.row(i);
+                if row.part == 0 && self.rows.len() >= self.batch {
+                    self.flush()?;
+                }
+                self.rows.push(row);
+            }
+        }
+        self.flush()?;
+        let metadata = stacked_metadata(&self.source, &reference, &self.sources, &self.datetimes)?;
+        let store = Store::from_documents(metadata.clone().into_iter().collect())?;
+        Ok(TableDoc {
+            chunkref_table: table::VERSION,
+            arrays: store
+                .metas()
+                .iter()
+                .map(|m| TableArray {
+                    path: m.path.clone(),
+                    time_axis: table::has_time_axis(m),
+                })
+                .collect(),
+            files: self.files,
+            metadata,
+            inline: BTreeMap::new(),
+        })
+    }
+}
+
+/// The references inside `grid` by chunk position; of several for one
+/// chunk the last (as in a Kerchunk JSON object).
+fn in_grid_order(refs: &[Ref], [gb, gy, gx]: [u64; 3]) -> Vec<&Ref> {
+    let position = |r: &Ref| {
+        let [b, y, x] = r.index;
+        (b < gb && y < gy && x < gx).then_some((b * gy + y) * gx + x)
+    };
+    let mut order: Vec<(u64, &Ref)> = refs
+        .iter()
+        .filter_map(|r| position(r).map(|p| (p, r)))
+        .collect();
+    if !order.windows(2).all(|w| w[0].0 < w[1].0) {
+        order.sort_by_key(|(p, _)| *p);
+        // Of equal positions keep the last (the sort is stable).
+        order.reverse();
+        order.dedup_by_key(|(p, _)| *p);
+        order.reverse();
+    }
+    order.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The distinct URLs of a step's references in the order a Kerchunk JSON
+/// reader meets them (by store key), so that file ids are the ones the
+/// step's Kerchunk JSON would give.
+fn urls_in_key_order(built: &Built) -> Vec<&str> {
+    let all = || built.arrays.values().flatten();
+    let Some(first) = all().next() else {
+        return Vec::new();
+    };
+    if all().all(|r| r.url == first.url) {
+        return vec![first.url.as_str()];
+    }
+    let mut first_key: HashMap<&str, String> = HashMap::new();
+    for (path, refs) in &built.arrays {
+        for r in refs {
+            let [b, y, x] = r.index;
+            let key = format!("{path}/{b}.{y}.{x}");
+            let slot = first_key
+                .entry(r.url.as_str())
+                .or_insert_with(|| key.clone());
+            if key < *slot {
+                *slot = key;
+            }
+        }
+    }
+    let mut urls: Vec<(String, &str)> = first_key.into_iter().map(|(u, k)| (k, u)).collect();
+    urls.sort();
+    urls.into_iter().map(|(_, u)| u).collect()
+}
+
+/// The first metadata document of `step` that differs from `reference`
+/// (the root `source` attribute left out), or "the set of documents".
+fn differing(
+    reference: &BTreeMap<String, Value>,
+    step: &BTreeMap<String, Value>,
+) -> Option<String> {
+    let without_source = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove(SOURCE_ATTRIBUTE);
+        }
+        v
+    };
+    for ((ka, va), (kb, vb)) in reference.iter().zip(step) {
+        let same = ka == kb
+            && if ka == ".zattrs" {
+                without_source(va) == without_source(vb)
+            } else {
+                va == vb
+            };
+        if !same {
+            return Some(ka.clone());
+        }
+    }
+    (reference.len() != step.len()).then(|| "the set of documents".into())
+}
+
+/// The metadata documents of the stack: the reference step's, every array
+/// given its time axis, the root `source` listing every step's source.
+fn stacked_metadata(
+    source: &str,
+    reference: &Reference,
+    sources: &[Value],
+    datetimes: &[Option<String>],
+) -> Result<BTreeMap<String, Value>> {
+    let bad = |reason: String| Error::MalformedIndex {
+        index: source.to_string(),
+        reason,
+    };
+    let first = &reference.metadata;
+    let times = datetimes.len();
+    let datetimes: Vec<Value> = datetimes.iter().map(|d| json!(d)).collect();
+    let mut docs = BTreeMap::new();
+    for (key, doc) in first {
+        let (dir, name) = split_key(key);
+        let doc = match name {
+            ".zarray" => {
+                let mut d = doc.clone();
+                prepend(&mut d, "shape", json!(times)).map_err(|e| bad(format!("{key}: {e}")))?;
+                prepend(&mut d, "chunks", json!(1)).map_err(|e| bad(format!("{key}: {e}")))?;
+                d
+            }
+            "zarr.json" if doc.get("node_type").and_then(Value::as_str) == Some("array") => {
+                return Err(Error::unsupported(format!(
+                    "time stacks of Zarr v3 arrays ('{key}' in {})",
+                    reference.name
+                )))
+            }
+            ".zattrs" if first.contains_key(&join_key(dir, ".zarray")) => {
+                let mut d = doc.as_object().cloned().unwrap_or_default();
+                let ndim = first
+                    .get(&join_key(dir, ".zarray"))
+                    .and_then(|z| z.get("shape"))
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                let mut dims = d
+                    .get("_ARRAY_DIMENSIONS")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_else(|| (0..ndim).map(|i| json!(format!("dim_{i}"))).collect());
+                dims.insert(0, json!(table::TIME_DIMENSION));
+                d.insert("_ARRAY_DIMENSIONS".into(), Value::Array(dims));
+                // Per-band lists cover every band of every step.
+                if let Some(Value::Array(list)) = d.get_mut(COLOR_ATTRIBUTE) {
+                    *list = list
+                        .iter()
+                        .cycle()
+                        .take(list.len() * times)
+                        .cloned()
+                        .collect();
+                }
+                d.insert(DATETIME_ATTRIBUTE.into(), Value::Array(datetimes.clone()));
+                Value::Object(d)
+            }
+            ".zattrs" if key == ".zattrs" => {
+                let mut d = doc.as_object().cloned().unwrap_or_default();
+                d.insert(SOURCE_ATTRIBUTE.into(), Value::Array(sources.to_vec()));
+                Value::Object(d)
+            }
+            _ => doc.clone(),
+        };
+        docs.insert(key.clone(), doc);
+    }
+    // Arrays without .zattrs still need the time dimension name.
+    for (path, _) in &reference.arrays {
+        docs.entry(join_key(path, ".zattrs")).or_insert_with(|| {
+            let ndim = first
+                .get(&join_key(path, ".zarray"))
+                .and_then(|z| z.get("shape"))
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let mut dims = vec![json!(table::TIME_DIMENSION)];
+            dims.extend((0..ndim).map(|i| json!(format!("dim_{i}"))));
+            json!({"_ARRAY_DIMENSIONS": dims, DATETIME_ATTRIBUTE: datetimes.clone()})
+        });
+    }
+    Ok(docs)
+}
+
+/// Puts `value` first in the list `doc[field]`.
+fn prepend(doc: &mut Value, field: &str, value: Value) -> std::result::Result<(), String> {
+    doc.get_mut(field)
+        .and_then(Value::as_array_mut)
+        .ok_or_else(|| format!("no '{field}' list"))?
+        .insert(0, value);
+    Ok(())
+}
+
+/// Stacks `steps` (in order) into one in-memory index named `source`
+/// (for forms written from an [`Index`]: Kerchunk JSON, FlatGeobuf).
+pub fn stack(source: &str, steps: impl IntoIterator<Item = Step>) -> Result<Index> {
+    let mut rows = Rows::default();
+    let mut stacker = Stacker::new(source, table::BATCH_ROWS, |batch: &Rows| {
+        rows.extend(batch);
+        Ok(())
+    });
+    for step in steps {
+        stacker.push(step)?;
+    }
+    let doc = stacker.finish()?;
+    let mut reader = TableReader::new(source, &table::doc_text(source, &doc)?)?;
+    reader.push(&rows)?;
+    Ok(reader.finish())
+}
