@@ -177,7 +177,7 @@ impl Ref {
 mod tests {
     use super::*;
 
-    fn array(refs: Vec<([u64; 3], Vec<(u64, u64)>)>) -> Array {
+    fn array(refs: Vec<Ref>) -> Array {
         Array {
             shape: [1, 4, 4],
             chunks: [1, 4, 4],
@@ -185,14 +185,15 @@ mod tests {
             codec: json!({"id": "x"}),
             fill: Value::Null,
             attrs: Map::new(),
-            refs: refs
-                .into_iter()
-                .map(|(index, ranges)| Ref {
-                    index,
-                    url: "/f".into(),
-                    ranges,
-                })
-                .collect(),
+            refs,
+        }
+    }
+
+    fn reference(index: [u64; 3], ranges: Vec<(u64, u64)>) -> Ref {
+        Ref {
+            index,
+            url: "/f".into(),
+            ranges,
         }
     }
 
@@ -203,8 +204,8 @@ mod tests {
             attrs: Map::new(),
             levels: vec![Level {
                 data: array(vec![
-                    ([0, 0, 0], vec![(10, 5), (15, 5)]),
-                    ([0, 0, 1], vec![(30, 5), (10, 2)]),
+                    reference([0, 0, 0], vec![(10, 5), (15, 5)]),
+                    reference([0, 0, 1], vec![(30, 5), (10, 2)]),
                 ]),
                 mask: None,
                 attrs: Map::new(),

@@ -438,3 +438,136 @@ pub fn stack(source: &str, steps: impl IntoIterator<Item = Step>) -> Result<Inde
     reader.push(&rows)?;
     Ok(reader.finish())
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::refs::ChunkRef;
+
+    /// A one-array step (grid 1 x 2 x 2 of 2 x 3 chunks) whose two chunks
+    /// are in `file`.
+    pub(crate) fn step(file: &str, datetime: &str) -> Step {
+        let zarray = json!({"shape": [1, 4, 6], "chunks": [1, 2, 3], "dtype": "|u1",
+            "fill_value": 0, "compressor": null, "filters": null, "order": "C", "zarr_format": 2});
+        let mut built = Built::default();
+        for (key, doc) in [
+            (".zgroup", json!({"zarr_format": 2})),
+            (".zattrs", json!({"source": file})),
+            ("a/.zarray", zarray),
+            (
+                "a/.zattrs",
+                json!({"_ARRAY_DIMENSIONS": ["bands", "y", "x"]}),
+            ),
+        ] {
+            built.metadata.insert(key.into(), doc);
+        }
+        let refs = vec![
+            Ref::single([0, 0, 0], file, 0, 10),
+            Ref::single([0, 1, 1], file, 10, 10),
+        ];
+        built.arrays.insert("a".into(), refs);
+        Step {
+            name: file.into(),
+            built,
+            datetime: Some(datetime.into()),
+        }
+    }
+
+    /// A step with an array `b` besides `a`, whose references are out of
+    /// order, repeated, multi-range, outside the grid and in two files.
+    fn rich_step(t: usize) -> Step {
+        let file = format!("/d/{t}.tif");
+        let mut s = step(&file, "2021-01-01");
+        let zarray = s.built.metadata["a/.zarray"].clone();
+        s.built.metadata.insert("b/.zarray".into(), zarray);
+        let other = format!("/d/{t}.side");
+        let multi = Ref {
+            index: [0, 0, 1],
+            url: file.clone(),
+            ranges: vec![(50, 5), (40, 5), (45, 1)],
+        };
+        let refs = vec![
+            Ref::single([0, 1, 0], &other, 7, 3),
+            multi,
+            Ref::single([0, 0, 0], &file, 1, 1),
+            Ref::single([0, 0, 0], &file, 2, 2),
+            Ref::single([0, 9, 0], &file, 3, 3),
+        ];
+        s.built.arrays.insert("b".into(), refs);
+        s
+    }
+
+    #[test]
+    fn rows_come_in_table_order_in_whole_chunk_batches() {
+        let mut batches = Vec::new();
+        let mut stacker = Stacker::new("s.parquet", 3, |rows: &Rows| {
+            batches.push(rows.clone());
+            Ok(())
+        });
+        for t in 0..3 {
+            stacker.push(rich_step(t)).unwrap();
+        }
+        let doc = stacker.finish().unwrap();
+        for b in &batches[..batches.len() - 1] {
+            assert!(b.len() >= 3 && b.part[0] == 0, "{b:?}");
+        }
+        let mut streamed = Rows::default();
+        batches.iter().for_each(|b| streamed.extend(b));
+        // The same rows as the in-memory index gives, which orders them by
+        // chunk position.
+        let index = stack("s.parquet", (0..3).map(rich_step)).unwrap();
+        let mut sorted = Rows::default();
+        table::rows_of(&index, usize::MAX, |r| {
+            sorted.extend(r);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(streamed, sorted);
+        assert_eq!(streamed.len(), 3 * (2 + 3 + 1 + 1));
+        let b = index.array("b").unwrap();
+        assert_eq!(
+            b.refs.get(0),
+            Some(ChunkRef::Range {
+                file: 0,
+                offset: 2,
+                length: 2
+            }),
+            "the last of a repeated chunk"
+        );
+        // File ids follow the Kerchunk key order: `a/0.0.0` in .tif first.
+        let paths: Vec<&str> = doc.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(&paths[..2], ["/d/0.tif", "/d/0.side"]);
+        assert_eq!(doc.arrays.len(), 2);
+        assert!(doc.arrays.iter().all(|a| a.time_axis));
+        assert_eq!(doc.metadata["b/.zarray"]["shape"], json!([3, 1, 4, 6]));
+    }
+
+    #[test]
+    fn refuses_steps_off_the_grid() {
+        let mut other = step("/d/x.tif", "2021-01-01");
+        other
+            .built
+            .metadata
+            .insert("a/.zarray".into(), json!({"shape": [1, 4, 7]}));
+        let steps = vec![step("/d/0.tif", "2021-01-01"), other];
+        let e = stack("s", steps).unwrap_err().to_string();
+        assert!(
+            e.contains("/d/x.tif is not on the grid of /d/0.tif: metadata 'a/.zarray'"),
+            "{e}"
+        );
+        let e = stack("s", Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("no time step"), "{e}");
+    }
+
+    #[test]
+    fn templates_are_filled_in_the_file_table() {
+        let mut s = step("{{base}}a.tif", "2021-01-01");
+        s.built.templates.insert("base".into(), String::new());
+        let index = stack("s", vec![s]).unwrap();
+        assert_eq!(index.files.urls(), ["a.tif"]);
+        assert_eq!(
+            index.metadata[".zattrs"]["source"],
+            json!(["{{base}}a.tif"])
+        );
+    }
+}
