@@ -3,6 +3,15 @@
 //! (ISO 8601 or the TIFF form), NITF `IDATIM` (`CCYYMMDDhhmmss`, NITF 2.0
 //! `DDHHMMSSZMONYY`). Time steps of a stack take their datetime from them.
 
+/// GDAL metadata items that may hold an image's datetime, most specific
+/// first (`TIFFTAG_DATETIME` is the TIFF DateTime tag as GDAL names it).
+pub const METADATA_ITEMS: [&str; 4] = [
+    "ACQUISITIONDATETIME",
+    "ACQUISITION_DATETIME",
+    "DATETIME",
+    "TIFFTAG_DATETIME",
+];
+
 /// The months as NITF 2.0 `IDATIM` writes them.
 const MONTHS: [&str; 12] = [
     "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",

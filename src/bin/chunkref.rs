@@ -35,8 +35,9 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
                    YYYY-MM-DD, optionally with a time) in its file name\n\
   --datetime-from-metadata\n\
                    time stack: each step's datetime is the one its file records:\n\
-                   GDAL metadata ACQUISITIONDATETIME or DATETIME, else the TIFF\n\
-                   DateTime tag (GDAL's TIFFTAG_DATETIME); NITF IDATIM\n\
+                   GDAL metadata ACQUISITIONDATETIME, DATETIME or TIFFTAG_DATETIME\n\
+                   (TIFF; JPEG 2000 written with -co WRITE_METADATA=YES), else the\n\
+                   TIFF DateTime tag; NITF IDATIM of the first image segment\n\
   --bad-checksum-warning\n\
                    DTED: a record with a bad checksum is read with a GDAL warning\n\
                    instead of failing the read (the peer cannot read such indexes)";
@@ -264,7 +265,8 @@ fn read_step(args: &Args, source: &str, format: Format) -> Result<Step, String> 
         Some(DatetimeFrom::Metadata) => Some(built.datetime.clone().ok_or_else(|| {
             fail(
                 "--datetime-from-metadata: its metadata records no datetime (looked for GDAL \
-                 metadata ACQUISITIONDATETIME / DATETIME, the TIFF DateTime tag, NITF IDATIM)"
+                 metadata items ACQUISITIONDATETIME, DATETIME, TIFFTAG_DATETIME, the TIFF \
+                 DateTime tag, NITF IDATIM)"
                     .into(),
             )
         })?),

@@ -304,5 +304,11 @@ pub fn index_file(path: &str, url: &str) -> Result<crate::index::built::Built> {
         attrs: georef.root_attributes(base),
         levels,
     };
-    Ok(pyramid.into_built())
+    let metadata = jp2::gdal_metadata(&src)?;
+    let mut built = pyramid.into_built();
+    built.datetime = crate::datetime::METADATA_ITEMS
+        .iter()
+        .filter_map(|name| metadata.iter().find(|(k, _)| k == name))
+        .find_map(|(_, v)| crate::datetime::parse(v));
+    Ok(built)
 }

@@ -107,19 +107,11 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     Ok(built)
 }
 
-/// GDAL metadata items that may hold an image's datetime, most specific first.
-const DATETIME_ITEMS: [&str; 4] = [
-    "ACQUISITIONDATETIME",
-    "ACQUISITION_DATETIME",
-    "DATETIME",
-    "TIFFTAG_DATETIME",
-];
-
 /// The image's datetime: the first of the GDAL metadata items
-/// [`DATETIME_ITEMS`] that reads as one, else the DateTime tag (306, GDAL's
-/// `TIFFTAG_DATETIME`).
+/// [`crate::datetime::METADATA_ITEMS`] that reads as one, else the DateTime
+/// tag (306, GDAL's `TIFFTAG_DATETIME`).
 fn acquisition_datetime(ifd: &Ifd, gdal_xml: &str) -> Option<String> {
-    gdal_metadata::dataset_items(gdal_xml, &DATETIME_ITEMS)
+    gdal_metadata::dataset_items(gdal_xml, &crate::datetime::METADATA_ITEMS)
         .into_iter()
         .chain(ifd.ascii(tags::DATE_TIME).map(str::to_string))
         .find_map(|text| crate::datetime::parse(&text))
