@@ -45,7 +45,7 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
 use chunkref::index::built::Built;
-use chunkref::index::stacker::{self, Stacker, Step};
+use chunkref::index::stacker::{self, Prepared, Stacker, Step};
 use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
 use chunkref::index::{fgb, parquet, Index};
@@ -248,8 +248,9 @@ fn stacks(args: &Args) -> bool {
 /// How many sources are indexed at once, ahead of the stack being written.
 const READ_AHEAD: usize = 64;
 
-/// One time step of the stack: the index of `source` and its datetime.
-fn read_step(args: &Args, source: &str, format: Format) -> Result<Step, String> {
+/// One time step of the stack: the index of `source` and its datetime,
+/// made ready for the stack.
+fn read_step(args: &Args, source: &str, format: Format) -> Result<Prepared, String> {
     let fail = |e: String| format!("{source}: {e}");
     let built = source_built(args, source, format).map_err(fail)?;
     let datetime = match args.datetime {
@@ -271,11 +272,13 @@ fn read_step(args: &Args, source: &str, format: Format) -> Result<Step, String> 
             )
         })?),
     };
-    Ok(Step {
+    let step = Step {
         name: source.to_string(),
         built,
         datetime,
-    })
+    };
+    step.prepare(&args.output.to_string_lossy())
+        .map_err(|e| e.to_string())
 }
 
 /// Indexes every source, several at once (headers read in parallel), and
@@ -283,7 +286,7 @@ fn read_step(args: &Args, source: &str, format: Format) -> Result<Step, String> 
 fn read_steps(
     args: &Args,
     formats: &[Format],
-    mut use_step: impl FnMut(Step) -> Result<(), String>,
+    mut use_step: impl FnMut(Prepared) -> Result<(), String>,
 ) -> Result<(), String> {
     let jobs: Vec<(&String, Format)> = args.sources.iter().zip(formats.iter().copied()).collect();
     std::thread::scope(|scope| {

@@ -213,7 +213,7 @@ pub fn is_time_stack(meta: &ArrayMeta) -> bool {
 mod tests {
     use super::*;
     use crate::index::stacker::tests::step;
-    use crate::index::stacker::{stack, Step};
+    use crate::index::stacker::{stack, Prepared};
     use crate::refs::ChunkRef;
 
     #[test]
@@ -275,7 +275,9 @@ mod tests {
         assert!(pick(None, Some("2"), Some("1")).is_err());
     }
 
-    fn step_of(i: usize) -> Step {
+    fn step_of(i: usize) -> Prepared {
         step(&format!("/d/{i}.tif"), &format!("2021-01-0{}", i + 1))
+            .prepare("s")
+            .unwrap()
     }
 }

@@ -39,6 +39,117 @@ pub struct Step {
     pub datetime: Option<String>,
 }
 
+/// A step made ready for the stack, apart from the other steps (so steps
+/// can be prepared in parallel): its rows in table order, with time 0 and
+/// file ids counted from 0 in the step's own file list.
+#[derive(Debug)]
+pub struct Prepared {
+    name: String,
+    metadata: BTreeMap<String, Value>,
+    /// Path and chunk grid (bands, y, x) of each array, in table order.
+    arrays: Vec<(String, [u64; 3])>,
+    rows: Rows,
+    /// The step's files (templates filled in), in file id order.
+    files: Vec<String>,
+    /// The root `source` attribute.
+    source: Value,
+    datetime: Option<String>,
+}
+
+impl Step {
+    /// The step's rows and file list; `stack` names the stack in messages.
+    pub fn prepare(self, stack: &str) -> Result<Prepared> {
+        let bad = |reason: String| Error::MalformedIndex {
+            index: stack.to_string(),
+            reason,
+        };
+        let built = self.built;
+        let store = Store::from_documents(built.metadata.clone().into_iter().collect())?;
+        if store.metas().len() > usize::from(u16::MAX) + 1 {
+            return Err(bad(format!(
+                "{} arrays in {}; a table holds at most 65536",
+                store.metas().len(),
+                self.name
+            )));
+        }
+        let mut arrays = Vec::new();
+        for (meta, grid) in store.metas().iter().zip(store.grids()) {
+            let grid = match grid.as_slice() {
+                &[b, y, x] if [b, y, x].iter().all(|&g| g <= u64::from(u32::MAX)) => [b, y, x],
+                _ => {
+                    return Err(bad(format!(
+                        "array '{}' of {} has chunk grid {grid:?}; a time stack needs \
+                         (bands, y, x) grids of at most 2^32 chunks per axis",
+                        meta.path, self.name
+                    )))
+                }
+            };
+            arrays.push((meta.path.clone(), grid));
+        }
+        let urls = urls_in_key_order(&built);
+        let ids: HashMap<&str, u32> = urls
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (*u, i as u32))
+            .collect();
+        let id_of = |r: &Ref| match urls.as_slice() {
+            [_] => 0,
+            _ => ids[r.url.as_str()],
+        };
+        let mut rows = Rows::default();
+        for (a, (path, grid)) in arrays.iter().enumerate() {
+            let Some(refs) = built.arrays.get(path) else {
+                continue;
+            };
+            for r in in_grid_order(refs, *grid) {
+                let [b, y, x] = r.index.map(|i| i as u32);
+                let row = |offset, length, part| Row {
+                    array: a as u16,
+                    chunk: [0, b, y, x],
+                    file: id_of(r),
+                    offset,
+                    length: Some(length),
+                    part,
+                };
+                match r.merged() {
+                    Some((offset, length)) => rows.push(row(offset, length, 0)),
+                    None => {
+                        for (part, &(offset, length)) in r.ranges.iter().enumerate() {
+                            rows.push(row(offset, length, part as u16));
+                        }
+                    }
+                }
+            }
+        }
+        let vars: Vars = built
+            .templates
+            .iter()
+            .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
+            .collect();
+        let files = urls
+            .iter()
+            .map(|u| match u.contains("{{") {
+                true => template::render_url(u, &vars).map_err(bad),
+                false => Ok(u.to_string()),
+            })
+            .collect::<Result<_>>()?;
+        let root = built.metadata.get(".zattrs");
+        let source = root
+            .and_then(|r| r.get(SOURCE_ATTRIBUTE))
+            .cloned()
+            .unwrap_or(Value::Null);
+        Ok(Prepared {
+            name: self.name,
+            metadata: built.metadata,
+            arrays,
+            rows,
+            files,
+            source,
+            datetime: self.datetime,
+        })
+    }
+}
+
 /// The first step, which every later one must match.
 #[derive(Debug)]
 struct Reference {
@@ -48,8 +159,8 @@ struct Reference {
     arrays: Vec<(String, [u64; 3])>,
 }
 
-/// Stacks steps given one by one into table rows handed to a sink in
-/// batches of at least `batch` rows (a batch ends with a whole chunk).
+/// Stacks prepared steps given one by one into table rows handed to a sink
+/// in batches of at least `batch` rows (a batch ends with a whole chunk).
 pub struct Stacker<S: FnMut(&Rows) -> Result<()>> {
     source: String,
     batch: usize,
@@ -88,127 +199,64 @@ impl<S: FnMut(&Rows) -> Result<()>> Stacker<S> {
     }
 
     /// Adds the next time step.
-    pub fn push(&mut self, step: Step) -> Result<()> {
+    pub fn push(&mut self, step: Prepared) -> Result<()> {
         let t = u32::try_from(self.datetimes.len())
             .map_err(|_| self.bad("more than 2^32 time steps".into()))?;
-        let reference = match self.reference.take() {
-            Some(r) => r,
-            None => self.reference_of(&step)?,
-        };
-        let checked = match differing(&reference.metadata, &step.built.metadata) {
-            Some(key) => Err(self.bad(format!(
+        let reference = self.reference.get_or_insert_with(|| Reference {
+            name: step.name.clone(),
+            metadata: step.metadata.clone(),
+            arrays: step.arrays.clone(),
+        });
+        if let Some(key) = differing(&reference.metadata, &step.metadata) {
+            let reason = format!(
                 "{} is not on the grid of {}: metadata '{key}' differs (a time stack needs files \
                  with the same size, tiling, data type, compression and georeferencing)",
                 step.name, reference.name
-            ))),
-            None => self.add_rows(t, &reference, &step),
-        };
-        self.reference = Some(reference);
-        checked?;
-        let root = step.built.metadata.get(".zattrs");
-        self.sources.push(
-            root.and_then(|r| r.get(SOURCE_ATTRIBUTE))
-                .cloned()
-                .unwrap_or(Value::Null),
-        );
-        self.datetimes.push(step.datetime);
-        Ok(())
-    }
-
-    /// The reference made of the first step.
-    fn reference_of(&mut self, step: &Step) -> Result<Reference> {
-        let docs = step.built.metadata.clone().into_iter().collect();
-        let store = Store::from_documents(docs)?;
-        if store.metas().len() > usize::from(u16::MAX) + 1 {
-            return Err(self.bad(format!(
-                "{} arrays; a table holds at most 65536",
-                store.metas().len()
-            )));
+            );
+            return Err(self.bad(reason));
         }
-        let mut arrays = Vec::new();
-        for (meta, grid) in store.metas().iter().zip(store.grids()) {
-            let grid = match grid.as_slice() {
-                &[b, y, x] if [b, y, x].iter().all(|&g| g <= u64::from(u32::MAX)) => [b, y, x],
-                _ => {
-                    return Err(self.bad(format!(
-                        "array '{}' of {} has chunk grid {grid:?}; a time stack needs \
-                         (bands, y, x) grids of at most 2^32 chunks per axis",
-                        meta.path, step.name
-                    )))
-                }
-            };
-            arrays.push((meta.path.clone(), grid));
-        }
-        self.later = vec![Rows::default(); arrays.len().saturating_sub(1)];
-        Ok(Reference {
-            name: step.name.clone(),
-            metadata: step.built.metadata.clone(),
-            arrays,
-        })
-    }
-
-    /// Adds the file table entries and rows of step `t`.
-    fn add_rows(&mut self, t: u32, reference: &Reference, step: &Step) -> Result<()> {
-        let urls = urls_in_key_order(&step.built);
-        let first_id = self.files.len() as u32;
-        let vars: Vars = step
-            .built
-            .templates
-            .iter()
-            .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
-            .collect();
-        for url in &urls {
+        let arrays = reference.arrays.len();
+        self.later
+            .resize_with(arrays.saturating_sub(1), Rows::default);
+        let first_file = self.files.len() as u32;
+        for path in step.files {
             let mut attributes = Map::new();
             if let Some(d) = &step.datetime {
                 attributes.insert("datetime".into(), json!(d));
             }
-            let path = if url.contains("{{") {
-                template::render_url(url, &vars).map_err(|e| self.bad(e))?
-            } else {
-                url.to_string()
-            };
             self.files.push(FileEntry { path, attributes });
         }
-        let ids: HashMap<&str, u32> = urls
-            .iter()
-            .enumerate()
-            .map(|(i, u)| (*u, first_id + i as u32))
-            .collect();
-        let id_of = |r: &Ref| match urls.as_slice() {
-            [_] => first_id,
-            _ => ids[r.url.as_str()],
-        };
-        for (a, (path, grid)) in reference.arrays.iter().enumerate() {
-            let Some(refs) = step.built.arrays.get(path) else {
+        // Rows are grouped by array: the first array's go to the batch
+        // (flushed at whole chunks), the others' wait in `later`.
+        let rows = &step.rows;
+        let (mut at, n) = (0, rows.len());
+        while at < n {
+            let a = usize::from(rows.array[at]);
+            let end = at
+                + rows.array[at..]
+                    .iter()
+                    .take_while(|&&x| usize::from(x) == a)
+                    .count();
+            if a > 0 {
+                append(&mut self.later[a - 1], rows, at..end, t, first_file);
+                at = end;
                 continue;
-            };
-            for r in in_grid_order(refs, *grid) {
-                let [b, y, x] = r.index.map(|i| i as u32);
-                let row = |offset, length, part| Row {
-                    array: a as u16,
-                    chunk: [t, b, y, x],
-                    file: id_of(r),
-                    offset,
-                    length: Some(length),
-                    part,
-                };
-                let rows = match a {
-                    0 => &mut self.rows,
-                    _ => &mut self.later[a - 1],
-                };
-                match r.merged() {
-                    Some((offset, length)) => rows.push(row(offset, length, 0)),
-                    None => {
-                        for (part, &(offset, length)) in r.ranges.iter().enumerate() {
-                            rows.push(row(offset, length, part as u16));
-                        }
-                    }
+            }
+            while at < end {
+                let want = at + self.batch.saturating_sub(self.rows.len()).max(1);
+                let mut cut = want.min(end);
+                while cut < end && rows.part[cut] != 0 {
+                    cut += 1;
                 }
-                if a == 0 && self.rows.len() >= self.batch {
+                append(&mut self.rows, rows, at..cut, t, first_file);
+                at = cut;
+                if self.rows.len() >= self.batch {
                     self.flush()?;
                 }
             }
         }
+        self.sources.push(step.source);
+        self.datetimes.push(step.datetime);
         Ok(())
     }
 
@@ -252,6 +300,22 @@ impl<S: FnMut(&Rows) -> Result<()>> Stacker<S> {
             inline: BTreeMap::new(),
         })
     }
+}
+
+/// Appends rows `range` of a prepared step to `to` as rows of step `t`, its
+/// file ids counted from `first_file`.
+fn append(to: &mut Rows, from: &Rows, range: std::ops::Range<usize>, t: u32, first_file: u32) {
+    let r = range.clone();
+    to.array.extend_from_slice(&from.array[r.clone()]);
+    to.time.extend(std::iter::repeat_n(t, r.len()));
+    to.band.extend_from_slice(&from.band[r.clone()]);
+    to.y.extend_from_slice(&from.y[r.clone()]);
+    to.x.extend_from_slice(&from.x[r.clone()]);
+    to.file
+        .extend(from.file[r.clone()].iter().map(|f| f + first_file));
+    to.offset.extend_from_slice(&from.offset[r.clone()]);
+    to.length.extend_from_slice(&from.length[r.clone()]);
+    to.part.extend_from_slice(&from.part[range]);
 }
 
 /// The references inside `grid` by chunk position; of several for one
@@ -424,7 +488,7 @@ fn prepend(doc: &mut Value, field: &str, value: Value) -> std::result::Result<()
 
 /// Stacks `steps` (in order) into one in-memory index named `source`
 /// (for forms written from an [`Index`]: Kerchunk JSON, FlatGeobuf).
-pub fn stack(source: &str, steps: impl IntoIterator<Item = Step>) -> Result<Index> {
+pub fn stack(source: &str, steps: impl IntoIterator<Item = Prepared>) -> Result<Index> {
     let mut rows = Rows::default();
     let mut stacker = Stacker::new(source, table::BATCH_ROWS, |batch: &Rows| {
         rows.extend(batch);
@@ -505,7 +569,9 @@ pub(crate) mod tests {
             Ok(())
         });
         for t in 0..3 {
-            stacker.push(rich_step(t)).unwrap();
+            stacker
+                .push(rich_step(t).prepare("s.parquet").unwrap())
+                .unwrap();
         }
         let doc = stacker.finish().unwrap();
         for b in &batches[..batches.len() - 1] {
@@ -515,7 +581,8 @@ pub(crate) mod tests {
         batches.iter().for_each(|b| streamed.extend(b));
         // The same rows as the in-memory index gives, which orders them by
         // chunk position.
-        let index = stack("s.parquet", (0..3).map(rich_step)).unwrap();
+        let steps = (0..3).map(|t| rich_step(t).prepare("s.parquet").unwrap());
+        let index = stack("s.parquet", steps).unwrap();
         let mut sorted = Rows::default();
         table::rows_of(&index, usize::MAX, |r| {
             sorted.extend(r);
@@ -545,11 +612,8 @@ pub(crate) mod tests {
     #[test]
     fn refuses_steps_off_the_grid() {
         let mut other = step("/d/x.tif", "2021-01-01");
-        other
-            .built
-            .metadata
-            .insert("a/.zarray".into(), json!({"shape": [1, 4, 7]}));
-        let steps = vec![step("/d/0.tif", "2021-01-01"), other];
+        other.built.metadata.get_mut("a/.zarray").unwrap()["shape"] = json!([1, 4, 7]);
+        let steps = [step("/d/0.tif", "2021-01-01"), other].map(|s| s.prepare("s").unwrap());
         let e = stack("s", steps).unwrap_err().to_string();
         assert!(
             e.contains("/d/x.tif is not on the grid of /d/0.tif: metadata 'a/.zarray'"),
@@ -563,7 +627,7 @@ pub(crate) mod tests {
     fn templates_are_filled_in_the_file_table() {
         let mut s = step("{{base}}a.tif", "2021-01-01");
         s.built.templates.insert("base".into(), String::new());
-        let index = stack("s", vec![s]).unwrap();
+        let index = stack("s", [s.prepare("s").unwrap()]).unwrap();
         assert_eq!(index.files.urls(), ["a.tif"]);
         assert_eq!(
             index.metadata[".zattrs"]["source"],
