@@ -50,7 +50,7 @@ impl Cell {
     fn reference(&self, index: [u64; 3]) -> Ref {
         Ref::single(
             index,
-            &self.url,
+            self.url.as_str(),
             self.header.data_offset,
             self.header.data_len(),
         )

@@ -5,6 +5,8 @@
 //! Every index builder (TIFF, JPEG 2000, NITF, ...) describes its levels
 //! with [`Level`] and [`Array`] and lets [`Pyramid::into_built`] lay them out.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
 use super::built::Built;
@@ -34,8 +36,9 @@ pub struct Array {
 pub struct Ref {
     /// Chunk grid index (band group, row, column): key suffix `0.1.2`.
     pub index: [u64; 3],
-    /// URL of the file holding the chunk.
-    pub url: String,
+    /// URL of the file holding the chunk (shared by the references of a
+    /// file: one allocation per file, not per chunk).
+    pub url: Arc<str>,
     /// Byte ranges `(offset, length)`; several are concatenated in order (a
     /// multi-range reference) unless they are back to back.
     pub ranges: Vec<(u64, u64)>,
@@ -142,10 +145,10 @@ impl Pyramid {
 
 impl Ref {
     /// A reference to one byte range.
-    pub fn single(index: [u64; 3], url: &str, offset: u64, length: u64) -> Ref {
+    pub fn single(index: [u64; 3], url: impl Into<Arc<str>>, offset: u64, length: u64) -> Ref {
         Ref {
             index,
-            url: url.to_string(),
+            url: url.into(),
             ranges: vec![(offset, length)],
         }
     }
@@ -164,9 +167,9 @@ impl Ref {
     /// ranges are not back to back.
     pub(crate) fn to_json(&self) -> Value {
         match self.merged() {
-            Some((offset, length)) => json!([self.url, offset, length]),
+            Some((offset, length)) => json!([&*self.url, offset, length]),
             None => json!([
-                self.url,
+                &*self.url,
                 self.ranges.iter().map(|r| [r.0, r.1]).collect::<Vec<_>>()
             ]),
         }

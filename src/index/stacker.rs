@@ -94,7 +94,7 @@ impl Step {
             .collect();
         let id_of = |r: &Ref| match urls.as_slice() {
             [_] => 0,
-            _ => ids[r.url.as_str()],
+            _ => ids[&*r.url],
         };
         let mut rows = Rows::default();
         for (a, (path, grid)) in arrays.iter().enumerate() {
@@ -348,16 +348,14 @@ fn urls_in_key_order(built: &Built) -> Vec<&str> {
         return Vec::new();
     };
     if all().all(|r| r.url == first.url) {
-        return vec![first.url.as_str()];
+        return vec![&*first.url];
     }
     let mut first_key: HashMap<&str, String> = HashMap::new();
     for (path, refs) in &built.arrays {
         for r in refs {
             let [b, y, x] = r.index;
             let key = format!("{path}/{b}.{y}.{x}");
-            let slot = first_key
-                .entry(r.url.as_str())
-                .or_insert_with(|| key.clone());
+            let slot = first_key.entry(&*r.url).or_insert_with(|| key.clone());
             if key < *slot {
                 *slot = key;
             }
@@ -547,15 +545,15 @@ pub(crate) mod tests {
         let other = format!("/d/{t}.side");
         let multi = Ref {
             index: [0, 0, 1],
-            url: file.clone(),
+            url: file.as_str().into(),
             ranges: vec![(50, 5), (40, 5), (45, 1)],
         };
         let refs = vec![
-            Ref::single([0, 1, 0], &other, 7, 3),
+            Ref::single([0, 1, 0], other.as_str(), 7, 3),
             multi,
-            Ref::single([0, 0, 0], &file, 1, 1),
-            Ref::single([0, 0, 0], &file, 2, 2),
-            Ref::single([0, 9, 0], &file, 3, 3),
+            Ref::single([0, 0, 0], file.as_str(), 1, 1),
+            Ref::single([0, 0, 0], file.as_str(), 2, 2),
+            Ref::single([0, 9, 0], file.as_str(), 3, 3),
         ];
         s.built.arrays.insert("b".into(), refs);
         s

@@ -145,6 +145,7 @@ impl Codestream {
     /// The index array of resolution level `r` whose chunks point into the
     /// source of this codestream, at `url`.
     pub fn array(&self, r: u32, url: &str) -> pyramid::Array {
+        let url: std::sync::Arc<str> = url.into();
         let siz = &self.header.siz;
         let comps = siz.components.len() as u64;
         let (w, h) = reduced(siz.width, siz.height, r);
@@ -164,7 +165,7 @@ impl Codestream {
                 let (row, col) = (t as u32 / across, t as u32 % across);
                 Ref {
                     index: [0, row.into(), col.into()],
-                    url: url.to_string(),
+                    url: url.clone(),
                     ranges: parts
                         .iter()
                         .take(keep)

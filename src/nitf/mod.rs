@@ -278,6 +278,7 @@ fn blocks(
     mask: Option<&MaskTable>,
     url: &str,
 ) -> Result<pyramid::Array> {
+    let url: std::sync::Arc<str> = url.into();
     let bad =
         |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
     // NBPP 1 and 12 are bit-packed into whole bytes per band plane; GDAL
@@ -321,7 +322,7 @@ fn blocks(
                 )));
             }
             let (row, col) = (block / img.blocks_across, block % img.blocks_across);
-            refs.push(Ref::single([plane, row, col], url, at, chunk_bytes));
+            refs.push(Ref::single([plane, row, col], url.clone(), at, chunk_bytes));
         }
     }
     let fill = match mask.and_then(|m| m.pad.as_ref()) {
@@ -371,6 +372,7 @@ fn jpeg_blocks(
     mask: Option<&MaskTable>,
     url: &str,
 ) -> Result<pyramid::Array> {
+    let url: std::sync::Arc<str> = url.into();
     let bands = img.band_reps.len() as u64;
     // 12-bit JPEG: GDAL writes NBPP 16 (ABPP 12 or 16) for it.
     let twelve = matches!(img.nbpp, 12 | 16);
@@ -411,7 +413,7 @@ fn jpeg_blocks(
         let (row, col) = (block / img.blocks_across, block % img.blocks_across);
         refs.push(Ref::single(
             [0, row, col],
-            url,
+            url.clone(),
             start + begin as u64,
             (end - begin) as u64,
         ));

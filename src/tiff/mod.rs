@@ -121,6 +121,7 @@ impl Image {
     /// The image as an index array whose chunks point into the source.
     fn array(&self, fill: &Value, url: &str) -> pyramid::Array {
         let band_chunk = if self.planar { 1 } else { self.samples };
+        let url: std::sync::Arc<str> = url.into();
         pyramid::Array {
             shape: [self.samples, self.height, self.width],
             chunks: [band_chunk, self.chunk_h, self.chunk_w],
@@ -131,7 +132,7 @@ impl Image {
             refs: self
                 .chunks
                 .iter()
-                .map(|&(index, offset, length)| Ref::single(index, url, offset, length))
+                .map(|&(index, offset, length)| Ref::single(index, url.clone(), offset, length))
                 .collect(),
         }
     }
