@@ -7,10 +7,12 @@
 //! `chunkref:datetime` (one ISO 8601 text or null per step); chunk
 //! `(b, y, x)` of step `t` becomes the row (time `t`, band `b`, y, x).
 //!
-//! The rows come out in table order without sorting the table: steps
-//! arrive in order, so the rows of the first array (the full-resolution
-//! level, most of the table) go to the sink as each step arrives, and only
-//! the rows of the other arrays (overviews, masks) wait for the last step.
+//! The rows come out in table order without sorting the table: each step's
+//! rows are made in table order on their own ([`Step::prepare`], on any
+//! thread), steps are pushed in order, so the rows of the first array (the
+//! full-resolution level, most of the table) go to the sink as each step
+//! arrives, and only the rows of the other arrays (overviews, masks) wait
+//! for the last step ([`Stacker::finish`]).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -64,63 +66,10 @@ impl Step {
             reason,
         };
         let built = self.built;
-        let store = Store::from_documents(built.metadata.clone().into_iter().collect())?;
-        if store.metas().len() > usize::from(u16::MAX) + 1 {
-            return Err(bad(format!(
-                "{} arrays in {}; a table holds at most 65536",
-                store.metas().len(),
-                self.name
-            )));
-        }
-        let mut arrays = Vec::new();
-        for (meta, grid) in store.metas().iter().zip(store.grids()) {
-            let grid = match grid.as_slice() {
-                &[b, y, x] if [b, y, x].iter().all(|&g| g <= u64::from(u32::MAX)) => [b, y, x],
-                _ => {
-                    return Err(bad(format!(
-                        "array '{}' of {} has chunk grid {grid:?}; a time stack needs \
-                         (bands, y, x) grids of at most 2^32 chunks per axis",
-                        meta.path, self.name
-                    )))
-                }
-            };
-            arrays.push((meta.path.clone(), grid));
-        }
+        let arrays = arrays_of(&built).map_err(|e| bad(format!("{}: {e}", self.name)))?;
         let urls = urls_in_key_order(&built);
-        let ids: HashMap<&str, u32> = urls
-            .iter()
-            .enumerate()
-            .map(|(i, u)| (*u, i as u32))
-            .collect();
-        let id_of = |r: &Ref| match urls.as_slice() {
-            [_] => 0,
-            _ => ids[&*r.url],
-        };
-        let mut rows = Rows::default();
-        for (a, (path, grid)) in arrays.iter().enumerate() {
-            let Some(refs) = built.arrays.get(path) else {
-                continue;
-            };
-            for r in in_grid_order(refs, *grid) {
-                let [b, y, x] = r.index.map(|i| i as u32);
-                let row = |offset, length, part| Row {
-                    array: a as u16,
-                    chunk: [0, b, y, x],
-                    file: id_of(r),
-                    offset,
-                    length: Some(length),
-                    part,
-                };
-                match r.merged() {
-                    Some((offset, length)) => rows.push(row(offset, length, 0)),
-                    None => {
-                        for (part, &(offset, length)) in r.ranges.iter().enumerate() {
-                            rows.push(row(offset, length, part as u16));
-                        }
-                    }
-                }
-            }
-        }
+        let rows =
+            step_rows(&built, &arrays, &urls).map_err(|e| bad(format!("{}: {e}", self.name)))?;
         let vars: Vars = built
             .templates
             .iter()
@@ -148,6 +97,80 @@ impl Step {
             datetime: self.datetime,
         })
     }
+}
+
+/// The path and chunk grid (bands, y, x) of each array of `built`, in
+/// table order (by path).
+fn arrays_of(built: &Built) -> std::result::Result<Vec<(String, [u64; 3])>, String> {
+    let store = Store::from_documents(built.metadata.clone().into_iter().collect())
+        .map_err(|e| e.to_string())?;
+    if store.metas().len() > usize::from(u16::MAX) + 1 {
+        return Err(format!(
+            "{} arrays; a table holds at most 65536",
+            store.metas().len()
+        ));
+    }
+    let fits = |g: &u64| *g <= u64::from(u32::MAX);
+    store
+        .metas()
+        .iter()
+        .zip(store.grids())
+        .map(|(meta, grid)| match grid.as_slice() {
+            &[b, y, x] if [b, y, x].iter().all(fits) => Ok((meta.path.clone(), [b, y, x])),
+            _ => Err(format!(
+                "array '{}' has chunk grid {grid:?}; a time stack needs (bands, y, x) grids \
+                 of at most 2^32 chunks per axis",
+                meta.path
+            )),
+        })
+        .collect()
+}
+
+/// The rows of `built` (time 0, file ids positions in `urls`) in table
+/// order: by array of `arrays`, chunk position, part.
+fn step_rows(
+    built: &Built,
+    arrays: &[(String, [u64; 3])],
+    urls: &[&str],
+) -> std::result::Result<Rows, String> {
+    let ids: HashMap<&str, u32> = urls
+        .iter()
+        .enumerate()
+        .map(|(i, u)| (*u, i as u32))
+        .collect();
+    let id_of = |r: &Ref| match urls {
+        [_] => 0,
+        _ => ids[&*r.url],
+    };
+    let mut rows = Rows::default();
+    for (a, (path, grid)) in arrays.iter().enumerate() {
+        let Some(refs) = built.arrays.get(path) else {
+            continue;
+        };
+        for r in in_grid_order(refs, *grid) {
+            let [b, y, x] = r.index.map(|i| i as u32);
+            let row = |offset, length, part| Row {
+                array: a as u16,
+                chunk: [0, b, y, x],
+                file: id_of(r),
+                offset,
+                length: Some(length),
+                part,
+            };
+            match r.merged() {
+                Some((offset, length)) => rows.push(row(offset, length, 0)),
+                None if r.ranges.len() > usize::from(u16::MAX) + 1 => {
+                    return Err(format!("a chunk of '{path}' has more than 65536 ranges"))
+                }
+                None => {
+                    for (part, &(offset, length)) in r.ranges.iter().enumerate() {
+                        rows.push(row(offset, length, part as u16));
+                    }
+                }
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// The first step, which every later one must match.
