@@ -4,8 +4,6 @@
 use std::io::Read;
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::error::{Error, Result};
 use crate::index::built::Built;
 
@@ -100,19 +98,9 @@ pub fn detect(path: &str) -> Result<Format> {
         })
 }
 
-/// Builds the Kerchunk JSON index of the file at `path`, whose chunks are
-/// referenced by `url`.
-pub fn index_file(path: &str, url: &str, options: Options) -> Result<Value> {
-    index_as(detect(path)?, path, url, options)
-}
-
-/// Like [`index_file`] for a file already known to be of `format`.
-pub fn index_as(format: Format, path: &str, url: &str, options: Options) -> Result<Value> {
-    build_as(format, path, url, options).map(|b| b.to_kerchunk())
-}
-
-/// The index of the file at `path` (known to be of `format`) before it is
-/// written in any form; its chunks are referenced by `url`.
+/// The index of the file at `path` (known to be of `format`, see
+/// [`detect`]) before it is written in any form
+/// ([`Built::to_kerchunk`], or stacked); its chunks are referenced by `url`.
 pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Result<Built> {
     match format {
         Format::Tiff => crate::tiff::index_file(path, url),
