@@ -343,23 +343,18 @@ fn append(to: &mut Rows, from: &Rows, range: std::ops::Range<usize>, t: u32, fir
 
 /// The references inside `grid` by chunk position; of several for one
 /// chunk the last (as in a Kerchunk JSON object).
-fn in_grid_order(refs: &[Ref], [gb, gy, gx]: [u64; 3]) -> Vec<&Ref> {
-    let position = |r: &Ref| {
-        let [b, y, x] = r.index;
-        (b < gb && y < gy && x < gx).then_some((b * gy + y) * gx + x)
-    };
-    let mut order: Vec<(u64, &Ref)> = refs
-        .iter()
-        .filter_map(|r| position(r).map(|p| (p, r)))
-        .collect();
-    if !order.windows(2).all(|w| w[0].0 < w[1].0) {
-        order.sort_by_key(|(p, _)| *p);
+fn in_grid_order(refs: &[Ref], grid: [u64; 3]) -> Vec<&Ref> {
+    let inside = |r: &&Ref| r.index.iter().zip(grid).all(|(&i, g)| i < g);
+    let mut order: Vec<&Ref> = refs.iter().filter(inside).collect();
+    // Grid indices compare in row-major (chunk position) order.
+    if !order.windows(2).all(|w| w[0].index < w[1].index) {
+        order.sort_by_key(|r| r.index);
         // Of equal positions keep the last (the sort is stable).
         order.reverse();
-        order.dedup_by_key(|(p, _)| *p);
+        order.dedup_by_key(|r| r.index);
         order.reverse();
     }
-    order.into_iter().map(|(_, r)| r).collect()
+    order
 }
 
 /// The distinct URLs of a step's references in the order a Kerchunk JSON
