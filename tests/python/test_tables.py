@@ -172,7 +172,14 @@ tile_query, doc_query = [s for s in sql.split(";") if s.strip()]
 found = {}
 exec(pyarrow_example, found)
 exec(polars_example, found)
+import pyarrow.parquet as pq
+meta = pq.ParquetFile("collection.parquet").metadata
 print(json.dumps({
+    "min_max_everywhere": all(
+        meta.row_group(g).column(c).statistics is not None
+        and meta.row_group(g).column(c).statistics.has_min_max
+        for g in range(meta.num_row_groups) for c in range(meta.num_columns)
+    ),
     "duckdb_tile": duckdb.sql(tile_query).fetchall(),
     "duckdb_doc": json.loads(duckdb.sql(doc_query).fetchall()[0][0]),
     "pyarrow_doc": found["doc"],
@@ -220,6 +227,7 @@ def test_documented_examples_read_the_table_elsewhere(tmp_path, chunkref_bin, ta
         table_python, RUN_DOC_EXAMPLES, sql, pyarrow_example, polars_example, cwd=tmp_path
     ))
     doc = got["pyarrow_doc"]
+    assert got["min_max_everywhere"], "every column chunk has min/max statistics"
     assert got["duckdb_doc"] == doc
     assert got["paths"] == [str(s) for s in steps]
     assert kerchunk_refs(got["pyarrow_rows"], doc) == expected
