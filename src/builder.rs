@@ -4,9 +4,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::error::{Error, Result};
+use crate::index::built::Built;
 
 /// A format `chunkref index` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,19 +98,15 @@ pub fn detect(path: &str) -> Result<Format> {
         })
 }
 
-/// Builds the Kerchunk JSON index of the file at `path`, whose chunks are
-/// referenced by `url`.
-pub fn index_file(path: &str, url: &str, options: Options) -> Result<Value> {
-    index_as(detect(path)?, path, url, options)
-}
-
-/// Like [`index_file`] for a file already known to be of `format`.
-pub fn index_as(format: Format, path: &str, url: &str, options: Options) -> Result<Value> {
+/// The index of the file at `path` (known to be of `format`, see
+/// [`detect`]) before it is written in any form
+/// ([`Built::to_kerchunk`], or stacked); its chunks are referenced by `url`.
+pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Result<Built> {
     match format {
         Format::Tiff => crate::tiff::index_file(path, url),
         Format::Jpeg2000 => crate::j2k::index_file(path, url),
         Format::Nitf => crate::nitf::index_file(path, url),
         Format::Dted => crate::dted::Cell::read(path, url)
-            .and_then(|cell| crate::dted::index_cells(&[cell], options.dted_checksum_warnings)),
+            .and_then(|cell| crate::dted::build_cells(&[cell], options.dted_checksum_warnings)),
     }
 }

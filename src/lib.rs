@@ -11,6 +11,7 @@ pub mod builder;
 pub mod chunk;
 pub mod codec;
 pub mod config;
+pub mod datetime;
 pub mod dted;
 pub mod error;
 pub mod fetch;

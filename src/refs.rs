@@ -88,6 +88,16 @@ pub enum RawRef {
 }
 
 impl RawRef {
+    /// The reference with its file id mapped through `id`.
+    pub fn map_file(self, id: impl Fn(u32) -> u32) -> RawRef {
+        match self {
+            RawRef::Inline(b) => RawRef::Inline(b),
+            RawRef::Whole(f) => RawRef::Whole(id(f)),
+            RawRef::Range(f, o, l) => RawRef::Range(id(f), o, l),
+            RawRef::Multi(f, ranges) => RawRef::Multi(id(f), ranges),
+        }
+    }
+
     /// The file this reference reads from, if any.
     pub fn file(&self) -> Option<u32> {
         match *self {

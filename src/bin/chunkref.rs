@@ -4,7 +4,7 @@
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
-//! chunkref index [--template-base] [--datetime-from-name] A.tif B.tif ... -o STACK.parquet|.json
+//! chunkref index [--template-base] [--datetime-from-name | --datetime-from-metadata] A.tif B.tif ... -o STACK.parquet|.json
 //! chunkref index [--template-base] [--mosaic | --stack] A.tif B.tif ... -o MOSAIC.parquet|.fgb|.json
 //! chunkref convert IN.json|IN.parquet OUT.json|OUT.parquet
 //! ```
@@ -19,8 +19,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
-                      [--datetime-from-name] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
+                      [--datetime-from-name | --datetime-from-metadata] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table or Kerchunk Parquet directory;\n\
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
@@ -39,15 +41,23 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
   --datetime-from-name\n\
                    time stack: each step's datetime is the first date (YYYYMMDD or\n\
                    YYYY-MM-DD, optionally with a time) in its file name\n\
+  --datetime-from-metadata\n\
+                   time stack: each step's datetime is the one its file records:\n\
+                   GDAL metadata ACQUISITIONDATETIME, DATETIME or TIFFTAG_DATETIME\n\
+                   (TIFF; JPEG 2000 written with -co WRITE_METADATA=YES), else the\n\
+                   TIFF DateTime tag; NITF IDATIM of the first image segment\n\
   --bad-checksum-warning\n\
                    DTED: a record with a bad checksum is read with a GDAL warning\n\
                    instead of failing the read (the peer cannot read such indexes)";
 
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
+use chunkref::index::built::Built;
 use chunkref::index::file::{IndexFile, LocalFile};
+use chunkref::index::stacker::{self, Prepared, Stacker, Step};
+use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
-use chunkref::index::{fgb, parquet, stack, Index, LoadOptions};
+use chunkref::index::{fgb, parquet, Index, LoadOptions};
 use chunkref::mosaic;
 
 /// How several sources written to one index combine.
@@ -128,12 +138,21 @@ fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
     Ok(())
 }
 
+/// Where the steps of a time stack take their datetimes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DatetimeFrom {
+    /// The first date in the file name.
+    Name,
+    /// The datetime the file's metadata records.
+    Metadata,
+}
+
 struct Args {
     sources: Vec<String>,
     output: PathBuf,
     template_base: bool,
     checksum_warnings: bool,
-    datetime_from_name: bool,
+    datetime: Option<DatetimeFrom>,
     layout: Layout,
 }
 
@@ -144,14 +163,25 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         Some(other) => return Err(format!("unknown command '{other}'\n{USAGE}")),
     }
     let (mut sources, mut output, mut template_base) = (Vec::new(), None, false);
-    let (mut checksum_warnings, mut datetime_from_name) = (false, false);
+    let (mut checksum_warnings, mut datetime) = (false, None);
     let mut layout = Layout::Auto;
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
             "--template-base" => template_base = true,
             "--bad-checksum-warning" => checksum_warnings = true,
-            "--datetime-from-name" => datetime_from_name = true,
+            "--datetime-from-name" | "--datetime-from-metadata" => {
+                let from = match a.as_str() {
+                    "--datetime-from-name" => DatetimeFrom::Name,
+                    _ => DatetimeFrom::Metadata,
+                };
+                if datetime.is_some_and(|d| d != from) {
+                    return Err(format!(
+                        "--datetime-from-name and --datetime-from-metadata exclude each other\n{USAGE}"
+                    ));
+                }
+                datetime = Some(from);
+            }
             "--stack" if layout != Layout::Mosaic => layout = Layout::Stack,
             "--mosaic" if layout != Layout::Stack => layout = Layout::Mosaic,
             "--stack" | "--mosaic" => return Err("--stack and --mosaic exclude each other".into()),
@@ -169,7 +199,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         output: PathBuf::from(output),
         template_base,
         checksum_warnings,
-        datetime_from_name,
+        datetime,
         layout,
     })
 }
@@ -219,17 +249,17 @@ fn write(doc: serde_json::Value, out: &Path) -> Result<usize, String> {
     Ok(refs)
 }
 
-/// The Kerchunk JSON index of one source (templates set with `--template-base`).
-fn source_doc(args: &Args, source: &str, format: Format) -> Result<serde_json::Value, String> {
+/// The index of one source (templates set with `--template-base`).
+fn source_built(args: &Args, source: &str, format: Format) -> Result<Built, String> {
     let (path, url) = locate(args, source)?;
     let options = builder::Options {
         dted_checksum_warnings: args.checksum_warnings,
     };
-    let mut doc = builder::index_as(format, &path, &url, options).map_err(|e| e.to_string())?;
+    let mut built = builder::build_as(format, &path, &url, options).map_err(|e| e.to_string())?;
     if args.template_base {
-        doc["templates"] = serde_json::json!({"base": ""});
+        built.templates.insert("base".into(), String::new());
     }
-    Ok(doc)
+    Ok(built)
 }
 
 /// True when several sources make one time stack: OUT names an index
@@ -242,77 +272,221 @@ fn stacks(args: &Args) -> bool {
         && (out.ends_with(".json") || Form::of(&args.output) != Form::Json)
 }
 
-/// Indexes every source and stacks them along time into OUT, or makes
-/// them a mosaic (`--mosaic`, or files on different grids); returns what
-/// was made and the number of chunk references.
-fn index_stack(args: &Args, formats: &[Format]) -> Result<(String, usize), String> {
-    let mut steps = Vec::with_capacity(args.sources.len());
-    for (source, format) in args.sources.iter().zip(formats) {
-        let fail = |e: String| format!("{source}: {e}");
-        let text = serde_json::to_vec(&source_doc(args, source, *format).map_err(fail)?)
-            .map_err(|e| fail(e.to_string()))?;
-        let index =
-            Index::from_kerchunk_json(source, &text, &[]).map_err(|e| fail(e.to_string()))?;
-        let datetime = match args.datetime_from_name {
-            false => None,
-            true => Some(stack::datetime_in_name(source).ok_or_else(|| {
+/// How many sources are indexed at once, ahead of the stack being written.
+const READ_AHEAD: usize = 64;
+
+/// One time step of the stack: the index of `source` and its datetime,
+/// made ready for the stack.
+fn read_step(args: &Args, source: &str, format: Format) -> Result<Prepared, String> {
+    let fail = |e: String| format!("{source}: {e}");
+    let built = source_built(args, source, format).map_err(fail)?;
+    let datetime = match args.datetime {
+        None => None,
+        Some(DatetimeFrom::Name) => {
+            Some(chunkref::datetime::datetime_in_name(source).ok_or_else(|| {
                 fail(
                     "--datetime-from-name: no date (YYYYMMDD or YYYY-MM-DD) in the file name"
                         .into(),
                 )
-            })?),
-        };
-        steps.push(stack::Step { index, datetime });
+            })?)
+        }
+        Some(DatetimeFrom::Metadata) => Some(built.datetime.clone().ok_or_else(|| {
+            fail(
+                "--datetime-from-metadata: its metadata records no datetime (looked for GDAL \
+                 metadata items ACQUISITIONDATETIME, DATETIME, TIFFTAG_DATETIME, the TIFF \
+                 DateTime tag, NITF IDATIM)"
+                    .into(),
+            )
+        })?),
+    };
+    let step = Step {
+        name: source.to_string(),
+        built,
+        datetime,
+    };
+    step.prepare(&args.output.to_string_lossy())
+        .map_err(|e| e.to_string())
+}
+
+/// Indexes every source, several at once (headers read in parallel), and
+/// hands the steps to `use_step` in the order given.
+fn read_steps(
+    args: &Args,
+    formats: &[Format],
+    mut use_step: impl FnMut(Prepared) -> Result<(), String>,
+) -> Result<(), String> {
+    let jobs: Vec<(&String, Format)> = args.sources.iter().zip(formats.iter().copied()).collect();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD);
+        scope.spawn(move || {
+            for window in jobs.chunks(READ_AHEAD) {
+                let steps: Vec<_> = window
+                    .par_iter()
+                    .map(|&(source, format)| read_step(args, source, format))
+                    .collect();
+                for step in steps {
+                    if tx.send(step).is_err() {
+                        return; // the stack failed
+                    }
+                }
+            }
+        });
+        rx.into_iter().try_for_each(|step| use_step(step?))
+    })
+}
+
+/// Why a time stack was not made.
+enum StackFailure {
+    /// Source `i` is not on the grid of the first: this metadata differs.
+    OffGrid(usize, String),
+    /// Anything else, as a message.
+    Failed(String),
+}
+
+/// Indexes every source and stacks them along time into OUT, or makes
+/// them a mosaic (`--mosaic`, or files on different grids); returns what
+/// was made and the number of chunk references.
+fn index_stack(args: &Args, formats: &[Format]) -> Result<(String, usize), String> {
+    if args.layout == Layout::Mosaic {
+        return index_scenes(args, formats, None);
+    }
+    match write_stack(args, formats) {
+        Ok(refs) => Ok((format!("{} time steps", args.sources.len()), refs)),
+        Err(StackFailure::OffGrid(i, key)) if args.layout == Layout::Auto => {
+            index_scenes(args, formats, Some((i, key)))
+        }
+        Err(StackFailure::OffGrid(i, key)) => Err(off_grid_message(args, i, &key, "")),
+        Err(StackFailure::Failed(e)) => Err(e),
+    }
+}
+
+fn off_grid_message(args: &Args, i: usize, key: &str, hint: &str) -> String {
+    format!(
+        "{} is not on the grid of {}: metadata '{key}' differs (a time stack needs files \
+         with the same size, tiling, data type, compression and georeferencing{hint})",
+        args.sources[i], args.sources[0]
+    )
+}
+
+/// Stacks the sources along time into OUT. A Parquet table is written as
+/// the steps arrive, its rows never all in memory; a failed stack leaves no
+/// file behind.
+fn write_stack(args: &Args, formats: &[Format]) -> Result<usize, StackFailure> {
+    let out = &args.output;
+    let name = out.to_string_lossy();
+    let failed =
+        |e: &dyn std::fmt::Display| StackFailure::Failed(format!("{}: {e}", out.display()));
+    if Form::of(out) != Form::Parquet {
+        let mut rows = Rows::default();
+        let doc = stream_stack(args, formats, |batch: &Rows| {
+            rows.extend(batch);
+            Ok(())
+        })?;
+        let index = stacker::index_of(&name, &doc, &rows).map_err(|e| failed(&e))?;
+        return save_index(&index, out).map_err(StackFailure::Failed);
+    }
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
+    }
+    let file = std::fs::File::create(out).map_err(|e| failed(&e))?;
+    let mut writer =
+        parquet::TableWriter::new(&name, std::io::BufWriter::new(file)).map_err(|e| failed(&e))?;
+    let mut refs = 0;
+    let written = stream_stack(args, formats, |rows: &Rows| {
+        refs += rows.part.iter().filter(|&&p| p == 0).count();
+        writer.write(rows)
+    })
+    .and_then(|doc| writer.finish(&doc).map_err(|e| failed(&e)));
+    if written.is_err() {
+        let _ = std::fs::remove_file(out);
+    }
+    written.map(|()| refs)
+}
+
+/// Streams the stack of the sources through a [`Stacker`] into `sink`;
+/// returns the table's document.
+fn stream_stack(
+    args: &Args,
+    formats: &[Format],
+    sink: impl FnMut(&Rows) -> chunkref::Result<()>,
+) -> Result<table::TableDoc, StackFailure> {
+    let name = args.output.to_string_lossy();
+    let mut stacker = Stacker::new(&name, table::BATCH_ROWS, sink);
+    let (mut t, mut off_grid) = (0, None);
+    let read = read_steps(args, formats, |step| {
+        if let Some(key) = stacker.off_grid(&step) {
+            off_grid = Some((t, key));
+            return Err("off the grid".into());
+        }
+        t += 1;
+        stacker.push(step).map_err(|e| e.to_string())
+    });
+    if let Some((i, key)) = off_grid {
+        return Err(StackFailure::OffGrid(i, key));
+    }
+    read.map_err(StackFailure::Failed)?;
+    stacker
+        .finish()
+        .map_err(|e| StackFailure::Failed(e.to_string()))
+}
+
+/// Makes the sources a mosaic of scenes into OUT. `off_grid` is the first
+/// source off the first one's grid when the mosaic was chosen because of it.
+fn index_scenes(
+    args: &Args,
+    formats: &[Format],
+    off_grid: Option<(usize, String)>,
+) -> Result<(String, usize), String> {
+    if args.datetime.is_some() {
+        return Err(
+            "--datetime-from-name and --datetime-from-metadata are for time stacks; \
+                    these sources make a mosaic (pass --stack for a time stack of files on \
+                    one grid)"
+                .into(),
+        );
+    }
+    let mut scenes = Vec::with_capacity(args.sources.len());
+    for (source, format) in args.sources.iter().zip(formats) {
+        let fail = |e: String| format!("{source}: {e}");
+        let doc = source_built(args, source, *format)
+            .map_err(fail)?
+            .to_kerchunk();
+        let text = serde_json::to_vec(&doc).map_err(|e| fail(e.to_string()))?;
+        scenes
+            .push(Index::from_kerchunk_json(source, &text, &[]).map_err(|e| fail(e.to_string()))?);
     }
     let out = args.output.to_string_lossy();
-    let off_grid = match args.layout {
-        Layout::Stack => None,
-        _ => stack::off_grid(steps.iter().map(|s| &s.index)),
-    };
-    if args.layout == Layout::Mosaic || off_grid.is_some() {
-        if args.datetime_from_name {
-            return Err(
-                "--datetime-from-name is for time stacks; these sources make a mosaic \
-                        (pass --stack for a time stack of files on one grid)"
-                    .into(),
-            );
-        }
-        let settings = chunkref::config::Settings::from_lookup(|k| std::env::var(k).ok())
-            .map_err(|e| e.to_string())?;
-        let scenes = steps.into_iter().map(|s| s.index).collect();
-        let index = mosaic::build::mosaic(&out, scenes, &settings).map_err(|e| e.to_string())?;
-        let d = mosaic::description(&index)
-            .map_err(|e| e.to_string())?
-            .ok_or("the mosaic lost its description")?;
-        // Files on one grid that differ in another way (compression, nodata,
-        // ...) were more likely meant as a time stack.
-        let one_place = d
-            .scenes
-            .iter()
-            .all(|s| (s.offset, s.shape) == (d.scenes[0].offset, d.scenes[0].shape));
-        if let (Layout::Auto, true, Some((i, key))) = (args.layout, one_place, off_grid) {
-            return Err(format!(
-                "{} is not on the grid of {}: metadata '{key}' differs (a time stack needs files \
-                 with the same size, tiling, data type, compression and georeferencing; pass \
-                 --mosaic to lay them over each other)",
-                args.sources[i], args.sources[0]
-            ));
-        }
-        let what = format!(
-            "{} scenes (a {} x {} mosaic)",
-            d.scenes.len(),
-            d.shape[1],
-            d.shape[0]
-        );
-        return Ok((what, save_index(&index, &args.output)?));
+    let settings = chunkref::config::Settings::from_lookup(|k| std::env::var(k).ok())
+        .map_err(|e| e.to_string())?;
+    let index = mosaic::build::mosaic(&out, scenes, &settings).map_err(|e| e.to_string())?;
+    let d = mosaic::description(&index)
+        .map_err(|e| e.to_string())?
+        .ok_or("the mosaic lost its description")?;
+    // Files on one grid that differ in another way (compression, nodata,
+    // ...) were more likely meant as a time stack.
+    let one_place = d
+        .scenes
+        .iter()
+        .all(|s| (s.offset, s.shape) == (d.scenes[0].offset, d.scenes[0].shape));
+    if let (true, Some((i, key))) = (one_place, off_grid) {
+        return Err(off_grid_message(
+            args,
+            i,
+            &key,
+            "; pass --mosaic to lay them over each other",
+        ));
     }
-    let what = format!("{} time steps", steps.len());
-    let index = stack::stack(&out, steps).map_err(|e| e.to_string())?;
+    let what = format!(
+        "{} scenes (a {} x {} mosaic)",
+        d.scenes.len(),
+        d.shape[1],
+        d.shape[0]
+    );
     Ok((what, save_index(&index, &args.output)?))
 }
 
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
-    let doc = source_doc(args, source, format)?;
+    let doc = source_built(args, source, format)?.to_kerchunk();
     let out = destination(args, source, args.sources.len() > 1);
     Ok((out.clone(), write(doc, &out)?))
 }

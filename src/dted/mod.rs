@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::source::Source;
 use crate::tiff::geo::Georef;
@@ -46,10 +47,10 @@ impl Cell {
         })
     }
 
-    fn reference(&self, key: String) -> Ref {
+    fn reference(&self, index: [u64; 3]) -> Ref {
         Ref::single(
-            key,
-            &self.url,
+            index,
+            self.url.as_str(),
             self.header.data_offset,
             self.header.data_len(),
         )
@@ -70,6 +71,11 @@ impl Cell {
 /// removed (codec field `trimmed_edge_chunks`). Cells absent from the grid
 /// have no chunk key and read as void.
 pub fn index_cells(cells: &[Cell], checksum_warnings: bool) -> Result<Value> {
+    build_cells(cells, checksum_warnings).map(|b| b.to_kerchunk())
+}
+
+/// [`index_cells`] before it is written as Kerchunk JSON.
+pub fn build_cells(cells: &[Cell], checksum_warnings: bool) -> Result<Built> {
     let first = cells.first().ok_or_else(|| Error::Usage {
         what: "no DTED cell to index".into(),
     })?;
@@ -87,21 +93,21 @@ pub fn index_cells(cells: &[Cell], checksum_warnings: bool) -> Result<Value> {
     }
     let mut refs = Vec::new();
     let (shape, chunks, geotransform) = if cells.len() == 1 {
-        refs.push(first.reference("0.0.0".into()));
+        refs.push(first.reference([0, 0, 0]));
         ([1, rows, cols], [1, rows, cols], h.geotransform())
     } else {
         let grid = place(cells)?;
         let (ny, nx) = (grid.rows, grid.cols);
         for (&(iy, ix), cell) in &grid.cells {
-            refs.push(cell.reference(format!("0.{iy}.{ix}")));
+            refs.push(cell.reference([0, iy, ix]));
             if iy + 1 == ny {
-                refs.push(cell.reference(format!("0.{ny}.{ix}")));
+                refs.push(cell.reference([0, ny, ix]));
             }
             if ix + 1 == nx {
-                refs.push(cell.reference(format!("0.{iy}.{nx}")));
+                refs.push(cell.reference([0, iy, nx]));
             }
             if iy + 1 == ny && ix + 1 == nx {
-                refs.push(cell.reference(format!("0.{ny}.{nx}")));
+                refs.push(cell.reference([0, ny, nx]));
             }
         }
         codec["trim_bottom"] = json!(1);
@@ -144,7 +150,7 @@ pub fn index_cells(cells: &[Cell], checksum_warnings: bool) -> Result<Value> {
             attrs: geo_attrs,
         }],
     };
-    Ok(pyramid.to_kerchunk())
+    Ok(pyramid.into_built())
 }
 
 /// Cells placed on the mosaic grid.

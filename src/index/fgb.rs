@@ -70,7 +70,7 @@ pub fn write(index: &Index, out: impl Write) -> Result<()> {
         rows.extend(batch);
         Ok(())
     })?;
-    let text = table::doc_text(index, &doc)?;
+    let text = table::doc_text(&index.source, &doc)?;
     let options = FgbWriterOptions {
         write_index: true,
         crs: FgbCrs {

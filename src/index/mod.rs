@@ -4,6 +4,7 @@
 //! Each index format lives in its own module and produces the same
 //! [`Index`]; Kerchunk JSON is the first ([`kerchunk_json`]).
 
+pub mod built;
 pub mod fgb;
 pub mod file;
 pub mod footprint;
@@ -14,6 +15,7 @@ pub mod parquet;
 pub mod parquet_read;
 pub mod pyramid;
 pub mod stack;
+pub mod stacker;
 pub mod table;
 pub mod template;
 pub mod to_kerchunk;

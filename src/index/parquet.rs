@@ -12,7 +12,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
-use super::table::{self, COLUMNS, DOC_KEY};
+use super::table::{self, Rows, TableDoc, COLUMNS, DOC_KEY};
 use super::Index;
 use crate::error::{Error, Result};
 
@@ -46,18 +46,40 @@ pub fn write(index: &Index, out: impl Write + Send) -> Result<()> {
 
 /// [`write`] with row groups of `group_rows` rows.
 pub(crate) fn write_groups(index: &Index, out: impl Write + Send, group_rows: usize) -> Result<()> {
-    let err = parquet_error(&index.source);
-    let schema = Arc::new(parse_message_type(SCHEMA).map_err(&err)?);
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(&err)?))
-        .set_dictionary_enabled(false)
-        .set_encoding(Encoding::DELTA_BINARY_PACKED)
-        .set_max_row_group_row_count(Some(group_rows))
-        .set_created_by(format!("chunkref {}", env!("CARGO_PKG_VERSION")))
-        .build();
-    let mut writer = SerializedFileWriter::new(out, schema, Arc::new(props)).map_err(&err)?;
-    let doc = table::rows_of(index, group_rows, |rows| {
-        let mut group = writer.next_row_group().map_err(&err)?;
+    let mut writer = TableWriter::new(&index.source, out)?;
+    let doc = table::rows_of(index, group_rows, |rows| writer.write(rows))?;
+    writer.finish(&doc)
+}
+
+/// A Parquet reference table being written, one row group per batch of
+/// rows (batches in table order), the document last (in the footer).
+pub struct TableWriter<W: Write + Send> {
+    source: String,
+    writer: SerializedFileWriter<W>,
+}
+
+impl<W: Write + Send> TableWriter<W> {
+    /// Starts the table `source` (named in messages) on `out`.
+    pub fn new(source: &str, out: W) -> Result<Self> {
+        let err = parquet_error(source);
+        let schema = Arc::new(parse_message_type(SCHEMA).map_err(&err)?);
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(&err)?))
+            .set_dictionary_enabled(false)
+            .set_encoding(Encoding::DELTA_BINARY_PACKED)
+            .set_created_by(format!("chunkref {}", env!("CARGO_PKG_VERSION")))
+            .build();
+        let writer = SerializedFileWriter::new(out, schema, Arc::new(props)).map_err(&err)?;
+        Ok(TableWriter {
+            source: source.to_string(),
+            writer,
+        })
+    }
+
+    /// Writes `rows` as one row group (with min/max statistics per column).
+    pub fn write(&mut self, rows: &Rows) -> Result<()> {
+        let err = parquet_error(&self.source);
+        let mut group = self.writer.next_row_group().map_err(&err)?;
         let mut c = 0;
         while let Some(mut col) = group.next_column().map_err(&err)? {
             let as_i32 = |v: &[u32]| v.iter().map(|&x| x as i32).collect::<Vec<_>>();
@@ -91,11 +113,16 @@ pub(crate) fn write_groups(index: &Index, out: impl Write + Send, group_rows: us
         }
         group.close().map_err(&err)?;
         Ok(())
-    })?;
-    let text = table::doc_text(index, &doc)?;
-    writer.append_key_value_metadata(KeyValue::new(DOC_KEY.to_string(), text));
-    writer.close().map_err(&err)?;
-    Ok(())
+    }
+
+    /// Puts `doc` in the footer and finishes the file.
+    pub fn finish(mut self, doc: &TableDoc) -> Result<()> {
+        let text = table::doc_text(&self.source, doc)?;
+        self.writer
+            .append_key_value_metadata(KeyValue::new(DOC_KEY.to_string(), text));
+        self.writer.close().map_err(parquet_error(&self.source))?;
+        Ok(())
+    }
 }
 
 fn write_i32(

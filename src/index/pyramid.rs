@@ -3,9 +3,13 @@
 //! holding array `data` with axes (bands, y, x), and optionally a `mask`.
 //!
 //! Every index builder (TIFF, JPEG 2000, NITF, ...) describes its levels
-//! with [`Level`] and [`Array`] and lets [`Pyramid::to_kerchunk`] write them.
+//! with [`Level`] and [`Array`] and lets [`Pyramid::into_built`] lay them out.
+
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
+
+use super::built::Built;
 
 /// One array of a level: its Zarr v2 metadata and chunk references.
 #[derive(Debug, Clone)]
@@ -30,10 +34,11 @@ pub struct Array {
 /// One chunk reference.
 #[derive(Debug, Clone)]
 pub struct Ref {
-    /// Chunk key suffix such as `0.1.2`.
-    pub key: String,
-    /// URL of the file holding the chunk.
-    pub url: String,
+    /// Chunk grid index (band group, row, column): key suffix `0.1.2`.
+    pub index: [u64; 3],
+    /// URL of the file holding the chunk (shared by the references of a
+    /// file: one allocation per file, not per chunk).
+    pub url: Arc<str>,
     /// Byte ranges `(offset, length)`; several are concatenated in order (a
     /// multi-range reference) unless they are back to back.
     pub ranges: Vec<(u64, u64)>,
@@ -64,32 +69,32 @@ pub struct Pyramid {
 }
 
 impl Pyramid {
-    /// The Kerchunk JSON v1 document with this pyramid at its root.
-    pub fn to_kerchunk(&self) -> Value {
-        let mut refs = Map::new();
-        self.write(&mut refs, "");
-        json!({"version": 1, "refs": refs})
+    /// The index with this pyramid at its root.
+    pub fn into_built(self) -> Built {
+        let mut built = Built::default();
+        self.write(&mut built, "");
+        built
     }
 
-    /// Writes the pyramid's keys into `refs` as group `group` (`""` = root).
-    pub fn write(&self, refs: &mut Map<String, Value>, group: &str) {
+    /// Writes the pyramid's documents and references into `out` as group
+    /// `group` (`""` = root).
+    pub fn write(self, out: &mut Built, group: &str) {
         let prefix = if group.is_empty() {
             String::new()
         } else {
             format!("{group}/")
         };
         let mut layout = Vec::new();
-        let meta = |refs: &mut Map<String, Value>, key: String, v: Value| {
-            refs.insert(key, Value::String(v.to_string()));
+        let meta = |out: &mut Built, key: String, v: Value| {
+            out.metadata.insert(key, v);
         };
-        for (n, level) in self.levels.iter().enumerate() {
+        let mut previous: Option<[u64; 3]> = None;
+        for (n, level) in self.levels.into_iter().enumerate() {
             let name = n.to_string();
-            let relative = match n.checked_sub(1) {
+            let to = level.data.shape;
+            let relative = match previous.replace(to) {
                 None => [1.0, 1.0],
-                Some(prev) => {
-                    let (from, to) = (&self.levels[prev].data.shape, &level.data.shape);
-                    [from[1] as f64 / to[1] as f64, from[2] as f64 / to[2] as f64]
-                }
+                Some(from) => [from[1] as f64 / to[1] as f64, from[2] as f64 / to[2] as f64],
             };
             let mut entry =
                 json!({"asset": name, "transform": {"scale": relative, "translation": [0.0, 0.0]}});
@@ -103,70 +108,69 @@ impl Pyramid {
             }
             layout.push(entry);
             meta(
-                refs,
+                out,
                 format!("{prefix}{name}/.zgroup"),
                 json!({"zarr_format": 2}),
             );
             meta(
-                refs,
+                out,
                 format!("{prefix}{name}/.zattrs"),
-                Value::Object(level.attrs.clone()),
+                Value::Object(level.attrs),
             );
-            Self::write_array(refs, &format!("{prefix}{name}/data"), &level.data);
-            if let Some(mask) = &level.mask {
-                Self::write_array(refs, &format!("{prefix}{name}/mask"), mask);
+            Self::write_array(out, &format!("{prefix}{name}/data"), level.data);
+            if let Some(mask) = level.mask {
+                Self::write_array(out, &format!("{prefix}{name}/mask"), mask);
             }
         }
-        let mut root = self.attrs.clone();
-        root.insert("source".into(), self.source.clone());
+        let mut root = self.attrs;
+        root.insert("source".into(), self.source);
         root.insert("multiscales".into(), json!({"layout": layout}));
-        meta(refs, format!("{prefix}.zgroup"), json!({"zarr_format": 2}));
-        meta(refs, format!("{prefix}.zattrs"), Value::Object(root));
+        meta(out, format!("{prefix}.zgroup"), json!({"zarr_format": 2}));
+        meta(out, format!("{prefix}.zattrs"), Value::Object(root));
     }
 
-    fn write_array(refs: &mut Map<String, Value>, prefix: &str, a: &Array) {
+    fn write_array(out: &mut Built, path: &str, a: Array) {
         let zarray = json!({
             "zarr_format": 2, "shape": a.shape, "chunks": a.chunks, "dtype": a.dtype,
             "fill_value": a.fill, "order": "C", "compressor": null, "filters": [a.codec],
             "dimension_separator": "."});
-        refs.insert(
-            format!("{prefix}/.zarray"),
-            Value::String(zarray.to_string()),
-        );
-        let mut zattrs = a.attrs.clone();
+        out.metadata.insert(format!("{path}/.zarray"), zarray);
+        let mut zattrs = a.attrs;
         zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(["bands", "y", "x"]));
-        refs.insert(
-            format!("{prefix}/.zattrs"),
-            Value::String(Value::Object(zattrs).to_string()),
-        );
-        for r in &a.refs {
-            refs.insert(format!("{prefix}/{}", r.key), r.to_json());
-        }
+        out.metadata
+            .insert(format!("{path}/.zattrs"), Value::Object(zattrs));
+        out.arrays.insert(path.to_string(), a.refs);
     }
 }
 
 impl Ref {
     /// A reference to one byte range.
-    pub fn single(key: String, url: &str, offset: u64, length: u64) -> Ref {
+    pub fn single(index: [u64; 3], url: impl Into<Arc<str>>, offset: u64, length: u64) -> Ref {
         Ref {
-            key,
-            url: url.to_string(),
+            index,
+            url: url.into(),
             ranges: vec![(offset, length)],
+        }
+    }
+
+    /// The ranges as one `(offset, length)` when they are back to back.
+    pub fn merged(&self) -> Option<(u64, u64)> {
+        let ranges = &self.ranges;
+        let contiguous = ranges.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
+        match ranges.as_slice() {
+            [(offset, _), ..] if contiguous => Some((*offset, ranges.iter().map(|r| r.1).sum())),
+            _ => None,
         }
     }
 
     /// `[url, offset, length]`, or `[url, [[offset, length], ...]]` when the
     /// ranges are not back to back.
-    fn to_json(&self) -> Value {
-        let ranges = &self.ranges;
-        let contiguous = ranges.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
-        match ranges.as_slice() {
-            [(offset, _), ..] if contiguous => {
-                json!([self.url, offset, ranges.iter().map(|r| r.1).sum::<u64>()])
-            }
-            _ => json!([
-                self.url,
-                ranges.iter().map(|r| [r.0, r.1]).collect::<Vec<_>>()
+    pub(crate) fn to_json(&self) -> Value {
+        match self.merged() {
+            Some((offset, length)) => json!([&*self.url, offset, length]),
+            None => json!([
+                &*self.url,
+                self.ranges.iter().map(|r| [r.0, r.1]).collect::<Vec<_>>()
             ]),
         }
     }
@@ -176,7 +180,7 @@ impl Ref {
 mod tests {
     use super::*;
 
-    fn array(refs: Vec<(&str, Vec<(u64, u64)>)>) -> Array {
+    fn array(refs: Vec<Ref>) -> Array {
         Array {
             shape: [1, 4, 4],
             chunks: [1, 4, 4],
@@ -184,14 +188,15 @@ mod tests {
             codec: json!({"id": "x"}),
             fill: Value::Null,
             attrs: Map::new(),
-            refs: refs
-                .into_iter()
-                .map(|(key, ranges)| Ref {
-                    key: key.into(),
-                    url: "/f".into(),
-                    ranges,
-                })
-                .collect(),
+            refs,
+        }
+    }
+
+    fn reference(index: [u64; 3], ranges: Vec<(u64, u64)>) -> Ref {
+        Ref {
+            index,
+            url: "/f".into(),
+            ranges,
         }
     }
 
@@ -202,14 +207,14 @@ mod tests {
             attrs: Map::new(),
             levels: vec![Level {
                 data: array(vec![
-                    ("0.0.0", vec![(10, 5), (15, 5)]),
-                    ("0.0.1", vec![(30, 5), (10, 2)]),
+                    reference([0, 0, 0], vec![(10, 5), (15, 5)]),
+                    reference([0, 0, 1], vec![(30, 5), (10, 2)]),
                 ]),
                 mask: None,
                 attrs: Map::new(),
             }],
         };
-        let doc = p.to_kerchunk();
+        let doc = p.into_built().to_kerchunk();
         assert_eq!(doc["refs"]["0/data/0.0.0"], json!(["/f", 10, 10]));
         assert_eq!(
             doc["refs"]["0/data/0.0.1"],

@@ -24,8 +24,9 @@ use crate::zarr::ArrayMeta;
 pub const DOC_KEY: &str = "chunkref";
 /// Schema version written in the document.
 pub const VERSION: u64 = 1;
-/// Rows per batch (one Parquet row group).
-pub const BATCH_ROWS: usize = 1 << 20;
+/// Rows per batch (one Parquet row group): small enough that a reader
+/// decoding only the row groups a tile's statistics point at reads little.
+pub const BATCH_ROWS: usize = 1 << 17;
 /// Dimension name that marks an array's first axis as time.
 pub const TIME_DIMENSION: &str = "time";
 /// Column names, in table order.
@@ -67,6 +68,23 @@ pub struct FileEntry {
     /// Per-file attributes such as `datetime`.
     #[serde(flatten)]
     pub attributes: Map<String, Value>,
+}
+
+/// One row of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// `array` column.
+    pub array: u16,
+    /// `time`, `band`, `y_chunk`, `x_chunk` columns.
+    pub chunk: [u32; 4],
+    /// `file` column.
+    pub file: u32,
+    /// `offset` column.
+    pub offset: u64,
+    /// `length` column (`None` = whole file).
+    pub length: Option<u64>,
+    /// `part` column.
+    pub part: u16,
 }
 
 /// A batch of rows, one vector per column.
@@ -119,6 +137,32 @@ impl Rows {
             offset: self.offset[..n].to_vec(),
             length: self.length[..n].to_vec(),
             part: self.part[..n].to_vec(),
+        }
+    }
+
+    /// Appends one row.
+    pub fn push(&mut self, row: Row) {
+        let [t, b, y, x] = row.chunk;
+        self.array.push(row.array);
+        self.time.push(t);
+        self.band.push(b);
+        self.y.push(y);
+        self.x.push(x);
+        self.file.push(row.file);
+        self.offset.push(row.offset);
+        self.length.push(row.length);
+        self.part.push(row.part);
+    }
+
+    /// Row `i`.
+    pub fn row(&self, i: usize) -> Row {
+        Row {
+            array: self.array[i],
+            chunk: [self.time[i], self.band[i], self.y[i], self.x[i]],
+            file: self.file[i],
+            offset: self.offset[i],
+            length: self.length[i],
+            part: self.part[i],
         }
     }
 
@@ -212,7 +256,7 @@ impl Split {
 }
 
 /// True when the array's first axis is named time (and it has y and x).
-fn has_time_axis(meta: &ArrayMeta) -> bool {
+pub(crate) fn has_time_axis(meta: &ArrayMeta) -> bool {
     meta.shape.len() >= 3
         && meta
             .dimension_names
@@ -221,10 +265,11 @@ fn has_time_axis(meta: &ArrayMeta) -> bool {
             .is_some_and(|d| d == TIME_DIMENSION)
 }
 
-/// `doc` as the JSON text stored in a table's key-value metadata.
-pub fn doc_text(index: &Index, doc: &TableDoc) -> Result<String> {
+/// `doc` as the JSON text stored in a table's key-value metadata (`source`
+/// names the table in messages).
+pub fn doc_text(source: &str, doc: &TableDoc) -> Result<String> {
     serde_json::to_string(doc).map_err(|e| Error::MalformedIndex {
-        index: index.source.clone(),
+        index: source.to_string(),
         reason: e.to_string(),
     })
 }
@@ -274,17 +319,16 @@ pub fn rows_of(
         let split =
             Split::new(&grid, time_axis).map_err(|e| bad(format!("array '{}': {e}", meta.path)))?;
         for (pos, r) in array.refs.table()?.iter() {
-            let [t, b, y, x] = split.columns(pos);
+            let chunk = split.columns(pos);
             let mut push = |file: u32, offset: u64, length: Option<u64>, part: u16| {
-                rows.array.push(a as u16);
-                rows.time.push(t);
-                rows.band.push(b);
-                rows.y.push(y);
-                rows.x.push(x);
-                rows.file.push(file);
-                rows.offset.push(offset);
-                rows.length.push(length);
-                rows.part.push(part);
+                rows.push(Row {
+                    array: a as u16,
+                    chunk,
+                    file,
+                    offset,
+                    length,
+                    part,
+                })
             };
             match r {
                 ChunkRef::Inline(bytes) => {

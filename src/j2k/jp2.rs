@@ -81,6 +81,52 @@ pub(super) fn locate_codestream(src: &Source) -> Result<(u64, u64)> {
         .ok_or_else(|| src.malformed("no contiguous codestream box (jp2c)"))
 }
 
+/// The default-domain items (`<MDI key="NAME">value</MDI>` in a
+/// `<Metadata>` without a domain) of the GDAL metadata GDAL writes in a
+/// top-level `xml ` box (`-co WRITE_METADATA=YES`), as (key, value); none
+/// for a raw codestream.
+pub(super) fn gdal_metadata(src: &Source) -> Result<Vec<(String, String)>> {
+    if !is_jp2(src)? {
+        return Ok(Vec::new());
+    }
+    let mut items = Vec::new();
+    for b in boxes(src, 0, src.len())? {
+        if &b.kind != b"xml " {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&src.read(b.start, b.len)?).into_owned();
+        let Some(root) = text.find("<GDALMultiDomainMetadata") else {
+            continue;
+        };
+        let mut rest = &text[root..];
+        while let Some(start) = rest.find("<Metadata>") {
+            rest = &rest[start + "<Metadata>".len()..];
+            let end = rest.find("</Metadata>").unwrap_or(rest.len());
+            items.extend(mdi_items(&rest[..end]));
+            rest = &rest[end..];
+        }
+    }
+    Ok(items)
+}
+
+/// The `<MDI key="...">value</MDI>` items of `xml`.
+fn mdi_items(xml: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = xml;
+    while let Some(start) = rest.find("<MDI key=\"") {
+        rest = &rest[start + "<MDI key=\"".len()..];
+        let Some((key, after)) = rest.split_once("\">") else {
+            break;
+        };
+        let Some((value, after)) = after.split_once("</MDI>") else {
+            break;
+        };
+        out.push((key.to_string(), value.trim().to_string()));
+        rest = after;
+    }
+    out
+}
+
 /// `colr` enumerated colour spaces GDAL maps to RGB (sRGB, sYCC) and gray.
 const ENUM_SRGB: u32 = 16;
 const ENUM_GREY: u32 = 17;
@@ -135,4 +181,23 @@ pub(super) fn colour_interpretation(src: &Source, bands: u64) -> Result<Option<V
             })
             .collect(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_gdal_metadata_items() {
+        let xml = r#"<Metadata>
+            <MDI key="ACQUISITIONDATETIME">2021-03-09</MDI>
+            <MDI key="TIFFTAG_DATETIME"> 2021:03:08 </MDI><MDI key="broken">x"#;
+        assert_eq!(
+            mdi_items(xml),
+            [
+                ("ACQUISITIONDATETIME".to_string(), "2021-03-09".to_string()),
+                ("TIFFTAG_DATETIME".to_string(), "2021:03:08".to_string())
+            ]
+        );
+    }
 }

@@ -145,6 +145,7 @@ impl Codestream {
     /// The index array of resolution level `r` whose chunks point into the
     /// source of this codestream, at `url`.
     pub fn array(&self, r: u32, url: &str) -> pyramid::Array {
+        let url: std::sync::Arc<str> = url.into();
         let siz = &self.header.siz;
         let comps = siz.components.len() as u64;
         let (w, h) = reduced(siz.width, siz.height, r);
@@ -163,8 +164,8 @@ impl Codestream {
             .map(|(t, parts)| {
                 let (row, col) = (t as u32 / across, t as u32 % across);
                 Ref {
-                    key: format!("0.{row}.{col}"),
-                    url: url.to_string(),
+                    index: [0, row.into(), col.into()],
+                    url: url.clone(),
                     ranges: parts
                         .iter()
                         .take(keep)
@@ -274,7 +275,7 @@ fn tlm_parts(
 
 /// Builds the Kerchunk JSON index of the JPEG 2000 file (`.j2k` codestream
 /// or `.jp2`) at `path`, whose chunks are referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<Value> {
+pub fn index_file(path: &str, url: &str) -> Result<crate::index::built::Built> {
     let src = Source::open(path, "JPEG 2000 file")?;
     let (start, len) = jp2::locate_codestream(&src)?;
     let cs = Codestream::read(&src, start, len)?;
@@ -304,5 +305,11 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         attrs: georef.root_attributes(base),
         levels,
     };
-    Ok(pyramid.to_kerchunk())
+    let metadata = jp2::gdal_metadata(&src)?;
+    let mut built = pyramid.into_built();
+    built.datetime = crate::datetime::METADATA_ITEMS
+        .iter()
+        .filter_map(|name| metadata.iter().find(|(k, _)| k == name))
+        .find_map(|(_, v)| crate::datetime::parse(v));
+    Ok(built)
 }

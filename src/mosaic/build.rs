@@ -10,7 +10,6 @@ use super::grid::{self, Footprint};
 use super::{Description, SceneEntry, MOSAIC_ATTRIBUTE};
 use crate::config::Settings;
 use crate::error::{Error, Result};
-use crate::index::stack::raw;
 use crate::index::{Index, Store};
 use crate::raster::Dataset;
 use crate::refs::FileTable;
@@ -153,7 +152,7 @@ pub fn mosaic(source: &str, scenes: Vec<Index>, settings: &Settings) -> Result<I
                     .refs
                     .table()?
                     .iter()
-                    .map(|(pos, r)| (pos, raw(r, |f| ids[f as usize]))),
+                    .map(|(pos, r)| (pos, r.to_raw().map_file(|f| ids[f as usize]))),
             );
         }
     }

@@ -52,6 +52,9 @@ pub struct Image {
     pub nbpp: u64,
     /// Actual bits per pixel per band.
     pub abpp: u64,
+    /// IDATIM, the image's date and time as written (see
+    /// [`crate::datetime::nitf_idatim`]).
+    pub idatim: String,
     /// ICORDS (empty when the image has no corner coordinates).
     pub icords: String,
     /// IGEOLO: the four corners (see [`super::igeolo`]).
@@ -181,7 +184,9 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
     }
     // IID1/IID, IDATIM, TGTID, IID2/ITITLE, ISCLAS and the security fields
     // have the same total width in 2.0 and 2.1, bar the 2.0 downgrade event.
-    f.skip(282);
+    f.skip(10); // IID1 / IID
+    let idatim = f.text(14, "IDATIM")?;
+    f.skip(282 - 24);
     if f.text(6, "ISDWNG / ISCTLN")? == DOWNGRADE_EVENT && version_20 {
         f.skip(40); // ISDEVT
     }
@@ -253,6 +258,7 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
         block_height,
         nbpp,
         abpp,
+        idatim,
         icords,
         igeolo,
         tres,

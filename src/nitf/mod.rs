@@ -26,6 +26,7 @@ mod rsets;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::j2k::Codestream;
 use crate::source::Source;
@@ -44,13 +45,17 @@ const ABSENT: u32 = 0xFFFF_FFFF;
 
 /// Builds the Kerchunk JSON index of the NITF file at `path`, whose chunks
 /// are referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<Value> {
+pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let src = Source::open(path, "NITF file")?;
     let (segments, version_20) = header::segments(&src)?;
     let rsets = rsets::companions(path, url);
     let mut pyramids = Vec::new();
+    let mut datetime = None;
     for (n, seg) in segments.iter().enumerate() {
         let img = header::image(&src, seg, n, version_20)?;
+        if n == 0 {
+            datetime = crate::datetime::nitf_idatim(&img.idatim, version_20);
+        }
         let mut levels = levels(&src, &img, n, url)?;
         if segments.len() == 1 && !rsets.is_empty() {
             levels.truncate(1);
@@ -98,20 +103,23 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
             levels,
         });
     }
-    match pyramids.len() {
-        0 => Err(src.malformed("no image segment")),
-        1 => Ok(pyramids[0].to_kerchunk()),
+    let mut built = match pyramids.len() {
+        0 => return Err(src.malformed("no image segment")),
+        1 => pyramids.remove(0).into_built(),
         _ => {
-            let mut refs = Map::new();
-            for (n, p) in pyramids.iter().enumerate() {
-                p.write(&mut refs, &format!("image_{n}"));
+            let mut built = Built::default();
+            for (n, p) in pyramids.into_iter().enumerate() {
+                p.write(&mut built, &format!("image_{n}"));
             }
-            let root = json!({"source": url});
-            refs.insert(".zgroup".into(), json!(r#"{"zarr_format":2}"#));
-            refs.insert(".zattrs".into(), Value::String(root.to_string()));
-            Ok(json!({"version": 1, "refs": refs}))
+            let meta = &mut built.metadata;
+            meta.insert(".zgroup".into(), json!({"zarr_format": 2}));
+            meta.insert(".zattrs".into(), json!({"source": url}));
+            built
         }
-    }
+    };
+    // The first image segment's date and time stands for the file.
+    built.datetime = datetime;
+    Ok(built)
 }
 
 /// The full-resolution array of the first image segment of the NITF file
@@ -270,6 +278,7 @@ fn blocks(
     mask: Option<&MaskTable>,
     url: &str,
 ) -> Result<pyramid::Array> {
+    let url: std::sync::Arc<str> = url.into();
     let bad =
         |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
     // NBPP 1 and 12 are bit-packed into whole bytes per band plane; GDAL
@@ -313,12 +322,7 @@ fn blocks(
                 )));
             }
             let (row, col) = (block / img.blocks_across, block % img.blocks_across);
-            refs.push(Ref::single(
-                format!("{plane}.{row}.{col}"),
-                url,
-                at,
-                chunk_bytes,
-            ));
+            refs.push(Ref::single([plane, row, col], url.clone(), at, chunk_bytes));
         }
     }
     let fill = match mask.and_then(|m| m.pad.as_ref()) {
@@ -368,6 +372,7 @@ fn jpeg_blocks(
     mask: Option<&MaskTable>,
     url: &str,
 ) -> Result<pyramid::Array> {
+    let url: std::sync::Arc<str> = url.into();
     let bands = img.band_reps.len() as u64;
     // 12-bit JPEG: GDAL writes NBPP 16 (ABPP 12 or 16) for it.
     let twelve = matches!(img.nbpp, 12 | 16);
@@ -407,8 +412,8 @@ fn jpeg_blocks(
         })?;
         let (row, col) = (block / img.blocks_across, block % img.blocks_across);
         refs.push(Ref::single(
-            format!("0.{row}.{col}"),
-            url,
+            [0, row, col],
+            url.clone(),
             start + begin as u64,
             (end - begin) as u64,
         ));

@@ -59,16 +59,15 @@ pub(super) fn fit(
         }
         let chunks = [level.chunks[1], level.chunks[2]];
         level.shape = [level.shape[0], half[0], half[1]];
-        level.refs.retain(|r| chunk_in(&r.key, chunks, half));
+        level.refs.retain(|r| chunk_in(r.index, chunks, half));
     }
     Ok(level)
 }
 
-/// Whether the chunk of key `band.row.col` (chunk size `chunks`) starts
-/// inside an array of `shape` (y, x).
-fn chunk_in(key: &str, chunks: [u64; 2], shape: [u64; 2]) -> bool {
-    let index: Vec<u64> = key.split('.').filter_map(|p| p.parse().ok()).collect();
-    matches!(index.as_slice(), [_, row, col] if row * chunks[0] < shape[0] && col * chunks[1] < shape[1])
+/// Whether the chunk of grid index (band, row, col) (chunk size `chunks`)
+/// starts inside an array of `shape` (y, x).
+fn chunk_in([_, row, col]: [u64; 3], chunks: [u64; 2], shape: [u64; 2]) -> bool {
+    row * chunks[0] < shape[0] && col * chunks[1] < shape[1]
 }
 
 #[cfg(test)]
@@ -106,8 +105,8 @@ mod tests {
 
     #[test]
     fn chunks_past_the_cropped_size_are_left_out() {
-        assert!(chunk_in("0.1.1", [64, 64], [100, 150]));
-        assert!(!chunk_in("0.2.0", [64, 64], [128, 150]));
-        assert!(!chunk_in("0.0.3", [64, 64], [100, 150]));
+        assert!(chunk_in([0, 1, 1], [64, 64], [100, 150]));
+        assert!(!chunk_in([0, 2, 0], [64, 64], [128, 150]));
+        assert!(!chunk_in([0, 0, 3], [64, 64], [100, 150]));
     }
 }

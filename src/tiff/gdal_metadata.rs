@@ -71,6 +71,21 @@ pub fn color_interpretations(xml: &str, samples: u64) -> Vec<Option<String>> {
         .collect()
 }
 
+/// The text of each dataset item (an item without a `sample`) named in
+/// `names`, in the order of `names`.
+pub fn dataset_items(xml: &str, names: &[&str]) -> Vec<String> {
+    let items = items(xml);
+    names
+        .iter()
+        .filter_map(|name| {
+            items
+                .iter()
+                .find(|(n, sample, _, _)| n == name && sample.is_none())
+                .map(|i| i.3.trim().to_string())
+        })
+        .collect()
+}
+
 fn items(xml: &str) -> Vec<Item> {
     let mut out = Vec::new();
     let mut rest = xml;

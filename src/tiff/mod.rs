@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::codec::ColorModel;
 use crate::error::{Error, Result};
 use crate::georef::band::ColorInterp;
+use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use geo::Georef;
 use ifd::{Ifd, Source};
@@ -36,13 +37,13 @@ struct Image {
     /// Array attributes besides `_ARRAY_DIMENSIONS` (colour interpretation,
     /// CF band attributes).
     attrs: Map<String, Value>,
-    /// `(key suffix, offset, length)` of every stored chunk.
-    chunks: Vec<(String, u64, u64)>,
+    /// `(grid index, offset, length)` of every stored chunk.
+    chunks: Vec<([u64; 3], u64, u64)>,
 }
 
-/// Builds the Kerchunk JSON index of the TIFF at `path`, whose chunks are
-/// referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<Value> {
+/// Builds the index of the TIFF at `path`, whose chunks are referenced by
+/// `url`.
+pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let src = Source::open(path, "TIFF")?;
     let tiff = ifd::read(&src)?;
     let mut levels: Vec<(usize, Image)> = Vec::new();
@@ -101,13 +102,26 @@ pub fn index_file(path: &str, url: &str) -> Result<Value> {
         attrs: georef.root_attributes(base),
         levels,
     };
-    Ok(pyramid.to_kerchunk())
+    let mut built = pyramid.into_built();
+    built.datetime = acquisition_datetime(&tiff.ifds[0], gdal_xml);
+    Ok(built)
+}
+
+/// The image's datetime: the first of the GDAL metadata items
+/// [`crate::datetime::METADATA_ITEMS`] that reads as one, else the DateTime
+/// tag (306, GDAL's `TIFFTAG_DATETIME`).
+fn acquisition_datetime(ifd: &Ifd, gdal_xml: &str) -> Option<String> {
+    gdal_metadata::dataset_items(gdal_xml, &crate::datetime::METADATA_ITEMS)
+        .into_iter()
+        .chain(ifd.ascii(tags::DATE_TIME).map(str::to_string))
+        .find_map(|text| crate::datetime::parse(&text))
 }
 
 impl Image {
     /// The image as an index array whose chunks point into the source.
     fn array(&self, fill: &Value, url: &str) -> pyramid::Array {
         let band_chunk = if self.planar { 1 } else { self.samples };
+        let url: std::sync::Arc<str> = url.into();
         pyramid::Array {
             shape: [self.samples, self.height, self.width],
             chunks: [band_chunk, self.chunk_h, self.chunk_w],
@@ -118,7 +132,7 @@ impl Image {
             refs: self
                 .chunks
                 .iter()
-                .map(|(key, offset, length)| Ref::single(key.clone(), url, *offset, *length))
+                .map(|&(index, offset, length)| Ref::single(index, url.clone(), offset, length))
                 .collect(),
         }
     }
@@ -282,7 +296,7 @@ fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
             )));
         }
         let (plane, rest) = (i / (across * down), i % (across * down));
-        chunks.push((format!("{plane}.{}.{}", rest / across, rest % across), o, c));
+        chunks.push(([plane, rest / across, rest % across], o, c));
     }
     let jpeg_tables = ifd.bytes(tags::JPEG_TABLES).map_or(Value::Null, |t| {
         json!(base64::engine::general_purpose::STANDARD.encode(t))

@@ -20,6 +20,8 @@ pub const SAMPLES_PER_PIXEL: u16 = 277;
 pub const ROWS_PER_STRIP: u16 = 278;
 /// StripByteCounts.
 pub const STRIP_BYTE_COUNTS: u16 = 279;
+/// DateTime (`YYYY:MM:DD HH:MM:SS`).
+pub const DATE_TIME: u16 = 306;
 /// PlanarConfiguration.
 pub const PLANAR_CONFIG: u16 = 284;
 /// Predictor.

@@ -144,6 +144,11 @@ def main() -> None:
             [str(TABLE_PYTHON), "-c", KERCHUNK_SCRIPT, str(slice_json), str(args.workdir / "slice.parq")]
         )
         report["slice"]["kerchunk_refs_to_dataframe_s"] = float(out)
+        # Per reference: kerchunk's writer alone against chunkref's whole
+        # index (header reads included), on the same references.
+        report["slice"]["kerchunk_over_chunkref_index"] = (
+            float(out) / report["slice"]["chunkref_index_to_parquet_s"]
+        )
 
     step = min(5000, args.steps - 1)
     report["gdal_source_tile"] = gdal_open_and_read(sources[step], 1)

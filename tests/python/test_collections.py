@@ -164,3 +164,60 @@ def test_datetime_from_name_needs_a_date(tmp_path, chunkref_bin):
         chunkref_bin, "index", "--datetime-from-name", *sources, "-o", tmp_path / "s.parquet"
     )
     assert done.returncode != 0 and "no date" in done.stderr and "a.tif" in done.stderr, done.stderr
+
+
+#: How each form records a datetime with GDAL: (extension, gdal_translate
+#: options for a datetime), the datetimes as written and as ISO 8601.
+METADATA_FORMS = {
+    "tiff_tag": (".tif", lambda d: ["-of", "COG", "-co", "BLOCKSIZE=128", "-mo", f"TIFFTAG_DATETIME={d}"]),
+    "gdal_item": (".tif", lambda d: ["-of", "COG", "-co", "BLOCKSIZE=128", "-mo", f"ACQUISITIONDATETIME={d}"]),
+    "nitf": (".ntf", lambda d: ["-of", "NITF", "-co", "BLOCKSIZE=128", "-co", f"IDATIM={d}"]),
+    "jp2": (".jp2", lambda d: ["-of", "JP2OpenJPEG", "-co", "WRITE_METADATA=YES", "-mo", f"TIFFTAG_DATETIME={d}"]),
+}
+WRITTEN = {
+    "tiff_tag": ["2021:01:01 00:00:00", "2021:01:02 06:30:00", "2021:02:15 12:00:00"],
+    "gdal_item": ["2021-01-01T00:00:00Z", "2021-01-02T06:30:00Z", "2021-02-15T12:00:00Z"],
+    "nitf": ["20210101000000", "20210102063000", "20210215120000"],
+    "jp2": ["2021:01:01 00:00:00", "2021:01:02 06:30:00", "2021:02:15 12:00:00"],
+}
+
+
+@pytest.mark.parametrize("form", sorted(METADATA_FORMS))
+def test_datetime_from_metadata(tmp_path, chunkref_bin, form):
+    ext, options = METADATA_FORMS[form]
+    sources = []
+    for t, written in enumerate(WRITTEN[form]):
+        plain = write_step(tmp_path / f"plain_{t}.tif", t)
+        path = tmp_path / f"step_{t}{ext}"
+        gdal.Translate(str(path), str(plain), options=options(written))
+        sources.append(path)
+    zone = "Z" if form == "gdal_item" else ""
+    iso = [f"2021-01-01T00:00:00{zone}", f"2021-01-02T06:30:00{zone}", f"2021-02-15T12:00:00{zone}"]
+    out = tmp_path / "stack.parquet"
+    stack(chunkref_bin, sources, out, "--datetime-from-metadata")
+    ds = open_chunkref(out)
+    assert [ds.GetRasterBand(t + 1).GetMetadataItem("DATETIME") for t in range(3)] == iso
+    vrt = gdal.BuildVRT(str(tmp_path / "stack.vrt"), [str(s) for s in sources], separate=True)
+    assert_pixels_equal(ds.ReadAsArray(), vrt.ReadAsArray(), f"{form} stack vs gdalbuildvrt -separate")
+    picked = open_chunkref(out, ["TIME_START=2021-01-02", "TIME_END=2021-01-02"])
+    assert picked.RasterCount == 1
+    assert picked.GetRasterBand(1).GetMetadataItem("DATETIME") == iso[1]
+    assert_pixels_equal(picked.ReadAsArray(), vrt.GetRasterBand(2).ReadAsArray(), "step 1")
+    late = open_chunkref(out, ["TIME_START=2021-01-02T12:00:00"])
+    assert [late.GetRasterBand(1).GetMetadataItem("DATETIME")] == iso[2:]
+
+
+def test_datetime_from_metadata_needs_one(tmp_path, chunkref_bin):
+    dated = tmp_path / "dated.tif"
+    gdal.Translate(str(dated), str(write_step(tmp_path / "a.tif", 0)),
+                   options=["-of", "COG", "-co", "BLOCKSIZE=128", "-mo", "TIFFTAG_DATETIME=2021:01:01 00:00:00"])
+    bare = write_step(tmp_path / "bare.tif", 1)
+    out = tmp_path / "s.parquet"
+    done = run_chunkref(chunkref_bin, "index", "--datetime-from-metadata", dated, bare, "-o", out)
+    assert done.returncode != 0, done.stderr
+    assert f"{bare}: --datetime-from-metadata: its metadata records no datetime" in done.stderr, done.stderr
+    assert not out.exists()
+    done = run_chunkref(
+        chunkref_bin, "index", "--datetime-from-name", "--datetime-from-metadata", dated, bare, "-o", out
+    )
+    assert done.returncode != 0 and "exclude each other" in done.stderr, done.stderr

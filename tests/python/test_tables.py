@@ -3,18 +3,22 @@
 GDAL-written TIFFs are indexed straight to ``.parquet`` and converted
 between Kerchunk JSON and Parquet with ``chunkref convert``; ChunkRef must
 read every form pixel for pixel like GDAL's GTiff driver, the conversions
-must keep every reference and metadata document, pyarrow must read the table
-as an ordinary one, and malformed tables (written with pyarrow) must fail
-with a message naming what is wrong.
+must keep every reference and metadata document, pyarrow, DuckDB and polars
+must read the table as an ordinary one (the examples of
+docs/reference-table.md, run as written), and malformed tables (written with
+pyarrow) must fail with a message naming what is wrong.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from osgeo import gdal
 
@@ -33,25 +37,26 @@ TABLE_CASES = [
 ]
 
 #: Python packages the table tests run in their venv.
-TABLE_REQUIREMENTS = ["pyarrow", "kerchunk", "fastparquet"]
+TABLE_REQUIREMENTS = ["pyarrow", "kerchunk", "fastparquet", "duckdb", "polars"]
 
 
 @pytest.fixture(scope="session")
 def table_python() -> Path:
-    """A python with pyarrow, kerchunk and fastparquet (skips only when
-    PyPI is unreachable)."""
+    """A python with pyarrow, kerchunk, fastparquet, duckdb and polars
+    (skips only when PyPI is unreachable)."""
     return ensure_venv(
         REPO_ROOT / "build" / "table-venv",
         TABLE_REQUIREMENTS,
-        "import pyarrow, kerchunk, fastparquet",
-        "pyarrow, kerchunk and fastparquet",
+        "import pyarrow, kerchunk, fastparquet, duckdb, polars",
+        "pyarrow, kerchunk, fastparquet, duckdb and polars",
     )
 
 
-def run_python(python: Path, script: str, *args: str | Path) -> str:
-    """Run ``script`` with ``python``; it must succeed.  Returns stdout."""
+def run_python(python: Path, script: str, *args: str | Path, cwd: Path | None = None) -> str:
+    """Run ``script`` with ``python`` (in ``cwd``); it must succeed.  Returns stdout."""
     done = subprocess.run(
-        [str(python), "-c", script, *map(str, args)], capture_output=True, text=True, timeout=300
+        [str(python), "-c", script, *map(str, args)],
+        capture_output=True, text=True, timeout=300, cwd=cwd,
     )
     assert done.returncode == 0, f"script failed:\n{done.stderr}{done.stdout}"
     return done.stdout
@@ -147,6 +152,90 @@ def test_pyarrow_reads_the_table_unchanged(tmp_path, chunkref_bin, table_python)
         key = f"{array}/{row['band']}.{row['y_chunk']}.{row['x_chunk']}"
         from_table[key] = [got["files"][row["file"]], row["offset"], row["length"]]
     assert from_table == expected
+
+
+def doc_examples(language: str) -> list[str]:
+    """The ``language`` code blocks of the "Reading it elsewhere" section of
+    docs/reference-table.md."""
+    text = (REPO_ROOT / "docs" / "reference-table.md").read_text()
+    section = text[text.index("## Reading it elsewhere"):]
+    return re.findall(rf"```{language}\n(.*?)```", section, re.S)
+
+
+#: Runs the documentation's examples (argv: the SQL block, the pyarrow
+#: block, the polars block) in a directory holding collection.parquet.
+RUN_DOC_EXAMPLES = """
+import json, sys
+import duckdb
+sql, pyarrow_example, polars_example = sys.argv[1:4]
+tile_query, doc_query = [s for s in sql.split(";") if s.strip()]
+found = {}
+exec(pyarrow_example, found)
+exec(polars_example, found)
+import pyarrow.parquet as pq
+meta = pq.ParquetFile("collection.parquet").metadata
+print(json.dumps({
+    "min_max_everywhere": all(
+        meta.row_group(g).column(c).statistics is not None
+        and meta.row_group(g).column(c).statistics.has_min_max
+        for g in range(meta.num_row_groups) for c in range(meta.num_columns)
+    ),
+    "duckdb_tile": duckdb.sql(tile_query).fetchall(),
+    "duckdb_doc": json.loads(duckdb.sql(doc_query).fetchall()[0][0]),
+    "pyarrow_doc": found["doc"],
+    "paths": found["paths"],
+    "pyarrow_rows": found["t"].to_pylist(),
+    "polars_rows": found["rows"].to_dicts(),
+}))
+"""
+
+
+def kerchunk_refs(rows: list[dict], doc: dict) -> dict:
+    """Kerchunk JSON references (key -> [url, offset, length]) of table rows
+    of single-range chunks in time stacks of one band group."""
+    refs = {}
+    for row in rows:
+        assert row["part"] == 0 and row["length"] is not None, row
+        array = doc["arrays"][row["array"]]["path"]
+        key = f"{array}/{row['time']}.{row['band']}.{row['y_chunk']}.{row['x_chunk']}"
+        refs[key] = [doc["files"][row["file"]]["path"], row["offset"], row["length"]]
+    return refs
+
+
+def test_documented_examples_read_the_table_elsewhere(tmp_path, chunkref_bin, table_python):
+    """pyarrow, DuckDB and polars run the examples of the documentation on a
+    time stack of 11 steps (32 x 32 chunks each) unchanged and find the
+    references the Kerchunk JSON of the same stack holds."""
+    mem = gdal.GetDriverByName("MEM").Create("", 512, 512, 1, gdal.GDT_Int16)
+    mem.GetRasterBand(1).WriteArray((np.arange(512 * 512).reshape(512, 512) % 7919).astype("int16"))
+    base = tmp_path / "base.tif"
+    gdal.Translate(str(base), mem, options="-co TILED=YES -co BLOCKXSIZE=16 -co BLOCKYSIZE=16 -co COMPRESS=DEFLATE")
+    steps = []
+    for t in range(11):
+        steps.append(tmp_path / f"step_{t:02}.tif")
+        os.link(base, steps[-1])
+    done = run_chunkref(chunkref_bin, "index", *steps, "-o", tmp_path / "collection.parquet")
+    assert done.returncode == 0, done.stderr
+    convert(chunkref_bin, tmp_path / "collection.parquet", tmp_path / "collection.json")
+    refs = json.loads((tmp_path / "collection.json").read_text())["refs"]
+    expected = {k: v for k, v in refs.items() if isinstance(v, list)}
+    assert len(expected) == 11 * 32 * 32
+
+    (sql,) = doc_examples("sql")
+    pyarrow_example, polars_example = doc_examples("python")
+    got = json.loads(run_python(
+        table_python, RUN_DOC_EXAMPLES, sql, pyarrow_example, polars_example, cwd=tmp_path
+    ))
+    doc = got["pyarrow_doc"]
+    assert got["min_max_everywhere"], "every column chunk has min/max statistics"
+    assert got["duckdb_doc"] == doc
+    assert got["paths"] == [str(s) for s in steps]
+    assert kerchunk_refs(got["pyarrow_rows"], doc) == expected
+    step_10 = {k: v for k, v in expected.items() if k.startswith("0/data/10.")}
+    assert kerchunk_refs(got["polars_rows"], doc) == step_10
+    assert [[doc["files"][f]["path"], o, n] for f, o, n in got["duckdb_tile"]] == [
+        expected["0/data/10.0.25.30"]
+    ]
 
 
 #: pyarrow script: rewrite argv[1] into argv[2] after applying argv[3].
