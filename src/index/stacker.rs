@@ -302,7 +302,12 @@ impl<S: FnMut(&Rows) -> Result<()>> Stacker<S> {
         let Some(reference) = self.reference.take() else {
             return Err(self.bad("no time step to stack".into()));
         };
+        // A large array ends its row group, so a group's statistics bound
+        // the time steps of one array (small arrays share groups).
         for later in std::mem::take(&mut self.later) {
+            if self.rows.len() >= self.batch / table::ARRAY_BREAK {
+                self.flush()?;
+            }
             for i in 0..later.len() {
                 let row = later.row(i);
                 if row.part == 0 && self.rows.len() >= self.batch {

@@ -27,6 +27,9 @@ pub const VERSION: u64 = 1;
 /// Rows per batch (one Parquet row group): small enough that a reader
 /// decoding only the row groups a tile's statistics point at reads little.
 pub const BATCH_ROWS: usize = 1 << 17;
+/// A batch holding at least `1 / ARRAY_BREAK` of the batch size ends with
+/// its array.
+pub const ARRAY_BREAK: usize = 16;
 /// Dimension name that marks an array's first axis as time.
 pub const TIME_DIMENSION: &str = "time";
 /// Column names, in table order.
@@ -359,6 +362,12 @@ pub fn rows_of(
                 rows.clear();
             }
         }
+        // A large array ends its batch, so a row group's statistics bound
+        // the chunks of one array (small arrays share groups).
+        if rows.len() >= batch / ARRAY_BREAK {
+            sink(&rows)?;
+            rows.clear();
+        }
     }
     if !rows.is_empty() {
         sink(&rows)?;
@@ -654,6 +663,29 @@ impl TableReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_arrays_end_their_batch() {
+        let index = crate::index::parquet::tests::index();
+        let mut batches = Vec::new();
+        rows_of(&index, ARRAY_BREAK, |r| {
+            batches.push(r.array.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            batches,
+            [vec![0; 5], vec![1]],
+            "array 0's 3 chunks (5 rows), then array 1"
+        );
+        let mut batches = 0;
+        rows_of(&index, 1 << 20, |_| {
+            batches += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(batches, 1, "small arrays share a batch");
+    }
 
     #[test]
     fn splits_leading_axes_into_time_and_band_group() {
