@@ -52,13 +52,15 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
 
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
+use chunkref::chunk::Locations;
+use chunkref::config::Settings;
 use chunkref::index::built::Built;
 use chunkref::index::file::{IndexFile, LocalFile};
 use chunkref::index::stacker::{self, Prepared, Stacker, Step};
 use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
 use chunkref::index::{fgb, parquet, Index, LoadOptions};
-use chunkref::mosaic;
+use chunkref::{mosaic, resolve};
 
 /// How several sources written to one index combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,8 +95,10 @@ impl Form {
 }
 
 /// Writes `index` to `out` in the form its extension names; returns the
-/// number of chunk references.
-fn save_index(index: &Index, out: &Path) -> Result<usize, String> {
+/// number of chunk references. Relative file names in `index` are relative
+/// to `origin`'s directory (the index it was read from, or `out`): a
+/// FlatGeobuf table reads coordinate arrays through them for footprints.
+fn save_index(index: &Index, out: &Path, origin: &str) -> Result<usize, String> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
@@ -111,7 +115,12 @@ fn save_index(index: &Index, out: &Path) -> Result<usize, String> {
         }
         Form::FlatGeobuf => {
             let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
-            fgb::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))?;
+            let settings =
+                Settings::from_lookup(|k| std::env::var(k).ok()).map_err(|e| fail(&e))?;
+            let base = resolve::index_source(origin).map_err(|e| fail(&e))?.base;
+            let locations = Locations::resolve(index, &base, &settings);
+            fgb::write(index, Some(&locations), std::io::BufWriter::new(file))
+                .map_err(|e| fail(&e))?;
         }
     }
     index.arrays.iter().try_fold(0, |n, a| {
@@ -130,7 +139,7 @@ fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
     let index =
         Index::load(&input, &input, &LoadOptions::default(), &open).map_err(|e| e.to_string())?;
     let start = Instant::now();
-    let refs = save_index(&index, Path::new(&output))?;
+    let refs = save_index(&index, Path::new(&output), &input)?;
     eprintln!(
         "{input} -> {output} ({refs} chunk references, {:.1} ms)",
         start.elapsed().as_secs_f64() * 1e3
@@ -238,7 +247,7 @@ fn write(doc: serde_json::Value, out: &Path) -> Result<usize, String> {
         let text = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
         let index = Index::from_kerchunk_json(&out.to_string_lossy(), &text, &[])
             .map_err(|e| e.to_string())?;
-        return save_index(&index, out);
+        return save_index(&index, out, &out.to_string_lossy());
     }
     let refs = doc["refs"].as_object().map_or(0, |r| r.len());
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -383,7 +392,7 @@ fn write_stack(args: &Args, formats: &[Format]) -> Result<usize, StackFailure> {
             Ok(())
         })?;
         let index = stacker::index_of(&name, &doc, &rows).map_err(|e| failed(&e))?;
-        return save_index(&index, out).map_err(StackFailure::Failed);
+        return save_index(&index, out, &name).map_err(StackFailure::Failed);
     }
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
@@ -482,7 +491,7 @@ fn index_scenes(
         d.shape[1],
         d.shape[0]
     );
-    Ok((what, save_index(&index, &args.output)?))
+    Ok((what, save_index(&index, &args.output, &out)?))
 }
 
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {

@@ -1,7 +1,9 @@
 //! 1-D coordinate arrays (`x`/`y`, `X`/`Y` as GDAL's Zarr driver writes
 //! them, `lon`/`lat`, ...) named after an array's last two dimensions,
 //! turned into a geotransform when their values are regularly spaced, named
-//! as geolocation arrays when they are not.
+//! as geolocation arrays when they are not; and 2-D longitude / latitude
+//! arrays a CF `coordinates` attribute names (swaths, curvilinear grids),
+//! which place chunk footprints.
 
 use crate::chunk::{read_chunk, Locations};
 use crate::index::{Array, Index};
@@ -39,13 +41,108 @@ pub fn grid(
     let (h, w) = super::yx_size(array);
     let (y_path, ys) = coordinate(index, locations, array, &names[n - 2], h, warnings)?;
     let (x_path, xs) = coordinate(index, locations, array, &names[n - 1], w, warnings)?;
-    match (regular(&xs), regular(&ys)) {
+    classify(xs, ys, [x_path, y_path]).map(|(grid, _)| grid)
+}
+
+/// The coordinate values of `array`'s pixel centres along x and y, from
+/// 1-D coordinate arrays named after its last two dimensions (as [`grid`]
+/// finds them), when they are monotonic.
+pub fn axes(index: &Index, locations: &Locations, array: &Array) -> Option<Axes> {
+    let names = array.meta.dimension_names.as_ref()?;
+    let n = names.len();
+    if n < 2 {
+        return None;
+    }
+    let (h, w) = super::yx_size(array);
+    let quiet = &mut Vec::new();
+    let (_, ys) = coordinate(index, locations, array, &names[n - 2], h, quiet)?;
+    let (_, xs) = coordinate(index, locations, array, &names[n - 1], w, quiet)?;
+    classify(xs, ys, [String::new(), String::new()]).map(|(_, values)| values)
+}
+
+/// Coordinate values along x and along y (or of every pixel).
+pub type Axes = (Vec<f64>, Vec<f64>);
+
+/// The grid monotonic axes describe, with the values.
+fn classify(xs: Vec<f64>, ys: Vec<f64>, paths: [String; 2]) -> Option<(Grid, Axes)> {
+    let grid = match (regular(&xs), regular(&ys)) {
         (Some((x0, dx)), Some((y0, dy))) => Some(Grid::Regular(super::node_to_corner([
             x0, dx, 0.0, y0, 0.0, dy,
         ]))),
-        _ if monotonic(&xs) && monotonic(&ys) => Some(Grid::Irregular([x_path, y_path])),
+        _ if monotonic(&xs) && monotonic(&ys) => Some(Grid::Irregular(paths)),
         _ => None,
+    }?;
+    Some((grid, (xs, ys)))
+}
+
+/// The longitudes and latitudes of `array`'s pixels (row-major, its last
+/// two dimensions) from the 2-D arrays its CF `coordinates` attribute names
+/// (told apart by `standard_name`, `units` or name), when both have the
+/// array's (y, x) shape.
+pub fn swath(index: &Index, locations: &Locations, array: &Array) -> Option<Axes> {
+    let names = array.meta.attributes.get("coordinates")?.as_str()?;
+    let (h, w) = super::yx_size(array);
+    let found: Vec<&Array> = names
+        .split_whitespace()
+        .filter_map(|name| {
+            super::parents(&array.meta.path).find_map(|g| match g.is_empty() {
+                true => index.array(name),
+                false => index.array(&format!("{g}/{name}")),
+            })
+        })
+        .filter(|c| c.meta.shape == [h, w] && h * w <= MAX_COORDINATES)
+        .collect();
+    let is = |c: &&Array, words: [&str; 3]| {
+        let attr = |k: &str| {
+            c.meta
+                .attributes
+                .get(k)
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+        };
+        let name = c
+            .meta
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        attr("standard_name") == words[0] || attr("units") == words[1] || name.starts_with(words[2])
+    };
+    let lon = found
+        .iter()
+        .find(|c| is(c, ["longitude", "degrees_east", "lon"]))?;
+    let lat = found
+        .iter()
+        .find(|c| is(c, ["latitude", "degrees_north", "lat"]))?;
+    Some((
+        values_2d(index, locations, lon)?,
+        values_2d(index, locations, lat)?,
+    ))
+}
+
+/// Every element of the 2-D array `coord`, row-major; `None` when a chunk
+/// is missing or unreadable.
+fn values_2d(index: &Index, locations: &Locations, coord: &Array) -> Option<Vec<f64>> {
+    let m = &coord.meta;
+    let (h, w) = (m.shape[0] as usize, m.shape[1] as usize);
+    let (ch, cw) = (m.chunks[0] as usize, m.chunks[1] as usize);
+    let grid = m.grid_shape();
+    let mut out = vec![f64::NAN; h * w];
+    for cy in 0..grid[0] {
+        for cx in 0..grid[1] {
+            let bytes = read_chunk(index, locations, coord, &[cy, cx]).ok()??;
+            let chunk = to_f64(m.dtype.kind, m.dtype.size, m.dtype.order, &bytes)?;
+            let (y0, x0) = (cy as usize * ch, cx as usize * cw);
+            let [sy, sx] = [m.chunk_strides[0] as usize, m.chunk_strides[1] as usize];
+            for r in 0..ch.min(h - y0) {
+                for c in 0..cw.min(w - x0) {
+                    out[(y0 + r) * w + x0 + c] = *chunk.get(r * sy + c * sx)?;
+                }
+            }
+        }
     }
+    Some(out)
 }
 
 /// The path and values of the coordinate array `name` (beside `array`,

@@ -22,6 +22,7 @@ use super::file::{Cursor, IndexFile};
 use super::footprint::{geometries, layer_epsg, Geometry};
 use super::table::{self, RowChecker, RowSink, Rows, TableReader, COLUMNS};
 use super::Index;
+use crate::chunk::Locations;
 use crate::error::{Error, Result};
 use crate::refs::{ChunkTable, PageSource, RawRef};
 
@@ -60,16 +61,24 @@ impl GeozeroGeometry for Footprint {
     }
 }
 
-/// Writes `index` as a FlatGeobuf reference table to `out`.
-pub fn write(index: &Index, out: impl Write) -> Result<()> {
+/// Writes `index` as a FlatGeobuf reference table to `out`. With
+/// `locations`, arrays placed by no metadata get footprints from their
+/// coordinate arrays' values (docs/reference-table.md).
+pub fn write(index: &Index, locations: Option<&Locations>, out: impl Write) -> Result<()> {
     let err = fgb_error(&index.source);
     // The document is complete only after the rows are listed (inline
     // chunks), and the header is written first: list rows, then features.
     let mut rows = Rows::default();
-    let doc = table::rows_of(index, table::BATCH_ROWS, |batch| {
+    let mut doc = table::rows_of(index, table::BATCH_ROWS, |batch| {
         rows.extend(batch);
         Ok(())
     })?;
+    let geometry = geometries(index, locations);
+    for (entry, g) in doc.arrays.iter_mut().zip(&geometry) {
+        if g.from_coordinates() {
+            entry.footprints = Some(table::COORDINATE_FOOTPRINTS.into());
+        }
+    }
     let text = table::doc_text(&index.source, &doc)?;
     let options = FgbWriterOptions {
         write_index: true,
@@ -86,7 +95,6 @@ pub fn write(index: &Index, out: impl Write) -> Result<()> {
     for (name, kind) in COLUMNS.iter().zip(TYPES) {
         fgb.add_column(name, kind, |_, col| col.nullable = *name == "length");
     }
-    let geometry = geometries(index);
     for i in 0..rows.len() {
         let ring = geometry[usize::from(rows.array[i])].footprint(rows.y[i], rows.x[i]);
         // Offsets and lengths are Long (Integer64 in OGR); none reaches 2^63.
@@ -191,14 +199,19 @@ pub fn read(source: &str, file: Arc<dyn IndexFile>, eager_rows: u64) -> Result<I
             ),
         ));
     }
-    if header.features_count() > eager_rows && header.index_node_size() > 0 {
+    // Footprints placed by coordinate values cannot be recomputed here to
+    // query the R-tree: such a table is read whole.
+    let paged = header.features_count() > eager_rows
+        && header.index_node_size() > 0
+        && !table.coordinate_footprints();
+    if paged {
         let check = table.checker();
         return Ok(table.finish_paged(|index| {
             Arc::new(Pages {
                 source: source.to_string(),
                 file,
                 check,
-                geometry: geometries(index),
+                geometry: geometries(index, None),
             })
         }));
     }
@@ -331,7 +344,7 @@ mod tests {
     fn every_reference_form_round_trips() {
         let original = crate::index::parquet::tests::index();
         let mut out = Vec::new();
-        write(&original, &mut out).unwrap();
+        write(&original, None, &mut out).unwrap();
         assert!(out.starts_with(MAGIC));
         let back = open("t.fgb", out.clone(), u64::MAX).unwrap();
         assert_eq!(to_kerchunk(&back).unwrap(), to_kerchunk(&original).unwrap());

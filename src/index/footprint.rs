@@ -4,39 +4,81 @@
 //! (`chunkref:gcps`, NITF corners that are no affine frame: a bilinear
 //! surface through them, so each chunk's quadrilateral follows the corners),
 //! else like the full-resolution array of the index that has GCPs, scaled to
-//! its size (overview levels), else in pixel coordinates (GDAL's default).
+//! its size (overview levels); else, when the chunks can be read, by
+//! coordinate values: 1-D coordinate arrays of its y and x dimensions (a
+//! chunk's footprint spans its cells), or the 2-D longitude / latitude arrays
+//! its CF `coordinates` attribute names (swaths, curvilinear grids: the
+//! bounding box of the chunk's pixels and their neighbours); else in pixel
+//! coordinates (GDAL's default).
 
 use serde_json::Value;
 
 use super::{split_key, Index};
-use crate::georef::{gcps, GCPS_ATTRIBUTE};
+use crate::chunk::Locations;
+use crate::georef::{coords, gcps, GCPS_ATTRIBUTE};
 use crate::zarr::ArrayMeta;
 
 /// How an array's pixel (column, row) maps to coordinates.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Placement {
     /// `[a, b, c, d, e, f]`: x = a col + b row + c, y = d col + e row + f.
     Affine([f64; 6]),
     /// x and y as `k0 + k1 u + k2 v + k3 u v` of the array's relative
     /// position (u = col / width, v = row / height).
     Bilinear([f64; 4], [f64; 4]),
+    /// The coordinates of the pixel centres along x and along y.
+    Axes(Vec<f64>, Vec<f64>),
+    /// The x and y coordinates of every pixel (row-major).
+    Swath(Vec<f64>, Vec<f64>),
 }
 
 /// Where an array's chunks lie: its placement, chunk shape (y, x) and size
 /// (y, x).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Geometry(Placement, [u64; 2], [u64; 2]);
 
 impl Geometry {
     /// The footprint of chunk (`y`, `x`): its pixel rectangle, clipped to
     /// the array, through the placement (a closed ring).
     pub fn footprint(&self, y: u32, x: u32) -> [(f64, f64); 5] {
-        let Geometry(_, [ch, cw], [h, w]) = *self;
+        let Geometry(ref placement, [ch, cw], [h, w]) = *self;
         let (y, x) = (u64::from(y), u64::from(x));
-        let (r0, c0) = ((y * ch) as f64, (x * cw) as f64);
-        let (r1, c1) = (((y + 1) * ch).min(h) as f64, ((x + 1) * cw).min(w) as f64);
-        let at = |c, r| self.apply(c, r);
-        [at(c0, r0), at(c1, r0), at(c1, r1), at(c0, r1), at(c0, r0)]
+        let (r0, c0) = (y * ch, x * cw);
+        let (r1, c1) = (((y + 1) * ch).min(h), ((x + 1) * cw).min(w));
+        let rectangle = |(x0, y0): (f64, f64), (x1, y1): (f64, f64)| {
+            [(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)]
+        };
+        match placement {
+            Placement::Axes(xs, ys) => rectangle(
+                (edge(xs, c0 as usize), edge(ys, r0 as usize)),
+                (edge(xs, c1 as usize), edge(ys, r1 as usize)),
+            ),
+            Placement::Swath(xs, ys) => {
+                // Neighbouring pixels too: the chunk's cells reach halfway.
+                let rows = r0.saturating_sub(1) as usize..(r1 + 1).min(h) as usize;
+                let cols = c0.saturating_sub(1) as usize..(c1 + 1).min(w) as usize;
+                let (mut lo, mut hi) = ((f64::MAX, f64::MAX), (f64::MIN, f64::MIN));
+                for r in rows {
+                    for i in cols.clone().map(|c| r * w as usize + c) {
+                        if xs[i].is_finite() && ys[i].is_finite() {
+                            lo = (lo.0.min(xs[i]), lo.1.min(ys[i]));
+                            hi = (hi.0.max(xs[i]), hi.1.max(ys[i]));
+                        }
+                    }
+                }
+                rectangle(lo, hi)
+            }
+            _ => {
+                let at = |c: u64, r: u64| self.apply(c as f64, r as f64);
+                [at(c0, r0), at(c1, r0), at(c1, r1), at(c0, r1), at(c0, r0)]
+            }
+        }
+    }
+
+    /// True when the placement came from coordinate values (not from the
+    /// metadata alone).
+    pub fn from_coordinates(&self) -> bool {
+        matches!(self.0, Placement::Axes(..) | Placement::Swath(..))
     }
 
     fn apply(&self, col: f64, row: f64) -> (f64, f64) {
@@ -48,12 +90,27 @@ impl Geometry {
                 let f = |k: [f64; 4]| k[0] + k[1] * u + k[2] * v + k[3] * u * v;
                 (f(kx), f(ky))
             }
+            Placement::Axes(..) | Placement::Swath(..) => (col, row),
         }
     }
 }
 
-/// The [`Geometry`] of every array of `index`.
-pub fn geometries(index: &Index) -> Vec<Geometry> {
+/// The coordinate of the edge before cell `i` of centres `v` (`i` may be
+/// `v.len()`: the far edge); edges lie halfway between centres.
+fn edge(v: &[f64], i: usize) -> f64 {
+    let n = v.len();
+    match (i, n) {
+        (_, 0) => i as f64,
+        (_, 1) => v[0] + i as f64 - 0.5,
+        (0, _) => v[0] - (v[1] - v[0]) / 2.0,
+        (i, n) if i >= n => v[n - 1] + (v[n - 1] - v[n - 2]) / 2.0,
+        (i, _) => (v[i - 1] + v[i]) / 2.0,
+    }
+}
+
+/// The [`Geometry`] of every array of `index`; with `locations`, arrays
+/// placed by no metadata are placed by their coordinate arrays' values.
+pub fn geometries(index: &Index, locations: Option<&Locations>) -> Vec<Geometry> {
     let by_gcps = index
         .arrays
         .iter()
@@ -63,9 +120,16 @@ pub fn geometries(index: &Index) -> Vec<Geometry> {
         .iter()
         .map(|a| {
             let m = &a.meta;
+            let by_values = || {
+                let l = locations?;
+                coords::swath(index, l, a)
+                    .map(|(x, y)| Placement::Swath(x, y))
+                    .or_else(|| coords::axes(index, l, a).map(|(x, y)| Placement::Axes(x, y)))
+            };
             let placement = affine(index, m)
                 .or_else(|| gcp_surface(m))
-                .or(by_gcps.map(|(p, _)| p))
+                .or_else(|| by_gcps.clone().map(|(p, _)| p))
+                .or_else(by_values)
                 .unwrap_or(Placement::Affine([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]));
             Geometry(placement, size(&m.chunks), size(&m.shape))
         })

@@ -327,6 +327,7 @@ impl<S: FnMut(&Rows) -> Result<()>> Stacker<S> {
                 .map(|m| TableArray {
                     path: m.path.clone(),
                     time_axis: table::has_time_axis(m),
+                    footprints: None,
                 })
                 .collect(),
             files: self.files,

@@ -61,7 +61,15 @@ pub struct TableArray {
     /// True when the array's first axis is time (the `time` column).
     #[serde(default)]
     pub time_axis: bool,
+    /// FlatGeobuf: `"coordinates"` when the chunk footprints were placed by
+    /// the values of coordinate arrays (a reader cannot recompute them from
+    /// the metadata, so it reads such a table whole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprints: Option<String>,
 }
+
+/// [`TableArray::footprints`] of footprints placed by coordinate values.
+pub const COORDINATE_FOOTPRINTS: &str = "coordinates";
 
 /// One entry of [`TableDoc::files`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -317,6 +325,7 @@ pub fn rows_of(
         doc.arrays.push(TableArray {
             path: meta.path.clone(),
             time_axis,
+            footprints: None,
         });
         let grid = meta.grid_shape();
         let split =
@@ -541,6 +550,7 @@ pub struct TableReader {
     file_attributes: Vec<Map<String, Value>>,
     check: Arc<RowChecker>,
     sink: RowSink,
+    coordinate_footprints: bool,
 }
 
 impl TableReader {
@@ -574,6 +584,10 @@ impl TableReader {
                 .map_err(|e| bad(format!("array '{}': {e}", t.path)))?;
             arrays.push((a, t.path.clone(), split));
         }
+        let coordinate_footprints = doc
+            .arrays
+            .iter()
+            .any(|a| a.footprints.as_deref() == Some(COORDINATE_FOOTPRINTS));
         let mut files = FileTable::default();
         let mut file_attributes = Vec::with_capacity(doc.files.len());
         for f in doc.files {
@@ -607,7 +621,14 @@ impl TableReader {
             file_attributes,
             check,
             sink,
+            coordinate_footprints,
         })
+    }
+
+    /// True when some array's FlatGeobuf footprints were placed by
+    /// coordinate values.
+    pub fn coordinate_footprints(&self) -> bool {
+        self.coordinate_footprints
     }
 
     /// The arrays of the store, by store array index.

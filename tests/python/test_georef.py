@@ -893,3 +893,66 @@ def test_gcp_placed_chunks_have_footprints_through_the_corners(tmp_path, chunkre
     assert abs(area - corners.GetArea()) < 0.02 * corners.GetArea(), (area, corners.GetArea())
     idx = open_chunkref(table)
     np.testing.assert_array_equal(idx.ReadAsArray(), native.ReadAsArray())
+
+
+def coordinate_store(tmp_path: Path, swath: bool) -> tuple[Path, np.ndarray, np.ndarray, np.ndarray]:
+    """A Kerchunk JSON index of `data` (40 x 60, 16 x 16 chunks) placed by
+    2-D longitude/latitude arrays its CF ``coordinates`` names (a swath), or
+    by irregular 1-D x/y arrays; returns it with the data and each pixel's
+    x and y."""
+    data = kb.sample_pixels("<u2", (1, 40, 60))[0]
+    rows, cols = np.mgrid[0:40, 0:60].astype("f8")
+    entries = {".zgroup": {"zarr_format": 2}}
+    if swath:
+        lon = 10.0 + 0.02 * cols + 0.006 * rows + 0.0004 * rows * cols
+        lat = 50.0 - 0.015 * rows + 0.004 * cols - 0.00005 * cols**2
+        arrays = [("data", data, ["y", "x"], [16, 16]), ("lon", lon, ["y", "x"], [16, 32]),
+                  ("lat", lat, ["y", "x"], [32, 16])]
+        x, y = lon, lat
+    else:
+        xs = 10.0 + np.cumsum(np.linspace(0.01, 0.05, 60))
+        ys = 50.0 - np.cumsum(np.linspace(0.02, 0.03, 40))
+        arrays = [("data", data, ["lat", "lon"], [16, 16]), ("lon", xs, ["lon"], [25]),
+                  ("lat", ys, ["lat"], [25])]
+        x, y = xs[np.newaxis].repeat(40, 0), ys[:, np.newaxis].repeat(60, 1)
+    for name, values, dims, chunks in arrays:
+        for key, v in zarr_v2_array(values, dims, chunks).items():
+            entries[f"{name}/{key}"] = v
+    if swath:
+        entries["data/.zattrs"]["coordinates"] = "lon lat"
+        entries["lon/.zattrs"]["standard_name"] = "longitude"
+        entries["lat/.zattrs"]["standard_name"] = "latitude"
+    index = kb.write_index(tmp_path / "coords.json", kb.sort_entries(entries))
+    return index, data, x, y
+
+
+@pytest.mark.parametrize("swath", [True, False], ids=["swath-2d", "irregular-1d"])
+def test_footprints_from_coordinate_arrays(tmp_path, chunkref_bin, swath):
+    """Arrays placed by coordinate values (2-D lon/lat of a swath, or
+    irregular 1-D axes) get FlatGeobuf footprints that hold every pixel of
+    their chunk: a spatial filter at any pixel's coordinates finds its
+    chunk. Such a table is read whole even when large (its footprints cannot
+    be recomputed from metadata), and reads like the JSON index."""
+    index, data, x, y = coordinate_store(tmp_path, swath)
+    table = tmp_path / "coords.fgb"
+    done = run_chunkref(chunkref_bin, "convert", index, table)
+    assert done.returncode == 0, done.stderr
+    vector = gdal.OpenEx(str(table), gdal.OF_VECTOR)
+    layer = vector.GetLayer(0)
+    layer.SetAttributeFilter("array = 0")
+    footprints = {(f["y_chunk"], f["x_chunk"]): f.GetGeometryRef().Clone() for f in layer}
+    assert len(footprints) == 3 * 4
+    for r in range(0, 40, 3):
+        for c in range(0, 60, 7):
+            point = ogr.Geometry(ogr.wkbPoint)
+            point.AddPoint_2D(float(x[r, c]), float(y[r, c]))
+            assert footprints[(r // 16, c // 16)].Intersects(point), (r, c)
+            layer.SetSpatialFilter(point)
+            assert (r // 16, c // 16) in {(f["y_chunk"], f["x_chunk"]) for f in layer}
+            layer.SetSpatialFilter(None)
+    gdal.SetConfigOption("CHUNKREF_TABLE_EAGER_ROWS", "0")
+    try:
+        ds = gdal.OpenEx(f'CHUNKREF:"{table}":data', gdal.OF_RASTER)
+        np.testing.assert_array_equal(ds.ReadAsArray(), data)
+    finally:
+        gdal.SetConfigOption("CHUNKREF_TABLE_EAGER_ROWS", None)
