@@ -59,17 +59,13 @@ pub fn copy_rect(
     out: &mut [u8],
     target: Target,
 ) {
-    let n = meta.chunks.len();
     let size = meta.dtype.size;
-    let strides = &meta.chunk_strides;
-    let base: u64 = within.iter().zip(strides).map(|(i, s)| i * s).sum();
-    let (sy, sx) = (strides[n - 2] as usize, strides[n - 1] as usize);
-    let first = base as usize + rect.row * sy + rect.col * sx;
-    let swap = meta
-        .dtype
-        .order
-        .needs_swap()
-        .then(|| meta.dtype.swap_unit());
+    let Walk {
+        first,
+        sy,
+        sx,
+        swap,
+    } = Walk::new(meta, within, rect);
     for r in 0..rect.rows {
         let src_row = first + r * sy;
         let dst_row = target.start + r * target.line;
@@ -205,6 +201,37 @@ fn is_nan(e: &[u8]) -> bool {
     }
 }
 
+/// Where a rectangle of a decoded chunk starts and how to step through it.
+struct Walk {
+    /// Element index of the rectangle's first element in the chunk.
+    first: usize,
+    /// Element strides between rows and between columns.
+    sy: usize,
+    sx: usize,
+    /// Byte-swap unit when the chunk's byte order is not native.
+    swap: Option<usize>,
+}
+
+impl Walk {
+    /// The walk over `rect` of the 2-D slice at leading indices `within`.
+    fn new(meta: &ArrayMeta, within: &[u64], rect: Rect) -> Walk {
+        let n = meta.chunks.len();
+        let strides = &meta.chunk_strides;
+        let base: u64 = within.iter().zip(strides).map(|(i, s)| i * s).sum();
+        let (sy, sx) = (strides[n - 2] as usize, strides[n - 1] as usize);
+        Walk {
+            first: base as usize + rect.row * sy + rect.col * sx,
+            sy,
+            sx,
+            swap: meta
+                .dtype
+                .order
+                .needs_swap()
+                .then(|| meta.dtype.swap_unit()),
+        }
+    }
+}
+
 /// Like [`copy_rect`], leaving out the elements that are `nodata`.
 pub fn copy_rect_except(
     meta: &ArrayMeta,
@@ -215,17 +242,13 @@ pub fn copy_rect_except(
     target: Target,
     nodata: &Nodata,
 ) {
-    let n = meta.chunks.len();
     let size = meta.dtype.size;
-    let strides = &meta.chunk_strides;
-    let base: u64 = within.iter().zip(strides).map(|(i, s)| i * s).sum();
-    let (sy, sx) = (strides[n - 2] as usize, strides[n - 1] as usize);
-    let first = base as usize + rect.row * sy + rect.col * sx;
-    let swap = meta
-        .dtype
-        .order
-        .needs_swap()
-        .then(|| meta.dtype.swap_unit());
+    let Walk {
+        first,
+        sy,
+        sx,
+        swap,
+    } = Walk::new(meta, within, rect);
     let mut e = vec![0u8; size];
     for r in 0..rect.rows {
         for c in 0..rect.cols {

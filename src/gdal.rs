@@ -169,7 +169,7 @@ impl IndexFile for VsiFile {
     }
 
     fn read_at(&self, offset: u64, len: usize) -> Result<Bytes> {
-        let len = len.min(usize::try_from(self.size.saturating_sub(offset)).unwrap_or(usize::MAX));
+        let len = self.available(offset, len);
         let mut buf = vec![0u8; len];
         let handle = self.handle.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: a live handle used under its mutex; `buf` holds `len` bytes.

@@ -21,6 +21,11 @@ pub trait IndexFile: Debug + Send + Sync {
     /// `len` bytes from `offset`; fewer only at the end of the file.
     fn read_at(&self, offset: u64, len: usize) -> Result<Bytes>;
 
+    /// `len` clamped to the bytes the file has from `offset`.
+    fn available(&self, offset: u64, len: usize) -> usize {
+        len.min(usize::try_from(self.size().saturating_sub(offset)).unwrap_or(usize::MAX))
+    }
+
     /// The whole file, refused above `max_bytes`.
     fn read_all(&self, max_bytes: u64) -> Result<Bytes> {
         let size = self.size();
@@ -118,7 +123,7 @@ impl IndexFile for LocalFile {
 
     fn read_at(&self, offset: u64, len: usize) -> Result<Bytes> {
         use std::os::unix::fs::FileExt;
-        let len = len.min(usize::try_from(self.size.saturating_sub(offset)).unwrap_or(usize::MAX));
+        let len = self.available(offset, len);
         let mut buf = vec![0u8; len];
         self.file
             .read_exact_at(&mut buf, offset)
