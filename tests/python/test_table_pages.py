@@ -1,4 +1,4 @@
-"""Large chunk-reference tables are read on demand.
+"""Large chunk-reference tables are read on demand (locally, over HTTP and S3).
 
 A table of more rows than ``CHUNKREF_TABLE_EAGER_ROWS`` is not read at open:
 the driver keeps the Parquet footer (or the FlatGeobuf header) and, for each
@@ -16,6 +16,7 @@ groups (as any Parquet writer may cut them).
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Iterator
 
@@ -23,9 +24,9 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import run_chunkref
-from raster_checks import assert_pixels_equal, failure_text, open_chunkref
-from servers import RangeServer
+from conftest import REPO_ROOT, run_chunkref
+from raster_checks import assert_pixels_equal, config_options, failure_text, open_chunkref
+from servers import MotoServer, RangeServer
 from test_collections import write_step
 from test_tables import run_python, table_python  # noqa: F401  (fixture)
 
@@ -177,3 +178,35 @@ def test_a_bad_row_fails_the_read_that_needs_it(tables, tmp_path, table_python, 
     message = failure_text(band.ReadAsArray, 0, 0, 10, 10)
     assert "row 0" in message and "file 9999 does not exist" in message, message
     assert str(bad) in message, message
+
+
+@pytest.mark.parametrize("form", ["parquet", "fgb"])
+def test_paged_tables_on_s3(tables, tmp_path, paged, form):
+    """The same tables in an S3 bucket (moto on loopback), opened through
+    /vsis3/ with GDAL's own credentials, read on demand."""
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    shutil.copy(tables[form], upload / tables[form].name)
+    server = MotoServer(REPO_ROOT / "build" / "moto-venv", tmp_path / "moto.log")
+    try:
+        server.make_bucket("tables")
+        server.upload_tree("tables", upload)
+        options = {
+            "AWS_S3_ENDPOINT": server.endpoint,
+            "AWS_HTTPS": "NO",
+            "AWS_VIRTUAL_HOSTING": "FALSE",
+            "AWS_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "GDAL_ALLOW_REMOTE_RESOURCE_TO_ACCESS_LOCAL_FILE": "YES",
+        }
+        with config_options(options):
+            ds = open_chunkref(f"/vsis3/tables/{tables[form].name}")
+            assert ds.RasterCount == STEPS
+            band = ds.GetRasterBand(44)
+            tile = band.ReadAsArray(1000, 500, 300, 200)
+    finally:
+        server.close()
+    source = native(tables, 44)
+    expected = source.GetRasterBand(1).ReadAsArray(1000, 500, 300, 200)
+    assert_pixels_equal(tile, expected, f"{form} on S3")
