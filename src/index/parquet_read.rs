@@ -29,6 +29,9 @@ use crate::refs::{ChunkTable, PageSource, RawRef};
 
 /// Decoded row groups kept by a table read on demand.
 const CACHED_GROUPS: usize = 16;
+/// Most rows of one row group decoded (a hostile footer cannot make a read
+/// allocate more than this many values per column).
+const MAX_GROUP_ROWS: usize = 1 << 24;
 /// Bytes read from the end of the file for the footer in one request.
 const FOOTER_PREFETCH: usize = 16 << 10;
 
@@ -184,7 +187,14 @@ impl Table {
         let err = parquet_error(&self.source);
         let bad = |reason: String| malformed(&self.source, reason);
         let meta = self.metadata.row_group(g);
-        let n = usize::try_from(meta.num_rows()).unwrap_or(0);
+        let n = usize::try_from(meta.num_rows()).unwrap_or(usize::MAX);
+        if n > MAX_GROUP_ROWS {
+            return Err(bad(format!(
+                "row group {g} has {} rows; at most {MAX_GROUP_ROWS} are read per group \
+                 (rewrite the table with smaller row groups)",
+                meta.num_rows()
+            )));
+        }
         let spans: Vec<(u64, u64)> = meta.columns().iter().map(|c| c.byte_range()).collect();
         let start = spans.iter().map(|s| s.0).min().unwrap_or(0);
         let end = spans.iter().map(|s| s.0 + s.1).max().unwrap_or(0);
