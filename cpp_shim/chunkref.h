@@ -45,16 +45,18 @@ typedef struct CrLevelInfo {
     uint64_t mask_block_height;
 } CrLevelInfo;
 
-/** One block read for several bands sharing a chunk. */
-typedef struct CrBlockRequest {
+/** Many block planes of one level read at once: entry i is block
+ *  (block_x[i], block_y[i]) of band bands[i], written to buffers[i]. Every
+ *  chunk is fetched and decoded once for all the entries needing it. */
+typedef struct CrBlocksRequest {
     uint32_t level;
-    uint64_t block_x;
-    uint64_t block_y;
-    size_t band_count;
+    size_t count;
+    const uint64_t *block_x;
+    const uint64_t *block_y;
     const uint64_t *bands;   /* 0-based band numbers */
-    void *const *buffers;    /* one block buffer per band */
+    void *const *buffers;    /* distinct block buffers */
     size_t buffer_bytes;     /* size of each buffer */
-} CrBlockRequest;
+} CrBlocksRequest;
 
 /** A window of several bands read into one caller buffer: element (band i,
  *  row r, column c) of the window goes to byte
@@ -143,8 +145,10 @@ const char *const *chunkref_warnings(CrHandle *handle);
 int64_t chunkref_chunk_bands(const CrHandle *handle, uint32_t level, uint64_t band, uint64_t *out,
                              size_t cap, CrStatus *status);
 
-/** Reads one block for the bands of `request`; returns 0 on success. */
-int32_t chunkref_read_block(const CrHandle *handle, const CrBlockRequest *request, CrStatus *status);
+/** Reads the block planes of `request`; returns 0 on success (on failure the
+ *  buffers hold partial data and must be discarded). */
+int32_t chunkref_read_blocks(const CrHandle *handle, const CrBlocksRequest *request,
+                             CrStatus *status);
 
 /** Reads a window: every chunk it needs is fetched in one batch (nearby
  *  ranges coalesced, requests concurrent) and decoded in parallel; returns 0

@@ -35,8 +35,8 @@ constexpr const char *DOMAINS[] = {"", "IMAGE_STRUCTURE", "SUBDATASETS", "RPC", 
 constexpr const char *WINDOW_READS_OPTION = "CHUNKREF_WINDOW_READS";
 /** Most bytes of the native-type copy a window read in another data type goes through. */
 constexpr size_t MAX_CONVERSION_BYTES = 256 * 1024 * 1024;
-/** At most this many bytes of sibling-band blocks are decoded along with one block. */
-constexpr size_t MAX_SIBLING_BYTES = 256 * 1024 * 1024;
+/** Most bytes of blocks filled by one batched block read. */
+constexpr size_t MAX_BATCH_BYTES = 128 * 1024 * 1024;
 
 constexpr const char *OPEN_OPTIONS =
     "<OpenOptionList>"
@@ -118,6 +118,21 @@ class ChunkRefDataset final : public GDALPamDataset {
     CPLErr ReadNative(int xOff, int yOff, int xSize, int ySize, GByte *data, int bandCount,
                       const int *bandMap, size_t pixelSpace, size_t lineSpace, size_t bandSpace,
                       size_t bufferBytes);
+
+    /** One block buffer of a band to fill; `block` is the cache block
+     *  locked for it (NULL for the buffer GDAL passed to IReadBlock). */
+    struct Plane {
+        int x;
+        int y;
+        int band;
+        void *buffer;
+        GDALRasterBlock *block;
+    };
+    std::vector<int> SharingBands(const int *bands, int count);
+    size_t BlockBytes();
+    CPLErr ReadPlanes(std::vector<Plane> &planes);
+    CPLErr LoadBlocks(int firstX, int lastX, int firstY, int lastY, const std::vector<int> &bands);
+    bool FitsInCache(size_t blocks, size_t bands);
 
   protected:
     CPLErr IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize, void *data,
@@ -470,61 +485,22 @@ GDALRasterBand *ChunkRefRasterBand::GetMaskBand() {
 
 CPLErr ChunkRefRasterBand::IReadBlock(int blockX, int blockY, void *image) {
     auto *ds = static_cast<ChunkRefDataset *>(poDS);
-    CrHandle *handle = ds->m_handle.get();
-    const size_t blockBytes = static_cast<size_t>(nBlockXSize) * nBlockYSize *
-                              static_cast<size_t>(GDALGetDataTypeSizeBytes(eDataType));
     try {
         // Bands decoded from the same chunk: fill their blocks while we have it.
-        CrStatus status{};
-        std::vector<uint64_t> sharing(16);
-        int64_t n = chunkref_chunk_bands(handle, ds->m_level, m_band0, sharing.data(),
-                                         sharing.size(), &status);
-        if (n < 0) {
-            RaiseStatus(status);
-            return CE_Failure;
-        }
-        sharing.resize(static_cast<size_t>(n));
-        if (static_cast<size_t>(n) > 16)
-            chunkref_chunk_bands(handle, ds->m_level, m_band0, sharing.data(), sharing.size(),
-                                 &status);
-
-        std::vector<uint64_t> bands{m_band0};
-        std::vector<void *> buffers{image};
-        std::vector<std::vector<GByte>> siblings;
-        siblings.reserve(sharing.size());
-        for (uint64_t b : sharing) {
-            if (b == m_band0 || (siblings.size() + 1) * blockBytes > MAX_SIBLING_BYTES)
+        std::vector<ChunkRefDataset::Plane> planes{{blockX, blockY, nBand, image, nullptr}};
+        const size_t blockBytes = ds->BlockBytes();
+        for (int b : ds->SharingBands(&nBand, 1)) {
+            if (b == nBand || (planes.size() + 1) * blockBytes > MAX_BATCH_BYTES)
                 continue;
-            GDALRasterBand *other = ds->GetRasterBand(static_cast<int>(b + 1));
+            GDALRasterBand *other = ds->GetRasterBand(b);
             if (GDALRasterBlock *cached = other->TryGetLockedBlockRef(blockX, blockY)) {
                 cached->DropLock();
                 continue;
             }
-            siblings.emplace_back(blockBytes);
-            bands.push_back(b);
-            buffers.push_back(siblings.back().data());
+            if (GDALRasterBlock *block = other->GetLockedBlockRef(blockX, blockY, TRUE))
+                planes.push_back({blockX, blockY, b, block->GetDataRef(), block});
         }
-
-        CrBlockRequest request{};
-        request.level = ds->m_level;
-        request.block_x = static_cast<uint64_t>(blockX);
-        request.block_y = static_cast<uint64_t>(blockY);
-        request.band_count = bands.size();
-        request.bands = bands.data();
-        request.buffers = buffers.data();
-        request.buffer_bytes = blockBytes;
-        if (chunkref_read_block(handle, &request, &status) != 0) {
-            RaiseStatus(status);
-            return CE_Failure;
-        }
-        for (size_t i = 1; i < bands.size(); ++i) {
-            GDALRasterBand *other = ds->GetRasterBand(static_cast<int>(bands[i] + 1));
-            if (GDALRasterBlock *block = other->GetLockedBlockRef(blockX, blockY, TRUE)) {
-                memcpy(block->GetDataRef(), siblings[i - 1].data(), blockBytes);
-                block->DropLock();
-            }
-        }
-        return CE_None;
+        return ds->ReadPlanes(planes);
     } catch (const std::bad_alloc &) {
         CPLError(CE_Failure, CPLE_OutOfMemory, "ChunkRef: out of memory reading block %d,%d",
                  blockX, blockY);
@@ -559,11 +535,18 @@ CPLErr ChunkRefDataset::IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, 
                                      bandSpace, extra);
 }
 
-/** Serves a full-resolution read of more than one block through the Rust
- *  window reader (all chunks fetched together, decoded in parallel).
- *  Returns false, leaving the read to GDAL's block-cache path, for
- *  resampled or single-block reads, negative spacings, or when
- *  CHUNKREF_WINDOW_READS=NO. */
+/** Serves a full-resolution read of more than one block. A window made of
+ *  whole chunks of every band they hold is read straight into the caller's
+ *  buffer by the Rust window reader (all chunks fetched together, decoded in
+ *  parallel). Any other window (a scanline, a strip, one band of
+ *  pixel-interleaved chunks, an off-grid rectangle) would leave decoded
+ *  pixels behind that the next read needs: its missing blocks, and those of
+ *  the bands sharing their chunks, are loaded into GDAL's block cache in one
+ *  batch, and the read is left to GDAL's block path, which copies them out
+ *  (unless they would not fit in the cache; then the window reader serves
+ *  it). Returns false, leaving the read to GDAL, for resampled or
+ *  single-block reads, negative spacings, when CHUNKREF_WINDOW_READS=NO, or
+ *  once the blocks are cached. */
 bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void *data,
                                  int bufXSize, int bufYSize, GDALDataType bufType, int bandCount,
                                  const int *bandMap, GSpacing pixelSpace, GSpacing lineSpace,
@@ -575,9 +558,26 @@ bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void 
     int blockWidth = 0;
     int blockHeight = 0;
     GetRasterBand(bandMap[0])->GetBlockSize(&blockWidth, &blockHeight);
-    if (xOff / blockWidth == (xOff + xSize - 1) / blockWidth &&
-        yOff / blockHeight == (yOff + ySize - 1) / blockHeight)
+    const int firstX = xOff / blockWidth;
+    const int lastX = (xOff + xSize - 1) / blockWidth;
+    const int firstY = yOff / blockHeight;
+    const int lastY = (yOff + ySize - 1) / blockHeight;
+    if (firstX == lastX && firstY == lastY)
         return false;
+    const std::vector<int> sharing = SharingBands(bandMap, bandCount);
+    const bool wholeBlocks =
+        xOff % blockWidth == 0 && yOff % blockHeight == 0 &&
+        ((xOff + xSize) % blockWidth == 0 || xOff + xSize == nRasterXSize) &&
+        ((yOff + ySize) % blockHeight == 0 || yOff + ySize == nRasterYSize);
+    const bool everyBand = std::all_of(sharing.begin(), sharing.end(), [&](int b) {
+        return std::find(bandMap, bandMap + bandCount, b) != bandMap + bandCount;
+    });
+    const size_t blocks =
+        static_cast<size_t>(lastX - firstX + 1) * static_cast<size_t>(lastY - firstY + 1);
+    if (!(wholeBlocks && everyBand) && FitsInCache(blocks, sharing.size())) {
+        *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
+        return *err != CE_None;
+    }
     const GDALDataType native = GetRasterBand(bandMap[0])->GetRasterDataType();
     const size_t nativeSize = static_cast<size_t>(GDALGetDataTypeSizeBytes(native));
     const auto extent = [&](size_t pixel, size_t line, size_t band, size_t size) {
@@ -623,12 +623,11 @@ bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void 
     return true;
 }
 
-/** Loads the blocks of a full-resolution window into GDAL's block cache
- *  with one batched window read per row of blocks (all chunks of the row
- *  fetched together, decoded in parallel), so block-by-block readers that
- *  announce their window pay one round of requests instead of one per
- *  block. Resampled requests are left alone (GDAL reads them from the
- *  overviews). */
+/** Loads the blocks of a full-resolution window (and of the bands sharing
+ *  their chunks) into GDAL's block cache with batched reads, so
+ *  block-by-block readers that announce their window pay one round of
+ *  requests instead of one per block. Resampled requests, and windows whose
+ *  blocks would not fit in the cache, are left alone. */
 CPLErr ChunkRefDataset::AdviseRead(int xOff, int yOff, int xSize, int ySize, int bufXSize,
                                    int bufYSize, GDALDataType, int bandCount, int *bandList,
                                    char **) {
@@ -636,60 +635,144 @@ CPLErr ChunkRefDataset::AdviseRead(int xOff, int yOff, int xSize, int ySize, int
         xOff < 0 || yOff < 0 || xOff + xSize > nRasterXSize || yOff + ySize > nRasterYSize ||
         !CPLTestBool(CPLGetConfigOption(WINDOW_READS_OPTION, "YES")))
         return CE_None;
-    std::vector<int> bands;
-    for (int b = 0; b < (bandList != nullptr ? bandCount : nBands); ++b)
-        bands.push_back(bandList != nullptr ? bandList[b] : b + 1);
-    int blockWidth = 0;
-    int blockHeight = 0;
-    GetRasterBand(1)->GetBlockSize(&blockWidth, &blockHeight);
-    const GDALDataType native = GetRasterBand(1)->GetRasterDataType();
-    const size_t size = static_cast<size_t>(GDALGetDataTypeSizeBytes(native));
-    const int firstX = xOff / blockWidth;
-    const int lastX = (xOff + xSize - 1) / blockWidth;
-    const int x0 = firstX * blockWidth;
-    const int width = std::min(nRasterXSize, (lastX + 1) * blockWidth) - x0;
     try {
-        std::vector<GByte> strip;
-        for (int by = yOff / blockHeight; by <= (yOff + ySize - 1) / blockHeight; ++by) {
-            const int y0 = by * blockHeight;
-            const int rows = std::min(nRasterYSize - y0, blockHeight);
-            const size_t line = static_cast<size_t>(width) * size;
-            const size_t band = line * static_cast<size_t>(rows);
-            strip.resize(band * bands.size());
-            const CPLErr err = ReadNative(x0, y0, width, rows, strip.data(),
-                                          static_cast<int>(bands.size()), bands.data(), size,
-                                          line, band, strip.size());
-            if (err != CE_None)
-                return err;
-            for (size_t i = 0; i < bands.size(); ++i) {
-                GDALRasterBand *target = GetRasterBand(bands[i]);
-                for (int bx = firstX; bx <= lastX; ++bx) {
-                    if (GDALRasterBlock *cached = target->TryGetLockedBlockRef(bx, by)) {
-                        cached->DropLock();
-                        continue;
-                    }
-                    GDALRasterBlock *block = target->GetLockedBlockRef(bx, by, TRUE);
-                    if (block == nullptr)
-                        return CE_Failure;
-                    auto *dst = static_cast<GByte *>(block->GetDataRef());
-                    const int cols = std::min(blockWidth, nRasterXSize - bx * blockWidth);
-                    const size_t blockLine = static_cast<size_t>(blockWidth) * size;
-                    memset(dst, 0, blockLine * static_cast<size_t>(blockHeight));
-                    for (int r = 0; r < rows; ++r)
-                        memcpy(dst + static_cast<size_t>(r) * blockLine,
-                               strip.data() + i * band + static_cast<size_t>(r) * line +
-                                   static_cast<size_t>(bx * blockWidth - x0) * size,
-                               static_cast<size_t>(cols) * size);
-                    block->DropLock();
-                }
-            }
-        }
+        std::vector<int> bands;
+        for (int b = 0; b < (bandList != nullptr ? bandCount : nBands); ++b)
+            bands.push_back(bandList != nullptr ? bandList[b] : b + 1);
+        bands = SharingBands(bands.data(), static_cast<int>(bands.size()));
+        int blockWidth = 0;
+        int blockHeight = 0;
+        GetRasterBand(1)->GetBlockSize(&blockWidth, &blockHeight);
+        const int firstX = xOff / blockWidth;
+        const int lastX = (xOff + xSize - 1) / blockWidth;
+        const int firstY = yOff / blockHeight;
+        const int lastY = (yOff + ySize - 1) / blockHeight;
+        const size_t blocks =
+            static_cast<size_t>(lastX - firstX + 1) * static_cast<size_t>(lastY - firstY + 1);
+        if (!FitsInCache(blocks, bands.size()))
+            return CE_None;
+        return LoadBlocks(firstX, lastX, firstY, lastY, bands);
     } catch (const std::bad_alloc &) {
         CPLError(CE_Failure, CPLE_OutOfMemory,
                  "ChunkRef: out of memory prefetching a %dx%d window", xSize, ySize);
         return CE_Failure;
     }
+}
+
+/** Bytes of one block of this level's bands. */
+size_t ChunkRefDataset::BlockBytes() {
+    int blockWidth = 0;
+    int blockHeight = 0;
+    GDALRasterBand *band = GetRasterBand(1);
+    band->GetBlockSize(&blockWidth, &blockHeight);
+    return static_cast<size_t>(blockWidth) * static_cast<size_t>(blockHeight) *
+           static_cast<size_t>(GDALGetDataTypeSizeBytes(band->GetRasterDataType()));
+}
+
+/** True if `blocks` blocks of `bands` bands take at most half of GDAL's block cache. */
+bool ChunkRefDataset::FitsInCache(size_t blocks, size_t bands) {
+    const double bytes = static_cast<double>(blocks) * static_cast<double>(bands) *
+                         static_cast<double>(BlockBytes());
+    return bytes <= static_cast<double>(GDALGetCacheMax64()) / 2;
+}
+
+/** The bands (1-based, ascending, no repeats) whose pixels live in the same
+ *  chunks as any of `bands`, these included. */
+std::vector<int> ChunkRefDataset::SharingBands(const int *bands, int count) {
+    std::vector<int> out;
+    std::vector<uint64_t> sharing;
+    for (int i = 0; i < count; ++i) {
+        CrStatus status{};
+        sharing.resize(16);
+        for (;;) {
+            const int64_t n =
+                chunkref_chunk_bands(m_handle.get(), m_level, static_cast<uint64_t>(bands[i] - 1),
+                                     sharing.data(), sharing.size(), &status);
+            if (n < 0) { // cannot happen for a band of this dataset; read it alone
+                sharing.assign(1, static_cast<uint64_t>(bands[i] - 1));
+                break;
+            }
+            const bool complete = static_cast<size_t>(n) <= sharing.size();
+            sharing.resize(static_cast<size_t>(n));
+            if (complete)
+                break;
+        }
+        for (uint64_t b : sharing)
+            out.push_back(static_cast<int>(b + 1));
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+/** Fills `planes` with one batched read, then unlocks their cache blocks;
+ *  on failure the blocks filled for the cache are discarded again. */
+CPLErr ChunkRefDataset::ReadPlanes(std::vector<Plane> &planes) {
+    if (planes.empty())
+        return CE_None;
+    std::vector<uint64_t> xs;
+    std::vector<uint64_t> ys;
+    std::vector<uint64_t> bands;
+    std::vector<void *> buffers;
+    for (const Plane &p : planes) {
+        xs.push_back(static_cast<uint64_t>(p.x));
+        ys.push_back(static_cast<uint64_t>(p.y));
+        bands.push_back(static_cast<uint64_t>(p.band - 1));
+        buffers.push_back(p.buffer);
+    }
+    CrBlocksRequest request{};
+    request.level = m_level;
+    request.count = planes.size();
+    request.block_x = xs.data();
+    request.block_y = ys.data();
+    request.bands = bands.data();
+    request.buffers = buffers.data();
+    request.buffer_bytes = BlockBytes();
+    CrStatus status{};
+    const bool failed = chunkref_read_blocks(m_handle.get(), &request, &status) != 0;
+    for (const Plane &p : planes) {
+        if (p.block == nullptr)
+            continue;
+        p.block->DropLock();
+        if (failed)
+            GetRasterBand(p.band)->FlushBlock(p.x, p.y, FALSE);
+    }
+    planes.clear();
+    if (failed) {
+        RaiseStatus(status);
+        return CE_Failure;
+    }
     return CE_None;
+}
+
+/** Puts blocks [firstX, lastX] x [firstY, lastY] of `bands` (1-based) into
+ *  GDAL's block cache: those not there yet are read in batches of at most
+ *  MAX_BATCH_BYTES, each batch one chunkref_read_blocks call. */
+CPLErr ChunkRefDataset::LoadBlocks(int firstX, int lastX, int firstY, int lastY,
+                                   const std::vector<int> &bands) {
+    const size_t blockBytes = BlockBytes();
+    std::vector<Plane> planes;
+    for (int by = firstY; by <= lastY; ++by) {
+        for (int bx = firstX; bx <= lastX; ++bx) {
+            for (int b : bands) {
+                GDALRasterBand *band = GetRasterBand(b);
+                if (GDALRasterBlock *cached = band->TryGetLockedBlockRef(bx, by)) {
+                    cached->DropLock();
+                    continue;
+                }
+                GDALRasterBlock *block = band->GetLockedBlockRef(bx, by, TRUE);
+                if (block == nullptr) {
+                    ReadPlanes(planes);
+                    return CE_Failure;
+                }
+                planes.push_back({bx, by, b, block->GetDataRef(), block});
+                if ((planes.size() + 1) * blockBytes > MAX_BATCH_BYTES &&
+                    ReadPlanes(planes) != CE_None)
+                    return CE_Failure;
+            }
+        }
+    }
+    return ReadPlanes(planes);
 }
 
 /** Reads a window in the native data type into a buffer of `bufferBytes`. */

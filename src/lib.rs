@@ -7,6 +7,7 @@
 //! (levels, bands, subdatasets) and [`ffi`] the C ABI used by the C++ shim.
 
 pub mod assemble;
+pub mod blocks;
 pub mod builder;
 pub mod chunk;
 pub mod codec;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::assemble;
-use crate::chunk::{read_chunk, Locations};
+use crate::blocks::{self, BlockPlane};
+use crate::chunk::Locations;
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::gdal::VsiFile;
@@ -433,40 +433,58 @@ impl Dataset {
         Ok(out)
     }
 
-    /// Reads block (`block_x`, `block_y`) of `bands` (which must share a chunk,
-    /// see [`Dataset::bands_sharing_chunk`]) into `outputs`, one native-order
-    /// block buffer of `block_width * block_height` elements per band.
-    pub fn read_block(
+    /// Reads many block planes of `level` at once: plane `i` is block
+    /// (`blocks[i].0`, `blocks[i].1`) of band `bands[i]` (0-based), written
+    /// to `outputs[i]`, a native-order block buffer of `block_width *
+    /// block_height` elements. Every chunk is fetched and decoded once, all
+    /// together (see [`blocks`]); on error the buffers must be discarded.
+    pub fn read_blocks(
         &self,
         level: usize,
-        block_x: u64,
-        block_y: u64,
+        blocks: &[(u64, u64)],
         bands: &[u64],
-        outputs: &mut [&mut [u8]],
+        outputs: Vec<&mut [u8]>,
     ) -> Result<()> {
         let meta = self.level_meta(level)?;
-        if bands.is_empty() || bands.len() != outputs.len() {
+        let count = self.levels[level].bands;
+        if blocks.len() != bands.len() || bands.len() != outputs.len() {
             return Err(Error::Usage {
-                what: "one output buffer per band is required".into(),
+                what: "one block and one output buffer per band is required".into(),
+            });
+        }
+        if let Some(b) = bands.iter().find(|&&b| b >= count) {
+            return Err(Error::Usage {
+                what: format!("band {} does not exist ({count} bands)", b + 1),
             });
         }
         if let Some(scenes) = &self.levels[level].mosaic {
             let n = meta.chunks.len();
             let block = (meta.chunks[n - 1], meta.chunks[n - 2]);
             let (index, locations) = (&self.index, &self.locations);
-            return scenes.read_block(index, locations, block, block_x, block_y, bands, outputs);
+            let mut rest: Vec<(usize, &mut [u8])> = outputs.into_iter().enumerate().collect();
+            while let Some(&(first, _)) = rest.first() {
+                let at = blocks[first];
+                let (mine, others): (Vec<_>, Vec<_>) =
+                    rest.into_iter().partition(|(i, _)| blocks[*i] == at);
+                rest = others;
+                let these: Vec<u64> = mine.iter().map(|(i, _)| bands[*i]).collect();
+                let mut outs: Vec<&mut [u8]> = mine.into_iter().map(|(_, o)| o).collect();
+                scenes.read_block(index, locations, block, at.0, at.1, &these, &mut outs)?;
+            }
+            return Ok(());
         }
-        let band_idx: Vec<Vec<u64>> = bands
-            .iter()
-            .map(|&b| Dataset::band_indices(meta, b))
+        let mut planes: Vec<BlockPlane<'_>> = outputs
+            .into_iter()
+            .enumerate()
+            .map(|(i, out)| BlockPlane {
+                x: blocks[i].0,
+                y: blocks[i].1,
+                lead: Dataset::band_indices(meta, bands[i]),
+                out,
+            })
             .collect();
-        self.read_planes(
-            self.levels[level].array,
-            block_x,
-            block_y,
-            &band_idx,
-            outputs,
-        )
+        let array = &self.index.arrays[self.levels[level].array];
+        blocks::read(&self.index, &self.locations, array, &mut planes)
     }
 
     /// Reads `window` of `bands` (0-based, any order, repeats allowed) of
@@ -521,70 +539,16 @@ impl Dataset {
         let array = self.levels[level].mask.ok_or_else(|| Error::Usage {
             what: format!("level {level} has no mask"),
         })?;
-        let lead = self.index.arrays[array].meta.shape.len() - 2;
-        self.read_planes(array, block_x, block_y, &[vec![0; lead]], &mut [out])?;
+        let array = &self.index.arrays[array];
+        let plane = BlockPlane {
+            x: block_x,
+            y: block_y,
+            lead: vec![0; array.meta.shape.len() - 2],
+            out: &mut *out,
+        };
+        blocks::read(&self.index, &self.locations, array, &mut [plane])?;
         for v in out.iter_mut() {
             *v = if *v == 0 { 0 } else { 255 };
-        }
-        Ok(())
-    }
-
-    /// Reads the planes at leading-axis indices `band_idx` (all in one chunk)
-    /// of block (`block_x`, `block_y`) of array `array` into `outputs`.
-    fn read_planes(
-        &self,
-        array: usize,
-        block_x: u64,
-        block_y: u64,
-        band_idx: &[Vec<u64>],
-        outputs: &mut [&mut [u8]],
-    ) -> Result<()> {
-        let array = &self.index.arrays[array];
-        let meta = &array.meta;
-        let n = meta.shape.len();
-        let block_bytes = (meta.chunks[n - 2] * meta.chunks[n - 1]) as usize * meta.dtype.size;
-        if let Some(small) = outputs.iter().find(|o| o.len() < block_bytes) {
-            return Err(Error::Usage {
-                what: format!(
-                    "block buffer of {} bytes, {block_bytes} needed",
-                    small.len()
-                ),
-            });
-        }
-        let mut chunk_idx: Vec<u64> = band_idx[0]
-            .iter()
-            .zip(&meta.chunks)
-            .map(|(i, c)| i / c)
-            .collect();
-        if band_idx.iter().any(|bi| {
-            bi.iter()
-                .zip(&meta.chunks)
-                .map(|(i, c)| i / c)
-                .ne(chunk_idx.iter().copied())
-        }) {
-            return Err(Error::Usage {
-                what: "bands of one block request must share a chunk".into(),
-            });
-        }
-        chunk_idx.push(block_y);
-        chunk_idx.push(block_x);
-        match read_chunk(&self.index, &self.locations, array, &chunk_idx)? {
-            Some(chunk) => {
-                for (bi, out) in band_idx.iter().zip(outputs.iter_mut()) {
-                    let within: Vec<u64> =
-                        bi.iter().zip(&meta.chunks).map(|(i, c)| i % c).collect();
-                    assemble::copy_plane(meta, &chunk, &within, &mut out[..block_bytes]);
-                }
-            }
-            None => {
-                let fill = meta
-                    .fill
-                    .clone()
-                    .unwrap_or_else(|| vec![0; meta.dtype.size]);
-                for out in outputs.iter_mut() {
-                    assemble::fill(&mut out[..block_bytes], &fill);
-                }
-            }
         }
         Ok(())
     }

@@ -60,13 +60,13 @@ pub struct CrBandInfo {
     description: *const c_char,
 }
 
-/// Mirrors `CrBlockRequest` of chunkref.h.
+/// Mirrors `CrBlocksRequest` of chunkref.h.
 #[repr(C)]
-pub struct CrBlockRequest {
+pub struct CrBlocksRequest {
     level: u32,
-    block_x: u64,
-    block_y: u64,
-    band_count: usize,
+    count: usize,
+    block_x: *const u64,
+    block_y: *const u64,
     bands: *const u64,
     buffers: *const *mut c_void,
     buffer_bytes: usize,
@@ -578,29 +578,39 @@ unsafe fn band_list<'a>(
 /// See chunkref.h.
 ///
 /// # Safety
-/// `handle` must be a live handle; `request` valid, with `band_count` bands
-/// and buffers of `buffer_bytes` writable bytes each.
+/// `handle` must be a live handle; `request` valid, with `count` entries in
+/// each of its arrays and distinct buffers of `buffer_bytes` writable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn chunkref_read_block(
+pub unsafe extern "C" fn chunkref_read_blocks(
     handle: *const CrHandle,
-    request: *const CrBlockRequest,
+    request: *const CrBlocksRequest,
     status: *mut CrStatus,
 ) -> i32 {
     guard(status, -1, || {
         let ds = unsafe { dataset(handle) }?;
-        let r = unsafe { request_ref(request, "block") }?;
-        let bands = unsafe { band_list(r.bands, r.band_count, !r.buffers.is_null(), "block") }?;
-        let ptrs = unsafe { std::slice::from_raw_parts(r.buffers, r.band_count) };
+        let r = unsafe { request_ref(request, "blocks") }?;
+        let complete = !r.buffers.is_null() && !r.block_x.is_null() && !r.block_y.is_null();
+        let bands = unsafe { band_list(r.bands, r.count, complete, "blocks") }?;
+        // SAFETY: checked non-NULL; the caller guarantees `count` elements.
+        let (xs, ys, ptrs) = unsafe {
+            (
+                std::slice::from_raw_parts(r.block_x, r.count),
+                std::slice::from_raw_parts(r.block_y, r.count),
+                std::slice::from_raw_parts(r.buffers, r.count),
+            )
+        };
         if ptrs.iter().any(|p| p.is_null()) {
             return Err(Error::Usage {
                 what: "NULL block buffer".into(),
             });
         }
-        let mut outs: Vec<&mut [u8]> = ptrs
+        let blocks: Vec<(u64, u64)> = xs.iter().copied().zip(ys.iter().copied()).collect();
+        // SAFETY: distinct buffers of `buffer_bytes` bytes each (see above).
+        let outs: Vec<&mut [u8]> = ptrs
             .iter()
             .map(|&p| unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), r.buffer_bytes) })
             .collect();
-        ds.read_block(r.level as usize, r.block_x, r.block_y, bands, &mut outs)?;
+        ds.read_blocks(r.level as usize, &blocks, bands, outs)?;
         Ok(0)
     })
 }
