@@ -145,6 +145,15 @@ const char *const *chunkref_warnings(CrHandle *handle);
 int64_t chunkref_chunk_bands(const CrHandle *handle, uint32_t level, uint64_t band, uint64_t *out,
                              size_t cap, CrStatus *status);
 
+/** The index file and the array or group path (empty when the name gave
+ *  none) that the dataset name opened, as a NULL-terminated list of two
+ *  strings owned by the handle. */
+const char *const *chunkref_names(const CrHandle *handle);
+
+/** GDAL names (local paths, /vsis3/..., /vsicurl/...) of every file the
+ *  index refers to, NULL-terminated, owned by the handle. */
+const char *const *chunkref_files(const CrHandle *handle);
+
 /** Reads the block planes of `request`; returns 0 on success (on failure the
  *  buffers hold partial data and must be discarded). */
 int32_t chunkref_read_blocks(const CrHandle *handle, const CrBlocksRequest *request,

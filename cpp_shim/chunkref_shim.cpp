@@ -11,6 +11,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "cpl_error.h"
@@ -94,6 +95,8 @@ class ChunkRefDataset final : public GDALPamDataset {
     HandlePtr m_handle;
     /** Level of this dataset (0 = full resolution). */
     uint32_t m_level = 0;
+    /** The index file the dataset name opened. */
+    std::string m_indexPath;
     /** Overview datasets, owned by level 0. */
     std::vector<std::unique_ptr<ChunkRefDataset>> m_overviews;
     /** The level's per-dataset mask band, if the index has one. */
@@ -146,6 +149,7 @@ class ChunkRefDataset final : public GDALPamDataset {
                       char **options) override;
     static int Identify(GDALOpenInfo *info);
     static GDALDataset *Open(GDALOpenInfo *info);
+    char **GetFileList() override;
 
     CPLErr GetGeoTransform(double *transform) override;
     const OGRSpatialReference *GetSpatialRef() const override;
@@ -386,6 +390,18 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
 
     auto ds = std::make_unique<ChunkRefDataset>();
     ds->SetDescription(info->pszFilename);
+    // Sidecars (.aux.xml, .ovr) live next to the index file, also for
+    // CHUNKREF: names; each array of a store keeps its own PAM entry.
+    const char *const *names = chunkref_names(raw);
+    ds->m_indexPath = names != nullptr && names[0] != nullptr ? names[0] : info->pszFilename;
+    const std::string target = names != nullptr && names[0] != nullptr && names[1] != nullptr
+                                   ? names[1]
+                                   : std::string();
+    const bool plainName = ds->m_indexPath == info->pszFilename;
+    if (!plainName)
+        ds->SetPhysicalFilename(ds->m_indexPath.c_str());
+    if (!target.empty())
+        ds->SetSubdatasetName(target.c_str());
     if (!ds->Init(handle, 0))
         return nullptr;
     const uint32_t levels = chunkref_level_count(raw);
@@ -395,7 +411,17 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
             return nullptr;
         ds->m_overviews.push_back(std::move(ov));
     }
-    ds->TryLoadXML(info->GetSiblingFiles());
+    char **siblings = plainName ? info->GetSiblingFiles() : nullptr;
+    ds->TryLoadXML(siblings);
+    // External overviews (gdaladdo, QGIS "Build Pyramids"): <index>.ovr, or
+    // <index>.<array>.ovr for one array of a store.
+    std::string ovrBase = ds->m_indexPath;
+    if (!target.empty()) {
+        std::string array = target;
+        std::replace(array.begin(), array.end(), '/', '_');
+        ovrBase += "." + array;
+    }
+    ds->oOvManager.Initialize(ds.get(), ovrBase.c_str(), target.empty() ? siblings : nullptr);
     return ds.release();
 }
 
@@ -459,16 +485,35 @@ void ChunkRefDataset::LoadMetadata() {
     }
 }
 
+/** The index's own levels, else external overviews (an .ovr file). */
 int ChunkRefRasterBand::GetOverviewCount() {
     auto *ds = static_cast<ChunkRefDataset *>(poDS);
+    if (ds->m_overviews.empty())
+        return GDALPamRasterBand::GetOverviewCount();
     return static_cast<int>(ds->m_overviews.size());
 }
 
 GDALRasterBand *ChunkRefRasterBand::GetOverview(int i) {
     auto *ds = static_cast<ChunkRefDataset *>(poDS);
+    if (ds->m_overviews.empty())
+        return GDALPamRasterBand::GetOverview(i);
     if (i < 0 || i >= static_cast<int>(ds->m_overviews.size()))
         return nullptr;
     return ds->m_overviews[static_cast<size_t>(i)]->GetRasterBand(nBand);
+}
+
+/** The index, its sidecars and every file its chunks are read from. */
+char **ChunkRefDataset::GetFileList() {
+    CPLStringList files(GDALPamDataset::GetFileList());
+    std::unordered_set<std::string> seen;
+    for (int i = 0; i < files.size(); ++i)
+        seen.insert(files[i]);
+    if (!m_indexPath.empty() && seen.insert(m_indexPath).second)
+        files.InsertString(0, m_indexPath.c_str());
+    for (const char *const *f = chunkref_files(m_handle.get()); f != nullptr && *f != nullptr; ++f)
+        if (seen.insert(*f).second)
+            files.AddString(*f);
+    return files.StealList();
 }
 
 int ChunkRefRasterBand::GetMaskFlags() {

@@ -134,6 +134,8 @@ pub struct Dataset {
     pub levels: Vec<Level>,
     /// Subdatasets (non-empty only when no raster was chosen).
     pub subdatasets: Vec<Subdataset>,
+    /// What the index's relative references are joined to.
+    base: resolve::Base,
     /// Non-fatal problems to report as warnings.
     pub warnings: Vec<String>,
     /// Georeferencing of each level.
@@ -184,10 +186,21 @@ impl Dataset {
             locations,
             levels: Vec::new(),
             subdatasets: Vec::new(),
+            base: base.clone(),
             georef: Vec::new(),
         };
         ds.choose(target)?;
         Ok(ds)
+    }
+
+    /// The GDAL names (local paths, `/vsis3/...`, `/vsicurl/...`) of the
+    /// files the index refers to, in index order; URLs that do not resolve
+    /// are left out.
+    pub fn file_names(&self) -> Vec<String> {
+        let urls = self.index.files.urls().iter();
+        urls.filter_map(|u| resolve::resolve(u, &self.base).ok())
+            .map(|loc| loc.gdal_name())
+            .collect()
     }
 
     /// Picks the raster (pyramid or array) or lists subdatasets.
@@ -929,6 +942,7 @@ mod tests {
                 mosaic: None,
             }],
             subdatasets: vec![],
+            base: Base::Dir("/".into()),
             warnings: vec![],
             georef: vec![],
         };

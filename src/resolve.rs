@@ -108,6 +108,17 @@ pub enum Location {
     Object(ObjectUrl),
 }
 
+impl Location {
+    /// The name GDAL opens this file by: the local path, or the object's
+    /// `/vsis3/`, `/vsigs/`, `/vsiaz/` or `/vsicurl/` path.
+    pub fn gdal_name(&self) -> String {
+        match self {
+            Location::Local(p) => p.display().to_string(),
+            Location::Object(o) => o.scheme.vsi_path(&o.authority, &o.key),
+        }
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -8,11 +8,11 @@
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use crate::error::{CplCode, Error, Result};
 use crate::georef::band;
-use crate::raster::Dataset;
+use crate::raster::{Dataset, DatasetName};
 use crate::window::{Spacing, Window};
 use crate::zarr::dtype::ScalarKind;
 
@@ -97,6 +97,8 @@ struct CStringList {
 
 // The pointers point into `_owned`, which moves with the list and is never mutated.
 unsafe impl Send for CStringList {}
+// SAFETY: read-only after construction.
+unsafe impl Sync for CStringList {}
 
 impl CStringList {
     fn new(items: Vec<String>) -> CStringList {
@@ -121,6 +123,10 @@ pub struct CrHandle {
     gcps: Option<(Vec<[f64; 4]>, CString)>,
     /// (unit, description) of bands by (level, band), kept while the handle lives.
     band_text: Mutex<HashMap<(u32, u64), Box<BandText>>>,
+    /// The index file and the target array or group (empty) the name opened.
+    names: CStringList,
+    /// GDAL names of the files the index refers to, listed on first use.
+    files: OnceLock<CStringList>,
 }
 
 /// (unit, description) of one band as C strings.
@@ -244,6 +250,8 @@ pub unsafe extern "C" fn chunkref_open(
             }
         }
         let dataset = Dataset::open(name, &opts)?;
+        let parsed = DatasetName::parse(name)?;
+        let names = CStringList::new(vec![parsed.index, parsed.target.unwrap_or_default()]);
         let warnings = CStringList::new(dataset.warnings.clone());
         let crs = dataset
             .georef
@@ -262,6 +270,8 @@ pub unsafe extern "C" fn chunkref_open(
             crs,
             gcps,
             band_text: Mutex::new(HashMap::new()),
+            names,
+            files: OnceLock::new(),
         })))
     })
 }
@@ -506,6 +516,36 @@ pub unsafe extern "C" fn chunkref_metadata(
             Box::new(CStringList::new(h.dataset.metadata(&domain, b)))
         });
         Ok(list.ptrs.as_ptr())
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_names(handle: *const CrHandle) -> *const *const c_char {
+    if handle.is_null() {
+        return std::ptr::null();
+    }
+    unsafe { &*handle }.names.ptrs.as_ptr()
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_files(handle: *const CrHandle) -> *const *const c_char {
+    guard(std::ptr::null_mut(), std::ptr::null(), || {
+        if handle.is_null() {
+            return Ok(std::ptr::null());
+        }
+        let h = unsafe { &*handle };
+        let files = h
+            .files
+            .get_or_init(|| CStringList::new(h.dataset.file_names()));
+        Ok(files.ptrs.as_ptr())
     })
 }
 
