@@ -126,18 +126,29 @@ pub fn read_chunks(
         });
         let _ = results[k].set((decoded, warnings));
     };
+    // One chunk to decode (a block, a tile) is decoded on this thread.
+    let decoding = needs
+        .iter()
+        .filter(|n| matches!(n, Ok(Need::Inline(_) | Need::Fetched(_))))
+        .count();
     rayon::in_place_scope(|scope| {
+        let decode_soon = |k: usize, raw: Result<Option<Bytes>>| {
+            if decoding > 1 {
+                scope.spawn(move |_| decode_into(k, raw));
+            } else {
+                decode_into(k, raw);
+            }
+        };
         for (k, need) in needs.into_iter().enumerate() {
             match need {
                 Err(e) => decode_into(k, Err(e)),
                 Ok(Need::Nothing) => decode_into(k, Ok(None)),
-                Ok(Need::Inline(b)) => scope.spawn(move |_| decode_into(k, Ok(Some(b)))),
+                Ok(Need::Inline(b)) => decode_soon(k, Ok(Some(b))),
                 Ok(Need::Fetched(i)) => fetched_by[i] = k,
             }
         }
         locations.fetcher.fetch_each(&requests, |i, raw| {
-            let k = fetched_by[i];
-            scope.spawn(move |_| decode_into(k, raw.map(Some)));
+            decode_soon(fetched_by[i], raw.map(Some));
         });
     });
     // Warnings raised while decoding on the pool, on the caller's thread.

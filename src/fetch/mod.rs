@@ -13,7 +13,10 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -69,6 +72,8 @@ pub enum Want<'a> {
 pub struct Source {
     url: String,
     remote: bool,
+    /// The file, for a local source (read without the runtime when alone).
+    local: Option<PathBuf>,
     store: Arc<dyn ObjectStore>,
     path: StorePath,
 }
@@ -93,6 +98,7 @@ impl Source {
                 path: StorePath::from_absolute_path(path).map_err(|e| bad(e.to_string()))?,
                 store: local_store(),
                 remote: false,
+                local: Some(path.clone()),
                 url,
             }),
             Location::Object(o) => {
@@ -111,6 +117,7 @@ impl Source {
                 Ok(Source {
                     store: store_for(o, settings).map_err(|e| bad(e.to_string()))?,
                     remote: true,
+                    local: None,
                     path,
                     url,
                 })
@@ -396,6 +403,28 @@ impl Fetcher {
                 Ok(_) => {}
             }
         }
+        let mut complete = |j: usize, bytes: Result<Bytes>| {
+            fetched[j] = Some(bytes);
+            for &i in &dependents[j] {
+                waiting[i] -= 1;
+                if waiting[i] == 0 {
+                    if let Ok(p) = &pieces[i] {
+                        ready(i, assemble_pieces(&fetched, p));
+                    }
+                }
+            }
+        };
+        // One local read (a block, a tile): on this thread, no runtime hop.
+        if let [Job {
+            source: source @ Source {
+                local: Some(path), ..
+            },
+            range,
+        }] = &jobs[..]
+        {
+            complete(0, read_local(source, path, range.clone()));
+            return;
+        }
         let permits = Semaphore::new(self.max_in_flight);
         runtime().block_on(async {
             let mut done = futures::stream::iter(jobs.iter().enumerate())
@@ -405,15 +434,7 @@ impl Fetcher {
                 })
                 .buffer_unordered(self.max_in_flight);
             while let Some((j, bytes)) = done.next().await {
-                fetched[j] = Some(bytes);
-                for &i in &dependents[j] {
-                    waiting[i] -= 1;
-                    if waiting[i] == 0 {
-                        if let Ok(p) = &pieces[i] {
-                            ready(i, assemble_pieces(&fetched, p));
-                        }
-                    }
-                }
+                complete(j, bytes);
             }
         });
     }
@@ -491,6 +512,52 @@ impl Fetcher {
         }
         Ok(got)
     }
+}
+
+/// Reads `range` (or all) of the local file `path` of `source` with plain
+/// file I/O, failing as the store would (file not found, short read).
+fn read_local(source: &Source, path: &Path, range: Option<Range<u64>>) -> Result<Bytes> {
+    let fail = |range: String, reason: String| Error::Io {
+        url: source.url.clone(),
+        range,
+        reason,
+    };
+    let described = range
+        .as_ref()
+        .map_or(String::new(), |r| format!(" bytes {}..{}", r.start, r.end));
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => "file not found".to_string(),
+        _ => e.to_string(),
+    };
+    let mut file = File::open(path).map_err(|e| fail(described.clone(), io(e)))?;
+    let Some(r) = range else {
+        let mut all = Vec::new();
+        file.read_to_end(&mut all)
+            .map_err(|e| fail(described.clone(), io(e)))?;
+        return Ok(Bytes::from(all));
+    };
+    let expected = usize::try_from(r.end - r.start).map_err(|_| Error::Limits {
+        what: format!("a range of {} does not fit in memory", source.url),
+    })?;
+    let mut buffer = Vec::new();
+    buffer
+        .try_reserve_exact(expected)
+        .map_err(|_| Error::Limits {
+            what: format!("cannot allocate {expected} bytes to read {}", source.url),
+        })?;
+    file.seek(SeekFrom::Start(r.start))
+        .map_err(|e| fail(described.clone(), io(e)))?;
+    let got = file
+        .take(expected as u64)
+        .read_to_end(&mut buffer)
+        .map_err(|e| fail(described.clone(), io(e)))?;
+    if got != expected {
+        return Err(fail(
+            described,
+            format!("short read: expected {expected} bytes, got {got}"),
+        ));
+    }
+    Ok(Bytes::from(buffer))
 }
 
 /// The ranges of `ranges` as `start..end`, refusing overflowing ends and
