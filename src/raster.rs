@@ -587,7 +587,14 @@ impl Dataset {
             return Vec::new();
         };
         match (domain.to_ascii_uppercase().as_str(), band) {
-            ("", None) => attribute_items(&meta.attributes),
+            ("", None) => {
+                let mut items = attribute_items(&meta.attributes);
+                if let Some(aop) = self.georef.first().and_then(|g| g.area_or_point) {
+                    items.retain(|i| !i.starts_with("AREA_OR_POINT="));
+                    items.push(format!("AREA_OR_POINT={aop}"));
+                }
+                items
+            }
             ("", Some(b)) => {
                 let names = meta.dimension_names.clone().unwrap_or_default();
                 let indices = Dataset::band_indices(meta, b);

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::source::Source;
-use crate::tiff::geo::Georef;
+use crate::tiff::geo::{Georef, Registration};
 pub use header::Header;
 
 /// Codec URI of DTED cells, as osml-imagery-io names it.
@@ -125,6 +125,7 @@ pub fn build_cells(cells: &[Cell], checksum_warnings: bool) -> Result<Built> {
         transform: Some([g[1], g[2], g[0], g[4], g[5], g[3]]),
         crs_code: Some(format!("EPSG:{}", h.epsg)),
         crs_wkt2: None,
+        registration: Registration::Unstated,
     };
     let geo_attrs = georef.attributes([shape[1], shape[2]], [1.0, 1.0]);
     let attrs = georef.root_attributes([shape[1], shape[2]]);

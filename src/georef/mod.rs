@@ -76,6 +76,9 @@ pub struct Georef {
     /// Paths of irregular 1-D coordinate arrays `[x, y]`, when they take
     /// the place of a transform (served as GDAL's `GEOLOCATION` domain).
     pub geolocation: Option<[String; 2]>,
+    /// GDAL's `AREA_OR_POINT` (`Area` or `Point`), from an explicit
+    /// `spatial:registration` (`pixel` or `node`) of the level.
+    pub area_or_point: Option<&'static str>,
 }
 
 impl Georef {
@@ -272,10 +275,16 @@ pub fn levels(
                 .or_else(|| cf::gdal_crs(&level.array.meta.attributes))
                 .or_else(|| gm.and_then(cf::crs))
                 .or_else(|| tile.and_then(|t| t.crs));
+            let area_or_point = match own.get("spatial:registration").and_then(Value::as_str) {
+                Some("node") => Some("Point"),
+                Some("pixel") => Some("Area"),
+                _ => None,
+            };
             Georef {
                 transform,
                 crs,
                 geolocation,
+                area_or_point,
             }
         })
         .collect();

@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 use crate::source::Source;
-use crate::tiff::geo::Georef;
+use crate::tiff::geo::{Georef, Registration};
 use crate::tiff::ifd;
 
 use super::jp2::{self, JBox};
@@ -57,9 +57,14 @@ fn geojp2(src: &Source, b: &JBox) -> Result<Georef> {
     let name = format!("{} (GeoJP2 box at byte {})", src.path(), b.start);
     let bytes = src.read(b.start + 16, len)?;
     let tiff = ifd::read(&Source::from_bytes(&name, bytes.clone(), "GeoTIFF"))?;
-    Ok(Georef::from_ifd_with(&tiff.ifds[0], &name, || {
+    let mut georef = Georef::from_ifd_with(&tiff.ifds[0], &name, || {
         crate::gdal_geo::geotiff_bytes_crs_wkt2(&bytes)
-    }))
+    });
+    // GDAL's JPEG 2000 drivers state only PixelIsPoint.
+    if georef.registration == Registration::Area {
+        georef.registration = Registration::Unstated;
+    }
+    Ok(georef)
 }
 
 /// (label, text) of every labelled `xml ` box in top-level `asoc` boxes
@@ -158,6 +163,7 @@ fn coverage_georef(xml: &str, boxes: &[(String, String)]) -> Option<Georef> {
         transform: Some([t[1], t[2], t[0], t[4], t[5], t[3]]),
         crs_code: code.map(|c| format!("EPSG:{c}")),
         crs_wkt2,
+        registration: Registration::Unstated,
     })
 }
 

@@ -120,7 +120,7 @@ pub fn levels(
 ) -> Result<(Vec<Level>, Vec<Georef>)> {
     let base = full_resolution(index, desc)?;
     let array = &index.arrays[base.array];
-    let crs = georef::levels(
+    let first = georef::levels(
         index,
         locations,
         None,
@@ -131,13 +131,14 @@ pub fn levels(
         }],
         warnings,
     )
-    .remove(0)
-    .crs;
+    .remove(0);
+    let (crs, area_or_point) = (first.crs, first.area_or_point);
     let gt = georef::affine_to_gdal(desc.transform);
     let mut georefs = vec![Georef {
         transform: Some(gt),
         crs: crs.clone(),
         geolocation: None,
+        area_or_point,
     }];
     let mut levels = vec![base];
     while let Some((level, f)) = overview(index, desc, &levels[0], levels.len()) {
@@ -146,6 +147,7 @@ pub fn levels(
             transform: Some([gt[0], gt[1] * f, 0.0, gt[3], 0.0, gt[5] * f]),
             crs: crs.clone(),
             geolocation: None,
+            area_or_point,
         });
         levels.push(level);
     }

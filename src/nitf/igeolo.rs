@@ -11,7 +11,7 @@
 
 use serde_json::{json, Value};
 
-use crate::tiff::geo::Georef;
+use crate::tiff::geo::{Georef, Registration};
 
 /// Where IGEOLO puts an image, as GDAL's NITF driver reads it.
 #[derive(Debug)]
@@ -114,6 +114,7 @@ pub fn placement(
         transform: Some([gt[1], gt[2], gt[0], gt[4], gt[5], gt[3]]),
         crs_code: Some(crs),
         crs_wkt2: None,
+        registration: Registration::Unstated,
     })))
 }
 

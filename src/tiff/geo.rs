@@ -42,6 +42,22 @@ pub struct Georef {
     pub crs_code: Option<String>,
     /// WKT2 of a CRS without an EPSG code (written when `crs_code` is None).
     pub crs_wkt2: Option<String>,
+    /// What the source says its pixels are (GeoTIFF's GTRasterTypeGeoKey),
+    /// written as `spatial:registration` and shown as GDAL's `AREA_OR_POINT`.
+    pub registration: Registration,
+}
+
+/// Whether a source's coordinates name pixel areas or pixel centres.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Registration {
+    /// The source does not say (no `spatial:registration` is written).
+    #[default]
+    Unstated,
+    /// PixelIsArea: `spatial:registration` "pixel".
+    Area,
+    /// PixelIsPoint: `spatial:registration` "node", the transform written
+    /// for pixel centres.
+    Point,
 }
 
 impl Georef {
@@ -71,7 +87,12 @@ impl Georef {
                 _ => None,
             }
         };
-        if key(tags::GT_RASTER_TYPE) == Some(2) {
+        let registration = match key(tags::GT_RASTER_TYPE) {
+            Some(1) => Registration::Area,
+            Some(2) => Registration::Point,
+            _ => Registration::Unstated,
+        };
+        if registration == Registration::Point {
             if let Some(t) = transform.as_mut() {
                 t[2] -= 0.5 * t[0] + 0.5 * t[1];
                 t[5] -= 0.5 * t[3] + 0.5 * t[4];
@@ -94,6 +115,7 @@ impl Georef {
             transform,
             crs_code,
             crs_wkt2: None,
+            registration,
         }
     }
 
@@ -148,9 +170,30 @@ impl Georef {
         }
         if let Some(t) = self.level_transform(scale) {
             m.insert("spatial:dimensions".into(), json!(["y", "x"]));
-            m.insert("spatial:transform".into(), json!(t));
+            // Pixel centres for a PixelIsPoint source (the reader shifts
+            // them back to corners, as GDAL reports them).
+            let written = match self.registration {
+                Registration::Point => [
+                    t[0],
+                    t[1],
+                    t[2] + 0.5 * t[0] + 0.5 * t[1],
+                    t[3],
+                    t[4],
+                    t[5] + 0.5 * t[3] + 0.5 * t[4],
+                ],
+                _ => t,
+            };
+            m.insert("spatial:transform".into(), json!(written));
             m.insert("spatial:shape".into(), json!(shape));
-            m.insert("spatial:registration".into(), json!("pixel"));
+            match self.registration {
+                Registration::Area => {
+                    m.insert("spatial:registration".into(), json!("pixel"));
+                }
+                Registration::Point => {
+                    m.insert("spatial:registration".into(), json!("node"));
+                }
+                Registration::Unstated => {}
+            }
             let corners = [
                 (0.0, 0.0),
                 (shape[1] as f64, 0.0),

@@ -164,6 +164,7 @@ def info_summary(ds: gdal.Dataset) -> dict:
     return {
         "size": info["size"],
         "geoTransform": info.get("geoTransform"),
+        "areaOrPoint": info.get("metadata", {}).get("", {}).get("AREA_OR_POINT"),
         "bands": [
             {
                 "noDataValue": b.get("noDataValue"),
@@ -651,6 +652,7 @@ def test_jp2_pixel_is_point(tmp_path, chunkref_bin, boxes):
     src = gdal.Open(str(jp2))
     idx = open_chunkref(index_of(chunkref_bin, jp2))
     assert idx.GetGeoTransform() == src.GetGeoTransform()
+    assert idx.GetMetadataItem("AREA_OR_POINT") == src.GetMetadataItem("AREA_OR_POINT")
 
 
 @pytest.mark.parametrize("boxes", ["geojp2", "gmljp2"])
