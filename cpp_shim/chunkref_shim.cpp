@@ -411,7 +411,13 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
             return nullptr;
         ds->m_overviews.push_back(std::move(ov));
     }
-    char **siblings = plainName ? info->GetSiblingFiles() : nullptr;
+    // Sibling names spare remote indexes one request per sidecar probe; a
+    // local index probes its sidecars instead of listing a directory that
+    // may hold thousands of indexes (a tile server opens one per request).
+    char **siblings = plainName && (info->AreSiblingFilesLoaded() ||
+                                    !VSIIsLocal(ds->m_indexPath.c_str()))
+                          ? info->GetSiblingFiles()
+                          : nullptr;
     ds->TryLoadXML(siblings);
     // External overviews (gdaladdo, QGIS "Build Pyramids"): <index>.ovr, or
     // <index>.<array>.ovr for one array of a store.
