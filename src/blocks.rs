@@ -1,16 +1,18 @@
 //! Batched block reads: many (block, band) planes of one array filled in
 //! one go, for GDAL's block cache. Every chunk the planes need is looked up,
 //! fetched and decoded once (together, in parallel, see
-//! [`read_chunks`]), then each plane is copied out of its chunk.
+//! [`read_chunks_each`]), and each plane is copied out of its chunk as soon
+//! as it is decoded.
 //!
 //! This is what lets a band-by-band or scanline reader pay each chunk's
 //! decode once: the shim asks for the blocks of every band sharing a chunk,
 //! and for whole rows of blocks, and keeps them in GDAL's cache.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use crate::assemble;
-use crate::chunk::{read_chunks, Locations};
+use crate::chunk::{read_chunks_each, FirstFailure, Locations};
 use crate::error::{Error, Result};
 use crate::index::{Array, Index};
 
@@ -67,29 +69,46 @@ pub fn read(
         }
         of_plane.push(k);
     }
-    let decoded = read_chunks(index, locations, array, &chunks)
-        .into_iter()
-        .collect::<Result<Vec<_>>>()?;
     let fill = meta
         .fill
         .clone()
         .unwrap_or_else(|| vec![0; meta.dtype.size]);
+    // The planes of each chunk, filled as soon as it is decoded.
+    let mut of_chunk: Vec<Vec<&mut BlockPlane<'_>>> = chunks.iter().map(|_| Vec::new()).collect();
     for (p, k) in planes.iter_mut().zip(of_plane) {
-        let out = &mut p.out[..block_bytes];
-        match &decoded[k] {
-            Some(chunk) => {
-                let within: Vec<u64> = p
-                    .lead
-                    .iter()
-                    .zip(&meta.chunks)
-                    .map(|(i, c)| i % c)
-                    .collect();
-                assemble::copy_plane(meta, chunk, &within, out);
-            }
-            None => assemble::fill(out, &fill),
-        }
+        of_chunk[k].push(p);
     }
-    Ok(())
+    let of_chunk: Vec<Mutex<Vec<&mut BlockPlane<'_>>>> =
+        of_chunk.into_iter().map(Mutex::new).collect();
+    let failed = FirstFailure::default();
+    read_chunks_each(
+        index,
+        locations,
+        array,
+        &chunks,
+        &|k, decoded| match decoded {
+            Ok(chunk) => {
+                let mut mine = of_chunk[k].lock().unwrap_or_else(|p| p.into_inner());
+                for p in mine.iter_mut() {
+                    let out = &mut p.out[..block_bytes];
+                    match &chunk {
+                        Some(chunk) => {
+                            let within: Vec<u64> = p
+                                .lead
+                                .iter()
+                                .zip(&meta.chunks)
+                                .map(|(i, c)| i % c)
+                                .collect();
+                            assemble::copy_plane(meta, chunk, &within, out);
+                        }
+                        None => assemble::fill(out, &fill),
+                    }
+                }
+            }
+            Err(e) => failed.record(k, e),
+        },
+    );
+    failed.into_result()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Reading one chunk: reference lookup, fetch, decode, size check.
 
 use bytes::Bytes;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use crate::codec::DecodeContext;
 use crate::config::Settings;
@@ -76,6 +76,34 @@ pub fn read_chunks(
     array: &Array,
     idxs: &[Vec<u64>],
 ) -> Vec<Result<Option<Bytes>>> {
+    let results: Vec<OnceLock<Result<Option<Bytes>>>> =
+        idxs.iter().map(|_| OnceLock::new()).collect();
+    read_chunks_each(index, locations, array, idxs, &|k, decoded| {
+        let _ = results[k].set(decoded);
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .unwrap_or_else(|| Err(Error::unsupported("a chunk that was never read")))
+        })
+        .collect()
+}
+
+/// As [`read_chunks`], but hands each result to `consume(k, result)` (`k`
+/// the position in `idxs`) as soon as chunk `k` is decoded, on the thread
+/// that decoded it, and keeps nothing: a caller that copies each chunk out
+/// and drops it never holds a whole batch of decoded chunks (memory the
+/// allocator must then find fresh pages for). Every index is consumed
+/// exactly once before this returns; warnings raised while decoding are
+/// raised on the caller's thread at the end.
+pub fn read_chunks_each(
+    index: &Index,
+    locations: &Locations,
+    array: &Array,
+    idxs: &[Vec<u64>],
+    consume: &(dyn Fn(usize, Result<Option<Bytes>>) + Sync),
+) {
     let meta = &array.meta;
     let grid = meta.grid_shape();
     let positions: Vec<Result<u64>> = idxs
@@ -107,24 +135,30 @@ pub fn read_chunks(
         .collect();
     // Decode each chunk on the rayon pool as soon as its bytes are in,
     // while the rest is still being fetched.
-    type Decoded = (Result<Option<Bytes>>, Vec<String>);
-    let results: Vec<OnceLock<Decoded>> = idxs.iter().map(|_| OnceLock::new()).collect();
+    let warnings: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut fetched_by: Vec<usize> = vec![0; requests.len()];
     let decode_into = |k: usize, raw: Result<Option<Bytes>>| {
-        let (decoded, warnings) = collect_warnings(|| {
-            raw.and_then(|raw| raw.map(|raw| decode(array, raw, &idxs[k])).transpose())
+        let ((), mut raised) = collect_warnings(|| {
+            let decoded =
+                raw.and_then(|raw| raw.map(|raw| decode(array, raw, &idxs[k])).transpose());
+            let decoded = decoded.map_err(|e| match &refs[k] {
+                Ok(Some(r)) => {
+                    let key = chunk_key(&meta.path, &meta.key_encoding.format(&idxs[k]));
+                    let url = r
+                        .file()
+                        .map_or("inline".to_string(), |f| index.files.url(f).to_string());
+                    e.in_chunk(key, url)
+                }
+                _ => e,
+            });
+            consume(k, decoded);
         });
-        let decoded = decoded.map_err(|e| match &refs[k] {
-            Ok(Some(r)) => {
-                let key = chunk_key(&meta.path, &meta.key_encoding.format(&idxs[k]));
-                let url = r
-                    .file()
-                    .map_or("inline".to_string(), |f| index.files.url(f).to_string());
-                e.in_chunk(key, url)
-            }
-            _ => e,
-        });
-        let _ = results[k].set((decoded, warnings));
+        if !raised.is_empty() {
+            warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .append(&mut raised);
+        }
     };
     // One chunk to decode (a block, a tile) is decoded on this thread.
     let decoding = needs
@@ -152,16 +186,30 @@ pub fn read_chunks(
         });
     });
     // Warnings raised while decoding on the pool, on the caller's thread.
-    results
-        .into_iter()
-        .map(|r| match r.into_inner() {
-            Some((decoded, warnings)) => {
-                warnings.iter().for_each(|w| gdal_warning(w));
-                decoded
-            }
-            None => Err(Error::unsupported("a chunk that was never read")),
-        })
-        .collect()
+    let warnings = warnings.into_inner().unwrap_or_else(|p| p.into_inner());
+    warnings.iter().for_each(|w| gdal_warning(w));
+}
+
+/// The failure of the lowest-numbered chunk among those that failed, kept
+/// by [`read_chunks_each`] consumers (chunks finish in any order; the error
+/// reported is the one a read in order would meet first).
+#[derive(Debug, Default)]
+pub struct FirstFailure(Mutex<Option<(usize, Error)>>);
+
+impl FirstFailure {
+    /// Keeps `e`, the failure of chunk `k`, if no earlier chunk failed.
+    pub fn record(&self, k: usize, e: Error) {
+        let mut first = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if first.as_ref().is_none_or(|(at, _)| k < *at) {
+            *first = Some((k, e));
+        }
+    }
+
+    /// The kept failure, if any.
+    pub fn into_result(self) -> Result<()> {
+        let first = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
+        first.map_or(Ok(()), |(_, e)| Err(e))
+    }
 }
 
 /// The references of the chunks at `positions` of `array`, looked up

@@ -6,7 +6,9 @@
 //! [`BATCH_BYTES`] is read in several batches of whole chunk rows.
 
 use crate::assemble::{self, Nodata, Rect};
-use crate::chunk::{read_chunks, Locations};
+use std::sync::Mutex;
+
+use crate::chunk::{read_chunks, read_chunks_each, FirstFailure, Locations};
 use crate::error::{Error, Result};
 use crate::index::{Array, Index};
 
@@ -212,7 +214,9 @@ pub fn read_layers(
 
 /// Fetches and decodes the chunks of `pieces` together (each layer's on
 /// its own thread when there are several), then copies them (or the fill
-/// value, for chunks without reference) into `out`, in order.
+/// value, for chunks without reference) into `out`, in order. With one
+/// layer, each chunk is copied as soon as it is decoded and dropped, so
+/// the batch's decoded chunks are never all held at once.
 fn read_batch(
     index: &Index,
     locations: &Locations,
@@ -223,6 +227,25 @@ fn read_batch(
 ) -> Result<()> {
     if pieces.is_empty() {
         return Ok(());
+    }
+    if let [layer] = layers {
+        let wanted: Vec<Vec<u64>> = pieces.iter().map(|p| p.chunk.clone()).collect();
+        let out = Mutex::new(out);
+        let failed = FirstFailure::default();
+        read_chunks_each(
+            index,
+            locations,
+            layer.array,
+            &wanted,
+            &|k, chunk| match chunk {
+                Ok(chunk) => {
+                    let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+                    paste(layer, &pieces[k], chunk.as_deref(), &mut out, spacing);
+                }
+                Err(e) => failed.record(k, e),
+            },
+        );
+        return failed.into_result();
     }
     let wanted: Vec<Vec<Vec<u64>>> = (0..layers.len())
         .map(|k| {
@@ -237,50 +260,53 @@ fn read_batch(
     let mut chunks: Vec<_> = (0..layers.len()).map(|_| Vec::new().into_iter()).collect();
     if let [k] = busy[..] {
         chunks[k] = read(k);
-    } else {
-        for some in busy.chunks(LAYER_THREADS) {
-            std::thread::scope(|scope| {
-                let running: Vec<_> = some
-                    .iter()
-                    .map(|&k| (k, scope.spawn(move || read(k))))
-                    .collect();
-                for (k, handle) in running {
-                    chunks[k] = handle
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                }
-            });
-        }
+    }
+    for some in busy.chunks(LAYER_THREADS).filter(|some| some.len() > 1) {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = some
+                .iter()
+                .map(|&k| (k, scope.spawn(move || read(k))))
+                .collect();
+            for (k, handle) in running {
+                chunks[k] = handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            }
+        });
     }
     for piece in pieces {
-        let layer = &layers[piece.layer];
-        let meta = &layer.array.meta;
         let chunk = chunks[piece.layer]
             .next()
             .unwrap_or_else(|| Err(Error::unsupported("a chunk that was never read")))?;
-        let fill = meta
-            .fill
-            .clone()
-            .unwrap_or_else(|| vec![0; meta.dtype.size]);
-        for (slot, within) in &piece.bands {
-            let start =
-                slot * spacing.band + piece.at.0 * spacing.line + piece.at.1 * spacing.pixel;
-            let target = assemble::Target {
-                start,
-                line: spacing.line,
-                pixel: spacing.pixel,
-            };
-            match (&chunk, layer.nodata) {
-                (Some(c), None) => assemble::copy_rect(meta, c, within, piece.rect, out, target),
-                (Some(c), Some(nodata)) => {
-                    assemble::copy_rect_except(meta, c, within, piece.rect, out, target, nodata)
-                }
-                (None, Some(nodata)) if nodata.matches(&fill) => {}
-                (None, _) => assemble::fill_rect(&fill, piece.rect, out, target),
-            }
-        }
+        paste(&layers[piece.layer], piece, chunk.as_deref(), out, spacing);
     }
     Ok(())
+}
+
+/// Copies `piece` of a decoded chunk of `layer` (or its fill value, for a
+/// chunk without reference) to `out` at `spacing`.
+fn paste(layer: &Layer<'_>, piece: &Piece, chunk: Option<&[u8]>, out: &mut [u8], spacing: Spacing) {
+    let meta = &layer.array.meta;
+    let fill = meta
+        .fill
+        .clone()
+        .unwrap_or_else(|| vec![0; meta.dtype.size]);
+    for (slot, within) in &piece.bands {
+        let start = slot * spacing.band + piece.at.0 * spacing.line + piece.at.1 * spacing.pixel;
+        let target = assemble::Target {
+            start,
+            line: spacing.line,
+            pixel: spacing.pixel,
+        };
+        match (chunk, layer.nodata) {
+            (Some(c), None) => assemble::copy_rect(meta, c, within, piece.rect, out, target),
+            (Some(c), Some(nodata)) => {
+                assemble::copy_rect_except(meta, c, within, piece.rect, out, target, nodata)
+            }
+            (None, Some(nodata)) if nodata.matches(&fill) => {}
+            (None, _) => assemble::fill_rect(&fill, piece.rect, out, target),
+        }
+    }
 }
 
 /// Checks that every element of the window lands inside a buffer of `len`
