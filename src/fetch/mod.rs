@@ -16,7 +16,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -334,6 +334,17 @@ impl Fetcher {
         requests: &[(&Source, Want<'_>)],
         mut ready: impl FnMut(usize, Result<Bytes>),
     ) {
+        // Local files are read on this thread, one request after another,
+        // each handed on as soon as it is in: no runtime hop, and buffers of
+        // one chunk, freed once it is decoded (reads from the page cache
+        // gain nothing from coalescing or concurrency).
+        if requests.iter().all(|(source, _)| source.local.is_some()) {
+            let mut files = LocalFiles::default();
+            for (i, &(source, want)) in requests.iter().enumerate() {
+                ready(i, files.read(source, want));
+            }
+            return;
+        }
         let mut jobs: Vec<Job<'_>> = Vec::new();
         let mut pieces: Vec<Result<Vec<Piece>>> = Vec::with_capacity(requests.len());
         let mut by_object: HashMap<&str, Vec<(usize, Range<u64>)>> = HashMap::new();
@@ -414,17 +425,6 @@ impl Fetcher {
                 }
             }
         };
-        // One local read (a block, a tile): on this thread, no runtime hop.
-        if let [Job {
-            source: source @ Source {
-                local: Some(path), ..
-            },
-            range,
-        }] = &jobs[..]
-        {
-            complete(0, read_local(source, path, range.clone()));
-            return;
-        }
         let permits = Semaphore::new(self.max_in_flight);
         runtime().block_on(async {
             let mut done = futures::stream::iter(jobs.iter().enumerate())
@@ -514,50 +514,73 @@ impl Fetcher {
     }
 }
 
-/// Reads `range` (or all) of the local file `path` of `source` with plain
-/// file I/O, failing as the store would (file not found, short read).
-fn read_local(source: &Source, path: &Path, range: Option<Range<u64>>) -> Result<Bytes> {
-    let fail = |range: String, reason: String| Error::Io {
-        url: source.url.clone(),
-        range,
-        reason,
-    };
-    let described = range
-        .as_ref()
-        .map_or(String::new(), |r| format!(" bytes {}..{}", r.start, r.end));
-    let io = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => "file not found".to_string(),
-        _ => e.to_string(),
-    };
-    let mut file = File::open(path).map_err(|e| fail(described.clone(), io(e)))?;
-    let Some(r) = range else {
-        let mut all = Vec::new();
-        file.read_to_end(&mut all)
-            .map_err(|e| fail(described.clone(), io(e)))?;
-        return Ok(Bytes::from(all));
-    };
-    let expected = usize::try_from(r.end - r.start).map_err(|_| Error::Limits {
-        what: format!("a range of {} does not fit in memory", source.url),
-    })?;
-    let mut buffer = Vec::new();
-    buffer
-        .try_reserve_exact(expected)
-        .map_err(|_| Error::Limits {
-            what: format!("cannot allocate {expected} bytes to read {}", source.url),
-        })?;
-    file.seek(SeekFrom::Start(r.start))
-        .map_err(|e| fail(described.clone(), io(e)))?;
-    let got = file
-        .take(expected as u64)
-        .read_to_end(&mut buffer)
-        .map_err(|e| fail(described.clone(), io(e)))?;
-    if got != expected {
-        return Err(fail(
-            described,
-            format!("short read: expected {expected} bytes, got {got}"),
-        ));
+/// Local files open for one batch of reads, by path.
+#[derive(Default)]
+struct LocalFiles(HashMap<PathBuf, File>);
+
+impl LocalFiles {
+    /// Reads `want` of the local `source` with plain file I/O, failing as
+    /// the store would (file not found, short read), naming URL and range.
+    fn read(&mut self, source: &Source, want: Want<'_>) -> Result<Bytes> {
+        let Some(path) = &source.local else {
+            return Err(Error::unsupported("a remote source read as a local file"));
+        };
+        let fail = |range: String, e: std::io::Error| Error::Io {
+            url: source.url.clone(),
+            range,
+            reason: match e.kind() {
+                std::io::ErrorKind::NotFound => "file not found".to_string(),
+                _ => e.to_string(),
+            },
+        };
+        let file = match self.0.entry(path.clone()) {
+            std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(File::open(path).map_err(|e| fail(String::new(), e))?)
+            }
+        };
+        let single;
+        let ranges = match want {
+            Want::Whole => {
+                let mut all = Vec::new();
+                file.seek(SeekFrom::Start(0))
+                    .and_then(|_| file.read_to_end(&mut all))
+                    .map_err(|e| fail(String::new(), e))?;
+                return Ok(Bytes::from(all));
+            }
+            Want::Range(offset, length) => {
+                single = [(offset, length)];
+                &single[..]
+            }
+            Want::Ranges(ranges) => ranges,
+        };
+        let ranges = checked_ranges(source, ranges)?;
+        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let mut buffer = Vec::new();
+        buffer
+            .try_reserve_exact(total as usize)
+            .map_err(|_| Error::Limits {
+                what: format!("cannot allocate {total} bytes to read {}", source.url),
+            })?;
+        for r in ranges {
+            let described = format!(" bytes {}..{}", r.start, r.end);
+            let expected = (r.end - r.start) as usize;
+            file.seek(SeekFrom::Start(r.start))
+                .map_err(|e| fail(described.clone(), e))?;
+            let got = (&mut *file)
+                .take(expected as u64)
+                .read_to_end(&mut buffer)
+                .map_err(|e| fail(described.clone(), e))?;
+            if got != expected {
+                return Err(Error::Io {
+                    url: source.url.clone(),
+                    range: described,
+                    reason: format!("short read: expected {expected} bytes, got {got}"),
+                });
+            }
+        }
+        Ok(Bytes::from(buffer))
     }
-    Ok(Bytes::from(buffer))
 }
 
 /// The ranges of `ranges` as `start..end`, refusing overflowing ends and
