@@ -99,6 +99,9 @@ pub struct Settings {
     /// `CHUNKREF_ALLOW_REMOTE_INDEX_LOCAL_FILES`): may an index read from a
     /// remote location refer to local files?
     pub remote_may_read_local: bool,
+    /// `CHUNKREF_INDEX_CACHE` (default YES): keep recently opened local
+    /// index files parsed for the next open (see [`crate::index_cache`]).
+    pub index_cache: bool,
     /// `CHUNKREF_TABLE_EAGER_ROWS`: reference tables (Parquet, FlatGeobuf)
     /// of at most this many rows are read whole when opened; larger ones
     /// are read on demand, row group by row group.
@@ -217,6 +220,7 @@ impl Settings {
             coalesce_gap,
             remote_may_read_local: flag("GDAL_ALLOW_REMOTE_RESOURCE_TO_ACCESS_LOCAL_FILE", false)
                 || flag("CHUNKREF_ALLOW_REMOTE_INDEX_LOCAL_FILES", false),
+            index_cache: flag("CHUNKREF_INDEX_CACHE", true),
             table_eager_rows,
         })
     }

@@ -22,6 +22,7 @@ pub mod gdal_geo;
 pub mod georef;
 pub mod identify;
 pub mod index;
+pub mod index_cache;
 pub mod j2k;
 pub mod mosaic;
 pub mod nitf;

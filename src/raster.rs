@@ -15,6 +15,7 @@ use crate::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::index::file::IndexFile;
 use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
 use crate::index::{Index, LoadOptions};
+use crate::index_cache;
 use crate::mosaic::{self, Scenes};
 use crate::resolve;
 use crate::window::{self, Spacing, Window};
@@ -161,11 +162,27 @@ impl Dataset {
         };
         let open =
             |path: &str| -> Result<Arc<dyn IndexFile>> { Ok(Arc::new(VsiFile::open(path)?)) };
-        let mut index = Index::load(&parsed.index, &source.vsi_path, &how, &open)?;
+        let load = || Index::load(&parsed.index, &source.vsi_path, &how, &open);
+        let mut index = if settings.index_cache {
+            let options = format!("{}\n{how:?}", parsed.index);
+            index_cache::get_or_load(&source.vsi_path, options, load)?
+        } else {
+            Arc::new(load()?)
+        };
         // A 1-D target (a coordinate array a GEOLOCATION domain names)
-        // opens as one row.
-        if let Some(a) = parsed.target.as_deref().and_then(|t| index.array_index(t)) {
-            index.arrays[a].meta.reshape_to_row();
+        // opens as one row, in an index of its own.
+        let target_1d = |index: &Index| {
+            let t = parsed.target.as_deref()?;
+            index
+                .array_index(t)
+                .filter(|&a| index.arrays[a].meta.shape.len() == 1)
+        };
+        if target_1d(&index).is_some() {
+            let mut own = load()?;
+            if let Some(a) = target_1d(&own) {
+                own.arrays[a].meta.reshape_to_row();
+            }
+            index = Arc::new(own);
         }
         Dataset::from_index(index, &source.base, &settings, parsed.target.as_deref())
     }
@@ -174,7 +191,7 @@ impl Dataset {
     /// names (an array or multiscale group), else the mosaic, pyramid or
     /// single raster of the store, else its subdatasets.
     pub fn from_index(
-        index: Index,
+        index: Arc<Index>,
         base: &resolve::Base,
         settings: &Settings,
         target: Option<&str>,
@@ -182,7 +199,7 @@ impl Dataset {
         let locations = Locations::resolve(&index, base, settings);
         let mut ds = Dataset {
             warnings: index.warnings.clone(),
-            index: Arc::new(index),
+            index,
             locations,
             levels: Vec::new(),
             subdatasets: Vec::new(),

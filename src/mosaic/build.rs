@@ -37,7 +37,7 @@ pub fn mosaic(source: &str, scenes: Vec<Index>, settings: &Settings) -> Result<I
     let mut views = Vec::with_capacity(scenes.len());
     for index in scenes {
         let name = scene_name(&index);
-        let dataset = Dataset::from_index(index, &cwd, settings, None)?;
+        let dataset = Dataset::from_index(std::sync::Arc::new(index), &cwd, settings, None)?;
         views.push(View { dataset, name });
     }
     let first = views
