@@ -165,7 +165,7 @@ pub fn read_chunks_each(
         .iter()
         .filter(|n| matches!(n, Ok(Need::Inline(_) | Need::Fetched(_))))
         .count();
-    rayon::in_place_scope(|scope| {
+    crate::process::decoding_pool().in_place_scope(|scope| {
         let decode_soon = |k: usize, raw: Result<Option<Bytes>>| {
             if decoding > 1 {
                 scope.spawn(move |_| decode_into(k, raw));

@@ -11,11 +11,12 @@
 
 use std::collections::VecDeque;
 use std::os::unix::fs::MetadataExt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use crate::error::Result;
 use crate::index::Index;
+use crate::process::PerProcess;
 
 /// Most indexes kept.
 pub const ENTRIES: usize = 8;
@@ -42,10 +43,10 @@ struct Key {
 /// Kept indexes, most recently used last.
 type Entries = Mutex<VecDeque<(Key, Arc<Index>)>>;
 
-/// The kept indexes.
+/// The kept indexes (a forked child starts with none, see [`PerProcess`]).
 fn entries() -> &'static Entries {
-    static ENTRIES: OnceLock<Entries> = OnceLock::new();
-    ENTRIES.get_or_init(Default::default)
+    static ENTRIES: PerProcess<Entries> = PerProcess::new(Default::default);
+    ENTRIES.get()
 }
 
 /// The index of the local file `path` opened with `options` (any text that

@@ -26,6 +26,7 @@ pub mod index_cache;
 pub mod j2k;
 pub mod mosaic;
 pub mod nitf;
+pub mod process;
 pub mod raster;
 pub mod refs;
 pub mod resolve;

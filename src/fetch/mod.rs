@@ -33,6 +33,7 @@ use tokio::sync::Semaphore;
 
 use crate::config::{AwsSettings, AzureSettings, GcsSettings, Settings};
 use crate::error::{Error, Result};
+use crate::process::PerProcess;
 use crate::resolve::{Location, ObjectUrl, Scheme};
 
 mod coalesce;
@@ -44,16 +45,17 @@ pub const MAX_SPAN: u64 = 8 << 20;
 /// Longest wait between two retries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
-/// The process-wide runtime, built on first use (safe from any GDAL thread).
+/// The process's I/O runtime, built on first use (safe from any GDAL
+/// thread; a forked child builds its own, see [`PerProcess`]).
 pub fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
+    static RUNTIME: PerProcess<tokio::runtime::Runtime> = PerProcess::new(|| {
         tokio::runtime::Builder::new_multi_thread()
             .thread_name("chunkref-io")
             .enable_all()
             .build()
             .expect("cannot start the chunkref I/O runtime")
-    })
+    });
+    RUNTIME.get()
 }
 
 /// Which bytes of an object to read.
@@ -72,9 +74,11 @@ pub enum Want<'a> {
 pub struct Source {
     url: String,
     remote: bool,
-    /// The file, for a local source (read without the runtime when alone).
+    /// The file, for a local source (read with plain file I/O).
     local: Option<PathBuf>,
-    store: Arc<dyn ObjectStore>,
+    /// The remote store's key: the client itself is looked up per process
+    /// at each read (a forked child must not use its parent's connections).
+    key: Option<Arc<StoreKey>>,
     path: StorePath,
 }
 
@@ -96,7 +100,7 @@ impl Source {
         match loc {
             Location::Local(path) => Ok(Source {
                 path: StorePath::from_absolute_path(path).map_err(|e| bad(e.to_string()))?,
-                store: local_store(),
+                key: None,
                 remote: false,
                 local: Some(path.clone()),
                 url,
@@ -114,8 +118,11 @@ impl Source {
                     _ => StorePath::parse(&o.key),
                 }
                 .map_err(|e| bad(format!("invalid object path: {e}")))?;
+                let key = store_key(o, settings);
+                // Built now, so that a bad configuration fails the open.
+                store_of(&key).map_err(|e| bad(e.to_string()))?;
                 Ok(Source {
-                    store: store_for(o, settings).map_err(|e| bad(e.to_string()))?,
+                    key: Some(Arc::new(key)),
                     remote: true,
                     local: None,
                     path,
@@ -128,6 +135,14 @@ impl Source {
     /// The URL or path, for messages.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The store to read from, this process's client for a remote source.
+    fn store(&self) -> object_store::Result<Arc<dyn ObjectStore>> {
+        match &self.key {
+            None => Ok(local_store()),
+            Some(key) => store_of(key),
+        }
     }
 }
 
@@ -142,7 +157,7 @@ fn local_store() -> Arc<dyn ObjectStore> {
 type Timeout = Option<Duration>;
 
 /// What makes two remote stores the same store.
-#[derive(PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 enum StoreKey {
     S3(String, AwsSettings, Timeout),
     Gs(String, GcsSettings, Timeout),
@@ -150,27 +165,30 @@ enum StoreKey {
     Http(Scheme, String, Timeout),
 }
 
-/// The shared store for `o`, built on first use.
-fn store_for(o: &ObjectUrl, s: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
-    static STORES: OnceLock<Mutex<HashMap<StoreKey, Arc<dyn ObjectStore>>>> = OnceLock::new();
+/// What identifies the store of `o` read with settings `s`.
+fn store_key(o: &ObjectUrl, s: &Settings) -> StoreKey {
     let (a, http) = (o.authority.clone(), s.http.timeout);
-    let key = match o.scheme {
+    match o.scheme {
         Scheme::S3 => StoreKey::S3(a, s.aws.clone(), http),
         Scheme::Gs => StoreKey::Gs(a, s.gcs.clone(), http),
         Scheme::Az | Scheme::Abfs | Scheme::Abfss => {
             StoreKey::Azure(o.scheme, a, s.azure.clone(), http)
         }
         Scheme::Http | Scheme::Https => StoreKey::Http(o.scheme, a, http),
-    };
-    let mut stores = STORES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some(store) = stores.get(&key) {
+    }
+}
+
+/// This process's client for `key`, built on first use.
+fn store_of(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
+    // Clients keep connections on the runtime: one set per process too.
+    static STORES: PerProcess<Mutex<HashMap<StoreKey, Arc<dyn ObjectStore>>>> =
+        PerProcess::new(Default::default);
+    let mut stores = STORES.get().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(store) = stores.get(key) {
         return Ok(Arc::clone(store));
     }
-    let store = build_store(&key)?;
-    stores.insert(key, Arc::clone(&store));
+    let store = build_store(key)?;
+    stores.insert(key.clone(), Arc::clone(&store));
     Ok(store)
 }
 
@@ -498,11 +516,12 @@ impl Fetcher {
         permits: &Semaphore,
     ) -> Result<Bytes, Failure> {
         let _permit = permits.acquire().await;
+        let store = source.store()?;
         let Some(r) = range else {
-            let got = source.store.get(&source.path).await?;
+            let got = store.get(&source.path).await?;
             return Ok(got.bytes().await?);
         };
-        let got = source.store.get_range(&source.path, r.clone()).await?;
+        let got = store.get_range(&source.path, r.clone()).await?;
         let expected = r.end - r.start;
         if got.len() as u64 != expected {
             return Err(Failure::Short {
@@ -729,9 +748,10 @@ mod tests {
         let mut s2 = s.clone();
         s2.aws.no_sign_request = true;
         let d = Source::open(&loc("s3://bkt/a").unwrap(), &s2).unwrap();
-        assert!(Arc::ptr_eq(&a.store, &b.store));
-        assert!(!Arc::ptr_eq(&a.store, &c.store));
-        assert!(!Arc::ptr_eq(&a.store, &d.store));
+        let store = |s: &Source| s.store().unwrap();
+        assert!(Arc::ptr_eq(&store(&a), &store(&b)));
+        assert!(!Arc::ptr_eq(&store(&a), &store(&c)));
+        assert!(!Arc::ptr_eq(&store(&a), &store(&d)));
         for url in [
             "gs://bkt/k",
             "abfs://c@acct.dfs.core.windows.net/k",

@@ -89,7 +89,9 @@ pub(super) fn decode(
             layout.width, layout.height, layout.samples
         )));
     }
-    Ok(decoder.decode()?)
+    // jpeg-decoder works on the current rayon pool: make that ours, which a
+    // forked child rebuilds (the global one would wait for the parent's threads).
+    Ok(crate::process::decoding_pool().install(|| decoder.decode())?)
 }
 
 /// Decodes a grey or YCbCr tile through libjpeg-turbo.
