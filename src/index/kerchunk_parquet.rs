@@ -16,7 +16,7 @@ use parquet::file::reader::{FileReader, RowGroupReader};
 use parquet::file::serialized_reader::SerializedFileReader;
 use serde_json::Value;
 
-use super::{Index, Store};
+use super::{json_dialect, Index, Store};
 use crate::error::{Error, Result};
 use crate::refs::{FileTable, RawRef};
 
@@ -34,7 +34,7 @@ pub fn read(
         index: source.to_string(),
         reason,
     };
-    let doc: Value = serde_json::from_slice(zmetadata)
+    let doc: Value = serde_json::from_slice(&json_dialect::strict(zmetadata))
         .map_err(|e| bad(format!("{ZMETADATA} is not valid JSON: {e}")))?;
     let record_size = doc
         .get("record_size")
@@ -48,8 +48,10 @@ pub fn read(
     for (key, v) in metadata {
         let v = match v {
             // Some writers keep the documents as JSON text.
-            Value::String(text) => serde_json::from_str(text)
-                .map_err(|e| bad(format!("metadata document '{key}' is not valid JSON: {e}")))?,
+            Value::String(text) => {
+                serde_json::from_slice(&json_dialect::strict(text.as_bytes()))
+                    .map_err(|e| bad(format!("metadata document '{key}' is not valid JSON: {e}")))?
+            }
             other => other.clone(),
         };
         docs.insert(key.clone(), v);

@@ -9,6 +9,7 @@ pub mod fgb;
 pub mod file;
 pub mod footprint;
 pub mod gen;
+pub mod json_dialect;
 pub mod kerchunk_json;
 pub mod kerchunk_parquet;
 pub mod parquet;
@@ -191,9 +192,11 @@ impl Index {
                     "metadata key '{key}' in {source} refers to a file; metadata must be inline"
                 )));
             };
-            let v: Value = serde_json::from_slice(&bytes).map_err(|e| Error::MalformedIndex {
-                index: source.to_string(),
-                reason: format!("metadata key '{key}' is not valid JSON: {e}"),
+            let v: Value = serde_json::from_slice(&json_dialect::strict(&bytes)).map_err(|e| {
+                Error::MalformedIndex {
+                    index: source.to_string(),
+                    reason: format!("metadata key '{key}' is not valid JSON: {e}"),
+                }
             })?;
             docs.insert(key, v);
         }

@@ -1,0 +1,48 @@
+"""Indexes in the JSON dialect Python writes: ``json.dumps`` spells
+non-finite floats as bare ``NaN`` / ``Infinity`` / ``-Infinity`` (VirtualiZarr
+puts ``"_FillValue": NaN`` on float coordinates), and GDAL's JSON reader
+accepts trailing commas.  Both read as the strict JSON they stand for."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+from osgeo import gdal
+
+import kerchunk_builders as kb
+from raster_checks import open_chunkref
+
+
+def test_bare_nan_infinity_and_trailing_commas(tmp_path):
+    data = kb.sample_pixels("<f4", (1, 40, 50))
+    data[0, 3:9, 4:20] = np.nan
+    store = kb.write_zarr_python(
+        tmp_path / "s.zarr",
+        {"a": kb.ArraySpec(data=data, chunks=(1, 16, 16), fill_value=np.nan)},
+    )
+    entries = kb.zarr_store_entries(store)
+    entries["a/.zarray"]["fill_value"] = float("nan")
+    attrs = entries.setdefault("a/.zattrs", {})
+    attrs.update({"_FillValue": float("nan"), "valid_max": float("inf"),
+                  "valid_min": -float("inf"), "_ARRAY_DIMENSIONS": ["band", "y", "x"]})
+    index = kb.write_index(tmp_path / "refs.json", entries)
+    text = index.read_text()
+    assert "NaN" in text and "Infinity" in text  # inside the inline documents
+    # The outer document in Python's dialect too, with trailing commas.
+    doc = json.loads(text)
+    doc["refs"]["a/.zattrs"] = json.dumps(attrs)  # bare NaN in the inner text
+    outer = json.dumps(doc)
+    assert outer.endswith("}}")
+    outer = outer[:-2] + ", }, }"
+    index.write_text(outer)
+    with_nan_outer = json.dumps({**doc, "note": float("nan")})
+    (tmp_path / "refs2.json").write_text(with_nan_outer)
+
+    for name in (index, tmp_path / "refs2.json"):
+        ds = open_chunkref(name)
+        band = ds.GetRasterBand(1)
+        assert math.isnan(band.GetNoDataValue())
+        np.testing.assert_array_equal(band.ReadAsArray(), data[0])
+        assert band.GetMetadataItem("valid_max") in ("Infinity", "inf")
