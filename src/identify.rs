@@ -6,7 +6,9 @@
 //! a JSON object whose first key is a
 //! Kerchunk v1 key (`version` followed by `refs`/`templates`/`gen`, or one
 //! of those first); a v0 bare refs object whose first key is a Zarr
-//! metadata key (`.zgroup`, `a/b/.zarray`, `zarr.json`, ...).
+//! metadata key (`.zgroup`, `a/b/.zarray`, `zarr.json`, ...), or a chunk key
+//! (`a/0.1`, `a/c/0/1`, `0`) whose value is a reference list (`["url", ...`),
+//! as current kerchunk writes v0 stores.
 //! Never claims GeoJSON, STAC items or a plain `.zarray` document, whose
 //! first keys are ordinary field names.
 
@@ -56,7 +58,22 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
         return s.eat(b',') && s.key().is_some_and(|k| V1_KEYS.contains(&k.as_str()));
     }
     let last = first.rsplit('/').next().unwrap_or(&first);
-    ZARR_KEYS.contains(&last)
+    if ZARR_KEYS.contains(&last) {
+        return true;
+    }
+    // A chunk key whose value is a reference: `["url"` (kerchunk's v0).
+    is_chunk_key(&first) && s.eat(b'[') && s.eat(b'"')
+}
+
+/// `0`, `a/0.1.2`, `a/0/1/2`, `a/c/0/1`, `a/c.0.1`: a Zarr chunk key (its
+/// last segment a chunk index).
+fn is_chunk_key(key: &str) -> bool {
+    let last = key.rsplit('/').next().unwrap_or(key);
+    let index = last.strip_prefix("c.").unwrap_or(last);
+    !index.is_empty()
+        && index
+            .split('.')
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A Parquet file is claimed by its `.parquet` / `.parq` extension (GDAL
@@ -122,18 +139,23 @@ mod tests {
 
     #[test]
     fn claims_kerchunk_only() {
-        let yes: [&[u8]; 6] = [
+        let yes: [&[u8]; 10] = [
             br#"{"version": 1, "refs": {}}"#,
             br#"{"version":1,"templates":{"a":"b"},"refs":{}}"#,
             br#"{"refs": {".zgroup": "{}"}}"#,
             b"\xEF\xBB\xBF{ \".zgroup\": \"{}\" }",
             br#"{"0/data/.zarray": "{}"}"#,
             br#"{"zarr.json": "{}"}"#,
+            // kerchunk's v0 stores may start with a chunk key.
+            br#"{"lat/0": ["data.nc", 3264, 720], "lat/.zarray": "{}"}"#,
+            br#"{"sst/0.0.0": ["s3://b/f.nc", 1, 2]}"#,
+            br#"{"a/c/0/1": ["f"]}"#,
+            br#"{ "0" : [ "f", 0, 8 ] }"#,
         ];
         for h in yes {
             assert!(identify("x.json", h), "{}", String::from_utf8_lossy(h));
         }
-        let no: [&[u8]; 7] = [
+        let no: [&[u8]; 10] = [
             br#"{"type": "FeatureCollection", "features": []}"#,
             br#"{"stac_version": "1.0.0", "type": "Feature"}"#,
             br#"{"chunks": [10], "compressor": null, "dtype": "<f8"}"#,
@@ -141,6 +163,10 @@ mod tests {
             br#"{"zarr_format": 2}"#,
             b"[1, 2]",
             b"\x89PNG",
+            // Digit keys whose values are not references.
+            br#"{"2020": [1, 2]}"#,
+            br#"{"a/0.1": "base64:AAAA"}"#,
+            br#"{"1.x": ["f"]}"#,
         ];
         for h in no {
             assert!(!identify("x.json", h), "{}", String::from_utf8_lossy(h));

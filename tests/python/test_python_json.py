@@ -46,3 +46,18 @@ def test_bare_nan_infinity_and_trailing_commas(tmp_path):
         assert math.isnan(band.GetNoDataValue())
         np.testing.assert_array_equal(band.ReadAsArray(), data[0])
         assert band.GetMetadataItem("valid_max") in ("Infinity", "inf")
+
+
+def test_a_v0_store_starting_with_a_chunk_key_opens_by_its_name(simple_store, tmp_path):
+    """kerchunk writes v0 stores in key order: a chunk key may come first.
+    ``gdalinfo refs.json`` must recognise it without the CHUNKREF: prefix."""
+    entries = dict(simple_store.entries)
+    chunk_keys = [k for k in entries if not kb.is_metadata_key(k)]
+    first = {k: entries[k] for k in chunk_keys} | {
+        k: v for k, v in entries.items() if k not in chunk_keys
+    }
+    index = kb.write_index(tmp_path / "refs.json", first, kb.RefStyle(version=0))
+    assert not kb.is_metadata_key(next(iter(json.loads(index.read_text()))))
+    ds = gdal.OpenEx(str(index), allowed_drivers=["ChunkRef"])
+    assert ds is not None and ds.GetDriver().ShortName == "ChunkRef"
+    np.testing.assert_array_equal(ds.ReadAsArray(), simple_store.data)
