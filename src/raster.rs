@@ -246,8 +246,14 @@ impl Dataset {
                         index.source
                     ),
                 }),
-                None => Err(Error::Usage {
-                    what: format!("no array or multiscale group '{t}' in {}", index.source),
+                None => Err(match index.skipped.get(t) {
+                    Some(reason) => Error::unsupported(format!(
+                        "array '{t}' of {} cannot be read: {reason}",
+                        index.source
+                    )),
+                    None => Error::Usage {
+                        what: format!("no array or multiscale group '{t}' in {}", index.source),
+                    },
                 }),
             };
         }
@@ -778,15 +784,17 @@ fn multiscale(index: &Index, group: &str, variable: Option<&str>) -> Result<Opti
                     return Ok(Some(Multiscale::Variables(paths.collect())));
                 }
                 return Err(bad(format!(
-                    "multiscales level '{}' has no raster array",
-                    spec.asset
+                    "multiscales level '{}' has no raster array{}",
+                    spec.asset,
+                    left_out_under(index, &path)
                 )));
             }
             None => {
                 return Err(bad(format!(
-                    "multiscales level '{}' has no raster array{}",
+                    "multiscales level '{}' has no raster array{}{}",
                     spec.asset,
-                    variable.map_or(String::new(), |v| format!(" '{v}'"))
+                    variable.map_or(String::new(), |v| format!(" '{v}'")),
+                    left_out_under(index, &path)
                 )))
             }
         }
@@ -848,6 +856,21 @@ fn raster_children(index: &Index, path: &str) -> Vec<usize> {
                     .is_some_and(|rest| !rest.contains('/'))
         })
         .map(|(i, _)| i)
+        .collect()
+}
+
+/// Why the arrays at or below `path` that the index left out cannot be
+/// read (`": array 'x' cannot be read: ..."`), or nothing.
+fn left_out_under(index: &Index, path: &str) -> String {
+    index
+        .skipped
+        .iter()
+        .filter(|(p, _)| {
+            path.is_empty()
+                || *p == path
+                || p.strip_prefix(path).is_some_and(|r| r.starts_with('/'))
+        })
+        .map(|(p, reason)| format!(": array '{p}' cannot be read: {reason}"))
         .collect()
 }
 
@@ -949,6 +972,7 @@ mod tests {
             warnings: vec![],
             file_attributes: vec![],
             metadata: Default::default(),
+            skipped: Default::default(),
         };
         let settings = Settings::from_lookup(|_| None).unwrap();
         let locations = Locations::resolve(&index, &Base::Dir("/".into()), &settings);

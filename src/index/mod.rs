@@ -105,6 +105,9 @@ pub struct Index {
     pub groups: BTreeMap<String, Map<String, Value>>,
     /// Non-fatal problems found while reading (shown as GDAL warnings).
     pub warnings: Vec<String>,
+    /// Arrays of the store that cannot be served, with the reason (left
+    /// out of `arrays`; opening one by name fails with that reason).
+    pub skipped: BTreeMap<String, String>,
 }
 
 impl Index {
@@ -206,6 +209,7 @@ impl Index {
         for (key, r) in chunks {
             match store.locate(&key) {
                 Some((a, pos)) => rows[a].push((pos, r)),
+                None if store.of_skipped_array(&key) => {}
                 None => stray.push(key),
             }
         }
@@ -265,6 +269,8 @@ pub(crate) struct Store {
     metas: Vec<ArrayMeta>,
     grids: Vec<Vec<u64>>,
     groups: BTreeMap<String, Map<String, Value>>,
+    /// Arrays whose metadata the driver cannot serve, with the reason.
+    skipped: BTreeMap<String, String>,
 }
 
 impl Store {
@@ -274,12 +280,19 @@ impl Store {
         expand_consolidated(&mut docs);
         let mut groups = BTreeMap::new();
         let mut metas = Vec::new();
+        // An array the driver cannot serve (an unknown codec, a string or
+        // compound type) is left out; the others stay usable.
+        let mut failed: Vec<(String, Error)> = Vec::new();
+        let mut keep = |dir: &str, meta: Result<ArrayMeta>| match meta {
+            Ok(m) => metas.push(m),
+            Err(e) => failed.push((dir.to_string(), e)),
+        };
         for (key, doc) in &docs {
             let (dir, name) = split_key(key);
             match name {
                 ".zarray" => {
                     let attrs = docs.get(&join_key(dir, ".zattrs"));
-                    metas.push(ArrayMeta::from_v2(dir, doc, attrs)?);
+                    keep(dir, ArrayMeta::from_v2(dir, doc, attrs));
                 }
                 ".zgroup" => {
                     let attrs = docs
@@ -288,7 +301,7 @@ impl Store {
                     groups.insert(dir.to_string(), attrs.cloned().unwrap_or_default());
                 }
                 "zarr.json" => match doc.get("node_type").and_then(Value::as_str) {
-                    Some("array") => metas.push(ArrayMeta::from_v3(dir, doc)?),
+                    Some("array") => keep(dir, ArrayMeta::from_v3(dir, doc)),
                     Some("group") => {
                         let attrs = doc.get("attributes").and_then(Value::as_object);
                         groups.insert(dir.to_string(), attrs.cloned().unwrap_or_default());
@@ -303,6 +316,11 @@ impl Store {
                 _ => {}
             }
         }
+        // A store none of whose arrays can be served fails as its first did.
+        failed.sort_by(|a, b| a.0.cmp(&b.0));
+        if metas.is_empty() && !failed.is_empty() {
+            return Err(failed.swap_remove(0).1);
+        }
         metas.sort_by(|a, b| a.path.cmp(&b.path));
         let grids = metas.iter().map(ArrayMeta::grid_shape).collect();
         Ok(Store {
@@ -310,6 +328,21 @@ impl Store {
             metas,
             grids,
             groups,
+            skipped: failed
+                .into_iter()
+                .map(|(path, e)| (path, e.to_string()))
+                .collect(),
+        })
+    }
+
+    /// True when `key` is a chunk key of an array left out (see
+    /// [`Index::skipped`]): it is no stray reference.
+    pub(crate) fn of_skipped_array(&self, key: &str) -> bool {
+        self.skipped.keys().any(|path| {
+            path.is_empty()
+                || key
+                    .strip_prefix(path.as_str())
+                    .is_some_and(|k| k.starts_with('/'))
         })
     }
 
@@ -364,6 +397,11 @@ impl Store {
                 refs: Refs::Loaded(ChunkTable::from_rows(rows)),
             })
             .collect();
+        let warnings = self
+            .skipped
+            .iter()
+            .map(|(path, reason)| format!("array '{path}' of {source} is left out: {reason}"))
+            .collect();
         Index {
             source: source.to_string(),
             files,
@@ -371,7 +409,8 @@ impl Store {
             arrays,
             groups: self.groups,
             metadata: self.docs,
-            warnings: Vec::new(),
+            warnings,
+            skipped: self.skipped,
         }
     }
 }
