@@ -24,6 +24,7 @@ extern "C" {
     fn VSIFReadL(buf: *mut c_void, size: usize, count: usize, fp: *mut c_void) -> usize;
     fn VSIFCloseL(fp: *mut c_void) -> c_int;
     fn VSIIsLocal(path: *const c_char) -> bool;
+    fn VSIStatExL(path: *const c_char, stat: *mut c_void, flags: c_int) -> c_int;
     fn CPLQuietErrorHandler(class: c_int, code: c_int, msg: *const c_char);
     fn CPLPushErrorHandler(handler: CplErrorHandler);
     fn CPLPopErrorHandler();
@@ -65,6 +66,19 @@ pub fn vsi_is_local(path: &str) -> bool {
     };
     // SAFETY: a valid C string; the call only inspects the name.
     unsafe { VSIIsLocal(p.as_ptr()) }
+}
+
+/// Whether `path` exists for GDAL (`VSIStatExL` with `VSI_STAT_EXISTS_FLAG`).
+pub fn vsi_exists(path: &str) -> bool {
+    /// `VSI_STAT_EXISTS_FLAG` of cpl_vsi.h.
+    const EXISTS: c_int = 0x1;
+    let Ok(p) = CString::new(path) else {
+        return false;
+    };
+    // Room for a `VSIStatBufL` (`struct stat64`, 144 bytes on x86-64 Linux).
+    let mut buf = [0u64; 64];
+    // SAFETY: a valid C string and a buffer larger than the stat structure.
+    unsafe { VSIStatExL(p.as_ptr(), buf.as_mut_ptr().cast(), EXISTS) == 0 }
 }
 
 /// Sets (or with `None` clears) a GDAL configuration option, for tests.

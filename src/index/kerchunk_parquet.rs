@@ -24,11 +24,12 @@ use crate::refs::{FileTable, RawRef};
 pub const ZMETADATA: &str = ".zmetadata";
 
 /// Reads a Kerchunk Parquet directory: `zmetadata` is its `.zmetadata`,
-/// `read_file(relative path)` returns the bytes of a file inside it.
+/// `read_file(relative path)` returns the bytes of a file inside it, or
+/// `None` when it does not exist (a record file never written).
 pub fn read(
     source: &str,
     zmetadata: &[u8],
-    mut read_file: impl FnMut(&str) -> Result<Vec<u8>>,
+    mut read_file: impl FnMut(&str) -> Result<Option<Vec<u8>>>,
 ) -> Result<Index> {
     let bad = |reason: String| Error::MalformedIndex {
         index: source.to_string(),
@@ -64,7 +65,9 @@ pub fn read(
         let records = chunks.div_ceil(record_size);
         for k in 0..records {
             let name = super::join_key(&meta.path, &format!("refs.{k}.parq"));
-            let bytes = read_file(&name)?;
+            let Some(bytes) = read_file(&name)? else {
+                continue; // never written: its chunks read as the fill value
+            };
             let first = k * record_size;
             let wanted = (chunks - first).min(record_size);
             read_record_file(source, &name, Bytes::from(bytes), wanted, &mut |i, r| {

@@ -155,10 +155,17 @@ impl Index {
         };
         let dir = path.trim_end_matches('/');
         let read = |rel: &str| open(&format!("{dir}/{rel}"))?.read_all(MAX_DOCUMENT_BYTES);
+        // A record file that is not there holds chunks never written (as
+        // fsspec reads it); one that is there but unreadable is an error.
+        let read_record = |rel: &str| match read(rel) {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(_) if !crate::gdal::vsi_exists(&format!("{dir}/{rel}")) => Ok(None),
+            Err(e) => Err(e),
+        };
         let Ok(zmetadata) = read(kerchunk_parquet::ZMETADATA) else {
             return Err(not_a_file);
         };
-        let mut index = kerchunk_parquet::read(name, &zmetadata, |rel| Ok(read(rel)?.to_vec()))?;
+        let mut index = kerchunk_parquet::read(name, &zmetadata, read_record)?;
         render_templates(name, &mut index.files, &how.template_vars())?;
         how.select_time(index)
     }
