@@ -1,6 +1,7 @@
 //! Reading one chunk: reference lookup, fetch, decode, size check.
 
 use bytes::Bytes;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::codec::DecodeContext;
@@ -165,10 +166,21 @@ pub fn read_chunks_each(
         .iter()
         .filter(|n| matches!(n, Ok(Need::Inline(_) | Need::Fetched(_))))
         .count();
-    crate::process::decoding_pool().in_place_scope(|scope| {
+    // Chunks waiting for a decoder hold their fetched bytes: past a few
+    // per decoding thread, the caller decodes the next one itself instead
+    // of queueing it (memory stays bounded when fetching outruns decoding).
+    let pool = crate::process::decoding_pool();
+    let most_queued = 2 * pool.current_num_threads();
+    let queued = AtomicUsize::new(0);
+    pool.in_place_scope(|scope| {
         let decode_soon = |k: usize, raw: Result<Option<Bytes>>| {
-            if decoding > 1 {
-                scope.spawn(move |_| decode_into(k, raw));
+            if decoding > 1 && queued.load(Ordering::Acquire) < most_queued {
+                queued.fetch_add(1, Ordering::AcqRel);
+                let queued = &queued;
+                scope.spawn(move |_| {
+                    decode_into(k, raw);
+                    queued.fetch_sub(1, Ordering::AcqRel);
+                });
             } else {
                 decode_into(k, raw);
             }

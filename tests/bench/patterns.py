@@ -21,7 +21,8 @@ GTiff runs with ``GDAL_NUM_THREADS=ALL_CPUS``. Fixtures (4096x4096, 3 bands,
 256x256 tiles, internal overviews; DEFLATE, JPEG, LZW, ZSTD and none, pixel-
 and band-interleaved; a Float32 DEFLATE COG with 512x512 tiles) are built
 once under build/bench/patterns/. Prints a Markdown table: times in ms and
-the ratio GTiff / ChunkRef (above 1: ChunkRef is faster). Usage::
+the ratio GTiff / ChunkRef (above 1: ChunkRef is faster), and the peak
+resident memory of the GTiff and ChunkRef (JSON) processes. Usage::
 
     GDAL_DRIVER_PATH=build/gdalplugins tests/bench/patterns.py [--runs 5] [--only deflate]
 """
@@ -93,13 +94,14 @@ def run():
         gdal.Unlink("/vsimem/hs.tif")
     ds = None
 
+import resource
 best = None
 for _ in range(runs):
     t = time.perf_counter()
     run()
     t = time.perf_counter() - t
     best = t if best is None else min(best, t)
-print(best)
+print(best, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
@@ -149,7 +151,8 @@ def indexes(source: Path) -> dict[str, Path]:
     return out
 
 
-def timed(name: Path, pattern: str, runs: int, gtiff: bool) -> float | None:
+def timed(name: Path, pattern: str, runs: int, gtiff: bool) -> tuple[float, int] | None:
+    """(best seconds, peak resident KiB of the process) of ``pattern`` on ``name``."""
     env = dict(os.environ)
     if gtiff:
         env["GDAL_NUM_THREADS"] = "ALL_CPUS"
@@ -158,7 +161,8 @@ def timed(name: Path, pattern: str, runs: int, gtiff: bool) -> float | None:
     if done.returncode != 0:
         print(f"failed: {name} {pattern}: {done.stderr[-400:]}", file=sys.stderr)
         return None
-    return float(done.stdout.strip().splitlines()[-1])
+    seconds, rss = done.stdout.strip().splitlines()[-1].split()
+    return float(seconds), int(rss)
 
 
 def main() -> None:
@@ -171,8 +175,9 @@ def main() -> None:
         sys.exit("ChunkRef is not registered: set GDAL_DRIVER_PATH (see README.md)")
     sources = build_fixtures()
     wanted = set(args.patterns.split(",")) if args.patterns else None
-    print("| fixture | pattern | GTiff ms | ChunkRef JSON ms | ratio | ChunkRef Parquet ms | ratio |")
-    print("|---|---|---|---|---|---|---|")
+    print("| fixture | pattern | GTiff ms | ChunkRef JSON ms | ratio | ChunkRef Parquet ms | ratio "
+          "| peak MiB GTiff / JSON |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, source in sources.items():
         if args.only and args.only not in name:
             continue
@@ -186,14 +191,17 @@ def main() -> None:
             js = timed(idx["json"], pattern, runs, gtiff=False)
             pq = timed(idx["parquet"], pattern, runs, gtiff=False)
 
-            def ms(v: float | None) -> str:
-                return "-" if v is None else f"{1000 * v:.1f}"
+            def ms(v: tuple[float, int] | None) -> str:
+                return "-" if v is None else f"{1000 * v[0]:.1f}"
 
-            def ratio(v: float | None) -> str:
-                return "-" if v is None or ref is None else f"{ref / v:.2f}"
+            def ratio(v: tuple[float, int] | None) -> str:
+                return "-" if v is None or ref is None else f"{ref[0] / v[0]:.2f}"
+
+            def mib(v: tuple[float, int] | None) -> str:
+                return "-" if v is None else f"{v[1] / 1024:.0f}"
 
             print(f"| {name} | {pattern} | {ms(ref)} | {ms(js)} | {ratio(js)} | {ms(pq)} | "
-                  f"{ratio(pq)} |", flush=True)
+                  f"{ratio(pq)} | {mib(ref)} / {mib(js)} |", flush=True)
 
 
 if __name__ == "__main__":
