@@ -2,17 +2,13 @@
 //! checksum of the data, stored as 4 little-endian bytes after it (or, with
 //! numcodecs' `"location": "start"`, before it).
 
-use bytes::Bytes;
-
-use super::registry::{config_str, Config};
-use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use super::checksum::Checksum;
+use super::registry::Config;
+use super::Codec;
+use crate::error::Result;
 
 /// The reflected CRC-32C polynomial.
 const POLYNOMIAL: u32 = 0x82f6_3b78;
-/// Bytes of the stored checksum.
-const CHECKSUM_LEN: usize = 4;
-
 /// Slicing-by-8 tables: `TABLES[0]` is the classic byte table, `TABLES[k]`
 /// advances a byte through `k` more zero bytes.
 static TABLES: [[u32; 256]; 8] = build_tables();
@@ -68,70 +64,10 @@ fn crc32c(data: &[u8]) -> u32 {
     !crc
 }
 
-/// Where the checksum is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Location {
-    Start,
-    End,
-}
-
-/// Verifies and strips a CRC-32C checksum.
-#[derive(Debug)]
-struct Crc32c {
-    location: Location,
-}
-
-impl Codec for Crc32c {
-    fn name(&self) -> &str {
-        "crc32c"
-    }
-
-    fn decode(&self, input: Bytes, _ctx: &DecodeContext<'_>) -> Result<Bytes> {
-        let Some(data_len) = input.len().checked_sub(CHECKSUM_LEN) else {
-            return Err(Error::decode(
-                self.name(),
-                format!(
-                    "needs a {CHECKSUM_LEN}-byte checksum, chunk has {} bytes",
-                    input.len()
-                ),
-            ));
-        };
-        let (data_at, sum_at) = match self.location {
-            Location::End => (0, data_len),
-            Location::Start => (CHECKSUM_LEN, 0),
-        };
-        let data = input.slice(data_at..data_at + data_len);
-        let mut stored = [0u8; CHECKSUM_LEN];
-        stored.copy_from_slice(&input[sum_at..sum_at + CHECKSUM_LEN]);
-        let stored = u32::from_le_bytes(stored);
-        let computed = crc32c(&data);
-        if stored != computed {
-            return Err(Error::decode(
-                self.name(),
-                format!(
-                    "checksum mismatch: stored {stored:#010x}, computed {computed:#010x} \
-                     over {data_len} bytes"
-                ),
-            ));
-        }
-        Ok(data)
-    }
-}
-
 /// Builds the `crc32c` codec; numcodecs' optional `location` is `"end"`
 /// (the default, as in Zarr v3) or `"start"`.
 pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
-    let location = match config_str("crc32c", config, "location")? {
-        None | Some("end") => Location::End,
-        Some("start") => Location::Start,
-        Some(other) => {
-            return Err(Error::codec_config(
-                "crc32c",
-                format!("'location' should be \"start\" or \"end\", found \"{other}\""),
-            ))
-        }
-    };
-    Ok(Box::new(Crc32c { location }))
+    Checksum::from_config("crc32c", crc32c, config)
 }
 
 #[cfg(test)]

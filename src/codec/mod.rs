@@ -10,9 +10,11 @@ pub mod registry;
 
 mod blosc;
 mod bz2;
+mod checksum;
 mod crc32c;
 mod delta;
 mod dted;
+mod fletcher32;
 mod gzip;
 mod jbp_block;
 mod jpeg2000;

@@ -13,7 +13,7 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 use bytes::Bytes;
 
-use super::{blosc, bz2, crc32c, delta, dted, gzip, lz4, lzma, shuffle, zlib, zstd};
+use super::{blosc, bz2, crc32c, delta, dted, fletcher32, gzip, lz4, lzma, shuffle, zlib, zstd};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
 
@@ -47,6 +47,10 @@ static BUILTINS: &[Entry] = &[
     Entry {
         names: &["delta", "numcodecs.delta"],
         build: delta::from_config,
+    },
+    Entry {
+        names: &["fletcher32", "numcodecs.fletcher32"],
+        build: fletcher32::from_config,
     },
     Entry {
         names: dted::NAMES,
