@@ -8,10 +8,10 @@ use crate::codec::DecodeContext;
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::fetch::{Fetcher, Source, Want};
-use crate::ffi::{collect_warnings, gdal_warning};
 use crate::index::{Array, Index};
 use crate::refs::{position, RawRef};
 use crate::resolve::{self, Base, Location};
+use crate::warnings::{collect_warnings, gdal_warning};
 
 /// Where each file of an index is read from (resolution errors kept per
 /// file and reported when a chunk of that file is read), and how.

@@ -32,6 +32,7 @@ pub mod refs;
 pub mod resolve;
 pub mod source;
 pub mod tiff;
+pub mod warnings;
 pub mod window;
 pub mod zarr;
 

@@ -189,7 +189,7 @@ impl Dted {
              computed 0x{computed:08X}, stored 0x{stored:08X}"
         );
         if self.checksum_warns {
-            crate::ffi::gdal_warning(&format!("{URI}: {what}; its posts are read as stored"));
+            crate::warnings::gdal_warning(&format!("{URI}: {what}; its posts are read as stored"));
             return Ok(());
         }
         Err(Error::decode(
