@@ -2,7 +2,8 @@
 //! dataset, its overview levels, its bands, subdatasets and metadata, and
 //! reading one block of several bands at once.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
@@ -137,6 +138,9 @@ pub struct Dataset {
     pub subdatasets: Vec<Subdataset>,
     /// What the index's relative references are joined to.
     base: resolve::Base,
+    /// Values of the coordinate arrays of non-spatial dimensions, by
+    /// dimension name, read once (`NETCDF_DIM_<name>` band metadata).
+    dimension_values: Mutex<HashMap<String, Option<Arc<Vec<f64>>>>>,
     /// Non-fatal problems to report as warnings.
     pub warnings: Vec<String>,
     /// Georeferencing of each level.
@@ -204,6 +208,7 @@ impl Dataset {
             levels: Vec::new(),
             subdatasets: Vec::new(),
             base: base.clone(),
+            dimension_values: Mutex::default(),
             georef: Vec::new(),
         };
         ds.choose(target)?;
@@ -589,6 +594,21 @@ impl Dataset {
         Ok(())
     }
 
+    /// Element `i` of the coordinate array of dimension `name` (of `len`
+    /// elements) of level 0's array, if there is one (read once).
+    fn dimension_value(&self, name: &str, len: u64, i: u64) -> Option<f64> {
+        let mut known = self
+            .dimension_values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let values = known.entry(name.to_string()).or_insert_with(|| {
+            let array = &self.index.arrays[self.levels.first()?.array];
+            georef::coords::dimension_values(&self.index, &self.locations, array, name, len)
+                .map(Arc::new)
+        });
+        values.as_ref()?.get(i as usize).copied()
+    }
+
     /// Metadata items (`KEY=VALUE`) of a domain: `""` (default), `IMAGE_STRUCTURE`,
     /// `SUBDATASETS`, `RPC` or `GEOLOCATION`, for the dataset (`band` = None)
     /// or a band of level 0.
@@ -629,6 +649,13 @@ impl Dataset {
                         format!("DIM_{name}_INDEX={i}")
                     })
                     .collect();
+                // The coordinate value, as GDAL's netCDF driver shows it.
+                for (d, &i) in indices.iter().enumerate() {
+                    let Some(name) = names.get(d) else { continue };
+                    if let Some(v) = self.dimension_value(name, meta.shape[d], i) {
+                        items.push(format!("NETCDF_DIM_{name}={}", number_text(v)));
+                    }
+                }
                 let datetime = meta
                     .attributes
                     .get(DATETIME_ATTRIBUTE)
@@ -933,6 +960,16 @@ fn attribute_items(attrs: &Map<String, Value>) -> Vec<String> {
         .collect()
 }
 
+/// A number as GDAL prints coordinate values: integers without a
+/// fraction, others in the shortest form that reads back the same.
+fn number_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -991,6 +1028,7 @@ mod tests {
             }],
             subdatasets: vec![],
             base: Base::Dir("/".into()),
+            dimension_values: Mutex::default(),
             warnings: vec![],
             georef: vec![],
         };

@@ -155,16 +155,52 @@ fn coordinate(
     len: u64,
     warnings: &mut Vec<String>,
 ) -> Option<(String, Vec<f64>)> {
-    let coord = super::parents(&array.meta.path).find_map(|g| {
+    let coord = coordinate_array(index, array, name)?;
+    if len < 2 {
+        return None;
+    }
+    let values = values_1d(index, locations, coord, len, warnings)?;
+    Some((coord.meta.path.clone(), values))
+}
+
+/// The values of the 1-D coordinate array `name` of `array`'s dimension of
+/// `len` elements (found in the array's group or a parent), if it has one
+/// and it can be read: GDAL's netCDF driver shows them per band
+/// (`NETCDF_DIM_<name>`).
+pub fn dimension_values(
+    index: &Index,
+    locations: &Locations,
+    array: &Array,
+    name: &str,
+    len: u64,
+) -> Option<Vec<f64>> {
+    let coord = coordinate_array(index, array, name)?;
+    values_1d(index, locations, coord, len, &mut Vec::new())
+}
+
+/// The array named `name` in `array`'s group or the nearest parent holding one.
+fn coordinate_array<'a>(index: &'a Index, array: &Array, name: &str) -> Option<&'a Array> {
+    super::parents(&array.meta.path).find_map(|g| {
         let path = if g.is_empty() {
             name.to_string()
         } else {
             format!("{g}/{name}")
         };
         index.array(&path)
-    })?;
+    })
+}
+
+/// Every element of the 1-D array `coord` of `len` elements, as f64; a
+/// chunk that cannot be read is a warning and no values.
+fn values_1d(
+    index: &Index,
+    locations: &Locations,
+    coord: &Array,
+    len: u64,
+    warnings: &mut Vec<String>,
+) -> Option<Vec<f64>> {
     let m = &coord.meta;
-    if m.shape != [len] || !(2..=MAX_COORDINATES).contains(&len) {
+    if m.shape != [len] || !(1..=MAX_COORDINATES).contains(&len) {
         return None;
     }
     let mut values = Vec::with_capacity(len as usize);
@@ -184,7 +220,7 @@ fn coordinate(
         }
     }
     values.truncate(len as usize);
-    (values.len() as u64 == len).then(|| (m.path.clone(), values))
+    (values.len() as u64 == len).then_some(values)
 }
 
 /// True when `v` strictly increases or strictly decreases.

@@ -61,3 +61,23 @@ def test_a_v0_store_starting_with_a_chunk_key_opens_by_its_name(simple_store, tm
     ds = gdal.OpenEx(str(index), allowed_drivers=["ChunkRef"])
     assert ds is not None and ds.GetDriver().ShortName == "ChunkRef"
     np.testing.assert_array_equal(ds.ReadAsArray(), simple_store.data)
+
+
+def test_bands_carry_their_coordinate_values(tmp_path):
+    """A (time, y, x) variable with a time coordinate, as kerchunk writes a
+    NetCDF4 file: each band shows its time value as GDAL's netCDF driver
+    names it (NETCDF_DIM_time), beside DIM_time_INDEX."""
+    data = kb.sample_pixels("<f4", (3, 20, 30))
+    times = np.array([14245, 14246.5, 14250], dtype="<f8")
+    store = kb.write_zarr_python(tmp_path / "s.zarr", {
+        "sst": kb.ArraySpec(data=data, chunks=(1, 20, 30), fill_value=np.nan,
+                            attrs={"_ARRAY_DIMENSIONS": ["time", "y", "x"]}),
+        "time": kb.ArraySpec(data=times, chunks=(3,), fill_value=None,
+                             attrs={"_ARRAY_DIMENSIONS": ["time"],
+                                    "units": "days since 1981-01-01"}),
+    })
+    index = kb.write_index(tmp_path / "refs.json", kb.zarr_store_entries(store))
+    ds = open_chunkref(f'CHUNKREF:"{index}":sst')
+    got = [(ds.GetRasterBand(b).GetMetadataItem("DIM_time_INDEX"),
+            ds.GetRasterBand(b).GetMetadataItem("NETCDF_DIM_time")) for b in (1, 2, 3)]
+    assert got == [("0", "14245"), ("1", "14246.5"), ("2", "14250")], got
