@@ -17,6 +17,7 @@ pub mod dted;
 pub mod error;
 pub mod fetch;
 pub mod ffi;
+pub mod fuzzing;
 pub mod gdal;
 pub mod gdal_geo;
 pub mod georef;

@@ -1,0 +1,93 @@
+//! Entry points for fuzzing the parsers of untrusted bytes (`fuzz/`, run
+//! with cargo-fuzz) and for replaying every input kept in `fuzz/corpus/` and
+//! `fuzz/regressions/` on stable Rust (`tests/fuzz_regressions.rs`). Each
+//! takes arbitrary bytes and must return (with any error), never panic,
+//! hang or allocate without bound.
+
+use bytes::Bytes;
+
+use crate::codec::registry::{self, Config};
+use crate::codec::DecodeContext;
+use crate::index::Index;
+use crate::source::Source;
+use crate::zarr::dtype::DataType;
+
+/// A fuzz target: its name (its directory under `fuzz/corpus/`) and entry.
+pub type Target = (&'static str, fn(&[u8]));
+
+/// The targets.
+pub const TARGETS: [Target; 3] = [
+    ("kerchunk_json", kerchunk_json),
+    ("tiff_header", tiff_header),
+    ("codec", codec),
+];
+
+/// A Kerchunk JSON index (any dialect the reader accepts).
+pub fn kerchunk_json(data: &[u8]) {
+    let _ = Index::from_kerchunk_json("fuzz.json", data, &[]);
+}
+
+/// A TIFF / BigTIFF header and IFD chain, read as the index builder does.
+pub fn tiff_header(data: &[u8]) {
+    let source = Source::from_bytes("fuzz.tif", data.to_vec(), "TIFF");
+    let _ = crate::tiff::ifd::read(&source);
+}
+
+/// A codec set-up for [`codec`]: name, configuration, data type, chunk shape.
+type CodecCase = (&'static str, &'static str, &'static str, [u64; 3]);
+
+/// Codec configurations decoded by [`codec`].
+const CODECS: [CodecCase; 12] = [
+    ("zlib", "{}", "|u1", [1, 16, 16]),
+    ("gzip", "{}", "|u1", [1, 16, 16]),
+    ("zstd", "{}", "<u2", [1, 16, 16]),
+    ("lz4", "{}", "|u1", [1, 16, 16]),
+    ("blosc", "{}", "<u2", [1, 16, 16]),
+    ("bz2", "{}", "|u1", [1, 16, 16]),
+    ("lzma", "{}", "|u1", [1, 16, 16]),
+    ("shuffle", r#"{"elementsize": 4}"#, "<f4", [1, 16, 16]),
+    ("delta", r#"{"dtype": "<i2"}"#, "<i2", [1, 16, 16]),
+    ("fletcher32", "{}", "|u1", [1, 16, 16]),
+    (
+        "tiff-tile",
+        r#"{"compression": 5, "bits_per_sample": 8, "samples_per_pixel": 3, "photometric": 2,
+            "planar_config": 1, "predictor": 2, "tile_width": 16, "tile_height": 16,
+            "sample_format": 1}"#,
+        "|u1",
+        [3, 16, 16],
+    ),
+    (
+        "tiff-tile",
+        r#"{"compression": 8, "bits_per_sample": 32, "samples_per_pixel": 1, "photometric": 1,
+            "planar_config": 1, "predictor": 3, "tile_width": 16, "tile_height": 16,
+            "sample_format": 3}"#,
+        "<f4",
+        [1, 16, 16],
+    ),
+];
+
+/// One chunk through a codec: the first byte picks the codec of
+/// [`CODECS`], the rest is the encoded chunk.
+pub fn codec(data: &[u8]) {
+    let Some((&pick, input)) = data.split_first() else {
+        return;
+    };
+    let (name, config, dtype, shape) = CODECS[usize::from(pick) % CODECS.len()];
+    let (Ok(config), Ok(dtype)) = (
+        serde_json::from_str::<Config>(config),
+        DataType::from_v2(dtype),
+    ) else {
+        return;
+    };
+    let Ok(codec) = registry::build(name, &config) else {
+        return;
+    };
+    let decoded_len = shape.iter().product::<u64>() as usize * dtype.size;
+    let ctx = DecodeContext {
+        chunk_shape: &shape,
+        chunk_index: &[0, 0, 0],
+        dtype,
+        decoded_len,
+    };
+    let _ = codec.decode(Bytes::copy_from_slice(input), &ctx);
+}
