@@ -4,11 +4,14 @@
 //! takes arbitrary bytes and must return (with any error), never panic,
 //! hang or allocate without bound.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 
 use crate::codec::registry::{self, Config};
 use crate::codec::DecodeContext;
-use crate::index::Index;
+use crate::index::file::InMemory;
+use crate::index::{Index, LoadOptions};
 use crate::source::Source;
 use crate::zarr::dtype::DataType;
 
@@ -16,15 +19,49 @@ use crate::zarr::dtype::DataType;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// The targets.
-pub const TARGETS: [Target; 3] = [
+pub const TARGETS: [Target; 5] = [
     ("kerchunk_json", kerchunk_json),
+    ("index_file", index_file),
     ("tiff_header", tiff_header),
+    ("headers", headers),
     ("codec", codec),
 ];
 
 /// A Kerchunk JSON index (any dialect the reader accepts).
 pub fn kerchunk_json(data: &[u8]) {
     let _ = Index::from_kerchunk_json("fuzz.json", data, &[]);
+}
+
+/// An index file of any form, chosen by its first bytes as the driver
+/// does: a Parquet reference table (`PAR1`), a FlatGeobuf one, else
+/// Kerchunk JSON; every row read at open.
+pub fn index_file(data: &[u8]) {
+    let file = Arc::new(InMemory::new("fuzz", Bytes::copy_from_slice(data)));
+    let _ = Index::read("fuzz", file, &LoadOptions::default());
+}
+
+/// The headers other builders read, chosen by the first byte: NITF file
+/// and image subheaders, a DTED header, a JPEG 2000 main header.
+pub fn headers(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let source = Source::from_bytes("fuzz", rest.to_vec(), "fuzz");
+    match pick % 3 {
+        0 => {
+            if let Ok((segments, v20)) = crate::nitf::header::segments(&source) {
+                for (n, seg) in segments.iter().enumerate().take(4) {
+                    let _ = crate::nitf::header::image(&source, seg, n, v20);
+                }
+            }
+        }
+        1 => {
+            let _ = crate::dted::header::read(&source);
+        }
+        _ => {
+            let _ = crate::j2k::codestream::MainHeader::parse(rest);
+        }
+    }
 }
 
 /// A TIFF / BigTIFF header and IFD chain, read as the index builder does.
