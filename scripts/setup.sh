@@ -6,13 +6,22 @@ set -euo pipefail
 packages=(libgdal-dev gdal-bin python3-gdal python3-numpy python3-pytest python3-numcodecs
           python3-zarr python3-venv pkg-config g++ libopenjp2-tools cmake nasm
           python3-rasterio r-cran-terra)
-missing=()
+# PyQGIS for the headless QGIS test, without its recommends (113 packages
+# instead of 194; about 45 s here).
+lean_packages=(python3-qgis)
+missing=(); lean_missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -gt 0 ]; then
+for p in "${lean_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || lean_missing+=("$p")
+done
+if [ $(( ${#missing[@]} + ${#lean_missing[@]} )) -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+  [ ${#missing[@]} -eq 0 ] ||
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+  [ ${#lean_missing[@]} -eq 0 ] ||
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${lean_missing[@]}"
 fi
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs)" >&2; exit 1; }

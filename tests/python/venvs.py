@@ -69,23 +69,42 @@ def _pip_failure(what: str, done: subprocess.CompletedProcess) -> None:
     pytest.fail(f"pip install of {what} failed (exit {done.returncode}):\n{text[-4000:]}")
 
 
-def ensure_venv(venv: Path, requirements: Sequence[str], check_script: str, what: str) -> Path:
+def ensure_venv(
+    venv: Path,
+    requirements: Sequence[str],
+    check_script: str,
+    what: str,
+    system_python: str | None = None,
+) -> Path:
     """Create or reuse the venv at ``venv`` holding ``requirements`` (which
     ``check_script`` must import); return its python.  Skips only when PyPI
-    is unreachable."""
+    is unreachable.  With ``system_python`` (e.g. Debian's /usr/bin/python3)
+    the venv is made from that interpreter with ``--system-site-packages``,
+    so its Debian packages (rasterio linked to the system GDAL) stay visible."""
     python = venv / "bin" / "python"
     marker = venv / ".chunkref-venv-ready"
     wanted = "\n".join(requirements)
+    if system_python is not None:
+        wanted += f"\n# --system-site-packages from {system_python}"
     if marker.exists() and marker.read_text() == wanted and python.exists():
         check = subprocess.run([str(python), "-c", check_script], capture_output=True, timeout=300)
         if check.returncode == 0:
             return python
+    cfg = venv / "pyvenv.cfg"
+    if system_python is not None and python.exists() and (
+        not cfg.exists() or "include-system-site-packages = true" not in cfg.read_text()
+    ):
+        shutil.rmtree(venv)  # made without the system packages: start again
     if not python.exists():
         if venv.exists():
             shutil.rmtree(venv)
         venv.parent.mkdir(parents=True, exist_ok=True)
         made = subprocess.run(
-            [base_python(), "-m", "venv", str(venv)], capture_output=True, text=True, timeout=600
+            [system_python or base_python(), "-m", "venv", str(venv)]
+            + (["--system-site-packages"] if system_python is not None else []),
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         assert made.returncode == 0, f"python3 -m venv {venv} failed:\n{made.stderr}{made.stdout}"
     pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
