@@ -14,6 +14,7 @@ pub mod kerchunk_json;
 pub mod kerchunk_parquet;
 pub mod parquet;
 pub mod parquet_read;
+pub mod parquet_spans;
 pub mod pyramid;
 pub mod stack;
 pub mod stacker;

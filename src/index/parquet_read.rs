@@ -3,12 +3,14 @@
 //! row groups, each fetched in one read.
 //!
 //! A table of at most `eager_rows` rows is read whole at open. A larger one
-//! stays in its file: a chunk lookup decodes only the row groups whose
+//! stays in its file: a chunk lookup visits only the row groups whose
 //! min/max statistics of (`array`, `time`, `band`, `y_chunk`, `x_chunk`)
-//! can hold the chunk, and keeps the last few decoded groups.
+//! can hold the chunk, and in each decodes only the pages whose statistics
+//! can (`parquet_spans`), keeping the last few decoded row spans.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::{Buf, Bytes};
 use parquet::basic::Type as Physical;
@@ -21,14 +23,22 @@ use parquet::file::serialized_reader::SerializedRowGroupReader;
 use parquet::file::statistics::Statistics;
 
 use super::file::IndexFile;
+use super::parquet_spans::GroupSpans;
 use super::stack::TimeOptions;
 use super::table::{RowChecker, RowSink, Rows, TableReader, COLUMNS, DOC_KEY};
 use super::Index;
 use crate::error::{Error, Result};
 use crate::refs::{ChunkTable, PageSource, RawRef};
 
-/// Decoded row groups kept by a table read on demand.
-const CACHED_GROUPS: usize = 16;
+/// Decoded row spans kept by a table read on demand.
+const CACHED_SPANS: usize = 16;
+/// Rows read past a span at a time to find the last parts of a multi-range
+/// chunk that continues beyond it.
+const LEAD_ROWS: usize = 1024;
+/// Key columns (of [`COLUMNS`]): `array`, `time`, `band`, `y_chunk`, `x_chunk`.
+const KEYS: usize = 5;
+/// The `part` column (of [`COLUMNS`]).
+const PART: usize = 8;
 /// Most rows of one row group decoded (a hostile footer cannot make a read
 /// allocate more than this many values per column).
 const MAX_GROUP_ROWS: usize = 1 << 24;
@@ -68,7 +78,7 @@ pub fn read(
                 continue;
             }
         }
-        reader.push(&table.rows(g)?)?;
+        reader.push(&table.rows(g, 0..table.group_len(g))?)?;
     }
     Ok(reader.finish())
 }
@@ -171,8 +181,20 @@ impl Table {
         u64::try_from(self.metadata.row_group(g).num_rows()).unwrap_or(0)
     }
 
+    /// Rows in group `g`, as an index.
+    fn group_len(&self, g: usize) -> usize {
+        usize::try_from(self.group_rows(g)).unwrap_or(usize::MAX)
+    }
+
+    /// Where in group `g` each key can lie, from its page index.
+    fn spans(&self, g: usize) -> GroupSpans {
+        let keys: Vec<usize> = self.columns[..KEYS].to_vec();
+        GroupSpans::read(&Whole(Arc::clone(&self.file)), &self.metadata, g, &keys)
+    }
+
     /// Min and max of column `c` (of [`COLUMNS`]) in group `g`, from its
-    /// statistics.
+    /// statistics (`None` without them, or when they are not ordered as
+    /// unsigned values).
     fn range(&self, g: usize, c: usize) -> Option<(u64, u64)> {
         min_max(
             self.metadata
@@ -182,8 +204,9 @@ impl Table {
         )
     }
 
-    /// The rows of group `g`, its bytes fetched in one read.
-    fn rows(&self, g: usize) -> Result<Rows> {
+    /// Rows `span` of group `g`, the group's bytes fetched in one read; the
+    /// pages before the span are skipped without being decoded.
+    fn rows(&self, g: usize, span: Range<usize>) -> Result<Rows> {
         let err = parquet_error(&self.source);
         let bad = |reason: String| malformed(&self.source, reason);
         let meta = self.metadata.row_group(g);
@@ -204,15 +227,24 @@ impl Table {
         let window = Arc::new(Window { start, bytes });
         let props = Arc::new(ReaderProperties::builder().build());
         let group = SerializedRowGroupReader::new(window, meta, None, props).map_err(&err)?;
-        let first_row = self.first_rows[g];
+        if span.end > n {
+            return Err(bad(format!(
+                "rows {}..{} asked of row group {g}, which has {n}",
+                span.start, span.end
+            )));
+        }
+        let first_row = self.first_rows[g] + span.start as u64;
+        let want = span.len();
         let column = |c: usize| -> Result<Vec<Option<u64>>> {
             let reader = group.get_column_reader(self.columns[c]).map_err(&err)?;
-            let values = read_integers(reader, n).map_err(&err)?;
-            if values.len() != n {
+            let values = read_integers(reader, span.start, want).map_err(&err)?;
+            if values.len() != want {
                 return Err(bad(format!(
-                    "row group {g}: column '{}' has {} values for {n} rows",
+                    "row group {g}: column '{}' has {} values for rows {}..{} of {n}",
                     COLUMNS[c],
-                    values.len()
+                    values.len(),
+                    span.start,
+                    span.end
                 )));
             }
             Ok(values)
@@ -268,11 +300,17 @@ struct Pages {
     check: Arc<RowChecker>,
     /// Per group: min/max of `array`, `time`, `band`, `y_chunk`, `x_chunk`
     /// (the whole range when a statistic is missing).
-    boxes: Vec<[(u64, u64); 5]>,
-    /// Recently decoded groups, most recent last: references by store array.
-    cache: Mutex<VecDeque<(usize, Arc<Vec<ChunkTable>>)>>,
+    boxes: Vec<[(u64, u64); KEYS]>,
+    /// Per group, read at its first lookup: where in it each key can lie.
+    spans: Vec<OnceLock<GroupSpans>>,
+    /// Recently decoded row spans, most recent last: group, rows, and their
+    /// references by store array.
+    cache: Mutex<VecDeque<Decoded>>,
     arrays: usize,
 }
+
+/// The references of a span of rows of one group.
+type Decoded = (usize, Range<usize>, Arc<Vec<ChunkTable>>);
 
 impl Pages {
     fn new(table: Table, check: Arc<RowChecker>) -> Pages {
@@ -280,42 +318,64 @@ impl Pages {
             .map(|g| std::array::from_fn(|c| table.range(g, c).unwrap_or((0, u64::MAX))))
             .collect();
         let arrays = check.arrays();
+        let spans = (0..table.groups()).map(|_| OnceLock::new()).collect();
         Pages {
             table,
             check,
             boxes,
+            spans,
             cache: Mutex::new(VecDeque::new()),
             arrays,
         }
     }
 
-    /// The references of group `g`, decoded or from the cache.
-    fn group(&self, g: usize) -> Result<Arc<Vec<ChunkTable>>> {
+    /// The references of rows `span` of group `g`, decoded or from the cache.
+    fn decoded(&self, g: usize, span: Range<usize>) -> Result<Arc<Vec<ChunkTable>>> {
         let cache = || self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(hit) = cache().iter().find(|(k, _)| *k == g) {
-            return Ok(Arc::clone(&hit.1));
+        let covers =
+            |(k, rows, _): &&Decoded| *k == g && rows.start <= span.start && span.end <= rows.end;
+        if let Some(hit) = cache().iter().find(covers) {
+            return Ok(Arc::clone(&hit.2));
         }
-        let decoded = Arc::new(self.decode(g)?);
+        let decoded = Arc::new(self.decode(g, span.clone())?);
         let mut cache = cache();
-        if cache.len() == CACHED_GROUPS {
+        if cache.len() == CACHED_SPANS {
             cache.pop_front();
         }
-        cache.push_back((g, Arc::clone(&decoded)));
+        cache.push_back((g, span, Arc::clone(&decoded)));
         Ok(decoded)
     }
 
-    /// Decodes group `g`. Rows at its start that continue a multi-range
-    /// chunk of the previous group are left to that group; when the next
-    /// group may begin with such rows, they are read from it.
-    fn decode(&self, g: usize) -> Result<Vec<ChunkTable>> {
-        let mut rows = self.table.rows(g)?;
-        let next = g + 1;
-        if next < self.table.groups() && self.table.range(next, 8).is_none_or(|(_, hi)| hi > 0) {
-            let more = self.table.rows(next)?;
+    /// Decodes rows `span` of group `g`. Rows at its start that continue a
+    /// multi-range chunk begun before it are dropped (the span that holds
+    /// the chunk's first part reads them); rows after it that continue a
+    /// chunk of the span are read too, from the next group if need be.
+    fn decode(&self, g: usize, span: Range<usize>) -> Result<Vec<ChunkTable>> {
+        let first_row = self.table.first_rows[g] + span.start as u64;
+        let (mut at_group, mut at) = (g, span.end);
+        let mut rows = self.table.rows(g, span)?;
+        loop {
+            if at >= self.table.group_len(at_group) {
+                (at_group, at) = (at_group + 1, 0);
+            }
+            let continued = at_group < self.table.groups()
+                && self
+                    .table
+                    .range(at_group, PART)
+                    .is_none_or(|(_, hi)| hi > 0);
+            if !continued {
+                break;
+            }
+            let end = (at + LEAD_ROWS).min(self.table.group_len(at_group));
+            let more = self.table.rows(at_group, at..end)?;
             let lead = more.part.iter().take_while(|&&p| p > 0).count();
             rows.extend(&more.head(lead));
+            if lead < more.len() || more.is_empty() {
+                break;
+            }
+            at = end;
         }
-        let mut sink = RowSink::new(self.arrays, self.table.first_rows[g]);
+        let mut sink = RowSink::new(self.arrays, first_row);
         sink.skip(0);
         sink.push(&self.check, &rows)?;
         Ok(sink
@@ -356,11 +416,20 @@ impl PageSource for Pages {
             .collect();
         let mut found = vec![None; positions.len()];
         for g in wanted {
-            let tables = self.group(g)?;
-            for (i, (pos, key)) in positions.iter().zip(&keys).enumerate() {
-                if found[i].is_none() && holds(g, key) {
-                    found[i] = tables[array].get(*pos).map(|r| r.to_raw());
-                }
+            let here: Vec<usize> = (0..keys.len())
+                .filter(|&i| found[i].is_none() && holds(g, &keys[i]))
+                .collect();
+            let spans = self.spans[g].get_or_init(|| self.table.spans(g));
+            let Some(span) = here
+                .iter()
+                .filter_map(|&i| spans.span(&keys[i]))
+                .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
+            else {
+                continue;
+            };
+            let tables = self.decoded(g, span)?;
+            for i in here {
+                found[i] = tables[array].get(positions[i]).map(|r| r.to_raw());
             }
         }
         Ok(found)
@@ -464,17 +533,22 @@ fn min_max(stats: &Statistics) -> Option<(u64, u64)> {
         Statistics::Int64(v) => Some((*v.min_opt()? as u64, *v.max_opt()? as u64)),
         _ => None,
     }
+    .filter(|(lo, hi)| lo <= hi)
 }
 
 /// Reads the `n` values of one integer column chunk as unsigned 64-bit
 /// integers (INT32 values as their unsigned 32-bit pattern), `None` for nulls.
-fn read_integers(column: ColumnReader, n: usize) -> parquet::errors::Result<Vec<Option<u64>>> {
+fn read_integers(
+    column: ColumnReader,
+    skip: usize,
+    n: usize,
+) -> parquet::errors::Result<Vec<Option<u64>>> {
     match column {
-        ColumnReader::Int32ColumnReader(r) => Ok(read_values(r, n)?
+        ColumnReader::Int32ColumnReader(r) => Ok(read_values(r, skip, n)?
             .into_iter()
             .map(|v| v.map(|x| u64::from(x as u32)))
             .collect()),
-        ColumnReader::Int64ColumnReader(r) => Ok(read_values(r, n)?
+        ColumnReader::Int64ColumnReader(r) => Ok(read_values(r, skip, n)?
             .into_iter()
             .map(|v| v.map(|x| x as u64))
             .collect()),
@@ -484,14 +558,19 @@ fn read_integers(column: ColumnReader, n: usize) -> parquet::errors::Result<Vec<
     }
 }
 
-/// Reads all `n` values of one column chunk, nulls as `None`.
+/// Reads `n` values of one column chunk after its first `skip` (whole pages
+/// of them skipped undecoded), nulls as `None`; fewer at the chunk's end.
 fn read_values<T: DataType>(
     mut reader: ColumnReaderImpl<T>,
+    skip: usize,
     n: usize,
 ) -> parquet::errors::Result<Vec<Option<T::T>>>
 where
     T::T: Copy,
 {
+    if reader.skip_records(skip)? < skip {
+        return Ok(Vec::new());
+    }
     let (mut values, mut def) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut records = 0;
     while records < n {
@@ -516,7 +595,7 @@ where
 mod tests {
     use super::*;
     use crate::index::file::InMemory;
-    use crate::index::parquet::tests::{index, to_parquet};
+    use crate::index::parquet::tests::{index, to_parquet, to_parquet_pages};
     use crate::index::table;
     use crate::index::to_kerchunk::to_kerchunk;
     use crate::refs::position;
@@ -547,9 +626,18 @@ mod tests {
     #[test]
     fn references_read_on_demand_match_the_loaded_ones() {
         let original = index();
-        for group_rows in [1, 2, 3, 100] {
+        let layouts = [
+            (1, 1),
+            (2, 1),
+            (3, 1),
+            (3, 2),
+            (100, 1),
+            (100, 2),
+            (100, 8192),
+        ];
+        for (group_rows, page_rows) in layouts {
             let paged = open(
-                to_parquet(&original, group_rows),
+                to_parquet_pages(&original, group_rows, page_rows),
                 &TimeOptions::default(),
                 0,
             )
@@ -560,12 +648,54 @@ mod tests {
                 assert_eq!(
                     a.refs.lookup(&all).unwrap(),
                     b.refs.lookup(&all).unwrap(),
-                    "{} in groups of {group_rows}",
+                    "{} in groups of {group_rows}, pages of {page_rows}",
                     a.meta.path
                 );
                 assert!(b.refs.table().is_err());
             }
         }
+    }
+
+    /// An array of `steps` x 8 x 8 chunks (bands, y, x), one range each.
+    fn stack(bands: usize) -> Index {
+        let zarray = format!(
+            r#"{{\"shape\": [{bands}, 64, 64], \"chunks\": [1, 8, 8], \"dtype\": \"|u1\", \"compressor\": null, \"fill_value\": 0, \"filters\": null, \"order\": \"C\", \"zarr_format\": 2}}"#
+        );
+        let mut refs = vec![
+            r#"".zgroup": "{\"zarr_format\": 2}""#.to_string(),
+            format!(r#""a/.zarray": "{zarray}""#),
+        ];
+        for t in 0..bands {
+            for y in 0..8 {
+                for x in 0..8 {
+                    let at = ((t * 8 + y) * 8 + x) * 64;
+                    refs.push(format!(r#""a/{t}.{y}.{x}": ["/d/f{t}.bin", {at}, 64]"#));
+                }
+            }
+        }
+        let doc = format!(r#"{{"version": 1, "refs": {{{}}}}}"#, refs.join(", "));
+        Index::from_kerchunk_json("t.json", doc.as_bytes(), &[]).unwrap()
+    }
+
+    #[test]
+    fn a_lookup_decodes_only_the_pages_that_can_hold_its_chunk() {
+        let original = stack(32);
+        let bytes = to_parquet_pages(&original, 1024, 64);
+        let table = Table::open(
+            "t.parquet",
+            Arc::new(InMemory::new("t.parquet", bytes.clone())),
+        )
+        .unwrap();
+        assert_eq!(table.groups(), 2);
+        // Chunks (20, y, x), keys (array 0, time 0, band 20, y, x), are rows
+        // 1280..1344 of the table: rows 256..320 of group 1.
+        let spans = table.spans(1);
+        assert_eq!(spans.span(&[0, 0, 20, 3, 5]), Some(256..320));
+        assert_eq!(spans.span(&[0, 0, 3, 3, 5]), None, "band 3 is in group 0");
+        let paged = open(bytes, &TimeOptions::default(), 0).unwrap();
+        let (a, b) = (original.array("a").unwrap(), paged.array("a").unwrap());
+        let all: Vec<u64> = (0..32 * 64).collect();
+        assert_eq!(a.refs.lookup(&all).unwrap(), b.refs.lookup(&all).unwrap());
     }
 
     #[test]

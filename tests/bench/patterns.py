@@ -15,7 +15,11 @@ every repeat a fresh open so GDAL's block cache starts empty):
 - ``tile``: open + one 256x256 tile of all bands (a tile server);
 - ``scanlines``: the 512 rows of one chunk row, one ``ReadRaster`` per row
   (Float32 fixture; gdaldem, gdal_calc, striped writers);
-- ``hillshade``: ``gdal.DEMProcessing(hillshade)`` of the Float32 fixture.
+- ``hillshade``: ``gdal.DEMProcessing(hillshade)`` of the Float32 fixture;
+- ``qgis`` / ``qgis-detail``: QGIS (PyQGIS from ``python3-qgis``, headless)
+  loads the file as a raster layer with its default renderer and renders
+  the whole image, or a 1024x1024-pixel area of it, to a 1024x1024 map
+  image (left out, with a note, where PyQGIS is missing).
 
 GTiff runs with ``GDAL_NUM_THREADS=ALL_CPUS``. Fixtures (4096x4096, 3 bands,
 256x256 tiles, internal overviews; DEFLATE, JPEG, LZW, ZSTD and none, pixel-
@@ -59,7 +63,8 @@ BYTE_FIXTURES = [
     for il in ("PIXEL", "BAND")
 ]
 FLOAT_FIXTURE = "float32-deflate"
-BYTE_PATTERNS = ["full", "bands", "ov0", "zoom1024", "zoom512", "tile"]
+BYTE_PATTERNS = ["full", "bands", "ov0", "zoom1024", "zoom512", "tile", "qgis", "qgis-detail"]
+QGIS_PATTERNS = ("qgis", "qgis-detail")
 FLOAT_PATTERNS = ["scanlines", "hillshade"]
 
 #: One pattern, repeated: argv NAME PATTERN RUNS; prints the best seconds.
@@ -69,7 +74,36 @@ from osgeo import gdal
 gdal.UseExceptions()
 name, pattern, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
+if pattern.startswith("qgis"):
+    import os
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from qgis.core import (QgsApplication, QgsMapRendererSequentialJob, QgsMapSettings,
+                           QgsRasterLayer, QgsRectangle)
+    from qgis.PyQt.QtCore import QSize
+    app = QgsApplication([], False)
+    app.initQgis()
+
+    def render():
+        layer = QgsRasterLayer(name, "layer", "gdal")
+        assert layer.isValid(), name
+        extent = layer.extent()
+        if pattern == "qgis-detail":
+            x, y = extent.xMinimum(), extent.yMaximum()
+            px, py = layer.rasterUnitsPerPixelX(), layer.rasterUnitsPerPixelY()
+            extent = QgsRectangle(x + 1024 * px, y - 2048 * py, x + 2048 * px, y - 1024 * py)
+        settings = QgsMapSettings()
+        settings.setLayers([layer])
+        settings.setDestinationCrs(layer.crs())
+        settings.setExtent(extent)
+        settings.setOutputSize(QSize(1024, 1024))
+        job = QgsMapRendererSequentialJob(settings)
+        job.start()
+        job.waitForFinished()
+        assert not job.renderedImage().isNull()
+
 def run():
+    if pattern.startswith("qgis"):
+        return render()
     ds = gdal.Open(name)
     w, h, n = ds.RasterXSize, ds.RasterYSize, ds.RasterCount
     if pattern == "full":
@@ -101,7 +135,9 @@ for _ in range(runs):
     run()
     t = time.perf_counter() - t
     best = t if best is None else min(best, t)
-print(best, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(best, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
+if pattern.startswith("qgis"):
+    os._exit(0)  # QGIS's own teardown is not part of the measure
 """
 
 
@@ -174,7 +210,12 @@ def main() -> None:
     if gdal.GetDriverByName("ChunkRef") is None:
         sys.exit("ChunkRef is not registered: set GDAL_DRIVER_PATH (see README.md)")
     sources = build_fixtures()
-    wanted = set(args.patterns.split(",")) if args.patterns else None
+    wanted = set(args.patterns.split(",")) if args.patterns else set(BYTE_PATTERNS + FLOAT_PATTERNS)
+    has_qgis = subprocess.run([sys.executable, "-c", "import qgis.core"],
+                              capture_output=True).returncode == 0
+    if not has_qgis and wanted & set(QGIS_PATTERNS):
+        print("PyQGIS is missing (apt-get install python3-qgis): no qgis rows", file=sys.stderr)
+        wanted -= set(QGIS_PATTERNS)
     print("| fixture | pattern | GTiff ms | ChunkRef JSON ms | ratio | ChunkRef Parquet ms | ratio "
           "| peak MiB GTiff / JSON |")
     print("|---|---|---|---|---|---|---|---|")
@@ -184,7 +225,7 @@ def main() -> None:
         patterns = FLOAT_PATTERNS if name == FLOAT_FIXTURE else BYTE_PATTERNS
         idx = indexes(source)
         for pattern in patterns:
-            if wanted and pattern not in wanted:
+            if pattern not in wanted:
                 continue
             runs = max(1, args.runs // 3) if pattern == "hillshade" else args.runs
             ref = timed(source, pattern, runs, gtiff=True)
