@@ -4,6 +4,7 @@ use bytes::Bytes;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use crate::chunk_cache::ChunkCache;
 use crate::codec::DecodeContext;
 use crate::config::Settings;
 use crate::error::{Error, Result};
@@ -19,6 +20,8 @@ use crate::warnings::{collect_warnings, gdal_warning};
 pub struct Locations {
     sources: Vec<Result<Source>>,
     fetcher: Fetcher,
+    /// Decoded chunks kept for reuse (see [`Locations::keep_decoded`]).
+    decoded: Option<ChunkCache>,
 }
 
 impl Locations {
@@ -45,7 +48,14 @@ impl Locations {
         Locations {
             sources: index.files.urls().iter().map(|u| open(u)).collect(),
             fetcher: Fetcher::new(settings),
+            decoded: None,
         }
+    }
+
+    /// Keeps up to `budget` bytes of decoded chunks for later reads (for
+    /// datasets whose blocks straddle chunks, such as mosaics).
+    pub fn keep_decoded(&mut self, budget: usize) {
+        self.decoded = Some(ChunkCache::new(budget));
     }
 
     /// The source of file `file`, or the error met resolving it.
@@ -122,8 +132,17 @@ pub fn read_chunks_each(
     let mut requests: Vec<(&Source, Want<'_>)> = Vec::new();
     let needs: Vec<Result<Need>> = refs
         .iter()
-        .map(|r| {
-            let (file, want) = match r.as_ref().map_err(Clone::clone)? {
+        .enumerate()
+        .map(|(k, r)| {
+            let found = r.as_ref().map_err(Clone::clone)?;
+            let kept = match (&locations.decoded, &positions[k], found) {
+                (Some(cache), Ok(pos), Some(_)) => cache.get(&meta.path, *pos),
+                _ => None,
+            };
+            if let Some(chunk) = kept {
+                return Ok(Need::Kept(chunk));
+            }
+            let (file, want) = match found {
                 None => return Ok(Need::Nothing),
                 Some(RawRef::Inline(b)) => return Ok(Need::Inline(b.clone())),
                 Some(RawRef::Whole(file)) => (*file, Want::Whole),
@@ -142,6 +161,11 @@ pub fn read_chunks_each(
         let ((), mut raised) = collect_warnings(|| {
             let decoded =
                 raw.and_then(|raw| raw.map(|raw| decode(array, raw, &idxs[k])).transpose());
+            if let (Some(cache), Ok(Some(chunk)), Ok(pos)) =
+                (&locations.decoded, &decoded, &positions[k])
+            {
+                cache.put(&meta.path, *pos, chunk);
+            }
             let decoded = decoded.map_err(|e| match &refs[k] {
                 Ok(Some(r)) => {
                     let key = chunk_key(&meta.path, &meta.key_encoding.format(&idxs[k]));
@@ -189,6 +213,7 @@ pub fn read_chunks_each(
             match need {
                 Err(e) => decode_into(k, Err(e)),
                 Ok(Need::Nothing) => decode_into(k, Ok(None)),
+                Ok(Need::Kept(b)) => consume(k, Ok(Some(b))),
                 Ok(Need::Inline(b)) => decode_soon(k, Ok(Some(b))),
                 Ok(Need::Fetched(i)) => fetched_by[i] = k,
             }
@@ -254,6 +279,8 @@ enum Need {
     Inline(Bytes),
     /// The fetch request with this number.
     Fetched(usize),
+    /// Nothing: it was decoded before and kept.
+    Kept(Bytes),
 }
 
 /// Decodes the raw bytes of chunk `idx` of `array` and checks their size.

@@ -18,6 +18,7 @@ type CplErrorHandler = unsafe extern "C" fn(c_int, c_int, *const c_char);
 
 extern "C" {
     fn CPLGetConfigOption(key: *const c_char, default: *const c_char) -> *const c_char;
+    fn GDALGetCacheMax64() -> i64;
     fn VSIFOpenExL(name: *const c_char, access: *const c_char, set_error: c_int) -> *mut c_void;
     fn VSIFSeekL(fp: *mut c_void, offset: u64, whence: c_int) -> c_int;
     fn VSIFTellL(fp: *mut c_void) -> u64;
@@ -56,6 +57,12 @@ pub fn config_option(key: &str) -> Option<String> {
     }
     let v = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
     (!v.is_empty()).then_some(v)
+}
+
+/// The size of GDAL's block cache in bytes (`GDAL_CACHEMAX`).
+pub fn cache_max() -> usize {
+    // SAFETY: no arguments; reads GDAL's setting.
+    usize::try_from(unsafe { GDALGetCacheMax64() }).unwrap_or(0)
 }
 
 /// GDAL's `VSIIsLocal`: false for paths of network file systems GDAL 3.6

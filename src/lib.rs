@@ -10,6 +10,7 @@ pub mod assemble;
 pub mod blocks;
 pub mod builder;
 pub mod chunk;
+pub mod chunk_cache;
 pub mod codec;
 pub mod config;
 pub mod datetime;

@@ -265,6 +265,9 @@ impl Dataset {
         if let Some(desc) = mosaic::description(&index)? {
             (self.levels, self.georef) =
                 mosaic::levels(&index, &self.locations, &desc, &mut self.warnings)?;
+            // Scene chunks straddle the mosaic's blocks: keep them decoded,
+            // in a quarter of what GDAL's block cache may hold.
+            self.locations.keep_decoded(crate::gdal::cache_max() / 4);
             return Ok(());
         }
         if let Some(ms) = multiscale(&index, "", None)? {
@@ -501,18 +504,17 @@ impl Dataset {
         if let Some(scenes) = &self.levels[level].mosaic {
             let n = meta.chunks.len();
             let block = (meta.chunks[n - 1], meta.chunks[n - 2]);
-            let (index, locations) = (&self.index, &self.locations);
-            let mut rest: Vec<(usize, &mut [u8])> = outputs.into_iter().enumerate().collect();
-            while let Some(&(first, _)) = rest.first() {
-                let at = blocks[first];
-                let (mine, others): (Vec<_>, Vec<_>) =
-                    rest.into_iter().partition(|(i, _)| blocks[*i] == at);
-                rest = others;
-                let these: Vec<u64> = mine.iter().map(|(i, _)| bands[*i]).collect();
-                let mut outs: Vec<&mut [u8]> = mine.into_iter().map(|(_, o)| o).collect();
-                scenes.read_block(index, locations, block, at.0, at.1, &these, &mut outs)?;
-            }
-            return Ok(());
+            let outs = outputs
+                .into_iter()
+                .enumerate()
+                .map(|(i, out)| mosaic::BlockOut {
+                    x: blocks[i].0,
+                    y: blocks[i].1,
+                    band: bands[i],
+                    out,
+                })
+                .collect();
+            return scenes.read_blocks(&self.index, &self.locations, block, outs);
         }
         let mut planes: Vec<BlockPlane<'_>> = outputs
             .into_iter()

@@ -12,6 +12,8 @@ pub mod build;
 pub mod grid;
 pub mod read;
 
+pub use read::BlockOut;
+
 use serde::{Deserialize, Serialize};
 
 use crate::assemble::Nodata;

@@ -62,48 +62,141 @@ impl Scenes {
         window::read_layers(index, locations, &layers, out, spacing, window::BATCH_BYTES)
     }
 
-    /// Reads block (`block_x`, `block_y`) of `block` (width, height) pixels
-    /// of `bands` into `outputs`, one native-order block buffer per band;
-    /// the part of an edge block outside the level reads as the gap value.
-    #[allow(clippy::too_many_arguments)]
-    pub fn read_block(
+    /// Reads blocks of `block` (width, height) pixels: `outputs` holds one
+    /// native-order block buffer per (block column, block row, band) asked
+    /// for. The rectangle of blocks they span is read as one window, so each
+    /// scene chunk under it is fetched and decoded once however many blocks
+    /// it straddles; the part of an edge block outside the level reads as
+    /// the gap value.
+    pub fn read_blocks(
         &self,
         index: &Index,
         locations: &Locations,
         block: (u64, u64),
-        block_x: u64,
-        block_y: u64,
-        bands: &[u64],
-        outputs: &mut [&mut [u8]],
+        outputs: Vec<BlockOut<'_>>,
+    ) -> Result<()> {
+        if dense(outputs.iter().map(|o| (o.x, o.y))) {
+            return self.read_rect(index, locations, block, outputs);
+        }
+        // Scattered blocks: each on its own rather than all between them.
+        let mut rest = outputs;
+        while let Some(first) = rest.first() {
+            let at = (first.x, first.y);
+            let (mine, others) = rest.into_iter().partition(|o| (o.x, o.y) == at);
+            rest = others;
+            self.read_rect(index, locations, block, mine)?;
+        }
+        Ok(())
+    }
+
+    /// [`Scenes::read_blocks`] of the rectangle of blocks `outputs` span,
+    /// read as one window.
+    fn read_rect(
+        &self,
+        index: &Index,
+        locations: &Locations,
+        block: (u64, u64),
+        outputs: Vec<BlockOut<'_>>,
     ) -> Result<()> {
         let size = self.gap.len();
         let (bw, bh) = (block.0 as usize, block.1 as usize);
         let block_bytes = bw * bh * size;
-        if bands.len() != outputs.len() || outputs.iter().any(|o| o.len() < block_bytes) {
+        if outputs.iter().any(|o| o.out.len() < block_bytes) {
             return Err(Error::Usage {
                 what: format!("one block buffer of {block_bytes} bytes per band is required"),
             });
         }
+        let Some(cols) = span(outputs.iter().map(|o| o.x)) else {
+            return Ok(());
+        };
+        let rows = span(outputs.iter().map(|o| o.y)).unwrap_or(cols);
+        let mut bands: Vec<u64> = outputs.iter().map(|o| o.band).collect();
+        bands.sort_unstable();
+        bands.dedup();
         let (x, y) = (
-            block_x.saturating_mul(block.0),
-            block_y.saturating_mul(block.1),
+            cols.0.saturating_mul(block.0),
+            rows.0.saturating_mul(block.1),
         );
         let window = Window {
             x,
             y,
-            width: block.0.min(self.width.saturating_sub(x)),
-            height: block.1.min(self.height.saturating_sub(y)),
+            width: ((cols.1 - cols.0 + 1) * block.0).min(self.width.saturating_sub(x)),
+            height: ((rows.1 - rows.0 + 1) * block.1).min(self.height.saturating_sub(y)),
         };
         let (w, h) = (window.width as usize, window.height as usize);
-        let mut strip = vec![0u8; w * h * size * bands.len()];
         let spacing = Spacing::packed(size, w, h);
-        self.read_window(index, locations, window, bands, &mut strip, spacing)?;
-        for (plane, out) in strip.chunks_exact(spacing.band).zip(outputs.iter_mut()) {
-            assemble::fill(&mut out[..block_bytes], &self.gap);
-            for (r, row) in plane.chunks_exact(w * size).enumerate() {
-                out[r * bw * size..][..w * size].copy_from_slice(row);
+        let total = spacing
+            .band
+            .checked_mul(bands.len())
+            .ok_or_else(|| Error::Limits {
+                what: format!("a {w} x {h} window of {} bands", bands.len()),
+            })?;
+        let mut strip = Vec::new();
+        strip.try_reserve_exact(total).map_err(|_| Error::Limits {
+            what: format!("cannot allocate {total} bytes for a {w} x {h} mosaic window"),
+        })?;
+        strip.resize(total, 0);
+        self.read_window(index, locations, window, &bands, &mut strip, spacing)?;
+        for o in outputs {
+            let slot = bands.binary_search(&o.band).unwrap_or(0);
+            let plane = &strip[slot * spacing.band..][..spacing.band];
+            let (c0, r0) = ((o.x - cols.0) as usize * bw, (o.y - rows.0) as usize * bh);
+            let (cw, rh) = (bw.min(w.saturating_sub(c0)), bh.min(h.saturating_sub(r0)));
+            assemble::fill(&mut o.out[..block_bytes], &self.gap);
+            for r in 0..rh {
+                let from = &plane[((r0 + r) * w + c0) * size..][..cw * size];
+                o.out[r * bw * size..][..cw * size].copy_from_slice(from);
             }
         }
         Ok(())
+    }
+}
+
+/// One block buffer of a mosaic block read: block column `x`, row `y` of
+/// band `band` (0-based).
+pub struct BlockOut<'a> {
+    /// Block column.
+    pub x: u64,
+    /// Block row.
+    pub y: u64,
+    /// Band (0-based).
+    pub band: u64,
+    /// The block's native-order elements, `block width x block height`.
+    pub out: &'a mut [u8],
+}
+
+/// Whether the blocks at `places` (column, row) fill at least half of the
+/// rectangle they span: then reading the rectangle wastes little.
+fn dense(places: impl Iterator<Item = (u64, u64)>) -> bool {
+    let mut places: Vec<(u64, u64)> = places.collect();
+    places.sort_unstable();
+    places.dedup();
+    let side = |s: Option<(u64, u64)>| s.map_or(0, |(lo, hi)| hi - lo + 1);
+    let cols = side(span(places.iter().map(|p| p.0)));
+    let rows = side(span(places.iter().map(|p| p.1)));
+    cols.saturating_mul(rows) <= 2 * places.len() as u64
+}
+
+/// The smallest and largest of `values`.
+fn span(values: impl Iterator<Item = u64>) -> Option<(u64, u64)> {
+    values.fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rectangles_of_blocks_are_read_whole_and_scattered_blocks_alone() {
+        assert!(dense([(3, 4)].into_iter()));
+        assert!(dense((0..4).flat_map(|x| (0..2).map(move |y| (x, y)))));
+        assert!(dense([(0, 0), (1, 1)].into_iter()), "2 of 4");
+        assert!(!dense([(0, 0), (2, 2)].into_iter()), "2 of 9");
+        assert!(!dense([(0, 0), (0, 0), (0, 9)].into_iter()), "2 of 10");
+        assert_eq!(span([5, 2, 9].into_iter()), Some((2, 9)));
+        assert_eq!(span(std::iter::empty()), None);
     }
 }
