@@ -64,10 +64,11 @@ impl Scenes {
 
     /// Reads blocks of `block` (width, height) pixels: `outputs` holds one
     /// native-order block buffer per (block column, block row, band) asked
-    /// for. The rectangle of blocks they span is read as one window, so each
-    /// scene chunk under it is fetched and decoded once however many blocks
-    /// it straddles; the part of an edge block outside the level reads as
-    /// the gap value.
+    /// for. The rectangle of blocks they span is read a row of blocks at a
+    /// time, each row as one window, so each scene chunk under it is
+    /// fetched and decoded once however many blocks it straddles (those
+    /// under two rows are kept decoded by `locations`); the part of an edge
+    /// block outside the level reads as the gap value.
     pub fn read_blocks(
         &self,
         index: &Index,
@@ -90,7 +91,7 @@ impl Scenes {
     }
 
     /// [`Scenes::read_blocks`] of the rectangle of blocks `outputs` span,
-    /// read as one window.
+    /// read a row of blocks at a time.
     fn read_rect(
         &self,
         index: &Index,
@@ -113,39 +114,53 @@ impl Scenes {
         let mut bands: Vec<u64> = outputs.iter().map(|o| o.band).collect();
         bands.sort_unstable();
         bands.dedup();
-        let (x, y) = (
-            cols.0.saturating_mul(block.0),
-            rows.0.saturating_mul(block.1),
-        );
-        let window = Window {
-            x,
-            y,
-            width: ((cols.1 - cols.0 + 1) * block.0).min(self.width.saturating_sub(x)),
-            height: ((rows.1 - rows.0 + 1) * block.1).min(self.height.saturating_sub(y)),
-        };
-        let (w, h) = (window.width as usize, window.height as usize);
-        let spacing = Spacing::packed(size, w, h);
-        let total = spacing
-            .band
+        let x = cols.0.saturating_mul(block.0);
+        let width = ((cols.1 - cols.0 + 1) * block.0).min(self.width.saturating_sub(x));
+        let w = width as usize;
+        // One row of blocks at a time through one strip: the scene chunks
+        // straddling two rows are decoded once (kept by the locations).
+        let row_bytes = (w * bh * size)
             .checked_mul(bands.len())
             .ok_or_else(|| Error::Limits {
-                what: format!("a {w} x {h} window of {} bands", bands.len()),
+                what: format!("a {w} x {bh} window of {} bands", bands.len()),
             })?;
         let mut strip = Vec::new();
-        strip.try_reserve_exact(total).map_err(|_| Error::Limits {
-            what: format!("cannot allocate {total} bytes for a {w} x {h} mosaic window"),
-        })?;
-        strip.resize(total, 0);
-        self.read_window(index, locations, window, &bands, &mut strip, spacing)?;
-        for o in outputs {
-            let slot = bands.binary_search(&o.band).unwrap_or(0);
-            let plane = &strip[slot * spacing.band..][..spacing.band];
-            let (c0, r0) = ((o.x - cols.0) as usize * bw, (o.y - rows.0) as usize * bh);
-            let (cw, rh) = (bw.min(w.saturating_sub(c0)), bh.min(h.saturating_sub(r0)));
-            assemble::fill(&mut o.out[..block_bytes], &self.gap);
-            for r in 0..rh {
-                let from = &plane[((r0 + r) * w + c0) * size..][..cw * size];
-                o.out[r * bw * size..][..cw * size].copy_from_slice(from);
+        strip
+            .try_reserve_exact(row_bytes)
+            .map_err(|_| Error::Limits {
+                what: format!("cannot allocate {row_bytes} bytes for a {w} x {bh} mosaic window"),
+            })?;
+        strip.resize(row_bytes, 0);
+        let mut outputs = outputs;
+        for row in rows.0..=rows.1 {
+            let y = row.saturating_mul(block.1);
+            let h = block.1.min(self.height.saturating_sub(y)) as usize;
+            let (these, rest): (Vec<_>, Vec<_>) = outputs.into_iter().partition(|o| o.y == row);
+            outputs = rest;
+            if these.is_empty() || h == 0 {
+                continue;
+            }
+            let window = Window {
+                x,
+                y,
+                width,
+                height: h as u64,
+            };
+            let spacing = Spacing::packed(size, w, h);
+            let strip = &mut strip[..spacing.band * bands.len()];
+            self.read_window(index, locations, window, &bands, strip, spacing)?;
+            for o in these {
+                let slot = bands.binary_search(&o.band).unwrap_or(0);
+                let plane = &strip[slot * spacing.band..][..spacing.band];
+                let c0 = (o.x - cols.0) as usize * bw;
+                let cw = bw.min(w.saturating_sub(c0));
+                if cw < bw || h < bh {
+                    assemble::fill(&mut o.out[..block_bytes], &self.gap);
+                }
+                for r in 0..h {
+                    let from = &plane[(r * w + c0) * size..][..cw * size];
+                    o.out[r * bw * size..][..cw * size].copy_from_slice(from);
+                }
             }
         }
         Ok(())
