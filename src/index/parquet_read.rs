@@ -42,6 +42,11 @@ const PART: usize = 8;
 /// Most rows of one row group decoded (a hostile footer cannot make a read
 /// allocate more than this many values per column).
 const MAX_GROUP_ROWS: usize = 1 << 24;
+/// Bytes read at once from the end of a remote table: the footer and, in
+/// most tables, the page index before it, in one request instead of three.
+const REMOTE_TAIL: usize = 2 << 20;
+/// Largest page index read whole for a remote table.
+const MAX_PAGE_INDEX: usize = 64 << 20;
 /// Bytes read from the end of the file for the footer in one request.
 const FOOTER_PREFETCH: usize = 16 << 10;
 
@@ -93,6 +98,12 @@ struct Table {
     columns: [usize; COLUMNS.len()],
     /// Table row number of each group's first row.
     first_rows: Vec<u64>,
+    /// A remote table's page index (of every group), read in one request
+    /// the first time a lookup needs it; `None` for a local table (its
+    /// groups' page indexes are read one by one) or when it cannot be read.
+    page_index: OnceLock<Option<Window>>,
+    /// The end of a remote table, read at open with the footer.
+    tail: Option<Window>,
 }
 
 impl Table {
@@ -100,10 +111,20 @@ impl Table {
     fn open(source: &str, file: Arc<dyn IndexFile>) -> Result<Table> {
         let err = parquet_error(source);
         let bad = |reason: String| malformed(source, reason);
-        let metadata = ParquetMetaDataReader::new()
-            .with_prefetch_hint(Some(FOOTER_PREFETCH))
-            .parse_and_finish(&Whole(Arc::clone(&file)))
-            .map_err(&err)?;
+        let remote = !crate::gdal::vsi_is_local(file.name());
+        let (metadata, tail) = match remote
+            .then(|| footer_from_tail(source, &file))
+            .transpose()?
+        {
+            Some(Some((metadata, tail))) => (metadata, Some(tail)),
+            _ => (
+                ParquetMetaDataReader::new()
+                    .with_prefetch_hint(Some(FOOTER_PREFETCH))
+                    .parse_and_finish(&Whole(Arc::clone(&file)))
+                    .map_err(&err)?,
+                None,
+            ),
+        };
         let descr = metadata.file_metadata().schema_descr();
         let mut columns = [0usize; COLUMNS.len()];
         for (slot, name) in columns.iter_mut().zip(COLUMNS) {
@@ -152,6 +173,8 @@ impl Table {
             metadata,
             columns,
             first_rows,
+            page_index: OnceLock::new(),
+            tail,
         })
     }
 
@@ -189,7 +212,52 @@ impl Table {
     /// Where in group `g` each key can lie, from its page index.
     fn spans(&self, g: usize) -> GroupSpans {
         let keys: Vec<usize> = self.columns[..KEYS].to_vec();
-        GroupSpans::read(&Whole(Arc::clone(&self.file)), &self.metadata, g, &keys)
+        match self.page_index.get_or_init(|| self.remote_page_index()) {
+            Some(held) => GroupSpans::read(held, &self.metadata, g, &keys),
+            None => GroupSpans::read(&Whole(Arc::clone(&self.file)), &self.metadata, g, &keys),
+        }
+    }
+
+    /// The page index of every group of a remote table, in one read: a
+    /// lookup in a new group then costs one request (the group) instead of
+    /// two. `None` for a local table, a table without a page index, or one
+    /// whose page index is larger than [`MAX_PAGE_INDEX`].
+    fn remote_page_index(&self) -> Option<Window> {
+        if crate::gdal::vsi_is_local(self.file.name()) {
+            return None;
+        }
+        let ranges = self
+            .metadata
+            .row_groups()
+            .iter()
+            .flat_map(|g| g.columns())
+            .flat_map(|c| {
+                [
+                    (c.column_index_offset(), c.column_index_length()),
+                    (c.offset_index_offset(), c.offset_index_length()),
+                ]
+            });
+        let (mut start, mut end) = (u64::MAX, 0u64);
+        for (offset, length) in ranges {
+            let (Some(o), Some(l)) = (offset, length) else {
+                continue;
+            };
+            let (o, l) = (u64::try_from(o).ok()?, u64::try_from(l).ok()?);
+            start = start.min(o);
+            end = end.max(o.checked_add(l)?);
+        }
+        let len = usize::try_from(end.checked_sub(start)?).ok()?;
+        let size = self.file.size();
+        if len > MAX_PAGE_INDEX || end > size {
+            return None;
+        }
+        if let Some(tail) = &self.tail {
+            if let Ok(bytes) = tail.slice(start, Some(len)) {
+                return Some(Window { start, bytes, size });
+            }
+        }
+        let bytes = self.file.read_at(start, len).ok()?;
+        Some(Window { start, bytes, size })
     }
 
     /// Min and max of column `c` (of [`COLUMNS`]) in group `g`, from its
@@ -224,7 +292,8 @@ impl Table {
         let len =
             usize::try_from(end - start).map_err(|_| bad(format!("row group {g} is too large")))?;
         let bytes = self.file.read_at(start, len)?;
-        let window = Arc::new(Window { start, bytes });
+        let size = self.file.size();
+        let window = Arc::new(Window { start, bytes, size });
         let props = Arc::new(ReaderProperties::builder().build());
         let group = SerializedRowGroupReader::new(window, meta, None, props).map_err(&err)?;
         if span.end > n {
@@ -436,10 +505,13 @@ impl PageSource for Pages {
     }
 }
 
-/// The bytes of one row group, served to the Parquet column readers.
+/// Bytes `start..` of a file of `size` bytes (one row group, served to
+/// the Parquet column readers, or a remote table's page index or end).
+#[derive(Debug)]
 struct Window {
     start: u64,
     bytes: Bytes,
+    size: u64,
 }
 
 impl Window {
@@ -465,7 +537,7 @@ impl Window {
 
 impl Length for Window {
     fn len(&self) -> u64 {
-        self.start + self.bytes.len() as u64
+        self.size
     }
 }
 
@@ -479,6 +551,27 @@ impl ChunkReader for Window {
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
         self.slice(start, Some(length))
     }
+}
+
+/// The footer of `file` (named `source` in messages) parsed from its last
+/// [`REMOTE_TAIL`] bytes, read in one request, with those bytes; `None`
+/// when the footer is longer.
+fn footer_from_tail(
+    source: &str,
+    file: &Arc<dyn IndexFile>,
+) -> Result<Option<(ParquetMetaData, Window)>> {
+    let size = file.size();
+    let len = file.available(size.saturating_sub(REMOTE_TAIL as u64), REMOTE_TAIL);
+    let start = size - len as u64;
+    let bytes = file.read_at(start, len)?;
+    let mut reader = ParquetMetaDataReader::new();
+    match reader.try_parse_sized(&bytes, size) {
+        Ok(()) => {}
+        Err(parquet::errors::ParquetError::NeedMoreData(_)) => return Ok(None),
+        Err(e) => return Err(parquet_error(source)(e)),
+    }
+    let metadata = reader.finish().map_err(parquet_error(source))?;
+    Ok(Some((metadata, Window { start, bytes, size })))
 }
 
 /// The whole index file, for the footer reader.
@@ -696,6 +789,36 @@ mod tests {
         let (a, b) = (original.array("a").unwrap(), paged.array("a").unwrap());
         let all: Vec<u64> = (0..32 * 64).collect();
         assert_eq!(a.refs.lookup(&all).unwrap(), b.refs.lookup(&all).unwrap());
+    }
+
+    #[test]
+    fn a_remote_table_reads_footer_and_page_index_in_one_request() {
+        let original = stack(32);
+        let bytes = to_parquet_pages(&original, 1024, 64);
+        let name = "/vsicurl/http://127.0.0.1:9/t.parquet";
+        let table = Table::open(name, Arc::new(InMemory::new(name, bytes.clone()))).unwrap();
+        let tail = table
+            .tail
+            .as_ref()
+            .expect("the footer came with the file's end");
+        assert_eq!(tail.start, 0, "a small table is read whole");
+        let held = table
+            .remote_page_index()
+            .expect("the page index is in the tail");
+        assert!(held.start > 0 && held.bytes.len() < bytes.len());
+        assert_eq!(table.spans(1).span(&[0, 0, 20, 3, 5]), Some(256..320));
+        let paged = read(
+            name,
+            Arc::new(InMemory::new(name, bytes)),
+            &TimeOptions::default(),
+            0,
+        )
+        .unwrap();
+        let all: Vec<u64> = (0..32 * 64).collect();
+        assert_eq!(
+            original.array("a").unwrap().refs.lookup(&all).unwrap(),
+            paged.array("a").unwrap().refs.lookup(&all).unwrap()
+        );
     }
 
     #[test]

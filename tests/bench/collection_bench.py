@@ -10,7 +10,12 @@ Measures, each in its own process (wall time, peak RSS from wait4):
   slice of the steps (same references), for the ratio;
 - opening the collection through GDAL and reading one 512x512 tile of one
   time step, with and without ``-oo TIME_STEP``; GDAL's own read of the same
-  tile from the source file as the baseline.
+  tile from the source file as the baseline;
+- the same over HTTP (``/vsicurl/``, a loopback range server answering each
+  request after ``--latency`` seconds): the table written with
+  ``--template-base`` next to the files, so the chunks are read over HTTP
+  too, against GDAL reading the tile of the source file over ``/vsicurl/``,
+  with the requests each made.
 
 Run (a few minutes; writes about 1 GB under WORKDIR):
     cargo build --release && gdal_plugin/install.sh build/gdalplugins
@@ -31,6 +36,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+from servers import Faults, RangeServer  # noqa: E402
 CHUNKREF = REPO / "target" / "release" / "chunkref"
 TABLE_PYTHON = REPO / "build" / "table-venv" / "bin" / "python"
 
@@ -101,9 +108,10 @@ print(json.dumps({"bands": ds.RasterCount, "open_s": t2 - t1, "tile_s": t3 - t2,
 """
 
 
-def gdal_open_and_read(name: Path, band: int, *options: str) -> dict:
+def gdal_open_and_read(name: Path | str, band: int, *options: str, env: dict | None = None) -> dict:
     seconds, rss, out, _ = run_measured(
-        ["/usr/bin/python3", "-c", GDAL_SCRIPT, str(name), str(band), *options], env=os.environ.copy()
+        ["/usr/bin/python3", "-c", GDAL_SCRIPT, str(name), str(band), *options],
+        env=env or os.environ.copy(),
     )
     result = json.loads(out)
     result.update(process_s=seconds, peak_rss_mb=rss)
@@ -115,6 +123,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8660)
     parser.add_argument("--slice", type=int, default=100, help="steps for the kerchunk comparison")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/collbench"))
+    parser.add_argument("--latency", type=float, default=0.02,
+                        help="seconds the HTTP server waits before each answer")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     assert os.environ.get("GDAL_DRIVER_PATH"), "set GDAL_DRIVER_PATH to the installed plugin"
@@ -154,6 +164,21 @@ def main() -> None:
     report["gdal_source_tile"] = gdal_open_and_read(sources[step], 1)
     report["open_and_tile"] = gdal_open_and_read(table, step + 1)
     report["open_time_step_and_tile"] = gdal_open_and_read(table, 1, f"TIME_STEP={step}")
+
+    portable = args.workdir / "links" / "coll_portable.parquet"
+    run_measured([str(CHUNKREF), "index", "--template-base", "--datetime-from-name",
+                  *map(str, sources), "-o", str(portable)])
+    server = RangeServer(args.workdir, delay=args.latency)
+    env = dict(os.environ, GDAL_DISABLE_READDIR_ON_OPEN="EMPTY_DIR")
+    try:
+        base = f"/vsicurl/{server.url}links/"
+        for key, name, band in (("http_gdal_source_tile", sources[step].name, 1),
+                                ("http_open_and_tile", portable.name, step + 1)):
+            server.set_faults(Faults())
+            report[key] = gdal_open_and_read(base + name, band, env=env)
+            report[key]["requests"] = len(server.log.requests)
+    finally:
+        server.close()
     print(json.dumps(report, indent=2))
 
 

@@ -161,7 +161,10 @@ def test_one_tile_over_http_reads_a_small_part_of_the_table(tables, http, paged,
     assert_pixels_equal(tile, expected, "remote tile")
     size = tables[form].stat().st_size
     got = fetched_bytes(http, name)
-    assert 0 < got < size / 4, f"{got} of {size} bytes of {name} fetched for one tile"
+    # A remote Parquet table's last 2 MiB (footer, page index) come with the
+    # open: this small table is then read whole, and the tile needs nothing.
+    least = 0 if form == "parquet" and size <= 2 << 20 else 1
+    assert least <= got < size / 4, f"{got} of {size} bytes of {name} fetched for one tile"
 
 
 def test_a_bad_row_fails_the_read_that_needs_it(tables, tmp_path, table_python, paged):  # noqa: F811
