@@ -19,9 +19,10 @@ use crate::zarr::dtype::DataType;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// The targets.
-pub const TARGETS: [Target; 5] = [
+pub const TARGETS: [Target; 6] = [
     ("kerchunk_json", kerchunk_json),
     ("index_file", index_file),
+    ("paged_table", paged_table),
     ("tiff_header", tiff_header),
     ("headers", headers),
     ("codec", codec),
@@ -38,6 +39,36 @@ pub fn kerchunk_json(data: &[u8]) {
 pub fn index_file(data: &[u8]) {
     let file = Arc::new(InMemory::new("fuzz", Bytes::copy_from_slice(data)));
     let _ = Index::read("fuzz", file, &LoadOptions::default());
+}
+
+/// A Parquet reference table read on demand, as a large one is: opened
+/// from its footer, then the first chunks of every array looked up
+/// (row-group statistics, page index, page-skipping decode, multi-range
+/// continuations).
+pub fn paged_table(data: &[u8]) {
+    /// Chunks looked up per array.
+    const LOOKUPS: u64 = 4096;
+    if !data.starts_with(crate::index::parquet::MAGIC) {
+        return;
+    }
+    let file = Arc::new(InMemory::new("fuzz.parquet", Bytes::copy_from_slice(data)));
+    let how = LoadOptions {
+        eager_rows: 0,
+        ..LoadOptions::default()
+    };
+    let Ok(index) = Index::read("fuzz.parquet", file, &how) else {
+        return;
+    };
+    for array in &index.arrays {
+        let chunks = array
+            .meta
+            .grid_shape()
+            .iter()
+            .try_fold(1u64, |n, &c| n.checked_mul(c))
+            .unwrap_or(u64::MAX);
+        let positions: Vec<u64> = (0..chunks.min(LOOKUPS)).collect();
+        let _ = array.refs.lookup(&positions);
+    }
 }
 
 /// The headers other builders read, chosen by the first byte: NITF file
