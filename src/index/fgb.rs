@@ -12,7 +12,11 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::sync::Arc;
 
+use std::io::{Seek, SeekFrom};
+
+use bytes::Bytes;
 use flatgeobuf::geozero::{ColumnValue, GeomProcessor, PropertyProcessor};
+use flatgeobuf::packed_r_tree::PackedRTree;
 use flatgeobuf::{
     ColumnType, FallibleStreamingIterator, FeatureIter, FeatureProperties, FgbCrs, FgbReader,
     FgbWriter, FgbWriterOptions, GeometryType, GeozeroGeometry, Seekable,
@@ -199,10 +203,17 @@ pub fn read(source: &str, file: Arc<dyn IndexFile>, eager_rows: u64) -> Result<I
             ),
         ));
     }
+    let layout = Layout::of(
+        source,
+        file.as_ref(),
+        header.features_count(),
+        header.index_node_size(),
+    )?;
     // Footprints placed by coordinate values cannot be recomputed here to
-    // query the R-tree: such a table is read whole.
+    // query the R-tree: such a table is read whole. The crate searches the
+    // R-tree with its default node size: other trees are read whole too.
     let paged = header.features_count() > eager_rows
-        && header.index_node_size() > 0
+        && header.index_node_size() == PackedRTree::DEFAULT_NODE_SIZE
         && !table.coordinate_footprints();
     if paged {
         let check = table.checker();
@@ -210,11 +221,13 @@ pub fn read(source: &str, file: Arc<dyn IndexFile>, eager_rows: u64) -> Result<I
             Arc::new(Pages {
                 source: source.to_string(),
                 file,
+                layout,
                 check,
                 geometry: geometries(index, None),
             })
         }));
     }
+    layout.check_all(source, file.as_ref())?;
     let rows = collect(source, fgb.select_all().map_err(&err)?, |_| true)?;
     // The R-tree orders features along a Hilbert curve: back to table order.
     table.push(&rows.sorted())?;
@@ -223,6 +236,127 @@ pub fn read(source: &str, file: Arc<dyn IndexFile>, eager_rows: u64) -> Result<I
 
 /// Bytes read ahead by the cursor the FlatGeobuf reader reads through.
 const READ_AHEAD: usize = 64 << 10;
+
+/// Where a FlatGeobuf file's R-tree and features lie, from its header,
+/// checked against the file's size: the crate trusts the header's counts
+/// and each feature's length prefix, and allocates what they say before it
+/// reads (a 4-byte length of 4 GB from a 13 KB file), so the lengths it will
+/// read are checked first ([`Layout::check_all`], [`Layout::check_at`]).
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    /// Byte offset of the R-tree.
+    index: u64,
+    /// Byte offset of the first feature.
+    features: u64,
+    /// Features the header announces (0: unknown, up to the end).
+    count: u64,
+}
+
+impl Layout {
+    fn of(source: &str, file: &dyn IndexFile, count: u64, node_size: u16) -> Result<Layout> {
+        let size = file.size();
+        let prefix = file.read_at(8, 4)?;
+        let header =
+            u64::from(u32::from_le_bytes(prefix[..].try_into().map_err(|_| {
+                malformed(source, "the file ends in its header".into())
+            })?));
+        if node_size == 1 {
+            return Err(malformed(
+                source,
+                "R-tree node size 1 (at least 2 is needed)".into(),
+            ));
+        }
+        // Every feature takes at least its 4-byte length and 40 bytes of tree.
+        if count > size / 4 {
+            return Err(malformed(
+                source,
+                format!(
+                    "the header announces {count} features, more than a {size}-byte file holds"
+                ),
+            ));
+        }
+        let tree = if node_size > 0 && count > 0 {
+            PackedRTree::index_size(count as usize, node_size) as u64
+        } else {
+            0
+        };
+        let index = 12 + header;
+        let features = index
+            .checked_add(tree)
+            .filter(|&f| f <= size)
+            .ok_or_else(|| {
+                malformed(
+                    source,
+                    format!(
+                        "the header ({header} bytes) and R-tree ({tree} bytes) of {count} features \
+                         run past the end of the {size}-byte file"
+                    ),
+                )
+            })?;
+        Ok(Layout {
+            index,
+            features,
+            count,
+        })
+    }
+
+    /// Walks the length prefixes of every feature.
+    fn check_all(&self, source: &str, file: &dyn IndexFile) -> Result<()> {
+        /// Bytes read at a time while walking.
+        const WALK: usize = 1 << 20;
+        let size = file.size();
+        let (mut window, mut window_start) = (Bytes::new(), 0u64);
+        let (mut pos, mut n) = (self.features, 0u64);
+        while if self.count > 0 {
+            n < self.count
+        } else {
+            pos < size
+        } {
+            let buffered = pos
+                .checked_sub(window_start)
+                .is_some_and(|at| at + 4 <= window.len() as u64);
+            if !buffered {
+                window = file.read_at(pos, WALK)?;
+                window_start = pos;
+            }
+            let at = (pos - window_start) as usize;
+            let len = window
+                .get(at..at + 4)
+                .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            pos = check_length(source, size, n, pos, len)?;
+            n += 1;
+        }
+        Ok(())
+    }
+
+    /// Checks the length prefix of the feature `offset` bytes into the
+    /// feature section (an R-tree hit).
+    fn check_at(&self, source: &str, file: &dyn IndexFile, n: usize, offset: usize) -> Result<()> {
+        let pos = self.features.saturating_add(offset as u64);
+        let prefix = file.read_at(pos, 4)?;
+        let len = prefix
+            .get(..4)
+            .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        check_length(source, file.size(), n as u64, pos, len).map(drop)
+    }
+}
+
+/// The end of feature `n` at byte `pos` of a `size`-byte file whose length
+/// prefix reads `len` (`None`: the file ends first), or the error naming it.
+fn check_length(source: &str, size: u64, n: u64, pos: u64, len: Option<u64>) -> Result<u64> {
+    let left = size.saturating_sub(pos).saturating_sub(4);
+    match len {
+        None => Err(malformed(
+            source,
+            format!("feature {n} at byte {pos}: the file ends before its length"),
+        )),
+        Some(len) if len > left => Err(malformed(
+            source,
+            format!("feature {n} at byte {pos} claims {len} bytes; {left} are left in the file"),
+        )),
+        Some(len) => Ok(pos + 4 + len),
+    }
+}
 
 /// The rows of the features of `features` that `keep` accepts.
 fn collect(
@@ -288,6 +422,7 @@ fn collect(
 struct Pages {
     source: String,
     file: Arc<dyn IndexFile>,
+    layout: Layout,
     check: Arc<RowChecker>,
     /// By store array.
     geometry: Vec<Geometry>,
@@ -317,6 +452,24 @@ impl PageSource for Pages {
             return Ok(Vec::new());
         }
         let err = fgb_error(&self.source);
+        // The features the crate will read: their lengths checked first.
+        let mut tree = Cursor::new(Arc::clone(&self.file), READ_AHEAD);
+        tree.seek(SeekFrom::Start(self.layout.index))
+            .map_err(|e| malformed(&self.source, format!("FlatGeobuf: {e}")))?;
+        let hits = PackedRTree::stream_search(
+            &mut tree,
+            self.layout.count as usize,
+            PackedRTree::DEFAULT_NODE_SIZE,
+            x0,
+            y0,
+            x1,
+            y1,
+        )
+        .map_err(&err)?;
+        for hit in &hits {
+            self.layout
+                .check_at(&self.source, self.file.as_ref(), hit.index, hit.offset)?;
+        }
         let fgb = FgbReader::open(Cursor::new(Arc::clone(&self.file), READ_AHEAD)).map_err(&err)?;
         let features = fgb.select_bbox(x0, y0, x1, y1).map_err(&err)?;
         let rows = collect(&self.source, features, |key| wanted.contains(key))?;
@@ -361,6 +514,53 @@ mod tests {
 
     fn open(name: &str, bytes: Vec<u8>, eager_rows: u64) -> Result<Index> {
         read(name, Arc::new(InMemory::new(name, bytes)), eager_rows)
+    }
+
+    /// The table of `index()` as FlatGeobuf, and where its first feature's
+    /// length prefix lies.
+    fn table() -> (Vec<u8>, usize) {
+        let mut out = Vec::new();
+        write(&crate::index::parquet::tests::index(), None, &mut out).unwrap();
+        let file = InMemory::new("t.fgb", out.clone());
+        let fgb = FgbReader::open(Cursor::new(Arc::new(file.clone()), READ_AHEAD)).unwrap();
+        let h = fgb.header();
+        let layout = Layout::of("t.fgb", &file, h.features_count(), h.index_node_size()).unwrap();
+        (out, layout.features as usize)
+    }
+
+    #[test]
+    fn feature_lengths_past_the_end_are_refused_before_any_allocation() {
+        let (good, first) = table();
+        let left = good.len() - first - 4;
+        for (len, eager_rows) in [
+            (0xFFFF_FFF0u32, u64::MAX),
+            (left as u32 + 1, u64::MAX),
+            (0xFFFF_FFF0, 0),
+        ] {
+            let mut bad = good.clone();
+            bad[first..first + 4].copy_from_slice(&len.to_le_bytes());
+            let got = open("t.fgb", bad, eager_rows).and_then(|index| {
+                let all: Vec<u64> = (0..16).collect();
+                index.arrays[0].refs.lookup(&all).map(drop)
+            });
+            let e = got.unwrap_err().to_string();
+            assert!(
+                e.contains("t.fgb")
+                    && e.contains(&format!("feature 0 at byte {first} claims {len} bytes")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn impossible_feature_counts_and_node_sizes_are_refused() {
+        let file = InMemory::new("t.fgb", table().0);
+        let e = Layout::of("t.fgb", &file, 1 << 40, 16)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("announces 1099511627776 features"), "{e}");
+        let e = Layout::of("t.fgb", &file, 3, 1).unwrap_err().to_string();
+        assert!(e.contains("node size 1"), "{e}");
     }
 
     #[test]

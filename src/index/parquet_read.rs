@@ -286,11 +286,36 @@ impl Table {
                 meta.num_rows()
             )));
         }
-        let spans: Vec<(u64, u64)> = meta.columns().iter().map(|c| c.byte_range()).collect();
+        // Each column chunk's bytes (the crate's `byte_range` panics on the
+        // negative values a damaged footer may hold).
+        let spans = meta
+            .columns()
+            .iter()
+            .map(|c| {
+                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+                let start = u64::try_from(start).ok()?;
+                Some((
+                    start,
+                    start.checked_add(u64::try_from(c.compressed_size()).ok()?)?,
+                ))
+            })
+            .collect::<Option<Vec<(u64, u64)>>>()
+            .ok_or_else(|| {
+                bad(format!(
+                    "row group {g}: a column chunk has a negative or overflowing offset or size"
+                ))
+            })?;
         let start = spans.iter().map(|s| s.0).min().unwrap_or(0);
-        let end = spans.iter().map(|s| s.0 + s.1).max().unwrap_or(0);
-        let len =
-            usize::try_from(end - start).map_err(|_| bad(format!("row group {g} is too large")))?;
+        let end = spans.iter().map(|s| s.1).max().unwrap_or(0);
+        let len = usize::try_from(end - start)
+            .ok()
+            .filter(|_| end <= self.file.size())
+            .ok_or_else(|| {
+                bad(format!(
+                    "row group {g} (bytes {start}..{end}) lies past the end of the {}-byte file",
+                    self.file.size()
+                ))
+            })?;
         let bytes = self.file.read_at(start, len)?;
         let size = self.file.size();
         let window = Arc::new(Window { start, bytes, size });
