@@ -104,8 +104,13 @@ pub fn tiff_header(data: &[u8]) {
 /// A codec set-up for [`codec`]: name, configuration, data type, chunk shape.
 type CodecCase = (&'static str, &'static str, &'static str, [u64; 3]);
 
-/// Codec configurations decoded by [`codec`].
-const CODECS: [CodecCase; 12] = [
+/// The main header of a 16 x 16 one-component JPEG 2000 codestream
+/// (`opj_compress -n 2`), for the `jpeg2000` case of [`CODECS`].
+const J2K_MAIN_HEADER: &str = "/0//UQApAAAAAAAQAAAAEAAAAAAAAAAAAAAAEAAAABAAAAAAAAAAAAABBwEB/1IADAAAAAEAAQQEAAH/XAAHQEBISFD/ZAAlAAFDcmVhdGVkIGJ5IE9wZW5KUEVHIHZlcnNpb24gMi41LjA=";
+
+/// Codec configurations decoded by [`codec`] (the `jpeg2000` one's
+/// `main_header` is [`J2K_MAIN_HEADER`]).
+const CODECS: [CodecCase; 17] = [
     ("zlib", "{}", "|u1", [1, 16, 16]),
     ("gzip", "{}", "|u1", [1, 16, 16]),
     ("zstd", "{}", "<u2", [1, 16, 16]),
@@ -132,6 +137,32 @@ const CODECS: [CodecCase; 12] = [
         "<f4",
         [1, 16, 16],
     ),
+    (
+        "tiff-tile",
+        r#"{"compression": 7, "bits_per_sample": 8, "samples_per_pixel": 3, "photometric": 6,
+            "planar_config": 1, "tile_width": 16, "tile_height": 16, "sample_format": 1}"#,
+        "|u1",
+        [3, 16, 16],
+    ),
+    ("jpeg2000", "", "|u1", [1, 16, 16]),
+    (
+        "nitf-jpeg",
+        r#"{"num_bands": 1, "block_height": 16, "block_width": 16}"#,
+        "|u1",
+        [1, 16, 16],
+    ),
+    (
+        "jbp-block",
+        r#"{"num_bands": 3, "block_height": 16, "block_width": 16, "imode": "P"}"#,
+        "|u1",
+        [3, 16, 16],
+    ),
+    (
+        "dted",
+        r#"{"num_lat_points": 16, "num_lon_lines": 16, "record_size": 44}"#,
+        "<i2",
+        [1, 16, 16],
+    ),
 ];
 
 /// One chunk through a codec: the first byte picks the codec of
@@ -141,6 +172,8 @@ pub fn codec(data: &[u8]) {
         return;
     };
     let (name, config, dtype, shape) = CODECS[usize::from(pick) % CODECS.len()];
+    let j2k = format!(r#"{{"main_header": "{J2K_MAIN_HEADER}"}}"#);
+    let config = if name == "jpeg2000" { &j2k } else { config };
     let (Ok(config), Ok(dtype)) = (
         serde_json::from_str::<Config>(config),
         DataType::from_v2(dtype),
@@ -158,4 +191,19 @@ pub fn codec(data: &[u8]) {
         decoded_len,
     };
     let _ = codec.decode(Bytes::copy_from_slice(input), &ctx);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_codec_case_builds() {
+        for (name, config, _, _) in CODECS {
+            let j2k = format!(r#"{{"main_header": "{J2K_MAIN_HEADER}"}}"#);
+            let config = if name == "jpeg2000" { &j2k } else { config };
+            let config: Config = serde_json::from_str(config).unwrap();
+            assert!(registry::build(name, &config).is_ok(), "{name}");
+        }
+    }
 }
