@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -581,19 +582,26 @@ impl LocalFiles {
             .map_err(|_| Error::Limits {
                 what: format!("cannot allocate {total} bytes to read {}", source.url),
             })?;
+        buffer.resize(total as usize, 0);
+        let mut at = 0;
         for r in ranges {
-            let described = format!(" bytes {}..{}", r.start, r.end);
             let expected = (r.end - r.start) as usize;
-            file.seek(SeekFrom::Start(r.start))
-                .map_err(|e| fail(described.clone(), e))?;
-            let got = (&mut *file)
-                .take(expected as u64)
-                .read_to_end(&mut buffer)
-                .map_err(|e| fail(described.clone(), e))?;
+            let into = &mut buffer[at..at + expected];
+            at += expected;
+            // One positioned read per range (no seek, no end-of-file probe).
+            let mut got = 0;
+            while got < expected {
+                match file.read_at(&mut into[got..], r.start + got as u64) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(fail(format!(" bytes {}..{}", r.start, r.end), e)),
+                }
+            }
             if got != expected {
                 return Err(Error::Io {
                     url: source.url.clone(),
-                    range: described,
+                    range: format!(" bytes {}..{}", r.start, r.end),
                     reason: format!("short read: expected {expected} bytes, got {got}"),
                 });
             }
