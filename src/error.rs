@@ -176,3 +176,40 @@ impl Error {
         }
     }
 }
+
+/// Runs `f`, a call into a third-party decoder over untrusted bytes, and
+/// turns a panic in it (some crates assert on malformed input instead of
+/// returning an error) into [`Error::MalformedIndex`] for `index`, naming
+/// `what` was being read.
+pub fn contain_panics<T>(index: &str, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(Error::MalformedIndex {
+            index: index.to_string(),
+            reason: format!("{what}: the decoder gave up on malformed data ({why})"),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decoder_panic_becomes_an_error_naming_the_index() {
+        let e = contain_panics("t.parquet", "row group 3", || -> Result<()> {
+            panic!("bad varint")
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("t.parquet") && e.contains("row group 3") && e.contains("bad varint"),
+            "{e}"
+        );
+        assert_eq!(contain_panics("t", "x", || Ok(7)).unwrap(), 7);
+    }
+}

@@ -27,7 +27,7 @@ use super::footprint::{geometries, layer_epsg, Geometry};
 use super::table::{self, RowChecker, RowSink, Rows, TableReader, COLUMNS};
 use super::Index;
 use crate::chunk::Locations;
-use crate::error::{Error, Result};
+use crate::error::{contain_panics, Error, Result};
 use crate::refs::{ChunkTable, PageSource, RawRef};
 
 /// First bytes of a FlatGeobuf file (magic and major version 3).
@@ -178,6 +178,13 @@ impl PropertyProcessor for Row {
 /// a chunk lookup asks the R-tree for the features over the chunks'
 /// footprints, reading only the index pages and features it needs.
 pub fn read(source: &str, file: Arc<dyn IndexFile>, eager_rows: u64) -> Result<Index> {
+    contain_panics(source, "the FlatGeobuf table", || {
+        read_table(source, file, eager_rows)
+    })
+}
+
+/// [`read`], panics of the FlatGeobuf crate not contained.
+fn read_table(source: &str, file: Arc<dyn IndexFile>, eager_rows: u64) -> Result<Index> {
     let err = fgb_error(source);
     let fgb = FgbReader::open(Cursor::new(Arc::clone(&file), READ_AHEAD)).map_err(&err)?;
     let header = fgb.header();
@@ -430,6 +437,15 @@ struct Pages {
 
 impl PageSource for Pages {
     fn lookup(&self, array: usize, positions: &[u64]) -> Result<Vec<Option<RawRef>>> {
+        contain_panics(&self.source, "the FlatGeobuf R-tree or features", || {
+            self.find(array, positions)
+        })
+    }
+}
+
+impl Pages {
+    /// [`PageSource::lookup`], panics of the FlatGeobuf crate not contained.
+    fn find(&self, array: usize, positions: &[u64]) -> Result<Vec<Option<RawRef>>> {
         let Some((t, _)) = self.check.table_array(array) else {
             return Ok(vec![None; positions.len()]);
         };

@@ -27,7 +27,7 @@ use super::parquet_spans::GroupSpans;
 use super::stack::TimeOptions;
 use super::table::{RowChecker, RowSink, Rows, TableReader, COLUMNS, DOC_KEY};
 use super::Index;
-use crate::error::{Error, Result};
+use crate::error::{contain_panics, Error, Result};
 use crate::refs::{ChunkTable, PageSource, RawRef};
 
 /// Decoded row spans kept by a table read on demand.
@@ -60,7 +60,7 @@ pub fn read(
     time: &TimeOptions,
     eager_rows: u64,
 ) -> Result<Index> {
-    let table = Table::open(source, file)?;
+    let table = contain_panics(source, "the footer", || Table::open(source, file))?;
     let mut reader = TableReader::new(source, table.doc()?)?;
     let rows = u64::try_from(table.metadata.file_metadata().num_rows()).unwrap_or(0);
     if rows > eager_rows {
@@ -212,10 +212,15 @@ impl Table {
     /// Where in group `g` each key can lie, from its page index.
     fn spans(&self, g: usize) -> GroupSpans {
         let keys: Vec<usize> = self.columns[..KEYS].to_vec();
-        match self.page_index.get_or_init(|| self.remote_page_index()) {
-            Some(held) => GroupSpans::read(held, &self.metadata, g, &keys),
-            None => GroupSpans::read(&Whole(Arc::clone(&self.file)), &self.metadata, g, &keys),
-        }
+        let held = self.page_index.get_or_init(|| self.remote_page_index());
+        // A page index the crate cannot decode leaves the whole group to read.
+        contain_panics(&self.source, "a page index", || {
+            Ok(match held {
+                Some(held) => GroupSpans::read(held, &self.metadata, g, &keys),
+                None => GroupSpans::read(&Whole(Arc::clone(&self.file)), &self.metadata, g, &keys),
+            })
+        })
+        .unwrap_or_else(|_| GroupSpans::whole(self.group_len(g)))
     }
 
     /// The page index of every group of a remote table, in one read: a
@@ -275,6 +280,12 @@ impl Table {
     /// Rows `span` of group `g`, the group's bytes fetched in one read; the
     /// pages before the span are skipped without being decoded.
     fn rows(&self, g: usize, span: Range<usize>) -> Result<Rows> {
+        let what = format!("row group {g}");
+        contain_panics(&self.source, &what, || self.decode_rows(g, span))
+    }
+
+    /// [`Table::rows`], panics of the Parquet crate not contained.
+    fn decode_rows(&self, g: usize, span: Range<usize>) -> Result<Rows> {
         let err = parquet_error(&self.source);
         let bad = |reason: String| malformed(&self.source, reason);
         let meta = self.metadata.row_group(g);

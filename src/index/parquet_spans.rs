@@ -29,6 +29,14 @@ pub struct GroupSpans {
 }
 
 impl GroupSpans {
+    /// No page statistics: every key may lie anywhere in the group's `rows`.
+    pub fn whole(rows: usize) -> GroupSpans {
+        GroupSpans {
+            columns: Vec::new(),
+            rows,
+        }
+    }
+
     /// Reads the page index of row group `group` (of `file`'s `metadata`)
     /// for the key columns `keys` (leaf column numbers). A group without a
     /// page index, or with one that does not describe its rows (pages out
@@ -42,10 +50,7 @@ impl GroupSpans {
     ) -> GroupSpans {
         let meta = metadata.row_group(group);
         let rows = usize::try_from(meta.num_rows()).unwrap_or(0);
-        let none = GroupSpans {
-            columns: Vec::new(),
-            rows,
-        };
+        let none = GroupSpans::whole(rows);
         let Ok(indexed) = page_index(file, metadata.file_metadata(), meta) else {
             return none;
         };
