@@ -22,6 +22,8 @@ pub struct Locations {
     fetcher: Fetcher,
     /// Decoded chunks kept for reuse (see [`Locations::keep_decoded`]).
     decoded: Option<ChunkCache>,
+    /// Bytes [`Locations::keep_decoded`] may keep.
+    decoded_budget: usize,
 }
 
 impl Locations {
@@ -49,13 +51,19 @@ impl Locations {
             sources: index.files.urls().iter().map(|u| open(u)).collect(),
             fetcher: Fetcher::new(settings),
             decoded: None,
+            decoded_budget: settings.mosaic_cache_mib.map_or_else(
+                || crate::gdal::cache_max() / 4,
+                |mib| usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+            ),
         }
     }
 
-    /// Keeps up to `budget` bytes of decoded chunks for later reads (for
-    /// datasets whose blocks straddle chunks, such as mosaics).
-    pub fn keep_decoded(&mut self, budget: usize) {
-        self.decoded = Some(ChunkCache::new(budget));
+    /// Keeps decoded chunks for later reads, as many as the settings allow
+    /// (for datasets whose blocks straddle chunks, such as mosaics).
+    pub fn keep_decoded(&mut self) {
+        if self.decoded_budget > 0 {
+            self.decoded = Some(ChunkCache::new(self.decoded_budget));
+        }
     }
 
     /// The source of file `file`, or the error met resolving it.

@@ -106,6 +106,9 @@ pub struct Settings {
     /// of at most this many rows are read whole when opened; larger ones
     /// are read on demand, row group by row group.
     pub table_eager_rows: u64,
+    /// `CHUNKREF_MOSAIC_CACHE`: MiB of decoded scene chunks a mosaic keeps
+    /// (`0`: none); unset, a quarter of GDAL's block cache.
+    pub mosaic_cache_mib: Option<u64>,
 }
 
 impl Settings {
@@ -222,6 +225,7 @@ impl Settings {
                 || flag("CHUNKREF_ALLOW_REMOTE_INDEX_LOCAL_FILES", false),
             index_cache: flag("CHUNKREF_INDEX_CACHE", true),
             table_eager_rows,
+            mosaic_cache_mib: count("CHUNKREF_MOSAIC_CACHE")?,
         })
     }
 }

@@ -265,9 +265,8 @@ impl Dataset {
         if let Some(desc) = mosaic::description(&index)? {
             (self.levels, self.georef) =
                 mosaic::levels(&index, &self.locations, &desc, &mut self.warnings)?;
-            // Scene chunks straddle the mosaic's blocks: keep them decoded,
-            // in a quarter of what GDAL's block cache may hold.
-            self.locations.keep_decoded(crate::gdal::cache_max() / 4);
+            // Scene chunks straddle the mosaic's blocks: keep them decoded.
+            self.locations.keep_decoded();
             return Ok(());
         }
         if let Some(ms) = multiscale(&index, "", None)? {

@@ -193,6 +193,19 @@ def test_mosaic_reads_like_gdalbuildvrt(tmp_path, chunkref_bin, case, form):
     assert_pixels_equal(copy.ReadAsArray(), vrt.ReadAsArray(), "gdal_translate of the mosaic")
 
 
+@pytest.mark.parametrize("cache", ["0", "1"])
+def test_mosaic_reads_alike_with_its_chunk_cache_off_or_small(tmp_path, chunkref_bin, cache):
+    """Decoded scene chunks are kept per dataset (CHUNKREF_MOSAIC_CACHE MiB,
+    0 = none): reads are the same either way."""
+    sources = write_scenes(tmp_path, CASES[next(iter(CASES))])
+    out = tmp_path / "mosaic.json"
+    index(chunkref_bin, sources, out)
+    vrt = build_vrt(sources, tmp_path / "mosaic.vrt")
+    with config_options({"CHUNKREF_MOSAIC_CACHE": cache}):
+        ds = open_chunkref(out)
+    assert_reads_like(ds, vrt)
+
+
 def test_mosaic_converts_losslessly(tmp_path, chunkref_bin):
     sources = write_scenes(tmp_path, CASES["u2-3band-planar-nodata"])
     index(chunkref_bin, sources, tmp_path / "m.parquet")
