@@ -6,7 +6,7 @@
 
 #![allow(unsafe_code)]
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_int, CStr, CString};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -14,29 +14,15 @@ use bytes::Bytes;
 use crate::error::{Error, Result};
 use crate::index::file::IndexFile;
 
-type CplErrorHandler = unsafe extern "C" fn(c_int, c_int, *const c_char);
-
-extern "C" {
-    fn CPLGetConfigOption(key: *const c_char, default: *const c_char) -> *const c_char;
-    fn GDALGetCacheMax64() -> i64;
-    fn VSIFOpenExL(name: *const c_char, access: *const c_char, set_error: c_int) -> *mut c_void;
-    fn VSIFSeekL(fp: *mut c_void, offset: u64, whence: c_int) -> c_int;
-    fn VSIFTellL(fp: *mut c_void) -> u64;
-    fn VSIFReadL(buf: *mut c_void, size: usize, count: usize, fp: *mut c_void) -> usize;
-    fn VSIFCloseL(fp: *mut c_void) -> c_int;
-    fn VSIIsLocal(path: *const c_char) -> bool;
-    fn VSIStatExL(path: *const c_char, stat: *mut c_void, flags: c_int) -> c_int;
-    fn CPLQuietErrorHandler(class: c_int, code: c_int, msg: *const c_char);
-    fn CPLPushErrorHandler(handler: CplErrorHandler);
-    fn CPLPopErrorHandler();
-    fn CPLErrorReset();
-    fn CPLGetLastErrorMsg() -> *const c_char;
-}
-
+// GDAL's C API as `gdal-sys` generates it from the headers (bindgen), so a
+// signature that changes is a compile error here, not a crash.
 #[cfg(test)]
-extern "C" {
-    fn CPLSetConfigOption(key: *const c_char, value: *const c_char);
-}
+use gdal_sys::CPLSetConfigOption;
+use gdal_sys::{
+    CPLErrorReset, CPLGetConfigOption, CPLGetLastErrorMsg, CPLPopErrorHandler, CPLPushErrorHandler,
+    CPLQuietErrorHandler, GDALGetCacheMax64, VSIFCloseL, VSIFOpenExL, VSIFReadL, VSIFSeekL,
+    VSIFTellL, VSIIsLocal, VSIStatBufL, VSIStatExL, VSILFILE,
+};
 
 fn c_string(s: &str, what: &str) -> Result<CString> {
     CString::new(s).map_err(|_| Error::Usage {
@@ -82,10 +68,10 @@ pub fn vsi_exists(path: &str) -> bool {
     let Ok(p) = CString::new(path) else {
         return false;
     };
-    // Room for a `VSIStatBufL` (`struct stat64`, 144 bytes on x86-64 Linux).
-    let mut buf = [0u64; 64];
-    // SAFETY: a valid C string and a buffer larger than the stat structure.
-    unsafe { VSIStatExL(p.as_ptr(), buf.as_mut_ptr().cast(), EXISTS) == 0 }
+    // SAFETY: a plain C structure, valid all zero.
+    let mut buf: VSIStatBufL = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a stat structure of GDAL's own type.
+    unsafe { VSIStatExL(p.as_ptr(), &mut buf, EXISTS) == 0 }
 }
 
 /// Sets (or with `None` clears) a GDAL configuration option, for tests.
@@ -108,7 +94,7 @@ fn quietly<T>(f: impl FnOnce() -> T) -> (T, String) {
     // message is copied before the error state is reset.
     unsafe {
         CPLErrorReset();
-        CPLPushErrorHandler(CPLQuietErrorHandler);
+        CPLPushErrorHandler(Some(CPLQuietErrorHandler));
         let out = f();
         let msg = CPLGetLastErrorMsg();
         let message = if msg.is_null() {
@@ -135,7 +121,7 @@ pub struct VsiFile {
 
 /// A `VSILFILE*`, used by one thread at a time behind the mutex.
 #[derive(Debug)]
-struct Handle(*mut c_void);
+struct Handle(*mut VSILFILE);
 
 // SAFETY: a VSILFILE may move between threads; the mutex serialises its use.
 unsafe impl Send for Handle {}

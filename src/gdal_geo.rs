@@ -6,68 +6,24 @@
 
 #![allow(unsafe_code)]
 
-use std::ffi::{c_char, c_double, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, CStr, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-type OgrSrsH = *mut c_void;
-type DatasetH = *mut c_void;
-type CplErrorHandler = unsafe extern "C" fn(c_int, c_int, *const c_char);
+// GDAL's C API as `gdal-sys` generates it from the headers (bindgen).
+use gdal_sys::{
+    CPLPopErrorHandler, CPLPushErrorHandler, CPLQuietErrorHandler, GDALClose,
+    GDALGCPsToGeoTransform, GDALGetSpatialRef, GDALOpenEx, OGRSpatialReferenceH as OgrSrsH,
+    OSRDestroySpatialReference, OSREPSGTreatsAsLatLong, OSREPSGTreatsAsNorthingEasting,
+    OSRExportToWktEx, OSRImportFromEPSG, OSRImportFromXML, OSRNewSpatialReference, VSIFCloseL,
+    VSIFileFromMemBuffer, VSIFree, VSIUnlink, GDAL_GCP,
+};
 
-/// `GDAL_OF_RASTER`.
+/// `GDAL_OF_RASTER` (a macro of gdal.h, not in the generated bindings).
 const GDAL_OF_RASTER: u32 = 0x02;
 
-/// GDAL's `GDAL_GCP`.
-#[repr(C)]
-struct Gcp {
-    id: *mut c_char,
-    info: *mut c_char,
-    pixel: c_double,
-    line: c_double,
-    x: c_double,
-    y: c_double,
-    z: c_double,
-}
-
 extern "C" {
-    fn GDALGCPsToGeoTransform(
-        count: c_int,
-        gcps: *const Gcp,
-        transform: *mut c_double,
-        approx_ok: c_int,
-    ) -> c_int;
-    fn OSRNewSpatialReference(wkt: *const std::ffi::c_char) -> OgrSrsH;
-    fn OSRDestroySpatialReference(srs: OgrSrsH);
-    fn OSRImportFromEPSG(srs: OgrSrsH, code: c_int) -> c_int;
-    fn OSREPSGTreatsAsLatLong(srs: OgrSrsH) -> c_int;
-    fn OSREPSGTreatsAsNorthingEasting(srs: OgrSrsH) -> c_int;
-    fn OSRImportFromXML(srs: OgrSrsH, xml: *const c_char) -> c_int;
-    fn OSRExportToWktEx(
-        srs: OgrSrsH,
-        wkt: *mut *mut c_char,
-        options: *const *const c_char,
-    ) -> c_int;
+    /// In gdal_frmts.h, which `gdal-sys` does not bind.
     fn GDALRegister_GTiff();
-    fn GDALOpenEx(
-        name: *const c_char,
-        flags: u32,
-        drivers: *const *const c_char,
-        options: *const *const c_char,
-        siblings: *const *const c_char,
-    ) -> DatasetH;
-    fn GDALGetSpatialRef(ds: DatasetH) -> OgrSrsH;
-    fn GDALClose(ds: DatasetH);
-    fn VSIFileFromMemBuffer(
-        name: *const c_char,
-        data: *mut u8,
-        len: u64,
-        owned: c_int,
-    ) -> *mut c_void;
-    fn VSIFCloseL(fp: *mut c_void) -> c_int;
-    fn VSIUnlink(name: *const c_char) -> c_int;
-    fn VSIFree(p: *mut c_void);
-    fn CPLQuietErrorHandler(class: c_int, code: c_int, msg: *const c_char);
-    fn CPLPushErrorHandler(handler: CplErrorHandler);
-    fn CPLPopErrorHandler();
 }
 
 /// An OSR handle destroyed on drop.
@@ -112,16 +68,16 @@ pub type ControlPoint = ((f64, f64), (f64, f64));
 /// GDAL fits it to ground control points (`GDALGCPsToGeoTransform`, exact
 /// fit: None when no affine transform passes within a quarter pixel).
 pub fn fit_geotransform(points: &[ControlPoint]) -> Option<[f64; 6]> {
-    let gcps: Vec<Gcp> = points
+    let gcps: Vec<GDAL_GCP> = points
         .iter()
-        .map(|&((pixel, line), (x, y))| Gcp {
-            id: std::ptr::null_mut(),
-            info: std::ptr::null_mut(),
-            pixel,
-            line,
-            x,
-            y,
-            z: 0.0,
+        .map(|&((pixel, line), (x, y))| GDAL_GCP {
+            pszId: std::ptr::null_mut(),
+            pszInfo: std::ptr::null_mut(),
+            dfGCPPixel: pixel,
+            dfGCPLine: line,
+            dfGCPX: x,
+            dfGCPY: y,
+            dfGCPZ: 0.0,
         })
         .collect();
     let mut gt = [0.0; 6];
@@ -164,7 +120,7 @@ pub fn gml_crs_wkt2(xml: &str) -> Option<String> {
     // SAFETY: a live handle and a valid C string; errors are kept quiet and
     // the handler popped on this thread.
     unsafe {
-        CPLPushErrorHandler(CPLQuietErrorHandler);
+        CPLPushErrorHandler(Some(CPLQuietErrorHandler));
         let ok = OSRImportFromXML(srs.0, xml.as_ptr()) == 0;
         CPLPopErrorHandler();
         if ok {
@@ -186,7 +142,7 @@ pub fn geotiff_crs_wkt2(name: &str) -> Option<String> {
     // is copied.
     unsafe {
         GDALRegister_GTiff();
-        CPLPushErrorHandler(CPLQuietErrorHandler);
+        CPLPushErrorHandler(Some(CPLQuietErrorHandler));
         let ds = GDALOpenEx(
             name.as_ptr(),
             GDAL_OF_RASTER,

@@ -5,16 +5,11 @@
 //! A low-level module every layer may use (codecs, chunk reads, the C ABI),
 //! so that raising a warning does not tie them to the FFI.
 
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::{c_int, CString};
+
+use gdal_sys::{CPLErr::CE_Warning, CPLError};
 
 use crate::error::CplCode;
-
-extern "C" {
-    fn CPLError(class: c_int, code: c_int, format: *const c_char, ...);
-}
-
-/// GDAL's `CE_Warning` error class.
-const CE_WARNING: c_int = 2;
 
 thread_local! {
     /// Warnings held back on a worker thread by [`collect_warnings`].
@@ -51,7 +46,7 @@ pub fn gdal_warning(message: &str) {
     // SAFETY: a "%s" format with one NUL-terminated string argument.
     unsafe {
         CPLError(
-            CE_WARNING,
+            CE_Warning,
             CplCode::AppDefined as c_int,
             c"%s".as_ptr(),
             text.as_ptr(),
