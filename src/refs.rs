@@ -288,6 +288,12 @@ impl ChunkTable {
                     (INLINE, (t.inline.len() - 1) as u64, 0)
                 }
                 RawRef::Whole(f) => (f, 0, WHOLE),
+                // A length that would read as a marker is kept as a list of
+                // one range (it is refused when read: no file is that long).
+                RawRef::Range(f, o, l) if l >= MULTI => {
+                    t.multi.push(vec![(o, l)]);
+                    (f, (t.multi.len() - 1) as u64, MULTI)
+                }
                 RawRef::Range(f, o, l) => (f, o, l),
                 RawRef::Multi(f, ranges) => {
                     t.multi.push(ranges);
@@ -436,6 +442,24 @@ mod tests {
             })
         );
         assert_eq!(t.get(4), None);
+    }
+
+    #[test]
+    fn lengths_that_look_like_markers_stay_ranges() {
+        let t = ChunkTable::from_rows(vec![
+            (0, RawRef::Range(2, 0, u64::MAX)),
+            (1, RawRef::Range(2, 7, u64::MAX - 1)),
+        ]);
+        let whole = ChunkRef::Multi {
+            file: 2,
+            ranges: &[(0, u64::MAX)],
+        };
+        assert_eq!(t.get(0), Some(whole), "not a whole-file reference");
+        let tail = ChunkRef::Multi {
+            file: 2,
+            ranges: &[(7, u64::MAX - 1)],
+        };
+        assert_eq!(t.get(1), Some(tail));
     }
 
     #[test]
