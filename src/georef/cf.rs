@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 use crate::index::{Array, Index};
 
 /// The attributes of the `grid_mapping` variable of `array`: the variable
-/// its `grid_mapping` attribute names (CF's `"name"` or `"name: x y"` form),
+/// its `grid_mapping` attribute names (CF's `"name"` or `"name: x y"` form;
+/// the name may be a CF 1.8 absolute or relative path such as `/crs`),
 /// else a `spatial_ref` variable, looked up beside the array and then in its
 /// parent groups.
 pub fn grid_mapping<'a>(index: &'a Index, array: &Array) -> Option<&'a Map<String, Value>> {
@@ -18,14 +19,7 @@ pub fn grid_mapping<'a>(index: &'a Index, array: &Array) -> Option<&'a Map<Strin
         .and_then(Value::as_str)
         .and_then(|g| g.split([':', ' ']).find(|s| !s.is_empty()))
         .unwrap_or("spatial_ref");
-    super::parents(&array.meta.path).find_map(|g| {
-        let path = if g.is_empty() {
-            name.to_string()
-        } else {
-            format!("{g}/{name}")
-        };
-        index.array(&path).map(|a| &a.meta.attributes)
-    })
+    super::cf_variable(index, array, name).map(|a| &a.meta.attributes)
 }
 
 /// The `GeoTransform` attribute (GDAL order, six numbers separated by spaces).
@@ -224,6 +218,43 @@ mod tests {
             cf_to_proj(&attrs(r#"{"grid_mapping_name": "healpix"}"#)),
             None
         );
+    }
+
+    /// A NetCDF4 layout as kerchunk writes it: `crs` at the root, a
+    /// variable in group `forecast` naming it by CF 1.8 path or bare name.
+    #[test]
+    fn grid_mapping_of_a_group_variable_by_path_or_name() {
+        let arr = |shape: &str, attrs: &str| {
+            (
+                format!(
+                    r#"{{"shape": {shape}, "chunks": {shape}, "dtype": "<i4", "fill_value": 0,
+                        "compressor": null, "filters": null, "zarr_format": 2}}"#
+                ),
+                attrs.to_string(),
+            )
+        };
+        for (reference, found) in [
+            ("/crs", true),
+            ("../crs", true),
+            ("crs", true),
+            ("/x/crs", false),
+        ] {
+            let (crs, crs_attrs) = arr("[]", r#"{"grid_mapping_name": "latitude_longitude"}"#);
+            let (gust, gust_attrs) =
+                arr("[2, 2]", &format!(r#"{{"grid_mapping": "{reference}"}}"#));
+            let doc = serde_json::json!({
+                ".zgroup": r#"{"zarr_format": 2}"#, "forecast/.zgroup": r#"{"zarr_format": 2}"#,
+                "crs/.zarray": crs, "crs/.zattrs": crs_attrs,
+                "forecast/gust/.zarray": gust, "forecast/gust/.zattrs": gust_attrs});
+            let index =
+                Index::from_kerchunk_json("t.json", doc.to_string().as_bytes(), &[]).unwrap();
+            let gm = grid_mapping(&index, index.array("forecast/gust").unwrap());
+            assert_eq!(
+                gm.and_then(|g| g.get("grid_mapping_name")).is_some(),
+                found,
+                "{reference}"
+            );
+        }
     }
 
     #[test]

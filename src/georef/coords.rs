@@ -84,12 +84,7 @@ pub fn swath(index: &Index, locations: &Locations, array: &Array) -> Option<Axes
     let (h, w) = super::yx_size(array);
     let found: Vec<&Array> = names
         .split_whitespace()
-        .filter_map(|name| {
-            super::parents(&array.meta.path).find_map(|g| match g.is_empty() {
-                true => index.array(name),
-                false => index.array(&format!("{g}/{name}")),
-            })
-        })
+        .filter_map(|name| super::cf_variable(index, array, name))
         .filter(|c| c.meta.shape == [h, w] && h * w <= MAX_COORDINATES)
         .collect();
     let is = |c: &&Array, words: [&str; 3]| {

@@ -174,6 +174,49 @@ fn parents(path: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The store paths a CF variable reference made from the array at
+/// `array_path` may name, in the order to try them (CF 1.8 groups, section
+/// 2.7): an absolute path (`/crs`) names one variable from the root; a
+/// relative path (`../crs`, `sub/crs`) one from the array's group; a bare
+/// name (`crs`) the variable of that name in the array's group or the
+/// nearest parent group holding one. `None` for a path that climbs above
+/// the root or names no variable.
+fn cf_reference_paths(array_path: &str, reference: &str) -> Option<Vec<String>> {
+    if !reference.contains('/') {
+        return Some(
+            parents(array_path)
+                .map(|g| match g.is_empty() {
+                    true => reference.to_string(),
+                    false => format!("{g}/{reference}"),
+                })
+                .collect(),
+        );
+    }
+    let (mut parts, rest): (Vec<&str>, &str) = match reference.strip_prefix('/') {
+        Some(absolute) => (Vec::new(), absolute),
+        None => (parents(array_path).next()?.split('/').collect(), reference),
+    };
+    parts.retain(|p| !p.is_empty());
+    for part in rest.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            name => parts.push(name),
+        }
+    }
+    (!parts.is_empty() && !rest.ends_with('/')).then(|| vec![parts.join("/")])
+}
+
+/// The array a CF variable reference (a `grid_mapping` or `coordinates`
+/// entry) made from `array` names; see [`cf_reference_paths`].
+fn cf_variable<'a>(index: &'a Index, array: &Array, reference: &str) -> Option<&'a Array> {
+    cf_reference_paths(&array.meta.path, reference)?
+        .iter()
+        .find_map(|path| index.array(path))
+}
+
 /// True when group `g` is `b` or one of its parents.
 fn is_ancestor_or_self(g: &str, b: &str) -> bool {
     g.is_empty() || g == b || b.strip_prefix(g).is_some_and(|r| r.starts_with('/'))
@@ -380,6 +423,23 @@ pub fn same_extent(base: [f64; 6], base_size: (u64, u64), gt: [f64; 6], size: (u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cf_references_absolute_relative_and_searched_upward() {
+        let paths = |a: &str, r: &str| cf_reference_paths(a, r);
+        assert_eq!(
+            paths("forecast/gust", "crs").unwrap(),
+            ["forecast/crs", "crs"]
+        );
+        assert_eq!(paths("gust", "crs").unwrap(), ["crs"]);
+        assert_eq!(paths("forecast/gust", "/crs").unwrap(), ["crs"]);
+        assert_eq!(paths("a/b/gust", "/a/crs").unwrap(), ["a/crs"]);
+        assert_eq!(paths("a/b/gust", "../crs").unwrap(), ["a/crs"]);
+        assert_eq!(paths("a/b/gust", "./m/crs").unwrap(), ["a/b/m/crs"]);
+        assert_eq!(paths("gust", "../crs"), None, "above the root");
+        assert_eq!(paths("gust", "/"), None);
+        assert_eq!(paths("gust", "/grids/"), None);
+    }
 
     #[test]
     fn affine_order_and_node_shift() {
