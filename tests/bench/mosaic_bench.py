@@ -7,11 +7,10 @@ x 3 byte COGs (DEFLATE, 256 x 256 tiles, no overviews) overlapping by 148
 pixels, so scene chunks straddle the mosaic's blocks; indexed with
 ``chunkref index --mosaic`` and built into a VRT with ``gdalbuildvrt``.
 
-Patterns (each in its own process, best of ``--runs`` fresh opens):
-``full`` (all bands, one ``ReadRaster``), ``bands`` (band by band),
-``zoom`` (the whole mosaic to a sixth of its size, no overviews),
-``window`` (1024 x 1024 across four scenes), ``scanlines`` (300 rows of
-band 1, one ``ReadRaster`` each). GDAL runs with GDAL_NUM_THREADS=ALL_CPUS.
+Patterns (those of patterns.py, each in its own process, best of
+``--runs`` fresh opens): ``full``, ``bands``, ``zoom1024`` (no overviews:
+every block), ``window1024`` (across four scenes), ``scanlines`` (512
+rows of band 1). GDAL runs with GDAL_NUM_THREADS=ALL_CPUS.
 Prints a Markdown table: ms and the ratio VRT / ChunkRef (above 1:
 ChunkRef is faster). Usage::
 
@@ -21,7 +20,6 @@ ChunkRef is faster). Usage::
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,39 +28,14 @@ import numpy as np
 from osgeo import gdal, osr
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from patterns import timed  # noqa: E402
 CHUNKREF = REPO / "target" / "release" / "chunkref"
 ROOT = REPO / "build" / "bench" / "mosaic"
 SIDE, STEP = 2048, 1900
-PATTERNS = ["full", "bands", "zoom", "window", "scanlines"]
+PATTERNS = ["full", "bands", "zoom1024", "window1024", "scanlines"]
 
-RUNNER = r"""
-import sys, time
-from osgeo import gdal
-gdal.UseExceptions()
-name, pattern, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-best = None
-for _ in range(runs):
-    t = time.perf_counter()
-    ds = gdal.Open(name)
-    w, h = ds.RasterXSize, ds.RasterYSize
-    if pattern == "full":
-        ds.ReadRaster()
-    elif pattern == "bands":
-        for b in range(1, ds.RasterCount + 1):
-            ds.GetRasterBand(b).ReadRaster()
-    elif pattern == "zoom":
-        ds.ReadRaster(0, 0, w, h, w // 6, h // 6)
-    elif pattern == "window":
-        ds.ReadRaster(1800, 1800, 1024, 1024)
-    elif pattern == "scanlines":
-        band = ds.GetRasterBand(1)
-        for y in range(1800, 2100):
-            band.ReadRaster(0, y, w, 1)
-    ds = None
-    t = time.perf_counter() - t
-    best = t if best is None else min(best, t)
-print(best)
-"""
 
 
 def build() -> tuple[Path, Path]:
@@ -93,16 +66,6 @@ def build() -> tuple[Path, Path]:
     return index, vrt
 
 
-def timed(name: Path, pattern: str, runs: int) -> float | None:
-    env = dict(os.environ, GDAL_NUM_THREADS="ALL_CPUS")
-    done = subprocess.run([sys.executable, "-c", RUNNER, str(name), pattern, str(runs)],
-                          capture_output=True, text=True, env=env, timeout=1800)
-    if done.returncode != 0:
-        print(f"failed: {name} {pattern}: {done.stderr[-400:]}", file=sys.stderr)
-        return None
-    return float(done.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -113,9 +76,10 @@ def main() -> None:
     print("| pattern | VRT ms | ChunkRef mosaic ms | ratio |")
     print("|---|---|---|---|")
     for pattern in PATTERNS:
-        ref, mine = timed(vrt, pattern, args.runs), timed(index, pattern, args.runs)
-        ratio = "-" if ref is None or mine is None else f"{ref / mine:.2f}"
-        ms = lambda v: "-" if v is None else f"{1000 * v:.1f}"  # noqa: E731
+        # Both with GDAL_NUM_THREADS=ALL_CPUS (`gtiff=True` sets it).
+        ref, mine = (timed(name, pattern, args.runs, gtiff=True) for name in (vrt, index))
+        ratio = "-" if ref is None or mine is None else f"{ref[0] / mine[0]:.2f}"
+        ms = lambda v: "-" if v is None else f"{1000 * v[0]:.1f}"  # noqa: E731
         print(f"| {pattern} | {ms(ref)} | {ms(mine)} | {ratio} |", flush=True)
 
 

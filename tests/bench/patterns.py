@@ -13,6 +13,8 @@ every repeat a fresh open so GDAL's block cache starts empty):
 - ``zoom1024`` / ``zoom512``: open + the whole image resampled to 1024x1024
   or 512x512 in one call (a zoomed-out map view);
 - ``tile``: open + one 256x256 tile of all bands (a tile server);
+- ``window1024``: open + a 1024x1024 window of all bands at (1800, 1800)
+  (used by mosaic_bench.py);
 - ``scanlines``: the 512 rows of one chunk row, one ``ReadRaster`` per row
   (Float32 fixture; gdaldem, gdal_calc, striped writers);
 - ``hillshade``: ``gdal.DEMProcessing(hillshade)`` of the Float32 fixture;
@@ -119,6 +121,8 @@ def run():
         ds.ReadRaster(0, 0, w, h, side, side)
     elif pattern == "tile":
         ds.ReadRaster(1280, 2304, 256, 256)
+    elif pattern == "window1024":
+        ds.ReadRaster(1800, 1800, 1024, 1024)
     elif pattern == "scanlines":
         band = ds.GetRasterBand(1)
         for y in range(1024, 1536):

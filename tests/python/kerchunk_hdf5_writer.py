@@ -64,17 +64,27 @@ def ramp(dtype: str, seed: int, shape=(NY, NX)) -> np.ndarray:
     return (plane + steps).astype(dtype)
 
 
+def add_axes(nc: netCDF4.Dataset, y: tuple[str, float, float, dict],
+             x: tuple[str, float, float, dict]) -> None:
+    """Two 1-D coordinate variables over dimensions of their own: each
+    (name, first edge, step, attributes), values at the cell centres."""
+    for (name, edge, step, atts), size in ((y, NY), (x, NX)):
+        nc.createDimension(name, size)
+        var = nc.createVariable(name, "f8", (name,))
+        var[:] = edge + step * (np.arange(size) + 0.5)
+        var.setncatts(atts)
+
+
+LAT_ATTS = {"standard_name": "latitude", "units": "degrees_north"}
+LON_ATTS = {"standard_name": "longitude", "units": "degrees_east"}
+Y_ATTS = {"standard_name": "projection_y_coordinate", "units": "m"}
+X_ATTS = {"standard_name": "projection_x_coordinate", "units": "m"}
+
+
 def add_geographic(nc: netCDF4.Dataset) -> None:
     """lat (descending: north-up) / lon coordinates and a latitude_longitude
     grid mapping ``crs`` carrying both ``crs_wkt`` and ``spatial_ref``."""
-    nc.createDimension("lat", NY)
-    nc.createDimension("lon", NX)
-    lat = nc.createVariable("lat", "f8", ("lat",))
-    lat[:] = 50.0 - 0.25 * (np.arange(NY) + 0.5)
-    lat.setncatts({"standard_name": "latitude", "units": "degrees_north"})
-    lon = nc.createVariable("lon", "f8", ("lon",))
-    lon[:] = -10.0 + 0.25 * (np.arange(NX) + 0.5)
-    lon.setncatts({"standard_name": "longitude", "units": "degrees_east"})
+    add_axes(nc, ("lat", 50.0, -0.25, LAT_ATTS), ("lon", -10.0, 0.25, LON_ATTS))
     crs = nc.createVariable("crs", "i4")
     crs.setncatts({
         "grid_mapping_name": "latitude_longitude",
@@ -182,14 +192,7 @@ def write_utm(path: Path) -> None:
     transverse_mercator grid mapping variable named ``spatial_ref`` whose
     WKT is in its ``spatial_ref`` attribute only."""
     with netCDF4.Dataset(path, "w", format="NETCDF4") as nc:
-        nc.createDimension("y", NY)
-        nc.createDimension("x", NX)
-        y = nc.createVariable("y", "f8", ("y",))
-        y[:] = 5_600_000.0 - 30.0 * (np.arange(NY) + 0.5)
-        y.setncatts({"standard_name": "projection_y_coordinate", "units": "m"})
-        x = nc.createVariable("x", "f8", ("x",))
-        x[:] = 400_000.0 + 30.0 * (np.arange(NX) + 0.5)
-        x.setncatts({"standard_name": "projection_x_coordinate", "units": "m"})
+        add_axes(nc, ("y", 5_600_000.0, -30.0, Y_ATTS), ("x", 400_000.0, 30.0, X_ATTS))
         crs = nc.createVariable("spatial_ref", "i4")
         crs.setncatts({
             "grid_mapping_name": "transverse_mercator",
@@ -219,14 +222,7 @@ def write_south_up(path: Path) -> None:
     """Latitudes ascending (south-up rows, as many NetCDF files have them),
     a grid mapping with ``crs_wkt`` only."""
     with netCDF4.Dataset(path, "w", format="NETCDF4") as nc:
-        nc.createDimension("lat", NY)
-        nc.createDimension("lon", NX)
-        lat = nc.createVariable("lat", "f8", ("lat",))
-        lat[:] = 40.0 + 0.25 * (np.arange(NY) + 0.5)
-        lat.setncatts({"standard_name": "latitude", "units": "degrees_north"})
-        lon = nc.createVariable("lon", "f8", ("lon",))
-        lon[:] = -10.0 + 0.25 * (np.arange(NX) + 0.5)
-        lon.setncatts({"standard_name": "longitude", "units": "degrees_east"})
+        add_axes(nc, ("lat", 40.0, 0.25, LAT_ATTS), ("lon", -10.0, 0.25, LON_ATTS))
         crs = nc.createVariable("crs", "i4")
         crs.setncatts({"grid_mapping_name": "latitude_longitude", "crs_wkt": WKT_4326})
         tas = nc.createVariable("tas", "f4", ("lat", "lon"), zlib=True, chunksizes=CHUNK)
@@ -238,14 +234,7 @@ def write_polar(path: Path) -> None:
     """A polar stereographic grid described by CF parameters alone (no
     WKT), x/y in metres, y descending."""
     with netCDF4.Dataset(path, "w", format="NETCDF4") as nc:
-        nc.createDimension("y", NY)
-        nc.createDimension("x", NX)
-        y = nc.createVariable("y", "f8", ("y",))
-        y[:] = 200_000.0 - 25_000.0 * (np.arange(NY) + 0.5)
-        y.setncatts({"standard_name": "projection_y_coordinate", "units": "m"})
-        x = nc.createVariable("x", "f8", ("x",))
-        x[:] = -800_000.0 + 25_000.0 * (np.arange(NX) + 0.5)
-        x.setncatts({"standard_name": "projection_x_coordinate", "units": "m"})
+        add_axes(nc, ("y", 200_000.0, -25_000.0, Y_ATTS), ("x", -800_000.0, 25_000.0, X_ATTS))
         crs = nc.createVariable("polar_stereographic", "i4")
         crs.setncatts({
             "grid_mapping_name": "polar_stereographic",
