@@ -49,6 +49,12 @@ constexpr const char *OPEN_OPTIONS =
     "step to open (step number or ISO 8601 datetime, inclusive)'/>"
     "  <Option name='TIME_END' type='string' description='Time stack: last time "
     "step to open (step number or ISO 8601 datetime, inclusive)'/>"
+    "  <Option name='BRANCH' type='string' description='Icechunk repository: the "
+    "branch to read (default main)'/>"
+    "  <Option name='TAG' type='string' description='Icechunk repository: the tag "
+    "to read'/>"
+    "  <Option name='SNAPSHOT' type='string' description='Icechunk repository: the "
+    "snapshot id to read'/>"
     "</OpenOptionList>";
 
 using HandlePtr = std::shared_ptr<CrHandle>;

@@ -68,10 +68,15 @@ pub fn vsi_exists(path: &str) -> bool {
     let Ok(p) = CString::new(path) else {
         return false;
     };
-    // SAFETY: a plain C structure, valid all zero.
-    let mut buf: VSIStatBufL = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid C string and a stat structure of GDAL's own type.
-    unsafe { VSIStatExL(p.as_ptr(), &mut buf, EXISTS) == 0 }
+    // gdal-sys declares `VSIStatBufL` (a `struct stat64`) as an opaque,
+    // zero-sized type, so GDAL gets room of its own: 256 bytes, 8-aligned,
+    // above the 144 bytes of glibc's x86_64 `struct stat64` (and any other
+    // Linux target's). A zero-sized buffer let GDAL write over the stack
+    // whenever the path existed.
+    let mut buf = std::mem::MaybeUninit::<[u64; 32]>::zeroed();
+    // SAFETY: a valid C string and a writable buffer larger than the
+    // structure GDAL fills.
+    unsafe { VSIStatExL(p.as_ptr(), buf.as_mut_ptr().cast::<VSIStatBufL>(), EXISTS) == 0 }
 }
 
 /// Sets (or with `None` clears) a GDAL configuration option, for tests.

@@ -1,7 +1,9 @@
 //! Cheap, honest recognition of chunk indexes from a name and first bytes.
 //!
 //! Claims: the `CHUNKREF:` prefix; a `.parquet` / `.parq` file (first bytes
-//! `PAR1`) or directory (Kerchunk Parquet, no first bytes); a FlatGeobuf file
+//! `PAR1`) or directory (Kerchunk Parquet, no first bytes); a directory
+//! holding an Icechunk repository (`repo`, or `refs/branch.main/ref.json`);
+//! a FlatGeobuf file
 //! whose header holds a reference table's document;
 //! a JSON object whose first key is a
 //! Kerchunk v1 key (`version` followed by `refs`/`templates`/`gen`, or one
@@ -27,8 +29,13 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
     {
         return true;
     }
-    if header.starts_with(crate::index::parquet::MAGIC) || header.is_empty() {
-        // A Parquet table, or a Kerchunk Parquet directory (no header bytes).
+    if header.is_empty() {
+        // A Kerchunk Parquet directory or an Icechunk repository (a
+        // directory has no header bytes).
+        return is_parquet_name(name.trim_end_matches('/'))
+            || crate::index::icechunk::is_repository(name, crate::gdal::vsi_exists);
+    }
+    if header.starts_with(crate::index::parquet::MAGIC) {
         return is_parquet_name(name.trim_end_matches('/'));
     }
     if header.starts_with(crate::index::fgb::MAGIC) {

@@ -15,7 +15,7 @@ use crate::gdal::VsiFile;
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::index::file::IndexFile;
 use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
-use crate::index::{Index, LoadOptions};
+use crate::index::{icechunk, Index, LoadOptions};
 use crate::index_cache;
 use crate::mosaic::{self, Scenes};
 use crate::resolve;
@@ -163,6 +163,7 @@ impl Dataset {
                 .collect(),
             time: TimeOptions::from_options(options),
             eager_rows: settings.table_eager_rows,
+            version: icechunk::Version::from_options(options)?,
         };
         let open =
             |path: &str| -> Result<Arc<dyn IndexFile>> { Ok(Arc::new(VsiFile::open(path)?)) };

@@ -129,7 +129,7 @@ impl Codec for Delta {
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
         let fail = |reason: String| Error::decode(self.name(), reason);
         let in_size = self.astype.size;
-        if input.len() % in_size != 0 {
+        if !input.len().is_multiple_of(in_size) {
             return Err(fail(format!(
                 "{} bytes is not a whole number of {in_size}-byte differences",
                 input.len()

@@ -30,7 +30,7 @@ impl Codec for Shuffle {
         if size <= 1 || input.is_empty() {
             return Ok(input);
         }
-        if input.len() % size != 0 {
+        if !input.len().is_multiple_of(size) {
             return Err(Error::decode(
                 self.name(),
                 format!(

@@ -9,6 +9,7 @@ pub mod fgb;
 pub mod file;
 pub mod footprint;
 pub mod gen;
+pub mod icechunk;
 pub mod json_dialect;
 pub mod kerchunk_json;
 pub mod kerchunk_parquet;
@@ -50,6 +51,8 @@ pub struct LoadOptions {
     /// Tables with more rows than this keep them in the file and read the
     /// ones a chunk read needs (Parquet row groups, FlatGeobuf R-tree hits).
     pub eager_rows: u64,
+    /// The version of an Icechunk repository to read.
+    pub version: icechunk::Version,
 }
 
 impl Default for LoadOptions {
@@ -58,6 +61,7 @@ impl Default for LoadOptions {
             overrides: Vec::new(),
             time: TimeOptions::default(),
             eager_rows: u64::MAX,
+            version: icechunk::Version::default(),
         }
     }
 }
@@ -142,8 +146,9 @@ impl Index {
     }
 
     /// Reads the index `name` from `path`, opening files with `open`: a file
-    /// in any form [`Index::read`] knows, or else a Kerchunk Parquet
-    /// directory (`path/.zmetadata`, `path/VAR/refs.K.parq`).
+    /// in any form [`Index::read`] knows, or else an Icechunk repository
+    /// ([`icechunk`]) or a Kerchunk Parquet directory (`path/.zmetadata`,
+    /// `path/VAR/refs.K.parq`).
     pub fn load(name: &str, path: &str, how: &LoadOptions, open: &Opener<'_>) -> Result<Index> {
         let file = open(path).and_then(|f| f.read_at(0, 8).map(|head| (f, head)));
         let not_a_file = match file {
@@ -155,6 +160,10 @@ impl Index {
             Err(e) => e,
         };
         let dir = path.trim_end_matches('/');
+        if icechunk::is_repository(dir, crate::gdal::vsi_exists) {
+            let index = icechunk::read(name, dir, &how.version, open)?;
+            return how.select_time(index);
+        }
         let read = |rel: &str| open(&format!("{dir}/{rel}"))?.read_all(MAX_DOCUMENT_BYTES);
         // A record file that is not there holds chunks never written (as
         // fsspec reads it); one that is there but unreadable is an error.

@@ -99,8 +99,8 @@ impl Siz {
     pub fn is_ycbcr420(&self) -> bool {
         let c = &self.components;
         c.len() == 3
-            && self.width % 2 == 0
-            && self.height % 2 == 0
+            && self.width.is_multiple_of(2)
+            && self.height.is_multiple_of(2)
             && c.iter().all(|c| c.bits == 8 && !c.signed)
             && (c[0].dx, c[0].dy) == (1, 1)
             && c[1..].iter().all(|c| (c.dx, c.dy) == (2, 2))
@@ -309,7 +309,7 @@ fn parse_tlm(b: &[u8], out: &mut Vec<(Option<u16>, u32)>) -> Result<(), Problem>
     }
     let entry = st + sp;
     let body = &b[2..];
-    if body.len() % entry != 0 {
+    if !body.len().is_multiple_of(entry) {
         return Err(invalid(format!(
             "TLM body of {} bytes is not a whole number of {entry}-byte entries",
             body.len()

@@ -117,7 +117,7 @@ impl Codestream {
         let mut levels = vec![0];
         for r in 1..=u32::from(self.header.levels) {
             let (w, h) = reduced(siz.width, siz.height, r - 1);
-            let halves = |size: u32| size % (1 << r) == 0;
+            let halves = |size: u32| size.is_multiple_of(1 << r);
             if (w <= OVERVIEW_MIN && h <= OVERVIEW_MIN)
                 || !halves(siz.tile_width)
                 || !halves(siz.tile_height)

@@ -295,7 +295,7 @@ fn blocks(
     }
     let size = img.nbpp.div_ceil(8);
     let bands = img.band_reps.len() as u64;
-    if img.nbpp % 8 != 0 && bands > 1 && matches!(img.imode, 'P' | 'R') {
+    if !img.nbpp.is_multiple_of(8) && bands > 1 && matches!(img.imode, 'P' | 'R') {
         return Err(bad(format!(
             "{}-bit samples of {bands} bands in IMODE {} (GDAL's NITF driver reads bit-packed \
              samples only in IMODE B or S)",
