@@ -1,0 +1,208 @@
+"""Icechunk repositories as icechunk-python writes them.
+
+tests/python/icechunk_writer.py runs in two venvs: icechunk 1.1.21 (format
+spec 1, with VirtualiZarr 2.5.1 and kerchunk for the virtual stores) and
+icechunk 2.0.0a4 (spec 1 and spec 2; later icechunk 2.x needs Python 3.12,
+which Debian 12 lacks).  It writes native, inline and virtual chunks,
+nested groups, several commits, a tag and a branch, and reads each
+version back with zarr from a read-only icechunk session: ChunkRef must
+read the same values at the same version (BRANCH / TAG / SNAPSHOT open
+options).  VirtualiZarr's to_icechunk / to_kerchunk stores over a NetCDF4
+file must read as GDAL's netCDF driver reads the file.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+from conftest import REPO_ROOT
+from raster_checks import assert_band_matches, captured_errors, open_chunkref
+from test_tables import run_python
+from venvs import ensure_venv
+
+WRITER = Path(__file__).with_name("icechunk_writer.py")
+
+#: icechunk 1.x with VirtualiZarr (and kerchunk for its to_kerchunk).
+V1_REQUIREMENTS = [
+    "icechunk==1.1.21",
+    "zarr==3.1.6",
+    "numpy==2.4.6",
+    "virtualizarr[hdf]==2.5.1",
+    "kerchunk==0.2.10",
+    "fastparquet==2026.9.0",
+    "pandas==3.1.1",
+    "fsspec==2026.9.0",
+    "ujson==6.1.0",
+    "h5py==3.16.0",
+    "netCDF4==1.7.5.1.post1",
+    "xarray==2026.9.0",
+]
+#: The newest icechunk that installs on Python 3.11, writing spec 2.
+V2_REQUIREMENTS = ["icechunk==2.0.0a4", "zarr==3.1.6", "numpy==2.4.6"]
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> tuple[Path, dict]:
+    """Every repository (spec 1 by icechunk 1.x; spec 1 and 2 by 2.0) and
+    the writers' manifests, merged."""
+    v1 = ensure_venv(REPO_ROOT / "build" / "icechunk-venv", V1_REQUIREMENTS,
+                     "import icechunk, virtualizarr, kerchunk.df, netCDF4",
+                     "icechunk 1.x, VirtualiZarr and kerchunk")
+    v2 = ensure_venv(REPO_ROOT / "build" / "icechunk2-venv", V2_REQUIREMENTS,
+                     "import icechunk, zarr", "icechunk 2.0")
+    out = tmp_path_factory.mktemp("icechunk")
+    manifest = {}
+    for python, spec, label, extra in [(v1, "1", "icechunk1", ["--virtualizarr"]),
+                                       (v2, "1", "icechunk2", []), (v2, "2", "icechunk2", [])]:
+        where = out / label
+        run_python(python, WRITER.read_text(), where, spec, *extra)
+        for name, entry in json.loads((where / f"spec{spec}-manifest.json").read_text()).items():
+            manifest[f"{label}-{name}"] = entry
+    return out, manifest
+
+
+def versions(manifest: dict):
+    for repo, entry in manifest.items():
+        for label, version in entry.get("versions", {}).items():
+            yield repo, entry["path"], label, version
+
+
+def test_every_version_of_every_array_reads_as_the_writer_reads_it(written):
+    _, manifest = written
+    seen = 0
+    for repo, path, label, version in versions(manifest):
+        for name, npy in version["arrays"].items():
+            expected = np.load(npy)
+            what = f"{repo} {label} {name}"
+            ds = open_chunkref(f'CHUNKREF:"{path}":{name}', version["options"])
+            planes = expected if expected.ndim == 3 else expected[np.newaxis]
+            assert ds.RasterCount == planes.shape[0], what
+            for b, plane in enumerate(planes):
+                assert_band_matches(ds.GetRasterBand(b + 1), plane, f"{what} band {b + 1}")
+            seen += 1
+    # 3 arrays x 4 versions of native, 1 virtual; three writer runs.
+    assert seen == 3 * (3 * 4 + 1)
+
+
+def test_versions_differ_where_the_commits_did(written):
+    """Guards the test above: the versions really hold different values."""
+    _, manifest = written
+    entry = manifest["icechunk2-spec2-native"]["versions"]
+    main = np.load(entry["main"]["arrays"]["temp"])
+    tag = np.load(entry["tag-v1"]["arrays"]["temp"])
+    assert (main[:16, :32] == 7).all() and not (tag[:16, :32] == 7).all()
+    dev = np.load(entry["dev"]["arrays"]["grp/cube"])
+    assert (dev[2] == 5).all()
+
+
+def test_snapshot_option_and_default_branch(written):
+    _, manifest = written
+    entry = manifest["icechunk2-spec2-native"]
+    first = entry["versions"]["first"]
+    tag = entry["versions"]["tag-v1"]
+    assert first["snapshot"] == tag["snapshot"]
+    a = open_chunkref(f'CHUNKREF:"{entry["path"]}":temp', [f"SNAPSHOT={first['snapshot']}"])
+    b = open_chunkref(f'CHUNKREF:"{entry["path"]}":temp', ["TAG=v1"])
+    assert np.array_equal(a.ReadAsArray(), b.ReadAsArray())
+
+
+def test_repository_directory_opens_without_prefix_and_lists_arrays(written):
+    _, manifest = written
+    for spec in ("1", "2"):
+        path = manifest[f"icechunk2-spec{spec}-native"]["path"]
+        ds = gdal.Open(path)
+        assert ds is not None and ds.GetDriver().ShortName == "ChunkRef"
+        names = [n for k, n in ds.GetMetadata("SUBDATASETS").items() if k.endswith("_NAME")]
+        assert sorted(n.rsplit(":", 1)[1] for n in names) == ["grp/cube", "small", "temp"]
+        sub = gdal.Open(names[0])
+        assert sub is not None and sub.RasterXSize > 0
+
+
+def test_inline_chunks_need_no_chunk_object(written, tmp_path):
+    """The 8-byte chunks of `small` are inline in the manifest: with every
+    chunk object gone it still reads as written."""
+    _, manifest = written
+    entry = manifest["icechunk2-spec2-native"]
+    repo = tmp_path / "no-chunks"
+    shutil.copytree(entry["path"], repo)
+    shutil.rmtree(repo / "chunks")
+    ds = open_chunkref(f'CHUNKREF:"{repo}":small')
+    expected = np.load(entry["versions"]["main"]["arrays"]["small"])
+    assert_band_matches(ds.GetRasterBand(1), expected, "inline small")
+
+
+def test_virtual_references_point_into_the_source_file(written):
+    _, manifest = written
+    for spec in ("1", "2"):
+        entry = manifest[f"icechunk2-spec{spec}-virtual"]
+        ds = open_chunkref(f'CHUNKREF:"{entry["path"]}":raw')
+        assert any(f.endswith(f"spec{spec}-raw.bin") for f in ds.GetFileList())
+
+
+def test_virtualizarr_stores_read_as_gdal_reads_the_netcdf_file(written):
+    _, manifest = written
+    vz = manifest["icechunk1-virtualizarr"]
+    source = gdal.Open(f'NETCDF:"{vz["source"]}":sst')
+    assert source is not None
+    for store in vz["stores"]:
+        ds = open_chunkref(f'CHUNKREF:"{store}":sst')
+        assert ds.RasterCount == source.RasterCount == 3, store
+        for b in range(1, 4):
+            band = ds.GetRasterBand(b)
+            assert_band_matches(band, source.GetRasterBand(b).ReadAsArray(), f"{store} band {b}")
+            assert band.GetNoDataValue() == source.GetRasterBand(b).GetNoDataValue()
+        got, want = ds.GetGeoTransform(), source.GetGeoTransform()
+        assert np.allclose(got, want, atol=1e-9), (store, got, want)
+
+
+def test_unknown_versions_name_what_was_asked(written):
+    _, manifest = written
+    for spec in ("1", "2"):
+        path = manifest[f"icechunk2-spec{spec}-native"]["path"]
+        for option, words in [("TAG=nope", "tag 'nope'"), ("BRANCH=nope", "branch 'nope'"),
+                              ("SNAPSHOT=ZZZZ", "snapshot ZZZZ")]:
+            with captured_errors() as errors, pytest.raises(RuntimeError):
+                gdal.OpenEx(f'CHUNKREF:"{path}":temp', open_options=[option])
+            assert any(words in e and path in e for e in errors), (option, errors)
+        with captured_errors() as errors, pytest.raises(RuntimeError):
+            gdal.OpenEx(path, open_options=["TAG=v1", "BRANCH=main"])
+        assert any("at most one" in e for e in errors), errors
+
+
+def test_damaged_repositories_fail_naming_the_file(written, tmp_path):
+    """A truncated snapshot, a manifest of garbage and a missing chunk
+    object: clear errors naming the file, never wrong pixels."""
+    _, manifest = written
+    entry = manifest["icechunk2-spec2-native"]
+    snapshot = entry["versions"]["main"]["snapshot"]
+    for damage in ("truncate-snapshot", "garbage-manifests", "remove-chunks"):
+        repo = tmp_path / damage
+        shutil.copytree(entry["path"], repo)
+        if damage == "truncate-snapshot":
+            target = repo / "snapshots" / snapshot
+            target.write_bytes(target.read_bytes()[:60])
+            expected = f"snapshots/{snapshot}"
+        elif damage == "garbage-manifests":
+            for m in (repo / "manifests").iterdir():
+                m.write_bytes(b"ICE\xf0\x9f\xa7\x8aCHUNK" + b"\x00" * 40)
+            expected = "manifests/"
+        else:
+            for c in (repo / "chunks").iterdir():
+                c.unlink()
+            expected = "/chunks/"
+        with captured_errors() as errors:
+            try:
+                ds = gdal.OpenEx(f'CHUNKREF:"{repo}":temp', open_options=[])
+                if ds is not None:
+                    ds.ReadAsArray()
+                failed = False
+            except RuntimeError:
+                failed = True
+        assert failed, damage
+        assert any(expected in e for e in errors), (damage, errors)
