@@ -96,12 +96,20 @@ pub fn is_repository(dir: &str, exists: impl Fn(&str) -> bool) -> bool {
 
 /// Reads `version` of the repository at `dir` (known as `name` in
 /// messages) as an index: every array of the snapshot with every chunk its
-/// manifests list.
-pub fn read(name: &str, dir: &str, version: &Version, open: &Opener<'_>) -> Result<Index> {
+/// manifests list. `open` opens its files, `exists` tells whether one is
+/// there.
+pub fn read(
+    name: &str,
+    dir: &str,
+    version: &Version,
+    open: &Opener<'_>,
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<Index> {
     let repo = Repository {
         name,
         dir: dir.trim_end_matches('/'),
         open,
+        exists,
     };
     let (snapshot_id, info) = repo.resolve(version)?;
     let snapshot = repo.snapshot(&snapshot_id)?;
@@ -178,6 +186,7 @@ struct Repository<'a, 'o> {
     name: &'a str,
     dir: &'a str,
     open: &'a Opener<'o>,
+    exists: &'a dyn Fn(&str) -> bool,
 }
 
 impl Repository<'_, '_> {
@@ -194,14 +203,16 @@ impl Repository<'_, '_> {
 
     /// The snapshot `version` names, and the repository info (spec 2).
     fn resolve(&self, version: &Version) -> Result<(SnapshotId, Option<RepoInfo>)> {
-        let info = match self.read(REPO_INFO) {
-            Ok(bytes) => Some(
+        // Spec 2 has the repository info file; spec 1 refs/ files.
+        let info = if (self.exists)(&format!("{}/{REPO_INFO}", self.dir)) {
+            let bytes = self.read(REPO_INFO)?;
+            Some(
                 self.decode(REPO_INFO, FileTypeBin::RepoInfo, &bytes, |v, b| {
                     serializers::deserialize_repo_info(v, b)
                 })?,
-            ),
-            Err(_) if !crate::gdal::vsi_exists(&format!("{}/{REPO_INFO}", self.dir)) => None,
-            Err(e) => return Err(e),
+            )
+        } else {
+            None
         };
         let not_found = |e: String| Error::Usage {
             what: format!(
@@ -404,19 +415,19 @@ mod tests {
     }
 
     #[test]
-    fn garbage_is_an_error() {
+    fn garbage_is_an_error_naming_the_file() {
         let open = |p: &str| -> Result<Arc<dyn super::super::file::IndexFile>> {
             Ok(Arc::new(super::super::file::InMemory::new(
                 p,
                 b"ICE junk".to_vec(),
             )))
         };
-        let e = read("r", "/r", &Version::Main, &open)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("Icechunk repository") && e.contains("repo"),
-            "{e}"
-        );
+        for (spec2, file) in [(true, "repo:"), (false, "refs/branch.main/ref.json")] {
+            let exists = |p: &str| spec2 || !p.ends_with("/repo");
+            let e = read("r", "/r", &Version::Main, &open, &exists)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("Icechunk repository") && e.contains(file), "{e}");
+        }
     }
 }

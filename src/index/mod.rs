@@ -161,7 +161,7 @@ impl Index {
         };
         let dir = path.trim_end_matches('/');
         if icechunk::is_repository(dir, crate::gdal::vsi_exists) {
-            let index = icechunk::read(name, dir, &how.version, open)?;
+            let index = icechunk::read(name, dir, &how.version, open, &crate::gdal::vsi_exists)?;
             return how.select_time(index);
         }
         let read = |rel: &str| open(&format!("{dir}/{rel}"))?.read_all(MAX_DOCUMENT_BYTES);

@@ -23,10 +23,13 @@ from osgeo import gdal
 
 from conftest import REPO_ROOT
 from raster_checks import assert_band_matches, captured_errors, open_chunkref
+from servers import MotoServer
+from test_remote import config, s3_options
 from test_tables import run_python
 from venvs import ensure_venv
 
 WRITER = Path(__file__).with_name("icechunk_writer.py")
+BUCKET = "icechunk"
 
 #: icechunk 1.x with VirtualiZarr (and kerchunk for its to_kerchunk).
 V1_REQUIREMENTS = [
@@ -206,3 +209,36 @@ def test_damaged_repositories_fail_naming_the_file(written, tmp_path):
                 failed = True
         assert failed, damage
         assert any(expected in e for e in errors), (damage, errors)
+
+
+@pytest.fixture(scope="module")
+def s3(written, tmp_path_factory):
+    """moto's S3 server holding the icechunk 2.0 repositories."""
+    out, manifest = written
+    server = MotoServer(REPO_ROOT / "build" / "moto-venv", tmp_path_factory.mktemp("moto") / "log")
+    try:
+        server.make_bucket(BUCKET)
+        for spec in ("1", "2"):
+            path = Path(manifest[f"icechunk2-spec{spec}-native"]["path"])
+            server.upload_tree(BUCKET, path.parent)
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("spec", ["1", "2"])
+@pytest.mark.parametrize("spelling", ["/vsis3/{b}/{r}", "s3://{b}/{r}"])
+def test_repository_in_object_storage_reads_like_local(written, s3, spec, spelling):
+    _, manifest = written
+    entry = manifest[f"icechunk2-spec{spec}-native"]
+    where = spelling.format(b=BUCKET, r=Path(entry["path"]).name)
+    with config(s3_options(s3, signed=True)):
+        if where.startswith("/vsis3/"):
+            ds = gdal.Open(where)
+            assert ds is not None and ds.GetDriver().ShortName == "ChunkRef", where
+        for label in ("main", "tag-v1", "dev"):
+            version = entry["versions"][label]
+            ds = open_chunkref(f'CHUNKREF:"{where}":grp/cube', version["options"])
+            expected = np.load(version["arrays"]["grp/cube"])
+            for b in range(expected.shape[0]):
+                assert_band_matches(ds.GetRasterBand(b + 1), expected[b], f"{where} {label} {b}")
