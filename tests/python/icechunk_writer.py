@@ -23,6 +23,11 @@ import zarr
 OUT = Path(sys.argv[1])
 SPEC = int(sys.argv[2])
 WITH_VIRTUALIZARR = "--virtualizarr" in sys.argv
+if WITH_VIRTUALIZARR:
+    # h5py and its filter plugins before netCDF4: the other order leaves
+    # hdf5plugin's filters failing in h5py ("error during user callback").
+    import h5py  # noqa: F401
+    import hdf5plugin  # noqa: F401
 MANIFEST: dict = {}
 #: The driver's open option for each way icechunk-python names a version.
 OPTION = {"branch": "BRANCH", "tag": "TAG", "snapshot_id": "SNAPSHOT"}
@@ -115,11 +120,8 @@ def virtual() -> None:
                 offsets[(i, j)] = f.tell()
                 f.write(np.ascontiguousarray(values[i * 12:(i + 1) * 12, j * 10:(j + 1) * 10]).tobytes())
     prefix = f"file://{OUT}/"
-    config = icechunk.RepositoryConfig.default()
-    config.set_virtual_chunk_container(
-        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(OUT))))
     credentials = icechunk.containers_credentials({prefix: None})
-    repo, path = create("virtual", config, credentials)
+    repo, path = create("virtual", vds_config(prefix), credentials)
     s = repo.writable_session("main")
     root = zarr.group(store=s.store, overwrite=True)
     root.create_array("raw", shape=(24, 30), chunks=(12, 10), dtype="<u2", fill_value=0,
@@ -163,15 +165,52 @@ def virtualizarr_stores() -> None:
     vds.vz.to_kerchunk(str(OUT / "vz-refs.json"), format="json")
     vds.vz.to_kerchunk(str(OUT / "vz-refs.parq"), format="parquet", record_size=4)
     prefix = f"file://{OUT}/"
-    config = icechunk.RepositoryConfig.default()
-    config.set_virtual_chunk_container(
-        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(OUT))))
-    repo, path = create("virtualizarr", config, icechunk.containers_credentials({prefix: None}))
+    repo, path = create("virtualizarr", vds_config(prefix),
+                        icechunk.containers_credentials({prefix: None}))
     s = repo.writable_session("main")
     vds.vz.to_icechunk(s.store)
     s.commit("virtualizarr")
     MANIFEST["virtualizarr"] = {"source": str(src), "stores": [
         str(path), str(OUT / "vz-refs.json"), str(OUT / "vz-refs.parq")]}
+    hdf5_filters(registry, prefix)
+
+
+def hdf5_filters(registry, prefix: str) -> None:
+    """Every HDF5 filter VirtualiZarr turns into a codec it can write (zstd
+    and blosc through hdf5plugin, fletcher32 + shuffle + deflate); h5py's
+    reading of each dataset is the expectation.  (It cannot write LZF, LZ4
+    or bzip2 datasets: their imagecodecs ids are unknown to zarr 3.)"""
+    import h5py
+    import hdf5plugin
+    from virtualizarr import open_virtual_dataset
+    from virtualizarr.parsers import HDFParser
+
+    src = OUT / "filters.h5"
+    data = (np.arange(40 * 50, dtype="f4").reshape(40, 50) / 7).astype("f4")
+    with h5py.File(src, "w") as f:
+        f.create_dataset("zstd", data=data, chunks=(16, 20), **hdf5plugin.Zstd())
+        f.create_dataset("blosc", data=data, chunks=(16, 20), **hdf5plugin.Blosc())
+        f.create_dataset("checked", data=data, chunks=(16, 20), fletcher32=True, shuffle=True,
+                         compression="gzip")
+    expected = {}
+    with h5py.File(src) as f:
+        for name in f:
+            expected[name] = save(OUT / "filters", "h5py", name, f[name][...])
+    vds = open_virtual_dataset(f"file://{src}", registry=registry, parser=HDFParser())
+    vds.vz.to_kerchunk(str(OUT / "filters.json"), format="json")
+    repo, path = create("filters", vds_config(prefix), icechunk.containers_credentials({prefix: None}))
+    s = repo.writable_session("main")
+    vds.vz.to_icechunk(s.store)
+    s.commit("filters")
+    MANIFEST["filters"] = {"stores": [str(OUT / "filters.json"), str(path)], "arrays": expected}
+
+
+def vds_config(prefix: str):
+    """A repository configuration with one local virtual chunk container."""
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(
+        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(OUT))))
+    return config
 
 
 OUT.mkdir(parents=True, exist_ok=True)

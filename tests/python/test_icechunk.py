@@ -45,6 +45,7 @@ V1_REQUIREMENTS = [
     "h5py==3.16.0",
     "netCDF4==1.7.5.1.post1",
     "xarray==2026.9.0",
+    "hdf5plugin==7.1.0",
 ]
 #: The newest icechunk that installs on Python 3.11, writing spec 2.
 V2_REQUIREMENTS = ["icechunk==2.0.0a4", "zarr==3.1.6", "numpy==2.4.6"]
@@ -55,7 +56,7 @@ def written(tmp_path_factory) -> tuple[Path, dict]:
     """Every repository (spec 1 by icechunk 1.x; spec 1 and 2 by 2.0) and
     the writers' manifests, merged."""
     v1 = ensure_venv(REPO_ROOT / "build" / "icechunk-venv", V1_REQUIREMENTS,
-                     "import icechunk, virtualizarr, kerchunk.df, netCDF4",
+                     "import icechunk, virtualizarr, kerchunk.df, netCDF4, hdf5plugin",
                      "icechunk 1.x, VirtualiZarr and kerchunk")
     v2 = ensure_venv(REPO_ROOT / "build" / "icechunk2-venv", V2_REQUIREMENTS,
                      "import icechunk, zarr", "icechunk 2.0")
@@ -162,6 +163,18 @@ def test_virtualizarr_stores_read_as_gdal_reads_the_netcdf_file(written):
             assert band.GetNoDataValue() == source.GetRasterBand(b).GetNoDataValue()
         got, want = ds.GetGeoTransform(), source.GetGeoTransform()
         assert np.allclose(got, want, atol=1e-9), (store, got, want)
+
+
+def test_virtualizarr_hdf5_filters_read_as_h5py_reads_them(written):
+    """zstd and blosc (hdf5plugin), fletcher32 + shuffle + deflate: the
+    codecs VirtualiZarr writes for HDF5 filters, in Kerchunk JSON and
+    Icechunk."""
+    _, manifest = written
+    entry = manifest["icechunk1-filters"]
+    for store in entry["stores"]:
+        for name, npy in entry["arrays"].items():
+            ds = open_chunkref(f'CHUNKREF:"{store}":{name}')
+            assert_band_matches(ds.GetRasterBand(1), np.load(npy), f"{store} {name}")
 
 
 def test_unknown_versions_name_what_was_asked(written):
