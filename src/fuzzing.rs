@@ -11,6 +11,7 @@ use bytes::Bytes;
 use crate::codec::registry::{self, Config};
 use crate::codec::DecodeContext;
 use crate::index::file::InMemory;
+use crate::index::icechunk::{self, Version};
 use crate::index::{Index, LoadOptions};
 use crate::source::Source;
 use crate::zarr::dtype::DataType;
@@ -19,9 +20,10 @@ use crate::zarr::dtype::DataType;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// The targets.
-pub const TARGETS: [Target; 6] = [
+pub const TARGETS: [Target; 7] = [
     ("kerchunk_json", kerchunk_json),
     ("index_file", index_file),
+    ("icechunk", icechunk),
     ("paged_table", paged_table),
     ("tiff_header", tiff_header),
     ("headers", headers),
@@ -50,6 +52,42 @@ pub fn index_file(data: &[u8]) {
     allow_contained_panics();
     let file = Arc::new(InMemory::new("fuzz", Bytes::copy_from_slice(data)));
     let _ = Index::read("fuzz", file, &LoadOptions::default());
+}
+
+/// An Icechunk repository whose files are pieces of `data`: a repository
+/// info file (spec 2; none when empty, so spec 1 `refs/` are read), the
+/// snapshot and the manifest (every manifest the snapshot names), each
+/// but the last after a 4-byte little-endian length.
+pub fn icechunk(data: &[u8]) {
+    /// What a spec 1 branch reference holds (icechunk's initial snapshot id).
+    const V1_REF: &[u8] = br#"{"snapshot":"1CECHNKREP0F1RSTCMT0"}"#;
+    allow_contained_panics();
+    let mut rest = data;
+    let mut piece = || {
+        let len = rest
+            .get(..4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+        let body = rest.get(4..).unwrap_or_default();
+        let (head, tail) = body.split_at(len.min(body.len()));
+        rest = tail;
+        Bytes::copy_from_slice(head)
+    };
+    let (repo, snapshot) = (piece(), piece());
+    let manifest = Bytes::copy_from_slice(rest);
+    let open = |path: &str| -> crate::Result<Arc<dyn crate::index::file::IndexFile>> {
+        let bytes = if path.ends_with("/repo") {
+            repo.clone()
+        } else if path.contains("/snapshots/") {
+            snapshot.clone()
+        } else if path.contains("/manifests/") {
+            manifest.clone()
+        } else {
+            Bytes::from_static(V1_REF)
+        };
+        Ok(Arc::new(InMemory::new(path, bytes)))
+    };
+    let exists = |path: &str| !path.ends_with("/repo") || !repo.is_empty();
+    let _ = icechunk::read("fuzz", "/fuzz", &Version::Main, &open, &exists);
 }
 
 /// A Parquet reference table read on demand, as a large one is: opened

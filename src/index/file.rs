@@ -46,7 +46,7 @@ pub trait IndexFile: Debug + Send + Sync {
 
 /// Opens index files by path; the driver opens them through GDAL's virtual
 /// file systems, the command line tool from local disk.
-pub type Opener<'a> = dyn Fn(&str) -> Result<Arc<dyn IndexFile>> + 'a;
+pub type Opener<'a> = dyn Fn(&str) -> Result<Arc<dyn IndexFile>> + Sync + 'a;
 
 /// An index file held in memory.
 #[derive(Debug, Clone)]

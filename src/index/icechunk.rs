@@ -16,7 +16,8 @@
 //! `/vsicurl/`… prefixes work alike.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use icechunk_format::format_constants::{
     parse_file_header, CompressionAlgorithmBin, FileTypeBin, SpecVersionBin,
@@ -39,6 +40,8 @@ const REPO_INFO: &str = "repo";
 const V1_MAIN_REF: &str = "refs/branch.main/ref.json";
 /// The branch read when no version is chosen.
 const DEFAULT_BRANCH: &str = "main";
+/// Manifests fetched at once.
+const MANIFEST_FETCHES: usize = 8;
 
 /// Which version of a repository to read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -103,7 +106,7 @@ pub fn read(
     dir: &str,
     version: &Version,
     open: &Opener<'_>,
-    exists: &dyn Fn(&str) -> bool,
+    exists: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<Index> {
     let repo = Repository {
         name,
@@ -128,49 +131,49 @@ pub fn read(
         docs.insert(key, doc);
     }
     let store = Store::from_documents(docs)?;
-    let mut files = FileTable::default();
-    let mut rows = store.empty_rows();
-    let mut manifests: HashMap<ManifestId, Arc<Manifest>> = HashMap::new();
+
+    // The arrays served, each with its node id and manifests.
+    let mut arrays = Vec::new();
     for node in snapshot.iter() {
         let node = node.map_err(|e| repo.malformed(format!("snapshot {snapshot_id}: {e}")))?;
-        let NodeData::Array {
-            manifests: refs, ..
-        } = &node.node_data
-        else {
+        let NodeData::Array { manifests, .. } = node.node_data else {
             continue;
         };
         let path = node.path.to_string();
         let path = path.trim_start_matches('/');
-        let Ok(a) = store
+        // An array left out (see Index::skipped) needs no manifest.
+        if let Ok(a) = store
             .metas()
             .binary_search_by(|m| m.path.as_str().cmp(path))
-        else {
-            continue; // an array the driver leaves out (see Index::skipped)
-        };
+        {
+            let ids: Vec<ManifestId> = manifests.into_iter().map(|m| m.object_id).collect();
+            arrays.push((a, node.id, ids));
+        }
+    }
+    let mut wanted: Vec<ManifestId> = arrays.iter().flat_map(|(_, _, ids)| ids.clone()).collect();
+    wanted.sort();
+    wanted.dedup();
+    let manifests = repo.manifests(&wanted)?;
+
+    let mut files = FileTable::default();
+    let mut rows = store.empty_rows();
+    for (a, node, ids) in arrays {
         let grid = &store.grids()[a];
-        for r in refs {
-            let manifest = match manifests.get(&r.object_id) {
-                Some(m) => Arc::clone(m),
-                None => {
-                    let m = Arc::new(repo.manifest(&r.object_id)?);
-                    manifests.insert(r.object_id.clone(), Arc::clone(&m));
-                    m
-                }
-            };
-            let chunks = manifest
-                .iter(node.id.clone())
-                .map_err(|e| repo.malformed(format!("manifest {}: {e}", r.object_id)))?;
+        let path = &store.metas()[a].path;
+        for id in ids {
+            let bad = |e: String| repo.malformed(format!("manifest {id}: {e}"));
+            let chunks = Arc::clone(&manifests[&id])
+                .iter(node.clone())
+                .map_err(|e| bad(e.to_string()))?;
             for chunk in chunks {
-                let (coord, payload) =
-                    chunk.map_err(|e| repo.malformed(format!("manifest {}: {e}", r.object_id)))?;
+                let (coord, payload) = chunk.map_err(|e| bad(e.to_string()))?;
                 let idx: Vec<u64> = coord.0.iter().map(|&i| u64::from(i)).collect();
                 let pos = (idx.len() == grid.len())
                     .then(|| position(&idx, grid))
                     .flatten()
                     .ok_or_else(|| {
-                        repo.malformed(format!(
-                            "manifest {} gives array '{path}' a chunk {idx:?} outside its grid {grid:?}",
-                            r.object_id
+                        bad(format!(
+                            "array '{path}' has a chunk {idx:?} outside its grid {grid:?}"
                         ))
                     })?;
                 let raw = repo.reference(payload, &containers, &mut files)?;
@@ -186,7 +189,7 @@ struct Repository<'a, 'o> {
     name: &'a str,
     dir: &'a str,
     open: &'a Opener<'o>,
-    exists: &'a dyn Fn(&str) -> bool,
+    exists: &'a (dyn Fn(&str) -> bool + Sync),
 }
 
 impl Repository<'_, '_> {
@@ -263,6 +266,35 @@ impl Repository<'_, '_> {
         })
     }
 
+    /// The manifests `ids`, fetched [`MANIFEST_FETCHES`] at a time (each
+    /// one request, so a remote repository opens in a few round trips).
+    fn manifests(&self, ids: &[ManifestId]) -> Result<HashMap<ManifestId, Arc<Manifest>>> {
+        let next = AtomicUsize::new(0);
+        let fetched = Mutex::new(HashMap::new());
+        let failure = Mutex::new(None);
+        std::thread::scope(|scope| {
+            for _ in 0..MANIFEST_FETCHES.min(ids.len()) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(id) = ids.get(i) else { break };
+                    match self.manifest(id) {
+                        Ok(m) => {
+                            lock(&fetched).insert(id.clone(), Arc::new(m));
+                        }
+                        Err(e) => {
+                            lock(&failure).get_or_insert(e);
+                            next.store(ids.len(), Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        match failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            Some(e) => Err(e),
+            None => Ok(fetched.into_inner().unwrap_or_else(PoisonError::into_inner)),
+        }
+    }
+
     fn manifest(&self, id: &ManifestId) -> Result<Manifest> {
         let rel = format!("manifests/{id}");
         let bytes = self.read(&rel)?;
@@ -334,6 +366,11 @@ impl Repository<'_, '_> {
             }
         })
     }
+}
+
+/// Locks `m`, whatever a panicking holder left in it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The branch a branch version names.
