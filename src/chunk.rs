@@ -176,7 +176,7 @@ pub fn read_chunks_each(
             }
             let decoded = decoded.map_err(|e| match &refs[k] {
                 Ok(Some(r)) => {
-                    let key = chunk_key(&meta.path, &meta.key_encoding.format(&idxs[k]));
+                    let key = chunk_key(&meta.path, &meta.chunk_key(&idxs[k]));
                     let url = r
                         .file()
                         .map_or("inline".to_string(), |f| index.files.url(f).to_string());
@@ -295,9 +295,11 @@ enum Need {
 fn decode(array: &Array, raw: Bytes, idx: &[u64]) -> Result<Bytes> {
     let meta = &array.meta;
     let expected = meta.chunk_bytes();
+    // Codecs see the chunk as stored.
+    let (chunk_shape, chunk_index) = (meta.stored_order(&meta.chunks), meta.stored_order(idx));
     let ctx = DecodeContext {
-        chunk_shape: &meta.chunks,
-        chunk_index: idx,
+        chunk_shape: &chunk_shape,
+        chunk_index: &chunk_index,
         dtype: meta.dtype,
         decoded_len: expected,
     };

@@ -292,7 +292,7 @@ fn ini_section(text: &str, section: &str) -> Option<HashMap<String, String>> {
 }
 
 /// GDAL's `CPLTestBool`: everything but NO, FALSE, OFF and 0 is true.
-fn test_bool(v: &str) -> bool {
+pub(crate) fn test_bool(v: &str) -> bool {
     !["NO", "FALSE", "OFF", "0"]
         .iter()
         .any(|f| v.trim().eq_ignore_ascii_case(f))

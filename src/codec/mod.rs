@@ -16,6 +16,7 @@ mod delta;
 mod dted;
 mod fletcher32;
 mod gzip;
+mod imagecodecs;
 mod jbp_block;
 mod jpeg2000;
 mod lz4;

@@ -13,7 +13,9 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 use bytes::Bytes;
 
-use super::{blosc, bz2, crc32c, delta, dted, fletcher32, gzip, lz4, lzma, shuffle, zlib, zstd};
+use super::{
+    blosc, bz2, crc32c, delta, dted, fletcher32, gzip, imagecodecs, lz4, lzma, shuffle, zlib, zstd,
+};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
 
@@ -59,6 +61,18 @@ static BUILTINS: &[Entry] = &[
     Entry {
         names: &["gzip", "numcodecs.gzip"],
         build: gzip::from_config,
+    },
+    Entry {
+        names: imagecodecs::DELTA_NAMES,
+        build: imagecodecs::delta_from_config,
+    },
+    Entry {
+        names: imagecodecs::FLOATPRED_NAMES,
+        build: imagecodecs::floatpred_from_config,
+    },
+    Entry {
+        names: imagecodecs::LZW_NAMES,
+        build: imagecodecs::lzw_from_config,
     },
     Entry {
         names: &["lz4", "numcodecs.lz4"],

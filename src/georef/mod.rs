@@ -8,7 +8,8 @@
 //!    looked up on the `multiscales.layout` entry, the array, then its
 //!    parent groups (overview levels do not inherit these from the
 //!    multiscale group or above, which describe level 0);
-//! 2. the CF `grid_mapping` variable's `GeoTransform` ([`cf`]);
+//! 2. the CF `grid_mapping` variable's `GeoTransform` ([`cf`]), else the
+//!    GeoTIFF tags a TIFF reader recorded as attributes ([`geotiff`]);
 //! 3. regular 1-D coordinate arrays named after the (y, x) dimensions
 //!    ([`coords`]); irregular ones become GDAL's `GEOLOCATION` domain
 //!    instead, when nothing below gives a transform;
@@ -20,8 +21,8 @@
 //! CRS, first found wins: `proj:code`, `proj:wkt2`, `proj:projjson` (same
 //! lookup as above, inherited from every parent group); GDAL's `_CRS`
 //! attribute (`url`, `wkt`, `projjson`); the `grid_mapping` variable
-//! (`crs_wkt`, `spatial_ref`, CF grid-mapping parameters); the tile matrix
-//! set's `crs`.
+//! (`crs_wkt`, `spatial_ref`, CF grid-mapping parameters); the EPSG code of
+//! recorded GeoTIFF keys; the tile matrix set's `crs`.
 //!
 //! Rational polynomial coefficients travel as [`RPC_ATTRIBUTE`] on the
 //! full-resolution array, served as GDAL's `RPC` metadata domain.
@@ -29,6 +30,7 @@
 pub mod band;
 pub mod cf;
 pub mod coords;
+pub mod geotiff;
 pub mod tms;
 
 use serde_json::{Map, Value};
@@ -288,6 +290,7 @@ pub fn levels(
     levels: &[LevelRef<'_>],
     warnings: &mut Vec<String>,
 ) -> Vec<Georef> {
+    let point_geo_ignore = geotiff::point_geo_ignore();
     let mut out: Vec<Georef> = levels
         .iter()
         .enumerate()
@@ -298,9 +301,11 @@ pub fn levels(
             let size = yx_size(level.array);
             let gm = cf::grid_mapping(index, level.array);
             let tile = pyramid.and_then(|p| tms::level(p.multiscales, level.asset?, warnings));
+            let tags = geotiff::from_attributes(|k| own.get(k), point_geo_ignore);
             let mut geolocation = None;
             let transform = spatial_transform(&own, size)
                 .or_else(|| gm.and_then(cf::geotransform))
+                .or_else(|| tags.as_ref().and_then(|t| t.transform))
                 .or_else(
                     || match coords::grid(index, locations, level.array, warnings)? {
                         coords::Grid::Regular(gt) => Some(gt),
@@ -317,11 +322,12 @@ pub fn levels(
             let crs = proj_crs(&all)
                 .or_else(|| cf::gdal_crs(&level.array.meta.attributes))
                 .or_else(|| gm.and_then(cf::crs))
+                .or_else(|| geotiff::from_attributes(|k| all.get(k), point_geo_ignore)?.crs)
                 .or_else(|| tile.and_then(|t| t.crs));
             let area_or_point = match own.get("spatial:registration").and_then(Value::as_str) {
                 Some("node") => Some("Point"),
                 Some("pixel") => Some("Area"),
-                _ => None,
+                _ => tags.and_then(|t| t.area_or_point),
             };
             Georef {
                 transform,

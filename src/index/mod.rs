@@ -389,7 +389,7 @@ impl Store {
                 continue;
             };
             let m = &self.metas[a];
-            if let Some(idx) = m.key_encoding.parse(rest, m.shape.len()) {
+            if let Some(idx) = m.parse_chunk_key(rest) {
                 if let Some(pos) = position(&idx, &self.grids[a]) {
                     return Some((a, pos));
                 }

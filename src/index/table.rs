@@ -386,7 +386,7 @@ pub fn rows_of(
 
 /// The store key of the chunk at grid index `idx` of `meta`.
 pub fn chunk_key(meta: &ArrayMeta, idx: &[u64]) -> String {
-    let suffix = meta.key_encoding.format(idx);
+    let suffix = meta.chunk_key(idx);
     if meta.path.is_empty() {
         suffix
     } else {

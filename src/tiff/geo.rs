@@ -47,6 +47,18 @@ pub struct Georef {
     pub registration: Registration,
 }
 
+/// The GeoTIFF tags that place an image: ModelTransformation (16 values,
+/// row by row), ModelPixelScale and ModelTiepoint.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GeoTags<'a> {
+    /// ModelTransformationTag.
+    pub transformation: Option<&'a [f64]>,
+    /// ModelPixelScaleTag.
+    pub pixel_scale: Option<&'a [f64]>,
+    /// ModelTiepointTag (the first tie point is used).
+    pub tiepoint: Option<&'a [f64]>,
+}
+
 /// Whether a source's coordinates name pixel areas or pixel centres.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Registration {
@@ -65,17 +77,29 @@ impl Georef {
     /// PixelIsPoint rasters are shifted by half a pixel, as GDAL reports them.
     pub fn from_ifd(ifd: &Ifd) -> Georef {
         let keys = geo_keys(ifd);
-        let key = |id: u16| keys.iter().find(|(k, _)| *k == id).map(|(_, v)| *v);
-        let mut transform = if let Some(m) = ifd
-            .floats(tags::MODEL_TRANSFORMATION)
-            .filter(|m| m.len() >= 8)
-        {
+        let transformation = ifd.floats(tags::MODEL_TRANSFORMATION);
+        let pixel_scale = ifd.floats(tags::MODEL_PIXEL_SCALE);
+        let tiepoint = ifd.floats(tags::MODEL_TIEPOINT);
+        let tags = GeoTags {
+            transformation: transformation.as_deref(),
+            pixel_scale: pixel_scale.as_deref(),
+            tiepoint: tiepoint.as_deref(),
+        };
+        Georef::from_tags(&tags, |id| {
+            keys.iter().find(|(k, _)| *k == id).map(|(_, v)| *v)
+        })
+    }
+
+    /// The georeferencing GeoTIFF tags describe, wherever they were read
+    /// (a TIFF directory, or attributes a TIFF reader recorded): the model
+    /// transformation, else tie point and pixel scale; the GeoKey `key(id)`
+    /// for the raster type and the CRS code. PixelIsPoint rasters are
+    /// shifted by half a pixel, as GDAL reports them.
+    pub fn from_tags(tags: &GeoTags<'_>, key: impl Fn(u16) -> Option<u64>) -> Georef {
+        let mut transform = if let Some(m) = tags.transformation.filter(|m| m.len() >= 8) {
             Some([m[0], m[1], m[3], m[4], m[5], m[7]])
         } else {
-            match (
-                ifd.floats(tags::MODEL_PIXEL_SCALE),
-                ifd.floats(tags::MODEL_TIEPOINT),
-            ) {
+            match (tags.pixel_scale, tags.tiepoint) {
                 (Some(s), Some(t)) if s.len() >= 2 && t.len() >= 6 => Some([
                     s[0],
                     0.0,

@@ -35,8 +35,13 @@ pub struct ArrayMeta {
     pub fill_json: Value,
     /// For each logical axis, its element stride inside a decoded chunk.
     pub chunk_strides: Vec<u64>,
-    /// How chunk keys are spelled.
+    /// How chunk keys are spelled (use [`ArrayMeta::chunk_key`] and
+    /// [`ArrayMeta::parse_chunk_key`], which know [`ArrayMeta::stored_axes`]).
     pub key_encoding: ChunkKeyEncoding,
+    /// For each logical axis, the axis of the metadata document and chunk
+    /// keys it is; `None` when they are the same. Set for arrays served
+    /// with their samples first ([`samples_last`]).
+    pub stored_axes: Option<Vec<usize>>,
     /// Codecs in decode order.
     pub codecs: CodecChain,
     /// Dimension names (`_ARRAY_DIMENSIONS` in v2, `dimension_names` in v3).
@@ -239,7 +244,7 @@ impl ArrayMeta {
         } else {
             Some(p.dtype.fill_bytes(&p.fill_json)?)
         };
-        Ok(ArrayMeta {
+        let mut meta = ArrayMeta {
             path: p.path.to_string(),
             zarr_format: p.zarr_format,
             shape: p.shape,
@@ -249,9 +254,60 @@ impl ArrayMeta {
             fill_json: p.fill_json,
             chunk_strides,
             key_encoding: p.key_encoding,
+            stored_axes: None,
             codecs: CodecChain::from_encode_order(p.codecs),
             dimension_names: p.dimension_names,
             attributes: p.attributes,
+        };
+        if let Some(order) = samples_last(&meta) {
+            meta.permute(order);
+        }
+        Ok(meta)
+    }
+
+    /// Serves the stored axes in `order` (logical axis i is stored axis
+    /// `order[i]`): shape, chunks, strides and names follow; chunk keys
+    /// keep their stored spelling. Chunk ranks are unchanged only when the
+    /// moved axes have one chunk each, which [`samples_last`] checks.
+    fn permute(&mut self, order: Vec<usize>) {
+        let pick = |v: &[u64]| order.iter().map(|&a| v[a]).collect::<Vec<u64>>();
+        self.shape = pick(&self.shape);
+        self.chunks = pick(&self.chunks);
+        self.chunk_strides = pick(&self.chunk_strides);
+        if let Some(names) = self.dimension_names.as_mut() {
+            *names = order.iter().map(|&a| names[a].clone()).collect();
+        }
+        self.stored_axes = Some(order);
+    }
+
+    /// `logical` (one value per logical axis: a chunk index, a chunk
+    /// shape) in the order of the stored axes.
+    pub fn stored_order(&self, logical: &[u64]) -> Vec<u64> {
+        match &self.stored_axes {
+            None => logical.to_vec(),
+            Some(order) => {
+                let mut stored = vec![0; logical.len()];
+                for (&axis, &v) in order.iter().zip(logical) {
+                    stored[axis] = v;
+                }
+                stored
+            }
+        }
+    }
+
+    /// The key suffix (after the array path) of the chunk at logical grid
+    /// index `idx`, as the store spells it.
+    pub fn chunk_key(&self, idx: &[u64]) -> String {
+        self.key_encoding.format(&self.stored_order(idx))
+    }
+
+    /// The logical grid index of a chunk key suffix, `None` if `rest` is no
+    /// chunk key of this array.
+    pub fn parse_chunk_key(&self, rest: &str) -> Option<Vec<u64>> {
+        let stored = self.key_encoding.parse(rest, self.shape.len())?;
+        Some(match &self.stored_axes {
+            None => stored,
+            Some(order) => order.iter().map(|&a| stored[a]).collect(),
         })
     }
 
@@ -282,6 +338,29 @@ impl ArrayMeta {
     pub fn chunk_bytes(&self) -> usize {
         self.chunks.iter().product::<u64>() as usize * self.dtype.size
     }
+}
+
+/// tifffile's name of the sample axis of a pixel-interleaved image.
+const SAMPLE_AXIS: &str = "S";
+
+/// The axis order serving a pixel-interleaved TIFF image as bands: tifffile
+/// (and so kerchunk's `tiff_to_zarr`) stores it as (y, x, sample), named
+/// `["Y", "X", "S"]` (`Y1`, `X1` for its reduced levels), while the raster
+/// view reads bands from the leading axes. Only when every chunk holds all
+/// the samples (as tifffile writes it), so chunk ranks are the same in
+/// either order; other arrays keep their axes.
+fn samples_last(meta: &ArrayMeta) -> Option<Vec<usize>> {
+    let names = meta.dimension_names.as_ref()?;
+    let tifffile_name = |name: &str, axis: char| {
+        name.strip_prefix(axis)
+            .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let sample_last = meta.shape.len() == 3
+        && names[2] == SAMPLE_AXIS
+        && tifffile_name(&names[0], 'Y')
+        && tifffile_name(&names[1], 'X')
+        && meta.chunks[2] >= meta.shape[2];
+    sample_last.then(|| vec![2, 0, 1])
 }
 
 /// Largest decoded chunk chunkref accepts (1 GiB).
@@ -450,6 +529,34 @@ mod tests {
         let m = ArrayMeta::from_v3("b", &z).unwrap();
         assert_eq!(m.dtype.order, ByteOrder::Big);
         assert_eq!(m.chunk_strides, vec![1, 5]);
+    }
+
+    #[test]
+    fn tifffile_samples_last_are_served_first() {
+        let z = json!({"shape": [200, 300, 3], "chunks": [256, 256, 3], "dtype": "|u1",
+            "fill_value": 0, "order": "C", "compressor": null, "filters": null,
+            "zarr_format": 2});
+        let attrs = json!({"_ARRAY_DIMENSIONS": ["Y1", "X1", "S"]});
+        let m = ArrayMeta::from_v2("1", &z, Some(&attrs)).unwrap();
+        assert_eq!(m.shape, vec![3, 200, 300]);
+        assert_eq!(m.chunks, vec![3, 256, 256]);
+        assert_eq!(m.chunk_strides, vec![1, 768, 3]);
+        assert_eq!(m.grid_shape(), vec![1, 1, 2]);
+        assert_eq!(
+            m.dimension_names,
+            Some(vec!["S".into(), "Y1".into(), "X1".into()])
+        );
+        assert_eq!(m.chunk_key(&[0, 0, 1]), "0.1.0");
+        assert_eq!(m.parse_chunk_key("0.1.0"), Some(vec![0, 0, 1]));
+        assert_eq!(m.stored_order(&m.chunks), vec![256, 256, 3]);
+        // Other names, or samples split over chunks, keep the stored axes.
+        for (names, chunks) in [(["y", "x", "band"], 3), (["Y", "X", "S"], 2)] {
+            let mut z = z.clone();
+            z["chunks"] = json!([256, 256, chunks]);
+            let attrs = json!({ "_ARRAY_DIMENSIONS": names });
+            let m = ArrayMeta::from_v2("a", &z, Some(&attrs)).unwrap();
+            assert_eq!((m.shape, m.stored_axes), (vec![200, 300, 3], None));
+        }
     }
 
     #[test]

@@ -25,30 +25,10 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import REPO_ROOT
 from raster_checks import assert_band_matches, captured_errors, open_chunkref
 from test_tables import run_python
-from venvs import ensure_venv
+from venvs import KERCHUNK_REQUIREMENTS, kerchunk_python
 
-#: The writers and the stack that reads their references, pinned together
-#: (kerchunk 0.2.10 needs zarr 3).
-REQUIREMENTS = [
-    "kerchunk==0.2.10",
-    "zarr==3.1.6",
-    "numcodecs==0.16.6",
-    "fsspec==2026.9.0",
-    "h5py==3.16.0",
-    "netCDF4==1.7.5.1.post1",
-    "cftime==1.6.6.1",
-    "xarray==2026.9.0",
-    "numpy==2.4.6",
-    "pandas==3.1.1",
-    "fastparquet==2026.9.0",
-    "ujson==6.1.0",
-]
-CHECK = (
-    "import kerchunk.hdf, kerchunk.combine, kerchunk.df, netCDF4, h5py, xarray, zarr, fastparquet"
-)
 WRITER = Path(__file__).with_name("kerchunk_hdf5_writer.py")
 
 #: Every store the writer makes (the JSON ones, then their Parquet forms).
@@ -105,8 +85,7 @@ GT_TOLERANCE_PIXELS = 1e-9
 
 @pytest.fixture(scope="module")
 def hdf5_python() -> Path:
-    return ensure_venv(REPO_ROOT / "build" / "hdf5-venv", REQUIREMENTS, CHECK,
-                       "kerchunk, h5py, netCDF4, xarray and zarr")
+    return kerchunk_python()
 
 
 @pytest.fixture(scope="module")
@@ -346,6 +325,6 @@ def test_bands_carry_netcdf_dim_values_as_gdal_netcdf_does(written, store):
 def test_versions_are_the_pinned_ones(written):
     _, manifest = written
     versions = manifest["versions"]
-    pinned = dict(r.split("==") for r in REQUIREMENTS)
+    pinned = dict(r.split("==") for r in KERCHUNK_REQUIREMENTS)
     for module in ["kerchunk", "h5py", "netCDF4", "zarr", "xarray", "fsspec"]:
         assert versions[module] == pinned[module], (module, versions[module])

@@ -120,3 +120,35 @@ def ensure_venv(
     assert check.returncode == 0, f"{what} is installed but does not import:\n{check.stderr}"
     marker.write_text(wanted)
     return python
+
+
+#: The kerchunk writers (HDF5/NetCDF4 and TIFF) and the stack that reads
+#: their references, pinned together in one venv (kerchunk 0.2.10 needs
+#: zarr 3; tifffile and imagecodecs are the newest for Python 3.11).
+KERCHUNK_REQUIREMENTS = [
+    "kerchunk==0.2.10",
+    "zarr==3.1.6",
+    "numcodecs==0.16.6",
+    "fsspec==2026.9.0",
+    "h5py==3.16.0",
+    "netCDF4==1.7.5.1.post1",
+    "cftime==1.6.6.1",
+    "xarray==2026.9.0",
+    "numpy==2.4.6",
+    "pandas==3.1.1",
+    "fastparquet==2026.9.0",
+    "ujson==6.1.0",
+    "tifffile==2026.3.3",
+    "imagecodecs==2026.3.6",
+]
+KERCHUNK_CHECK = (
+    "import kerchunk.hdf, kerchunk.combine, kerchunk.df, kerchunk.tiff, netCDF4, h5py, xarray, "
+    "zarr, fastparquet, tifffile, imagecodecs.numcodecs"
+)
+
+
+def kerchunk_python() -> Path:
+    """The python of ``build/hdf5-venv``, holding :data:`KERCHUNK_REQUIREMENTS`."""
+    repo = Path(__file__).resolve().parents[2]
+    return ensure_venv(repo / "build" / "hdf5-venv", KERCHUNK_REQUIREMENTS, KERCHUNK_CHECK,
+                       "kerchunk, tifffile, imagecodecs, h5py, netCDF4, xarray and zarr")

@@ -23,7 +23,7 @@ const MAX_CODES: usize = 4096;
 
 /// Decodes an LZW stream into at most `limit` bytes; a stream that goes on
 /// past `limit` is an error.
-pub(super) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+pub(in crate::codec) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
     // libtiff's test for old-style ("compat") LZW.
     if input.len() >= 2 && input[0] == 0 && input[1] & 1 == 1 {
         return decode_old_style(input, limit);

@@ -21,9 +21,9 @@
 mod compression;
 mod jpeg;
 mod layout;
-mod lzw;
+pub(super) mod lzw;
 mod packbits;
-mod predictor;
+pub(super) mod predictor;
 #[cfg(test)]
 mod vectors;
 mod webp;

@@ -123,7 +123,12 @@ fn accumulate_bytes(row: &mut [u8], stride: usize) {
 }
 
 /// Undoes horizontal differencing on one row of `size`-byte samples.
-fn horizontal_row(row: &mut [u8], stride: usize, size: usize, big_endian: bool) {
+pub(in crate::codec) fn horizontal_row(
+    row: &mut [u8],
+    stride: usize,
+    size: usize,
+    big_endian: bool,
+) {
     if size == 1 {
         accumulate_bytes(row, stride);
         return;
@@ -143,7 +148,7 @@ fn horizontal_row(row: &mut [u8], stride: usize, size: usize, big_endian: bool) 
 /// Undoes the floating point predictor on one row: cumulative byte sums,
 /// then byte planes (most significant first) back into `size`-byte samples
 /// in the requested byte order. `planes` is scratch space of the row's size.
-fn floating_point_row(
+pub(in crate::codec) fn floating_point_row(
     row: &mut [u8],
     planes: &mut [u8],
     stride: usize,
