@@ -119,7 +119,7 @@ impl Codec for Predictor {
         let dtype = self.dtype.unwrap_or(ctx.dtype);
         let size = dtype.size;
         let fail = |reason: String| Error::decode(self.name(), reason);
-        if input.len() % size != 0 {
+        if !input.len().is_multiple_of(size) {
             return Err(fail(format!(
                 "{} bytes is not a whole number of {size}-byte elements",
                 input.len()
