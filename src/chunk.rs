@@ -198,25 +198,9 @@ pub fn read_chunks_each(
         .iter()
         .filter(|n| matches!(n, Ok(Need::Inline(_) | Need::Fetched(_))))
         .count();
-    // Chunks waiting for a decoder hold their fetched bytes: past a few
-    // per decoding thread, the caller decodes the next one itself instead
-    // of queueing it (memory stays bounded when fetching outruns decoding).
-    let pool = crate::process::decoding_pool();
-    let most_queued = 2 * pool.current_num_threads();
-    let queued = AtomicUsize::new(0);
-    pool.in_place_scope(|scope| {
-        let decode_soon = |k: usize, raw: Result<Option<Bytes>>| {
-            if decoding > 1 && queued.load(Ordering::Acquire) < most_queued {
-                queued.fetch_add(1, Ordering::AcqRel);
-                let queued = &queued;
-                scope.spawn(move |_| {
-                    decode_into(k, raw);
-                    queued.fetch_sub(1, Ordering::AcqRel);
-                });
-            } else {
-                decode_into(k, raw);
-            }
-        };
+    // Hands every chunk to `decode_soon` as its bytes are in (fetched ones
+    // while the rest is still being fetched).
+    let feed = |decode_soon: &(dyn Fn(usize, Result<Option<Bytes>>) + Sync)| {
         for (k, need) in needs.into_iter().enumerate() {
             match need {
                 Err(e) => decode_into(k, Err(e)),
@@ -229,7 +213,34 @@ pub fn read_chunks_each(
         locations.fetcher.fetch_each(&requests, |i, raw| {
             decode_soon(fetched_by[i], raw.map(Some));
         });
-    });
+    };
+    if decoding <= 1 {
+        // No pool (nor its start-up in a fresh process) for one chunk.
+        feed(&decode_into);
+    } else {
+        // Chunks waiting for a decoder hold their fetched bytes: past a few
+        // per decoding thread, the caller decodes the next one itself
+        // instead of queueing it (memory stays bounded when fetching
+        // outruns decoding).
+        let pool = crate::process::decoding_pool();
+        let most_queued = 2 * pool.current_num_threads();
+        let queued = AtomicUsize::new(0);
+        pool.in_place_scope(|scope| {
+            let decode_soon = |k: usize, raw: Result<Option<Bytes>>| {
+                if queued.load(Ordering::Acquire) < most_queued {
+                    queued.fetch_add(1, Ordering::AcqRel);
+                    let queued = &queued;
+                    scope.spawn(move |_| {
+                        decode_into(k, raw);
+                        queued.fetch_sub(1, Ordering::AcqRel);
+                    });
+                } else {
+                    decode_into(k, raw);
+                }
+            };
+            feed(&decode_soon);
+        });
+    }
     // Warnings raised while decoding on the pool, on the caller's thread.
     let warnings = warnings.into_inner().unwrap_or_else(|p| p.into_inner());
     warnings.iter().for_each(|w| gdal_warning(w));

@@ -24,11 +24,59 @@ impl Codec for Zstd {
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
         let fail = |e: std::io::Error| Error::decode(self.name(), e);
+        if let Some(declared) = single_frame(&input, ctx.decoded_len) {
+            // One frame of at most the chunk's size (declared or not, as
+            // libtiff's streaming writer leaves it): decoded in one call
+            // straight into the chunk, with this thread's context (no
+            // window buffer, no context set-up per chunk).
+            let mut out = Vec::with_capacity(ctx.decoded_len);
+            DECOMPRESSOR
+                .with(|d| {
+                    let mut d = d.borrow_mut();
+                    let d = match &mut *d {
+                        Some(d) => d,
+                        empty => empty.insert(::zstd::bulk::Decompressor::new()?),
+                    };
+                    d.decompress_to_buffer(&input[..], &mut out)
+                })
+                .map_err(fail)?;
+            if declared.is_some_and(|size| size != out.len()) {
+                return Err(Error::decode(
+                    self.name(),
+                    format!(
+                        "the frame declares {declared:?} bytes but holds {}",
+                        out.len()
+                    ),
+                ));
+            }
+            return Ok(Bytes::from(out));
+        }
         let mut decoder = ::zstd::stream::read::Decoder::with_buffer(&input[..]).map_err(fail)?;
         decoder
             .window_log_max(window_log_max(ctx.decoded_len))
             .map_err(fail)?;
         read_bounded(self.name(), decoder, ctx)
+    }
+}
+
+thread_local! {
+    /// Each thread's decompression context, made on first use.
+    static DECOMPRESSOR: std::cell::RefCell<Option<::zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `Some(declared size)` when `input` is exactly one frame declaring at
+/// most `limit` bytes, or none (what TIFF and numcodecs writers make);
+/// `None` sends the input to the streaming decoder (several frames,
+/// skippable frames, a larger declared size).
+fn single_frame(input: &[u8], limit: usize) -> Option<Option<usize>> {
+    let frame = ::zstd::zstd_safe::find_frame_compressed_size(input).ok()?;
+    if frame != input.len() {
+        return None;
+    }
+    match ::zstd::zstd_safe::get_frame_content_size(input).ok()? {
+        None => Some(None),
+        Some(size) => usize::try_from(size).ok().filter(|&n| n <= limit).map(Some),
     }
 }
 
@@ -121,9 +169,15 @@ mod tests {
         assert!(decode_with("zstd", "{}", &framed, 9_000).is_err());
         let small = ::zstd::bulk::compress(&sample(3_000), 3).unwrap();
         assert_survives_mutations("zstd", "{}", &small, 3_000);
-        // A frame declaring a 128 MiB window for a 10 kB chunk.
+        // A frame declaring a 128 MiB window for a 10 kB chunk: alone, it is
+        // decoded in one pass into the chunk (no window buffer at all); as
+        // one of several frames (the streaming decoder), it is refused.
         let huge_window = encode_streaming(&data, 27);
-        let err = decode_with("zstd", "{}", &huge_window, 10_000).unwrap_err();
+        let one = decode_with("zstd", "{}", &huge_window, 10_000).unwrap();
+        assert_eq!(&one[..], &data[..]);
+        let mut two = huge_window.clone();
+        two.extend_from_slice(&::zstd::bulk::compress(b"", 1).unwrap());
+        let err = decode_with("zstd", "{}", &two, 10_000).unwrap_err();
         assert!(err.to_string().contains("too much memory"), "{err}");
     }
 }
