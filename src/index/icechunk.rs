@@ -108,6 +108,20 @@ pub fn read(
     open: &Opener<'_>,
     exists: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<Index> {
+    // icechunk-format panics on some malformed files (a node of an unknown
+    // kind): those become errors naming the repository.
+    crate::error::contain_panics(name, "Icechunk repository", || {
+        read_version(name, dir, version, open, exists)
+    })
+}
+
+fn read_version(
+    name: &str,
+    dir: &str,
+    version: &Version,
+    open: &Opener<'_>,
+    exists: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Index> {
     let repo = Repository {
         name,
         dir: dir.trim_end_matches('/'),
