@@ -48,7 +48,11 @@ impl Locations {
             Source::open(&loc, settings)
         };
         Locations {
-            sources: index.files.urls().iter().map(|u| open(u)).collect(),
+            sources: index
+                .file_urls()
+                .into_iter()
+                .map(|u| u.and_then(|u| open(&u)))
+                .collect(),
             fetcher: Fetcher::new(settings),
             decoded: None,
             decoded_budget: settings.mosaic_cache_mib.map_or_else(

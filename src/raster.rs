@@ -164,6 +164,7 @@ impl Dataset {
             time: TimeOptions::from_options(options),
             eager_rows: settings.table_eager_rows,
             version: icechunk::Version::from_options(options)?,
+            keep_templates: false,
         };
         let open =
             |path: &str| -> Result<Arc<dyn IndexFile>> { Ok(Arc::new(VsiFile::open(path)?)) };
@@ -1012,6 +1013,8 @@ mod tests {
             file_attributes: vec![],
             metadata: Default::default(),
             skipped: Default::default(),
+            templates: None,
+            gen: Vec::new(),
         };
         let settings = Settings::from_lookup(|_| None).unwrap();
         let locations = Locations::resolve(&index, &Base::Dir("/".into()), &settings);

@@ -55,7 +55,7 @@ use chunkref::builder::{self, Format};
 use chunkref::chunk::Locations;
 use chunkref::config::Settings;
 use chunkref::index::built::Built;
-use chunkref::index::file::{IndexFile, LocalFile};
+use chunkref::index::file::{InMemory, IndexFile, LocalFile};
 use chunkref::index::stacker::{self, Prepared, Stacker, Step};
 use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
@@ -128,7 +128,8 @@ fn save_index(index: &Index, out: &Path, origin: &str) -> Result<usize, String> 
     })
 }
 
-/// `chunkref convert IN OUT`.
+/// `chunkref convert IN OUT`: the index kept as it is (templates, `gen`
+/// entries), with a warning naming each part OUT's form cannot hold.
 fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
     let (Some(input), Some(output), None) = (args.next(), args.next(), args.next()) else {
         return Err(format!("convert takes IN and OUT\n{USAGE}"));
@@ -136,8 +137,10 @@ fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
     let open = |path: &str| -> chunkref::Result<Arc<dyn IndexFile>> {
         Ok(Arc::new(LocalFile::open(path)?))
     };
-    let index =
-        Index::load(&input, &input, &LoadOptions::default(), &open).map_err(|e| e.to_string())?;
+    let index = Index::load(&input, &input, &keep_as_is(), &open).map_err(|e| e.to_string())?;
+    for warning in losses(&index, Form::of(Path::new(&output))) {
+        eprintln!("chunkref convert: warning: {warning}");
+    }
     let start = Instant::now();
     let refs = save_index(&index, Path::new(&output), &input)?;
     eprintln!(
@@ -145,6 +148,45 @@ fn convert(mut args: impl Iterator<Item = String>) -> Result<(), String> {
         start.elapsed().as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// How `convert` (and an index written in another form) loads an index:
+/// every reference in memory, templates and `gen` entries kept.
+fn keep_as_is() -> LoadOptions {
+    LoadOptions {
+        keep_templates: true,
+        ..LoadOptions::default()
+    }
+}
+
+/// What of `index` is not written to an index of form `to`.
+fn losses(index: &Index, to: Form) -> Vec<String> {
+    let mut lost: Vec<String> = index
+        .skipped
+        .iter()
+        .map(|(path, reason)| {
+            format!(
+                "array '{path}' is left out ({reason}): its metadata documents are written, \
+                 its chunk references are not"
+            )
+        })
+        .collect();
+    let attributes = index.file_attributes.iter().filter(|a| !a.is_empty()).count();
+    if to == Form::Json && attributes > 0 {
+        lost.push(format!(
+            "the attributes of {attributes} file(s) (such as 'datetime') have no place in \
+             Kerchunk JSON and are dropped (a time stack's steps keep theirs in the arrays' \
+             chunkref:datetime attribute)"
+        ));
+    }
+    if to != Form::Json && !index.gen.is_empty() {
+        lost.push(format!(
+            "the {} 'gen' entries are written as the references they generate (a table has \
+             one row per reference)",
+            index.gen.len()
+        ));
+    }
+    lost
 }
 
 /// Where the steps of a time stack take their datetimes from.
@@ -244,8 +286,9 @@ fn locate(args: &Args, source: &str) -> Result<(String, String), String> {
 /// `out` names); returns the number of keys (JSON) or chunk references.
 fn write(doc: serde_json::Value, out: &Path) -> Result<usize, String> {
     if Form::of(out) != Form::Json {
+        let name = out.to_string_lossy();
         let text = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
-        let index = Index::from_kerchunk_json(&out.to_string_lossy(), &text, &[])
+        let index = Index::read(&name, Arc::new(InMemory::new(&name, text)), &keep_as_is())
             .map_err(|e| e.to_string())?;
         return save_index(&index, out, &out.to_string_lossy());
     }

@@ -21,10 +21,13 @@ pub struct Generated {
 
 /// Expands every `gen` entry, calling `emit` for each reference in order
 /// (the cartesian product of the dimensions, last dimension fastest).
+/// With `keep_templates`, the URLs keep their `{{name}}` placeholders of
+/// `templates` (the gen dimensions are filled in).
 pub fn expand(
     index: &str,
     gens: &[Value],
     templates: &Vars,
+    keep_templates: bool,
     mut emit: impl FnMut(Generated),
 ) -> Result<()> {
     let bad = |reason: String| Error::MalformedIndex {
@@ -56,10 +59,19 @@ pub fn expand(
                 ),
             })?;
         let mut vars = templates.clone();
+        let mut url_vars: Option<Vars> = keep_templates.then(|| {
+            templates
+                .keys()
+                .map(|k| (k.clone(), TemplateValue::Str(format!("{{{{{k}}}}}"))))
+                .collect()
+        });
         let mut counters = vec![0usize; dims.len()];
         for _ in 0..total {
             for (d, (name, vals)) in dims.iter().enumerate() {
                 vars.insert(name.clone(), vals[counters[d]].clone());
+                if let Some(u) = url_vars.as_mut() {
+                    u.insert(name.clone(), vals[counters[d]].clone());
+                }
             }
             let r = |t: &str| render(t, &vars).map_err(|e| bad(format!("gen[{n}]: {e}")));
             let number = |t: &str, what: &str| -> Result<u64> {
@@ -76,7 +88,10 @@ pub fn expand(
             };
             emit(Generated {
                 key: r(key)?,
-                url: r(url)?,
+                url: match &url_vars {
+                    Some(u) => render(url, u).map_err(|e| bad(format!("gen[{n}]: {e}")))?,
+                    None => r(url)?,
+                },
                 range,
             });
             for d in (0..dims.len()).rev() {
@@ -163,7 +178,7 @@ mod tests {
             "offset": "{{(i + 1) * 1000}}", "length": "1000",
             "dimensions": {"u": ["a", "b"], "i": {"stop": 3}}})];
         let mut out = Vec::new();
-        expand("idx", &gens, &Vars::new(), |g| out.push(g)).unwrap();
+        expand("idx", &gens, &Vars::new(), false, |g| out.push(g)).unwrap();
         assert_eq!(out.len(), 6);
         assert_eq!(
             out[0],
@@ -184,11 +199,24 @@ mod tests {
     }
 
     #[test]
+    fn keeps_template_placeholders_in_urls() {
+        let gens = vec![json!({"key": "k{{i}}", "url": "{{ base }}f{{i}}.bin",
+            "offset": "{{i * 10}}", "length": "10", "dimensions": {"i": [1]}})];
+        let vars: Vars = [("base".to_string(), TemplateValue::Str("/d/".into()))].into();
+        let mut out = Vec::new();
+        expand("idx", &gens, &vars, true, |g| out.push(g)).unwrap();
+        expand("idx", &gens, &vars, false, |g| out.push(g)).unwrap();
+        let urls: Vec<_> = out.iter().map(|g| g.url.as_str()).collect();
+        assert_eq!(urls, ["{{base}}f1.bin", "/d/f1.bin"]);
+        assert!(out.iter().all(|g| g.key == "k1" && g.range == Some((10, 10))));
+    }
+
+    #[test]
     fn refuses_hostile_sizes() {
         let gens = vec![json!({"key": "k{{i}}{{j}}", "url": "u",
             "dimensions": {"i": {"stop": 100000}, "j": {"stop": 100000}}})];
         assert!(matches!(
-            expand("idx", &gens, &Vars::new(), |_| {}),
+            expand("idx", &gens, &Vars::new(), false, |_| {}),
             Err(Error::Limits { .. })
         ));
     }

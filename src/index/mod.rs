@@ -53,6 +53,10 @@ pub struct LoadOptions {
     pub eager_rows: u64,
     /// The version of an Icechunk repository to read.
     pub version: icechunk::Version,
+    /// Leaves `{{name}}` placeholders in the URLs and keeps the template
+    /// table and `gen` entries in the [`Index`] (what `chunkref convert`
+    /// writes back), instead of filling them in.
+    pub keep_templates: bool,
 }
 
 impl Default for LoadOptions {
@@ -62,16 +66,29 @@ impl Default for LoadOptions {
             time: TimeOptions::default(),
             eager_rows: u64::MAX,
             version: icechunk::Version::default(),
+            keep_templates: false,
         }
     }
 }
 
 impl LoadOptions {
-    fn template_vars(&self) -> Vars {
-        self.overrides
-            .iter()
-            .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
-            .collect()
+    /// The index's own template table with the overrides applied.
+    fn templates(&self, own: impl IntoIterator<Item = (String, String)>) -> Templates {
+        let mut templates: Templates = own.into_iter().collect();
+        templates.extend(self.overrides.iter().cloned());
+        templates
+    }
+
+    /// Fills the templates of `index` (its own, overridden) into its URLs,
+    /// or keeps them in the index with `keep_templates`.
+    fn apply_templates(&self, mut index: Index) -> Result<Index> {
+        let templates = self.templates(index.templates.take().unwrap_or_default());
+        if self.keep_templates {
+            index.templates = Some(templates);
+        } else {
+            render_templates(&index.source, &mut index.files, &vars_of(&templates))?;
+        }
+        Ok(index)
     }
 
     fn select_time(&self, index: Index) -> Result<Index> {
@@ -108,6 +125,13 @@ pub struct Index {
     pub metadata: BTreeMap<String, Value>,
     /// Group attributes by group path (`""` is the root).
     pub groups: BTreeMap<String, Map<String, Value>>,
+    /// Kerchunk `templates` (name -> value) still to be filled into the
+    /// `{{name}}` placeholders of `files`; `None` once they are filled in
+    /// (see [`LoadOptions::keep_templates`]).
+    pub templates: Option<Templates>,
+    /// Kerchunk `gen` entries kept unexpanded beside their references
+    /// (with [`LoadOptions::keep_templates`], for writing Kerchunk JSON).
+    pub gen: Vec<Value>,
     /// Non-fatal problems found while reading (shown as GDAL warnings).
     pub warnings: Vec<String>,
     /// Arrays of the store that cannot be served, with the reason (left
@@ -116,33 +140,48 @@ pub struct Index {
 }
 
 impl Index {
-    /// Reads a Kerchunk JSON index. `overrides` replace template values.
+    /// Reads a Kerchunk JSON index, templates filled in. `overrides`
+    /// replace template values.
     pub fn from_kerchunk_json(
         source: &str,
         bytes: &[u8],
         overrides: &[(String, String)],
     ) -> Result<Index> {
+        let how = LoadOptions {
+            overrides: overrides.to_vec(),
+            ..LoadOptions::default()
+        };
+        Index::read_kerchunk_json(source, bytes, &how)
+    }
+
+    /// Reads a Kerchunk JSON index as `how` says (template overrides,
+    /// templates kept or filled in).
+    fn read_kerchunk_json(source: &str, bytes: &[u8], how: &LoadOptions) -> Result<Index> {
         let mut doc = kerchunk_json::parse(source, bytes)?;
-        let mut vars: Vars = doc
-            .templates
-            .drain(..)
-            .map(|(k, v)| (k, TemplateValue::Str(v)))
-            .collect();
-        for (k, v) in overrides {
-            vars.insert(k.clone(), TemplateValue::Str(v.clone()));
-        }
+        let own: Templates = doc.templates.drain(..).collect();
+        let templates = how.templates(own.clone());
         let mut entries = std::mem::take(&mut doc.entries);
         let mut files = std::mem::take(&mut doc.files);
-        gen::expand(source, &doc.gen, &vars, |g| {
-            let file = files.intern(&g.url);
-            let r = match g.range {
-                Some((o, l)) => RawRef::Range(file, o, l),
-                None => RawRef::Whole(file),
-            };
-            entries.push((g.key, r));
-        })?;
-        render_templates(source, &mut files, &vars)?;
-        Index::build(source, files, entries)
+        gen::expand(
+            source,
+            &doc.gen,
+            &vars_of(&templates),
+            how.keep_templates,
+            |g| {
+                let file = files.intern(&g.url);
+                let r = match g.range {
+                    Some((o, l)) => RawRef::Range(file, o, l),
+                    None => RawRef::Whole(file),
+                };
+                entries.push((g.key, r));
+            },
+        )?;
+        let mut index = Index::build(source, files, entries)?;
+        if how.keep_templates {
+            index.gen = doc.gen;
+        }
+        index.templates = Some(own);
+        how.apply_templates(index)
     }
 
     /// Reads the index `name` from `path`, opening files with `open`: a file
@@ -175,9 +214,8 @@ impl Index {
         let Ok(zmetadata) = read(kerchunk_parquet::ZMETADATA) else {
             return Err(not_a_file);
         };
-        let mut index = kerchunk_parquet::read(name, &zmetadata, read_record)?;
-        render_templates(name, &mut index.files, &how.template_vars())?;
-        how.select_time(index)
+        let index = kerchunk_parquet::read(name, &zmetadata, read_record)?;
+        how.select_time(how.apply_templates(index)?)
     }
 
     /// Reads an index in any form chunkref knows, chosen by its first
@@ -187,12 +225,12 @@ impl Index {
     pub fn read(source: &str, file: Arc<dyn IndexFile>, how: &LoadOptions) -> Result<Index> {
         let head = file.read_at(0, 8)?;
         let index = if head.starts_with(parquet::MAGIC) {
-            parquet_read::read(source, file, &how.time, how.eager_rows)?
+            how.apply_templates(parquet_read::read(source, file, &how.time, how.eager_rows)?)?
         } else if head.starts_with(fgb::MAGIC) {
-            fgb::read(source, file, how.eager_rows)?
+            how.apply_templates(fgb::read(source, file, how.eager_rows)?)?
         } else {
             let bytes = file.read_all(MAX_DOCUMENT_BYTES)?;
-            Index::from_kerchunk_json(source, &bytes, &how.overrides)?
+            Index::read_kerchunk_json(source, &bytes, how)?
         };
         how.select_time(index)
     }
@@ -249,12 +287,42 @@ impl Index {
             .map(|i| &self.arrays[i])
     }
 
+    /// The URL of every file as it is read: kept templates filled in (a
+    /// URL whose templates cannot be filled is an error).
+    pub fn file_urls(&self) -> Vec<Result<String>> {
+        let vars = self.templates.as_ref().map(vars_of);
+        self.files
+            .urls()
+            .iter()
+            .map(|u| match &vars {
+                Some(vars) if u.contains("{{") => {
+                    template::render_url(u, vars).map_err(|reason| Error::MalformedIndex {
+                        index: self.source.clone(),
+                        reason,
+                    })
+                }
+                _ => Ok(u.clone()),
+            })
+            .collect()
+    }
+
     /// Index of the array at `path` in [`Index::arrays`].
     pub fn array_index(&self, path: &str) -> Option<usize> {
         self.arrays
             .binary_search_by(|a| a.meta.path.as_str().cmp(path))
             .ok()
     }
+}
+
+/// A Kerchunk template table: name -> value.
+pub type Templates = BTreeMap<String, String>;
+
+/// Template variables of a template table.
+pub(crate) fn vars_of(templates: &Templates) -> Vars {
+    templates
+        .iter()
+        .map(|(k, v)| (k.clone(), TemplateValue::Str(v.clone())))
+        .collect()
 }
 
 /// Fills `{{name}}` templates in every URL of `files` from `vars`.
@@ -426,6 +494,8 @@ impl Store {
             arrays,
             groups: self.groups,
             metadata: self.docs,
+            templates: None,
+            gen: Vec::new(),
             warnings,
             skipped: self.skipped,
         }
@@ -502,6 +572,28 @@ mod tests {
         let over = [("base".to_string(), "/elsewhere/".to_string())];
         let idx = Index::from_kerchunk_json("t.json", doc.as_bytes(), &over).unwrap();
         assert!(idx.files.urls().iter().any(|u| u == "/elsewhere/f.bin"));
+    }
+
+    #[test]
+    fn keeps_templates_and_gen_when_asked() {
+        let doc = format!(
+            r#"{{"version": 1, "templates": {{"base": "/data/"}},
+              "gen": [{{"key": "a/1.{{{{i}}}}", "url": "{{{{base}}}}g.bin", "dimensions": {{"i": [0, 1]}}}}],
+              "refs": {{"a/.zarray": "{ZARRAY}", "a/0.0": ["{{{{base}}}}f.bin", 0, 12]}}}}"#
+        );
+        let how = LoadOptions {
+            keep_templates: true,
+            ..LoadOptions::default()
+        };
+        let idx = Index::read_kerchunk_json("t.json", doc.as_bytes(), &how).unwrap();
+        assert_eq!(idx.files.urls(), ["{{base}}f.bin", "{{base}}g.bin"]);
+        let urls: Vec<_> = idx.file_urls().into_iter().map(|u| u.unwrap()).collect();
+        assert_eq!(urls, ["/data/f.bin", "/data/g.bin"]);
+        let written = to_kerchunk::to_kerchunk(&idx).unwrap();
+        assert_eq!(written["templates"], serde_json::json!({"base": "/data/"}));
+        assert_eq!(written["gen"].as_array().unwrap().len(), 1);
+        let refs = written["refs"].as_object().unwrap();
+        assert!(refs.contains_key("a/0.0") && !refs.contains_key("a/1.0"), "{refs:?}");
     }
 
     #[test]

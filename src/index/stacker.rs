@@ -333,6 +333,7 @@ impl<S: FnMut(&Rows) -> Result<()>> Stacker<S> {
             files: self.files,
             metadata,
             inline: BTreeMap::new(),
+            templates: BTreeMap::new(),
         })
     }
 }

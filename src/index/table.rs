@@ -15,7 +15,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Index, Store};
+use super::{Index, Store, Templates};
 use crate::error::{Error, Result};
 use crate::refs::{position, unravel, ChunkRef, FileTable, PageSource, Paged, RawRef, Refs};
 use crate::zarr::ArrayMeta;
@@ -51,6 +51,10 @@ pub struct TableDoc {
     /// Inline chunks by store key (`base64:` text).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub inline: BTreeMap<String, String>,
+    /// Kerchunk templates filled into the `{{name}}` placeholders of the
+    /// file paths when the table is read (`TEMPLATE_<name>` overrides them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub templates: Templates,
 }
 
 /// One entry of [`TableDoc::arrays`].
@@ -317,6 +321,7 @@ pub fn rows_of(
             .collect(),
         metadata: index.metadata.clone(),
         inline: BTreeMap::new(),
+        templates: index.templates.clone().unwrap_or_default(),
     };
     let mut rows = Rows::default();
     for (a, array) in index.arrays.iter().enumerate() {
@@ -551,6 +556,7 @@ pub struct TableReader {
     check: Arc<RowChecker>,
     sink: RowSink,
     coordinate_footprints: bool,
+    templates: Templates,
 }
 
 impl TableReader {
@@ -622,6 +628,7 @@ impl TableReader {
             check,
             sink,
             coordinate_footprints,
+            templates: doc.templates,
         })
     }
 
@@ -664,6 +671,7 @@ impl TableReader {
         let rows = self.sink.into_rows();
         let mut index = self.store.into_index(&self.check.source, self.files, rows);
         index.file_attributes = self.file_attributes;
+        index.templates = (!self.templates.is_empty()).then_some(self.templates);
         index
     }
 

@@ -1,18 +1,28 @@
 //! Writing an [`Index`] back as a Kerchunk JSON v1 document (what
-//! `chunkref convert` writes for `.json`): the store's metadata documents
-//! inline, then one reference per chunk in the Kerchunk value forms.
+//! `chunkref convert` writes for `.json`): the template table and the `gen`
+//! entries the index kept, the store's metadata documents inline, then one
+//! reference per chunk in the Kerchunk value forms (chunks a kept `gen`
+//! entry generates are left to it).
+
+use std::collections::HashSet;
 
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
 use super::table::chunk_key;
-use super::Index;
+use super::{gen, vars_of, Index};
 use crate::error::Result;
 use crate::refs::{unravel, ChunkRef};
 
-/// The Kerchunk JSON v1 document of `index` (URLs as the index resolved
-/// them; per-file attributes have no place in Kerchunk JSON and are dropped).
+/// The Kerchunk JSON v1 document of `index` (URLs as the index holds them:
+/// with their `{{name}}` placeholders when it kept its templates; per-file
+/// attributes have no place in Kerchunk JSON and are dropped).
 pub fn to_kerchunk(index: &Index) -> Result<Value> {
+    let templates = index.templates.clone().unwrap_or_default();
+    let mut generated = HashSet::new();
+    gen::expand(&index.source, &index.gen, &vars_of(&templates), true, |g| {
+        generated.insert(g.key);
+    })?;
     let mut refs = Map::new();
     for (key, doc) in &index.metadata {
         refs.insert(key.clone(), Value::String(doc.to_string()));
@@ -21,6 +31,9 @@ pub fn to_kerchunk(index: &Index) -> Result<Value> {
         let grid = array.meta.grid_shape();
         for (pos, r) in array.refs.table()?.iter() {
             let key = chunk_key(&array.meta, &unravel(pos, &grid));
+            if generated.contains(&key) {
+                continue;
+            }
             let url = |file: u32| index.files.url(file);
             let value = match r {
                 ChunkRef::Inline(bytes) => Value::String(format!(
@@ -41,5 +54,13 @@ pub fn to_kerchunk(index: &Index) -> Result<Value> {
             refs.insert(key, value);
         }
     }
-    Ok(json!({"version": 1, "refs": refs}))
+    let mut doc = json!({"version": 1});
+    if !templates.is_empty() {
+        doc["templates"] = json!(templates);
+    }
+    if !index.gen.is_empty() {
+        doc["gen"] = Value::Array(index.gen.clone());
+    }
+    doc["refs"] = Value::Object(refs);
+    Ok(doc)
 }
