@@ -77,6 +77,26 @@ typedef struct CrWindowRequest {
     size_t band_space;
 } CrWindowRequest;
 
+/** A nearest-neighbour resampled read: source window `x`, `y`, `width`,
+ *  `height` (fractional, as GDALRasterIOExtraArg may give it) into a buffer
+ *  of `buf_width` x `buf_height` pixels of the native type. */
+typedef struct CrSampledRequest {
+    uint32_t level;
+    double x;
+    double y;
+    double width;
+    double height;
+    uint64_t buf_width;
+    uint64_t buf_height;
+    size_t band_count;
+    const uint64_t *bands;   /* 0-based band numbers */
+    void *buffer;
+    size_t buffer_bytes;     /* bytes writable from `buffer` */
+    size_t pixel_space;
+    size_t line_space;
+    size_t band_space;
+} CrSampledRequest;
+
 /** 1 if the name or first bytes belong to this driver, else 0. */
 int32_t chunkref_identify(const char *name, const uint8_t *header, size_t header_len);
 
@@ -164,6 +184,12 @@ int32_t chunkref_read_blocks(const CrHandle *handle, const CrBlocksRequest *requ
  *  on success. */
 int32_t chunkref_read_window(const CrHandle *handle, const CrWindowRequest *request,
                              CrStatus *status);
+
+/** Reads a window resampled by nearest neighbour, picking the source pixels
+ *  GDAL's own sampling picks; only the rows of chunks holding them are read
+ *  (a strip at a time, each as chunkref_read_window). Returns 0 on success. */
+int32_t chunkref_read_sampled(const CrHandle *handle, const CrSampledRequest *request,
+                              CrStatus *status);
 
 /** Reads mask block (block_x, block_y) of `level` into `buffer` (one byte per
  *  pixel of a mask block: 255 valid, 0 invalid); returns 0 on success. */

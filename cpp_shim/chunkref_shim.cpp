@@ -124,6 +124,11 @@ class ChunkRefDataset final : public GDALPamDataset {
     bool ReadWindow(int xOff, int yOff, int xSize, int ySize, void *data, int bufXSize,
                     int bufYSize, GDALDataType bufType, int bandCount, const int *bandMap,
                     GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace, CPLErr *err);
+    bool ReadSampled(int xOff, int yOff, int xSize, int ySize, void *data, int bufXSize,
+                     int bufYSize, GDALDataType bufType, int bandCount, const int *bandMap,
+                     GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace,
+                     const GDALRasterIOExtraArg *extra, CPLErr *err);
+    bool CoversSharing(const int *bandMap, int bandCount);
     CPLErr ReadNative(int xOff, int yOff, int xSize, int ySize, GByte *data, int bandCount,
                       const int *bandMap, size_t pixelSpace, size_t lineSpace, size_t bandSpace,
                       size_t bufferBytes);
@@ -571,8 +576,11 @@ CPLErr ChunkRefRasterBand::IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSiz
                                      GSpacing lineSpace, GDALRasterIOExtraArg *extra) {
     auto *ds = static_cast<ChunkRefDataset *>(poDS);
     CPLErr err = CE_None;
-    if (rw == GF_Read && ds->ReadWindow(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
-                                        bufType, 1, &nBand, pixelSpace, lineSpace, 0, &err))
+    if (rw == GF_Read && (ds->ReadWindow(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
+                                         bufType, 1, &nBand, pixelSpace, lineSpace, 0, &err) ||
+                          ds->ReadSampled(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
+                                          bufType, 1, &nBand, pixelSpace, lineSpace, 0, extra,
+                                          &err)))
         return err;
     return GDALPamRasterBand::IRasterIO(rw, xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
                                         bufType, pixelSpace, lineSpace, extra);
@@ -584,12 +592,23 @@ CPLErr ChunkRefDataset::IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, 
                                   GSpacing lineSpace, GSpacing bandSpace,
                                   GDALRasterIOExtraArg *extra) {
     CPLErr err = CE_None;
-    if (rw == GF_Read && ReadWindow(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize, bufType,
-                                    bandCount, bandMap, pixelSpace, lineSpace, bandSpace, &err))
+    if (rw == GF_Read &&
+        (ReadWindow(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize, bufType, bandCount,
+                    bandMap, pixelSpace, lineSpace, bandSpace, &err) ||
+         ReadSampled(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize, bufType, bandCount,
+                     bandMap, pixelSpace, lineSpace, bandSpace, extra, &err)))
         return err;
     return GDALPamDataset::IRasterIO(rw, xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
                                      bufType, bandCount, bandMap, pixelSpace, lineSpace,
                                      bandSpace, extra);
+}
+
+/** Bytes from the start of a buffer of `bands` bands of `width` x `height`
+ *  elements of `size` bytes, so spaced, to the end of its last element. */
+static size_t BufferExtent(int bands, int width, int height, size_t pixel, size_t line,
+                           size_t band, size_t size) {
+    return (static_cast<size_t>(bands) - 1) * band + (static_cast<size_t>(height) - 1) * line +
+           (static_cast<size_t>(width) - 1) * pixel + size;
 }
 
 /** Serves a full-resolution read of more than one block. A window made of
@@ -621,26 +640,23 @@ bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void 
     const int lastY = (yOff + ySize - 1) / blockHeight;
     if (firstX == lastX && firstY == lastY)
         return false;
-    const std::vector<int> sharing = SharingBands(bandMap, bandCount);
     const bool wholeBlocks =
         xOff % blockWidth == 0 && yOff % blockHeight == 0 &&
         ((xOff + xSize) % blockWidth == 0 || xOff + xSize == nRasterXSize) &&
         ((yOff + ySize) % blockHeight == 0 || yOff + ySize == nRasterYSize);
-    const bool everyBand = std::all_of(sharing.begin(), sharing.end(), [&](int b) {
-        return std::find(bandMap, bandMap + bandCount, b) != bandMap + bandCount;
-    });
     const size_t blocks =
         static_cast<size_t>(lastX - firstX + 1) * static_cast<size_t>(lastY - firstY + 1);
-    if (!(wholeBlocks && everyBand) && FitsInCache(blocks, sharing.size())) {
-        *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
-        return *err != CE_None;
+    if (!(wholeBlocks && CoversSharing(bandMap, bandCount))) {
+        const std::vector<int> sharing = SharingBands(bandMap, bandCount);
+        if (FitsInCache(blocks, sharing.size())) {
+            *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
+            return *err != CE_None;
+        }
     }
     const GDALDataType native = GetRasterBand(bandMap[0])->GetRasterDataType();
     const size_t nativeSize = static_cast<size_t>(GDALGetDataTypeSizeBytes(native));
     const auto extent = [&](size_t pixel, size_t line, size_t band, size_t size) {
-        return (static_cast<size_t>(bandCount) - 1) * band +
-               (static_cast<size_t>(ySize) - 1) * line +
-               (static_cast<size_t>(xSize) - 1) * pixel + size;
+        return BufferExtent(bandCount, xSize, ySize, pixel, line, band, size);
     };
     if (bufType == native) {
         *err = ReadNative(xOff, yOff, xSize, ySize, static_cast<GByte *>(data), bandCount,
@@ -678,6 +694,78 @@ bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void 
         *err = CE_Failure;
     }
     return true;
+}
+
+/** Serves a nearest-neighbour resampled read that no overview serves (a
+ *  zoomed-out view of a level without a fitting overview) with the Rust
+ *  sampled reader: the source pixels GDAL's own sampling picks, read a
+ *  strip of chunks at a time, no full-resolution block through the block
+ *  cache. Returns false, leaving the read to GDAL, for full-resolution
+ *  reads, other resamplings, another buffer type, negative spacings, when
+ *  an overview serves the request, when the bands asked for leave out one
+ *  sharing their chunks (GDAL's block path then decodes each chunk once
+ *  for all of them), or when CHUNKREF_WINDOW_READS=NO. */
+bool ChunkRefDataset::ReadSampled(int xOff, int yOff, int xSize, int ySize, void *data,
+                                  int bufXSize, int bufYSize, GDALDataType bufType,
+                                  int bandCount, const int *bandMap, GSpacing pixelSpace,
+                                  GSpacing lineSpace, GSpacing bandSpace,
+                                  const GDALRasterIOExtraArg *extra, CPLErr *err) {
+    if ((bufXSize == xSize && bufYSize == ySize) || bandCount < 1 || bufXSize < 1 ||
+        bufYSize < 1 || pixelSpace <= 0 || lineSpace <= 0 || bandSpace < 0 ||
+        (extra != nullptr && extra->eResampleAlg != GRIORA_NearestNeighbour) ||
+        !CPLTestBool(CPLGetConfigOption(WINDOW_READS_OPTION, "YES")))
+        return false;
+    GDALRasterBand *first = GetRasterBand(bandMap[0]);
+    if (bufType != first->GetRasterDataType())
+        return false;
+    GDALRasterIOExtraArg args;
+    INIT_RASTERIO_EXTRA_ARG(args);
+    if (extra != nullptr)
+        args = *extra;
+    if (first->GetOverviewCount() > 0) {
+        int x = xOff, y = yOff, w = xSize, h = ySize;
+        GDALRasterIOExtraArg choice = args;
+        if (GDALBandGetBestOverviewLevel2(first, x, y, w, h, bufXSize, bufYSize, &choice) >= 0)
+            return false;
+    }
+    if (!CoversSharing(bandMap, bandCount))
+        return false;
+    std::vector<uint64_t> bands(static_cast<size_t>(bandCount));
+    for (int b = 0; b < bandCount; ++b)
+        bands[static_cast<size_t>(b)] = static_cast<uint64_t>(bandMap[b] - 1);
+    const bool fractional = args.bFloatingPointWindowValidity != 0;
+    CrSampledRequest request{};
+    request.level = m_level;
+    request.x = fractional ? args.dfXOff : xOff;
+    request.y = fractional ? args.dfYOff : yOff;
+    request.width = fractional ? args.dfXSize : xSize;
+    request.height = fractional ? args.dfYSize : ySize;
+    request.buf_width = static_cast<uint64_t>(bufXSize);
+    request.buf_height = static_cast<uint64_t>(bufYSize);
+    request.band_count = bands.size();
+    request.bands = bands.data();
+    request.buffer = data;
+    request.pixel_space = static_cast<size_t>(pixelSpace);
+    request.line_space = static_cast<size_t>(lineSpace);
+    request.band_space = static_cast<size_t>(bandSpace);
+    request.buffer_bytes = BufferExtent(
+        bandCount, bufXSize, bufYSize, request.pixel_space, request.line_space,
+        request.band_space, static_cast<size_t>(GDALGetDataTypeSizeBytes(bufType)));
+    CrStatus status{};
+    *err = CE_None;
+    if (chunkref_read_sampled(m_handle.get(), &request, &status) != 0) {
+        RaiseStatus(status);
+        *err = CE_Failure;
+    }
+    return true;
+}
+
+/** True if the bands asked for include every band sharing their chunks. */
+bool ChunkRefDataset::CoversSharing(const int *bandMap, int bandCount) {
+    const std::vector<int> sharing = SharingBands(bandMap, bandCount);
+    return std::all_of(sharing.begin(), sharing.end(), [&](int b) {
+        return std::find(bandMap, bandMap + bandCount, b) != bandMap + bandCount;
+    });
 }
 
 /** Loads the blocks of a full-resolution window (and of the bands sharing

@@ -22,8 +22,8 @@ pub struct Locations {
     fetcher: Fetcher,
     /// Decoded chunks kept for reuse (see [`Locations::keep_decoded`]).
     decoded: Option<ChunkCache>,
-    /// Bytes [`Locations::keep_decoded`] may keep.
-    decoded_budget: usize,
+    /// Bytes [`Locations::keep_decoded`] keeps when the settings say.
+    decoded_budget: Option<usize>,
 }
 
 impl Locations {
@@ -55,18 +55,22 @@ impl Locations {
                 .collect(),
             fetcher: Fetcher::new(settings),
             decoded: None,
-            decoded_budget: settings.mosaic_cache_mib.map_or_else(
-                || crate::gdal::cache_max() / 4,
-                |mib| usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
-            ),
+            decoded_budget: settings
+                .mosaic_cache_mib
+                .map(|mib| usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX)),
         }
     }
 
-    /// Keeps decoded chunks for later reads, as many as the settings allow
-    /// (for datasets whose blocks straddle chunks, such as mosaics).
-    pub fn keep_decoded(&mut self) {
-        if self.decoded_budget > 0 {
-            self.decoded = Some(ChunkCache::new(self.decoded_budget));
+    /// Keeps decoded chunks for later reads (for datasets whose blocks
+    /// straddle chunks, such as mosaics): `wanted` bytes, or what the
+    /// settings say, at most a quarter of GDAL's block cache unless the
+    /// settings say more.
+    pub fn keep_decoded(&mut self, wanted: usize) {
+        let budget = self
+            .decoded_budget
+            .unwrap_or_else(|| wanted.min(crate::gdal::cache_max() / 4));
+        if budget > 0 {
+            self.decoded = Some(ChunkCache::new(budget));
         }
     }
 

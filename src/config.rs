@@ -107,7 +107,8 @@ pub struct Settings {
     /// are read on demand, row group by row group.
     pub table_eager_rows: u64,
     /// `CHUNKREF_MOSAIC_CACHE`: MiB of decoded scene chunks a mosaic keeps
-    /// (`0`: none); unset, a quarter of GDAL's block cache.
+    /// (`0`: none); unset, those under four rows of its blocks, at most a
+    /// quarter of GDAL's block cache.
     pub mosaic_cache_mib: Option<u64>,
 }
 

@@ -32,6 +32,7 @@ pub mod process;
 pub mod raster;
 pub mod refs;
 pub mod resolve;
+pub mod sampled;
 pub mod source;
 pub mod tiff;
 pub mod warnings;

@@ -267,8 +267,19 @@ impl Dataset {
         if let Some(desc) = mosaic::description(&index)? {
             (self.levels, self.georef) =
                 mosaic::levels(&index, &self.locations, &desc, &mut self.warnings)?;
-            // Scene chunks straddle the mosaic's blocks: keep them decoded.
-            self.locations.keep_decoded();
+            // Scene chunks straddle the mosaic's blocks: keep them decoded,
+            // enough for the chunks under four rows of blocks (GDAL reads a
+            // row of blocks at a time; scenes overlap). A larger cache only
+            // holds memory that fresh pages must then be found for.
+            let wanted = self.levels.first().map_or(0, |l| {
+                let meta = &index.arrays[l.array].meta;
+                let rows = meta.chunks[meta.chunks.len() - 2];
+                [l.width, rows, l.bands, meta.dtype.size as u64]
+                    .into_iter()
+                    .fold(4u64, u64::saturating_mul)
+            });
+            self.locations
+                .keep_decoded(usize::try_from(wanted).unwrap_or(usize::MAX));
             return Ok(());
         }
         if let Some(ms) = multiscale(&index, "", None)? {

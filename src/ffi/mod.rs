@@ -13,6 +13,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::error::{CplCode, Error, Result};
 use crate::georef::band;
 use crate::raster::{Dataset, DatasetName};
+use crate::sampled::Sampling;
 use crate::window::{Spacing, Window};
 use crate::zarr::dtype::ScalarKind;
 
@@ -80,6 +81,25 @@ pub struct CrWindowRequest {
     y: u64,
     width: u64,
     height: u64,
+    band_count: usize,
+    bands: *const u64,
+    buffer: *mut c_void,
+    buffer_bytes: usize,
+    pixel_space: usize,
+    line_space: usize,
+    band_space: usize,
+}
+
+/// Mirrors `CrSampledRequest` of chunkref.h.
+#[repr(C)]
+pub struct CrSampledRequest {
+    level: u32,
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+    buf_width: u64,
+    buf_height: u64,
     band_count: usize,
     bands: *const u64,
     buffer: *mut c_void,
@@ -683,6 +703,41 @@ pub unsafe extern "C" fn chunkref_read_window(
             band: r.band_space,
         };
         ds.read_window(r.level as usize, window, bands, out, spacing)?;
+        Ok(0)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle; `request` valid, with `band_count` bands
+/// and a buffer of `buffer_bytes` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_read_sampled(
+    handle: *const CrHandle,
+    request: *const CrSampledRequest,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        let r = unsafe { request_ref(request, "sampled window") }?;
+        let bands =
+            unsafe { band_list(r.bands, r.band_count, !r.buffer.is_null(), "sampled window") }?;
+        let out = unsafe { std::slice::from_raw_parts_mut(r.buffer.cast::<u8>(), r.buffer_bytes) };
+        let sampling = Sampling {
+            x: r.x,
+            y: r.y,
+            width: r.width,
+            height: r.height,
+            buf_width: r.buf_width,
+            buf_height: r.buf_height,
+        };
+        let spacing = Spacing {
+            pixel: r.pixel_space,
+            line: r.line_space,
+            band: r.band_space,
+        };
+        ds.read_sampled(r.level as usize, sampling, bands, out, spacing)?;
         Ok(0)
     })
 }

@@ -129,7 +129,18 @@ def read_forms(ds: gdal.Dataset, window: tuple[int, int, int, int]) -> dict[str,
         "band 1 halved": ds.GetRasterBand(1).ReadRaster(
             x, y, w, h, buf_xsize=max(1, w // 2), buf_ysize=max(1, h // 2)
         ),
+        "dataset to two thirds": ds.ReadRaster(
+            x, y, w, h, buf_xsize=max(1, w * 2 // 3), buf_ysize=max(1, h * 2 // 3)
+        ),
+        "pixel-interleaved enlarged": ds.ReadRaster(
+            x, y, w, h, buf_xsize=w + w // 2 + 1, buf_ysize=h + 3, band_list=bands,
+            buf_pixel_space=size * n, buf_line_space=size * n * (w + w // 2 + 1),
+            buf_band_space=size,
+        ),
     }
+
+#: Resampled forms, compared with the VRT's pixels written out.
+RESAMPLED = ["band 1 halved", "dataset to two thirds", "pixel-interleaved enlarged"]
 
 
 #: Windows across the union: scene edges, the overlap, gaps, single pixels.
@@ -165,7 +176,8 @@ def assert_reads_like(ds: gdal.Dataset, vrt: gdal.Dataset) -> None:
     windows = odd_windows(ds.RasterXSize, ds.RasterYSize) + inside
     for window in windows:
         expected = read_forms(vrt, window)
-        expected["band 1 halved"] = read_forms(whole, window)["band 1 halved"]
+        from_whole = read_forms(whole, window)
+        expected.update({form: from_whole[form] for form in RESAMPLED})
         for block_path in ["YES", "NO"]:
             with config_options({"CHUNKREF_WINDOW_READS": block_path}):
                 got = read_forms(ds, window)

@@ -71,6 +71,46 @@ def test_window_reads_match_gdal_in_every_buffer_form(pair):
             assert per_block[form] == data, f"{window} {form}: block read differs from GDAL"
 
 
+def resampled_forms(ds: gdal.Dataset) -> dict[str, bytes]:
+    """Nearest-neighbour resampled reads no overview serves (factors under
+    2, enlargements, fractional windows, a large factor over a fractional
+    window), the ways clients ask for them."""
+    width, height, n = ds.RasterXSize, ds.RasterYSize, ds.RasterCount
+    size = gdal.GetDataTypeSize(ds.GetRasterBand(1).DataType) // 8
+    bands = list(range(n, 0, -1))
+    out = {}
+    for x, y, w, h, bw, bh in [
+        (0, 0, width, height, width * 2 // 3, height * 3 // 4),
+        (5, 3, width - 9, height - 5, (width - 9) * 5 // 7, (height - 5) * 4 // 5),
+        (1.5, 2.25, width - 3.5, height - 4.75, width * 3 // 4, height * 2 // 3),
+        (7, 11, 130, 90, 221, 153),
+        (0.5, 0.75, width - 1, height - 1.5, 17, 13),
+    ]:
+        key = f"({x}, {y}, {w}, {h}) to {bw}x{bh}"
+        out[f"dataset {key}"] = ds.ReadRaster(x, y, w, h, bw, bh)
+        out[f"band 1 {key}"] = ds.GetRasterBand(1).ReadRaster(x, y, w, h, bw, bh)
+        out[f"pixel-interleaved reversed bands {key}"] = ds.ReadRaster(
+            x, y, w, h, bw, bh, band_list=bands, buf_pixel_space=size * n,
+            buf_line_space=size * n * bw, buf_band_space=size,
+        )
+        out[f"dataset float64 {key}"] = ds.ReadRaster(x, y, w, h, bw, bh,
+                                                      buf_type=gdal.GDT_Float64)
+    return out
+
+
+def test_resampled_reads_pick_the_pixels_gdal_picks(pair):
+    """The sampled reader (rows of chunks read whole, GDAL's nearest pixels
+    picked from them) returns GDAL's bytes, fractional windows included."""
+    native, chunkref = pair
+    expected = resampled_forms(native)
+    got = resampled_forms(chunkref)
+    with config_options({"CHUNKREF_WINDOW_READS": "NO"}):
+        per_block = resampled_forms(chunkref)
+    for form, data in expected.items():
+        assert got[form] == data, f"{form}: sampled read differs from GDAL"
+        assert per_block[form] == data, f"{form}: block read differs from GDAL"
+
+
 def test_overview_windows_match_gdal(pair):
     native, chunkref = pair
     for level in range(native.GetRasterBand(1).GetOverviewCount()):
