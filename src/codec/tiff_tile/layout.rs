@@ -4,6 +4,7 @@
 
 use super::compression::Compression;
 use crate::assemble::copy_strided;
+use crate::codec::registry::recycle;
 use crate::error::Result;
 
 /// One tile as decoded: `height` rows of `width` pixels of `samples`
@@ -105,7 +106,8 @@ impl Layout {
     }
 
     /// Reorders a full tile from (row, column, sample) to (sample, row,
-    /// column); a one-sample tile is returned as is.
+    /// column); a one-sample tile is returned as is, the buffer of any other
+    /// kept as the thread's spare for the next decode.
     pub(super) fn band_major(&self, data: Vec<u8>) -> Vec<u8> {
         if self.samples == 1 {
             return data;
@@ -121,18 +123,19 @@ impl Layout {
                 pixels,
                 self.samples,
             );
-            return out;
+        } else {
+            for (sample, plane) in out.chunks_exact_mut(pixels * size).enumerate() {
+                copy_strided(
+                    &data[sample * size..],
+                    self.samples * size,
+                    plane,
+                    size,
+                    count,
+                    size,
+                );
+            }
         }
-        for (sample, plane) in out.chunks_exact_mut(pixels * size).enumerate() {
-            copy_strided(
-                &data[sample * size..],
-                self.samples * size,
-                plane,
-                size,
-                count,
-                size,
-            );
-        }
+        recycle(data);
         out
     }
 }
