@@ -13,6 +13,7 @@ use std::sync::Mutex;
 
 use crate::assemble;
 use crate::chunk::{read_chunks_each, FirstFailure, Locations};
+use crate::codec::registry::recycle_bytes;
 use crate::error::{Error, Result};
 use crate::index::{Array, Index};
 
@@ -103,6 +104,10 @@ pub fn read(
                         }
                         None => assemble::fill(out, &fill),
                     }
+                }
+                drop(mine);
+                if let Some(chunk) = chunk {
+                    recycle_bytes(chunk);
                 }
             }
             Err(e) => failed.record(k, e),

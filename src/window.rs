@@ -9,6 +9,7 @@ use crate::assemble::{self, Nodata, Rect};
 use std::sync::Mutex;
 
 use crate::chunk::{read_chunks, read_chunks_each, FirstFailure, Locations};
+use crate::codec::registry::recycle_bytes;
 use crate::error::{Error, Result};
 use crate::index::{Array, Index};
 
@@ -241,6 +242,10 @@ fn read_batch(
                 Ok(chunk) => {
                     let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
                     paste(layer, &pieces[k], chunk.as_deref(), &mut out, spacing);
+                    drop(out);
+                    if let Some(chunk) = chunk {
+                        recycle_bytes(chunk);
+                    }
                 }
                 Err(e) => failed.record(k, e),
             },

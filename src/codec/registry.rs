@@ -8,7 +8,7 @@
 //! configuration fields and draining a decompressing reader without letting
 //! a hostile stream allocate more than the decoded chunk.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::io::Read;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
@@ -192,23 +192,26 @@ pub(crate) fn config_str<'a>(
 }
 
 thread_local! {
-    /// This thread's spare decode buffer (see [`recycle`]).
-    static SPARE: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    /// This thread's spare decode buffers (see [`recycle`]).
+    static SPARES: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Largest buffer [`recycle`] keeps as a thread's spare.
-const MAX_SPARE: usize = 32 << 20;
+/// Bytes of spare buffers [`recycle`] keeps per thread, at most.
+const MAX_SPARE_BYTES: usize = 32 << 20;
 
-/// An empty buffer able to hold `len` bytes: this thread's spare when its
-/// capacity is `len` to twice that, else a new one, an allocation failure
-/// reported as [`Error::Limits`] instead of aborting.
+/// An empty buffer able to hold `len` bytes: one of this thread's spares
+/// whose capacity is `len` to twice that, else a new one, an allocation
+/// failure reported as [`Error::Limits`] instead of aborting.
 pub(crate) fn output_buffer(codec: &str, len: usize) -> Result<Vec<u8>> {
-    let mut spare = SPARE.take();
-    if (len..=len.saturating_mul(2)).contains(&spare.capacity()) {
+    let fits = |b: &Vec<u8>| (len..=len.saturating_mul(2)).contains(&b.capacity());
+    let spare = SPARES.with_borrow_mut(|spares| {
+        let i = spares.iter().position(fits)?;
+        Some(spares.swap_remove(i))
+    });
+    if let Some(mut spare) = spare {
         spare.clear();
         return Ok(spare);
     }
-    SPARE.set(spare);
     let mut buffer = Vec::new();
     buffer.try_reserve_exact(len).map_err(|_| Error::Limits {
         what: format!("{codec}: cannot allocate {len} bytes of decoded output"),
@@ -216,14 +219,29 @@ pub(crate) fn output_buffer(codec: &str, len: usize) -> Result<Vec<u8>> {
     Ok(buffer)
 }
 
-/// Keeps `buffer`, an intermediate decode result no longer needed (a
-/// pixel-interleaved tile once split into planes), as this thread's spare
-/// for the next [`output_buffer`]: its pages stay mapped, where a large
+/// Keeps `buffer`, a decode buffer no longer needed (a pixel-interleaved
+/// tile once split into planes, a chunk once copied out), as one of this
+/// thread's spares for the next [`output_buffer`], the oldest spares
+/// dropped past [`MAX_SPARE_BYTES`]: its pages stay mapped, where a large
 /// buffer freed may go back to the system and cost a page fault per 4 KiB
 /// when allocated again (a fifth of the time of a one-tile read).
 pub(crate) fn recycle(buffer: Vec<u8>) {
-    if buffer.capacity() <= MAX_SPARE {
-        SPARE.set(buffer);
+    if buffer.capacity() == 0 || buffer.capacity() > MAX_SPARE_BYTES {
+        return;
+    }
+    SPARES.with_borrow_mut(|spares| {
+        let mut held: usize = spares.iter().map(Vec::capacity).sum();
+        while held + buffer.capacity() > MAX_SPARE_BYTES && !spares.is_empty() {
+            held -= spares.remove(0).capacity();
+        }
+        spares.push(buffer);
+    });
+}
+
+/// [`recycle`]s the buffer of a decoded chunk no one else holds.
+pub(crate) fn recycle_bytes(chunk: Bytes) {
+    if let Ok(chunk) = chunk.try_into_mut() {
+        recycle(Vec::from(chunk));
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::compression::Compression;
 use crate::assemble::copy_strided;
-use crate::codec::registry::recycle;
+use crate::codec::registry::{output_buffer, recycle};
 use crate::error::Result;
 
 /// One tile as decoded: `height` rows of `width` pixels of `samples`
@@ -108,14 +108,15 @@ impl Layout {
     /// Reorders a full tile from (row, column, sample) to (sample, row,
     /// column); a one-sample tile is returned as is, the buffer of any other
     /// kept as the thread's spare for the next decode.
-    pub(super) fn band_major(&self, data: Vec<u8>) -> Vec<u8> {
+    pub(super) fn band_major(&self, data: Vec<u8>) -> Result<Vec<u8>> {
         if self.samples == 1 {
-            return data;
+            return Ok(data);
         }
         let size = self.sample_size;
         let pixels = self.width * self.height;
         let count = pixels.min(data.len() / (self.samples * size));
-        let mut out = vec![0; data.len()];
+        let mut out = output_buffer("TIFF tile", data.len())?;
+        out.resize(data.len(), 0);
         if size == 1 && (2..=4).contains(&self.samples) {
             deinterleave_bytes(
                 &data[..count * self.samples],
@@ -136,7 +137,7 @@ impl Layout {
             }
         }
         recycle(data);
-        out
+        Ok(out)
     }
 }
 
@@ -225,7 +226,11 @@ mod tests {
             let expected: Vec<u8> = (0..samples as u8)
                 .flat_map(|s| (0..6u8).map(move |p| 10 * s + p))
                 .collect();
-            assert_eq!(layout.band_major(data), expected, "{samples} samples");
+            assert_eq!(
+                layout.band_major(data).unwrap(),
+                expected,
+                "{samples} samples"
+            );
         }
     }
 
@@ -258,7 +263,7 @@ mod tests {
         let data: Vec<u8> = (0..6u8)
             .flat_map(|p| (0..3u8).flat_map(move |s| [p, s]))
             .collect();
-        let out = RGB16.band_major(data);
+        let out = RGB16.band_major(data).unwrap();
         let expected: Vec<u8> = (0..3u8)
             .flat_map(|s| (0..6u8).flat_map(move |p| [p, s]))
             .collect();
@@ -267,7 +272,7 @@ mod tests {
             samples: 1,
             ..RGB16
         };
-        assert_eq!(single.band_major(vec![1, 2, 3]), vec![1, 2, 3]);
+        assert_eq!(single.band_major(vec![1, 2, 3]).unwrap(), vec![1, 2, 3]);
     }
 
     #[test]

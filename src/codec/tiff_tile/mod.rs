@@ -97,7 +97,7 @@ impl Codec for TiffTile {
                 .undo(&mut data, &layout, big_endian)
                 .map_err(|reason| fail(&self.compression, reason))?;
         }
-        Ok(Bytes::from(layout.band_major(data)))
+        Ok(Bytes::from(layout.band_major(data)?))
     }
 }
 
@@ -402,7 +402,7 @@ mod tests {
                     if matches!(tag, 1 | 32773) {
                         assert_eq!(
                             &out.unwrap()[..],
-                            &chunk.layout().band_major(tile.clone())[..]
+                            &chunk.layout().band_major(tile.clone()).unwrap()[..]
                         );
                     } else {
                         let out = out.unwrap_or_else(|e| panic!("{dtype} {tag}: {e}"));
@@ -434,7 +434,7 @@ mod tests {
         let out = chunk.decode(json, &lzw(&strip)).unwrap();
         let mut padded = chunk.interleaved()[..rows].to_vec();
         padded.resize(chunk.band_major.len(), 0);
-        assert_eq!(&out[..], &chunk.layout().band_major(padded)[..]);
+        assert_eq!(&out[..], &chunk.layout().band_major(padded).unwrap()[..]);
         // A partial row is not a strip.
         let err = chunk.decode(json, &lzw(&strip[..rows - 2])).unwrap_err();
         assert!(err.to_string().contains("expected 120 bytes"), "{err}");
