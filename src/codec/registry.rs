@@ -197,7 +197,7 @@ thread_local! {
 }
 
 /// Bytes of spare buffers [`recycle`] keeps per thread, at most.
-const MAX_SPARE_BYTES: usize = 32 << 20;
+const MAX_SPARE_BYTES: usize = 8 << 20;
 
 /// An empty buffer able to hold `len` bytes: one of this thread's spares
 /// whose capacity is `len` to twice that, else a new one, an allocation
