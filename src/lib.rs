@@ -9,6 +9,7 @@
 pub mod assemble;
 pub mod blocks;
 pub mod builder;
+pub mod cf_time;
 pub mod chunk;
 pub mod chunk_cache;
 pub mod codec;
@@ -28,6 +29,7 @@ pub mod index_cache;
 pub mod j2k;
 pub mod mosaic;
 pub mod nitf;
+pub mod printf;
 pub mod process;
 pub mod raster;
 pub mod refs;

@@ -12,6 +12,7 @@ use crate::chunk::Locations;
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::gdal::VsiFile;
+use crate::georef::dims::{self, Coordinate, Dimension};
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::index::file::IndexFile;
 use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
@@ -138,9 +139,9 @@ pub struct Dataset {
     pub subdatasets: Vec<Subdataset>,
     /// What the index's relative references are joined to.
     base: resolve::Base,
-    /// Values of the coordinate arrays of non-spatial dimensions, by
-    /// dimension name, read once (`NETCDF_DIM_<name>` band metadata).
-    dimension_values: Mutex<HashMap<String, Option<Arc<Vec<f64>>>>>,
+    /// Coordinate arrays of non-spatial dimensions, by dimension name,
+    /// read once (`NETCDF_DIM_*` metadata).
+    coordinates: Mutex<HashMap<String, Option<Arc<Coordinate>>>>,
     /// Non-fatal problems to report as warnings.
     pub warnings: Vec<String>,
     /// Georeferencing of each level.
@@ -210,7 +211,7 @@ impl Dataset {
             levels: Vec::new(),
             subdatasets: Vec::new(),
             base: base.clone(),
-            dimension_values: Mutex::default(),
+            coordinates: Mutex::default(),
             georef: Vec::new(),
         };
         ds.choose(target)?;
@@ -608,19 +609,41 @@ impl Dataset {
         Ok(())
     }
 
-    /// Element `i` of the coordinate array of dimension `name` (of `len`
-    /// elements) of level 0's array, if there is one (read once).
-    fn dimension_value(&self, name: &str, len: u64, i: u64) -> Option<f64> {
-        let mut known = self
-            .dimension_values
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let values = known.entry(name.to_string()).or_insert_with(|| {
+    /// The coordinate of dimension `name` (of `len` elements) of level 0's
+    /// array, if it has one (read once).
+    fn coordinate(&self, name: &str, len: u64) -> Option<Arc<Coordinate>> {
+        let mut known = self.coordinates.lock().unwrap_or_else(|p| p.into_inner());
+        let coordinate = known.entry(name.to_string()).or_insert_with(|| {
             let array = &self.index.arrays[self.levels.first()?.array];
-            georef::coords::dimension_values(&self.index, &self.locations, array, name, len)
-                .map(Arc::new)
+            let (coord, values) = georef::coords::dimension_coordinate(
+                &self.index,
+                &self.locations,
+                array,
+                name,
+                len,
+            )?;
+            Some(Arc::new(Coordinate::new(&coord.meta, &values)))
         });
-        values.as_ref()?.get(i as usize).copied()
+        coordinate.clone()
+    }
+
+    /// The non-spatial dimensions of level 0's array `meta`, slowest first,
+    /// with their coordinates; empty when the array does not name them.
+    fn dimensions(&self, meta: &ArrayMeta) -> Vec<Dimension> {
+        let Some(names) = &meta.dimension_names else {
+            return Vec::new();
+        };
+        let n = meta.shape.len().saturating_sub(2);
+        names
+            .iter()
+            .zip(&meta.shape)
+            .take(n)
+            .map(|(name, &len)| Dimension {
+                name: name.clone(),
+                len,
+                coordinate: self.coordinate(name, len),
+            })
+            .collect()
     }
 
     /// Metadata items (`KEY=VALUE`) of a domain: `""` (default), `IMAGE_STRUCTURE`,
@@ -646,6 +669,9 @@ impl Dataset {
         match (domain.to_ascii_uppercase().as_str(), band) {
             ("", None) => {
                 let mut items = attribute_items(&meta.attributes);
+                items.extend(attribute_items(&dims::dataset_metadata(
+                    &self.dimensions(meta),
+                )));
                 if let Some(aop) = self.georef.first().and_then(|g| g.area_or_point) {
                     items.retain(|i| !i.starts_with("AREA_OR_POINT="));
                     items.push(format!("AREA_OR_POINT={aop}"));
@@ -663,13 +689,9 @@ impl Dataset {
                         format!("DIM_{name}_INDEX={i}")
                     })
                     .collect();
-                // The coordinate value, as GDAL's netCDF driver shows it.
-                for (d, &i) in indices.iter().enumerate() {
-                    let Some(name) = names.get(d) else { continue };
-                    if let Some(v) = self.dimension_value(name, meta.shape[d], i) {
-                        items.push(format!("NETCDF_DIM_{name}={}", number_text(v)));
-                    }
-                }
+                // The coordinate values, as GDAL's netCDF driver shows them.
+                let variable = meta.path.rsplit('/').next().unwrap_or_default();
+                items.extend(dims::band_items(variable, &self.dimensions(meta), &indices));
                 let datetime = meta
                     .attributes
                     .get(DATETIME_ATTRIBUTE)
@@ -974,16 +996,6 @@ fn attribute_items(attrs: &Map<String, Value>) -> Vec<String> {
         .collect()
 }
 
-/// A number as GDAL prints coordinate values: integers without a
-/// fraction, others in the shortest form that reads back the same.
-fn number_text(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1044,7 +1056,7 @@ mod tests {
             }],
             subdatasets: vec![],
             base: Base::Dir("/".into()),
-            dimension_values: Mutex::default(),
+            coordinates: Mutex::default(),
             warnings: vec![],
             georef: vec![],
         };

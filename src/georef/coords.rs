@@ -158,19 +158,20 @@ fn coordinate(
     Some((coord.meta.path.clone(), values))
 }
 
-/// The values of the 1-D coordinate array `name` of `array`'s dimension of
-/// `len` elements (found in the array's group or a parent), if it has one
-/// and it can be read: GDAL's netCDF driver shows them per band
-/// (`NETCDF_DIM_<name>`).
-pub fn dimension_values(
-    index: &Index,
+/// The 1-D coordinate array `name` of `array`'s dimension of `len`
+/// elements (found in the array's group or a parent) and its values, if it
+/// has one and it can be read: GDAL's netCDF driver shows them per band
+/// (`NETCDF_DIM_<name>`, see [`super::dims`]).
+pub fn dimension_coordinate<'a>(
+    index: &'a Index,
     locations: &Locations,
     array: &Array,
     name: &str,
     len: u64,
-) -> Option<Vec<f64>> {
+) -> Option<(&'a Array, Vec<f64>)> {
     let coord = coordinate_array(index, array, name)?;
-    values_1d(index, locations, coord, len, &mut Vec::new())
+    let values = values_1d(index, locations, coord, len, &mut Vec::new())?;
+    Some((coord, values))
 }
 
 /// The array named `name` in `array`'s group or the nearest parent holding one.

@@ -30,6 +30,7 @@
 pub mod band;
 pub mod cf;
 pub mod coords;
+pub mod dims;
 pub mod geotiff;
 pub mod tms;
 

@@ -3,6 +3,7 @@
 //! driver formats them (`%.16g`, coefficient lists space-separated with a
 //! trailing space, MIN/MAX_LONG/LAT from the offsets and scales).
 
+use crate::printf;
 use serde_json::{Map, Value};
 
 /// Tag of the extension read.
@@ -49,12 +50,12 @@ pub fn attribute(tres: &[u8]) -> Option<Value> {
     for (name, len) in SCALARS {
         let v = field(len)?;
         scalars.insert(name, v);
-        items.insert(name.into(), Value::String(g16(v)));
+        items.insert(name.into(), Value::String(printf::g(v, 16)));
     }
     for name in COEFFICIENTS {
         let mut list = String::new();
         for _ in 0..20 {
-            list.push_str(&g16(field(12)?));
+            list.push_str(&printf::g(field(12)?, 16));
             list.push(' ');
         }
         items.insert(name.into(), Value::String(list));
@@ -64,8 +65,8 @@ pub fn attribute(tres: &[u8]) -> Option<Value> {
         ("MIN_LAT", "MAX_LAT", "LAT_OFF", "LAT_SCALE"),
     ] {
         let (o, s) = (scalars[off], scalars[scale]);
-        items.insert(min.into(), Value::String(g16(o - s / 2.0)));
-        items.insert(max.into(), Value::String(g16(o + s / 2.0)));
+        items.insert(min.into(), Value::String(printf::g(o - s / 2.0, 16)));
+        items.insert(max.into(), Value::String(printf::g(o + s / 2.0, 16)));
     }
     Some(Value::Object(items))
 }
@@ -87,47 +88,9 @@ fn find<'a>(mut tres: &'a [u8], tag: &[u8; 6]) -> Option<&'a [u8]> {
     None
 }
 
-/// `v` as C's `%.16g` writes it.
-fn g16(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let sci = format!("{v:.15e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let trim = |s: &str| {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s.to_string()
-        }
-    };
-    if !(-4..16).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
-    } else {
-        let decimals = (15 - exp).max(0) as usize;
-        trim(&format!("{v:.decimals$}"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_like_printf() {
-        assert_eq!(g16(0.009), "0.008999999999999999");
-        assert_eq!(g16(0.07), "0.07000000000000001");
-        assert_eq!(g16(1e-7), "1e-07");
-        assert_eq!(g16(7.5e-5), "7.499999999999999e-05");
-        assert_eq!(g16(6e-5), "6e-05");
-        assert_eq!(g16(250.0), "250");
-        assert_eq!(g16(-0.002), "-0.002");
-        assert_eq!(g16(0.0), "0");
-        assert_eq!(g16(1.5e20), "1.5e+20");
-        assert_eq!(g16(45.123), "45.123");
-    }
 
     fn tre() -> Vec<u8> {
         let mut data =
