@@ -646,6 +646,45 @@ impl Dataset {
             .collect()
     }
 
+    /// Every variable of the group holding `meta` (arrays the driver leaves
+    /// out included) with its attributes, `meta`'s own with its fill value
+    /// as `_FillValue` (kerchunk moves that attribute into the metadata),
+    /// for GDAL's netCDF view of the dataset.
+    fn group_variables(&self, meta: &ArrayMeta) -> Vec<(String, Map<String, Value>)> {
+        let group = |path: &str| path.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+        let mine = group(&meta.path);
+        let name = |path: &str| path.rsplit('/').next().unwrap_or_default().to_string();
+        let served = self.index.arrays.iter().map(|a| {
+            let mut attrs = a.meta.attributes.clone();
+            attrs.retain(|k, _| !k.starts_with("chunkref:"));
+            if a.meta.path == meta.path && !attrs.contains_key("_FillValue") {
+                if let Some(fill) = band::nodata(meta).and_then(serde_json::Number::from_f64) {
+                    attrs.insert("_FillValue".into(), Value::Number(fill));
+                }
+            }
+            (a.meta.path.clone(), attrs)
+        });
+        let skipped = self.index.skipped.keys().map(|path| {
+            let key = |doc: &str| match path.as_str() {
+                "" => doc.to_string(),
+                p => format!("{p}/{doc}"),
+            };
+            let docs = &self.index.metadata;
+            let attrs = docs
+                .get(&key(".zattrs"))
+                .and_then(Value::as_object)
+                .or_else(|| docs.get(&key("zarr.json"))?.get("attributes")?.as_object())
+                .cloned()
+                .unwrap_or_default();
+            (path.clone(), attrs)
+        });
+        served
+            .chain(skipped)
+            .filter(|(path, _)| group(path) == mine)
+            .map(|(path, attrs)| (name(&path), attrs))
+            .collect()
+    }
+
     /// Metadata items (`KEY=VALUE`) of a domain: `""` (default), `IMAGE_STRUCTURE`,
     /// `SUBDATASETS`, `RPC` or `GEOLOCATION`, for the dataset (`band` = None)
     /// or a band of level 0.
@@ -671,6 +710,8 @@ impl Dataset {
                 let mut items = attribute_items(&meta.attributes);
                 items.extend(attribute_items(&dims::dataset_metadata(
                     &self.dimensions(meta),
+                    &self.group_variables(meta),
+                    self.index.groups.get("").unwrap_or(&Map::new()),
                 )));
                 if let Some(aop) = self.georef.first().and_then(|g| g.area_or_point) {
                     items.retain(|i| !i.starts_with("AREA_OR_POINT="));

@@ -9,7 +9,10 @@
 //! carries `NETCDF_DIM_EXTRA={<name>,...}` (every such dimension, slowest
 //! first), `NETCDF_DIM_<name>_DEF={<length>,<netCDF type>}`,
 //! `NETCDF_DIM_<name>_VALUES={<v>,...}` and the coordinate arrays'
-//! attributes as `<name>#<attribute>` (`time#units`, `time#calendar`).
+//! attributes as `<name>#<attribute>` (`time#units`, `time#calendar`),
+//! as it also shows every variable's (`sst#units`, `x#standard_name`) and
+//! the root group's (`NC_GLOBAL#title`), values printed as it prints them
+//! (numbers `%.16g`, lists `{a,b}`).
 //!
 //! A coordinate whose `units` are `"<unit> since <reference>"` in a
 //! calendar [`TimeAxis`] knows also gives each band `DIM_<name>_ISO`, its
@@ -96,12 +99,27 @@ fn netcdf_like(dims: &[Dimension]) -> bool {
 
 /// The dataset items of `dims` (the raster's non-spatial dimensions,
 /// slowest first): `NETCDF_DIM_EXTRA`, `NETCDF_DIM_<name>_DEF`,
-/// `NETCDF_DIM_<name>_VALUES` and `<name>#<attribute>`; none unless some
-/// dimension has a coordinate array.
-pub fn dataset_metadata(dims: &[Dimension]) -> Map<String, Value> {
+/// `NETCDF_DIM_<name>_VALUES` and `<name>#<attribute>`, with the
+/// attributes of `variables` (name, attributes) as `<name>#<attribute>`
+/// and `globals` as `NC_GLOBAL#<attribute>`; none unless some dimension
+/// has a coordinate array.
+pub fn dataset_metadata(
+    dims: &[Dimension],
+    variables: &[(String, Map<String, Value>)],
+    globals: &Map<String, Value>,
+) -> Map<String, Value> {
     let mut items = Map::new();
     if !netcdf_like(dims) {
         return items;
+    }
+    let shown = |(k, _): &(&String, &Value)| k.as_str() != "_ARRAY_DIMENSIONS";
+    for (k, v) in globals.iter().filter(shown) {
+        items.insert(format!("NC_GLOBAL#{k}"), attribute_text(v).into());
+    }
+    for (name, attrs) in variables {
+        for (k, v) in attrs.iter().filter(shown) {
+            items.insert(format!("{name}#{k}"), attribute_text(v).into());
+        }
     }
     let names: Vec<&str> = dims.iter().map(|d| d.name.as_str()).collect();
     items.insert(
@@ -121,10 +139,28 @@ pub fn dataset_metadata(dims: &[Dimension]) -> Map<String, Value> {
             format!("{{{}}}", c.texts.join(",")).into(),
         );
         for (k, v) in &c.attributes {
-            items.insert(format!("{}#{k}", d.name), v.clone());
+            items.insert(format!("{}#{k}", d.name), attribute_text(v).into());
         }
     }
     items
+}
+
+/// An attribute value as GDAL's netCDF driver prints it: text as it is,
+/// integers as integers, other numbers `%.16g`, lists `{a,b}`.
+pub fn attribute_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
+        Value::Number(n) => n
+            .as_f64()
+            .map_or_else(|| n.to_string(), |f| printf::g(f, 16)),
+        Value::Bool(b) => u8::from(*b).to_string(),
+        Value::Array(items) => {
+            let texts: Vec<String> = items.iter().map(attribute_text).collect();
+            format!("{{{}}}", texts.join(","))
+        }
+        other => other.to_string(),
+    }
 }
 
 /// The items of the band at `indices` along `dims` of the array named
@@ -201,7 +237,7 @@ mod tests {
                 "NETCDF_DIM_member=3",
             ]
         );
-        let ds = dataset_metadata(&dims);
+        let ds = dataset_metadata(&dims, &[], &Map::new());
         let get = |k: &str| ds.get(k).and_then(Value::as_str).unwrap();
         assert_eq!(get("NETCDF_DIM_EXTRA"), "{time,level,member}");
         assert_eq!(get("NETCDF_DIM_time_DEF"), "{2,6}");
@@ -212,6 +248,27 @@ mod tests {
         assert_eq!(get("level#units"), "hPa");
         assert!(!ds.contains_key("time#_ARRAY_DIMENSIONS"));
         assert!(!ds.contains_key("NETCDF_DIM_member_DEF"));
+    }
+
+    #[test]
+    fn attributes_print_as_gdal_netcdf_prints_them() {
+        let text = |v: Value| attribute_text(&v);
+        assert_eq!(text(json!("K")), "K");
+        assert_eq!(text(json!(-999)), "-999");
+        assert_eq!(text(json!(-999.0)), "-999");
+        assert_eq!(text(json!(0.1 + 0.2)), "0.3");
+        assert_eq!(text(json!([0.0, 4000.0])), "{0,4000}");
+        assert_eq!(text(json!(true)), "1");
+        let globals: Map<String, Value> = [("title".to_string(), json!("t"))].into_iter().collect();
+        let vars = vec![("sst".to_string(), globals.clone())];
+        let dims = [Dimension {
+            name: "time".into(),
+            len: 1,
+            coordinate: Some(coordinate("<f8", json!({}), &[0.0])),
+        }];
+        let items = dataset_metadata(&dims, &vars, &globals);
+        assert_eq!(items["NC_GLOBAL#title"], "t");
+        assert_eq!(items["sst#title"], "t");
     }
 
     #[test]
@@ -232,6 +289,6 @@ mod tests {
             coordinate: None,
         }];
         assert!(band_items("v", &bare, &[0]).is_empty());
-        assert!(dataset_metadata(&bare).is_empty());
+        assert!(dataset_metadata(&bare, &[], &Map::new()).is_empty());
     }
 }

@@ -68,6 +68,8 @@ manifest = {}
 def write(name, units, calendar, dtype, times, levels=False):
     path = out / f"{name}.nc"
     with netCDF4.Dataset(path, "w") as nc:
+        nc.title = f"CF time case {name}"
+        nc.Conventions = "CF-1.8"
         nc.createDimension("time", len(times))
         dims = ["time"]
         if levels:
@@ -91,7 +93,12 @@ def write(name, units, calendar, dtype, times, levels=False):
             coord.standard_name = "latitude" if axis == "y" else "longitude"
             coord.units = axis_units
             coord[:] = start + step * np.arange(size)
-        v = nc.createVariable("v", "f4", dims + ["y", "x"], chunksizes=[1] * len(dims) + [5, 4])
+        v = nc.createVariable("v", "f4", dims + ["y", "x"], chunksizes=[1] * len(dims) + [5, 4],
+                              fill_value=-999.0)
+        v.units = "K"
+        v.long_name = "a variable"
+        v.scale_factor = 0.01
+        v.actual_range = np.array([0, 4000], "f4")
         v[:] = np.arange(np.prod(v.shape), dtype="f4").reshape(v.shape)
     with open(path, "rb") as f:
         refs = SingleHdf5ToZarr(f, str(path), inline_threshold=0).translate()
@@ -150,6 +157,10 @@ def test_dimension_metadata_equals_gdal_netcdf(written, name):
     dims = extra_dims(native)
     want = netcdf_items(native.GetMetadata(), dims)
     assert want and netcdf_items(ours.GetMetadata(), dims) == want
+    # Every variable's attributes and the globals, as <variable>#<attribute>
+    # and NC_GLOBAL#<attribute>.
+    hashed = lambda items: {k: v for k, v in items.items() if "#" in k}  # noqa: E731
+    assert hashed(ours.GetMetadata()) == hashed(native.GetMetadata())
     assert ours.RasterCount == native.RasterCount
     for b in range(1, ours.RasterCount + 1):
         want = netcdf_items(native.GetRasterBand(b).GetMetadata(), dims)
