@@ -58,16 +58,11 @@ typedef struct CrBlocksRequest {
     size_t buffer_bytes;     /* size of each buffer */
 } CrBlocksRequest;
 
-/** A window of several bands read into one caller buffer: element (band i,
- *  row r, column c) of the window goes to byte
+/** Where a read of several bands goes: element (band i, row r, column c)
+ *  of what is read goes to byte
  *  i * band_space + r * line_space + c * pixel_space of `buffer`, in the
  *  level's native data type. */
-typedef struct CrWindowRequest {
-    uint32_t level;
-    uint64_t x;
-    uint64_t y;
-    uint64_t width;
-    uint64_t height;
+typedef struct CrOutput {
     size_t band_count;
     const uint64_t *bands;   /* 0-based band numbers */
     void *buffer;
@@ -75,11 +70,21 @@ typedef struct CrWindowRequest {
     size_t pixel_space;
     size_t line_space;
     size_t band_space;
+} CrOutput;
+
+/** A window of several bands read into one caller buffer. */
+typedef struct CrWindowRequest {
+    uint32_t level;
+    uint64_t x;
+    uint64_t y;
+    uint64_t width;
+    uint64_t height;
+    CrOutput out;
 } CrWindowRequest;
 
 /** A nearest-neighbour resampled read: source window `x`, `y`, `width`,
  *  `height` (fractional, as GDALRasterIOExtraArg may give it) into a buffer
- *  of `buf_width` x `buf_height` pixels of the native type. */
+ *  of `buf_width` x `buf_height` pixels. */
 typedef struct CrSampledRequest {
     uint32_t level;
     double x;
@@ -88,13 +93,7 @@ typedef struct CrSampledRequest {
     double height;
     uint64_t buf_width;
     uint64_t buf_height;
-    size_t band_count;
-    const uint64_t *bands;   /* 0-based band numbers */
-    void *buffer;
-    size_t buffer_bytes;     /* bytes writable from `buffer` */
-    size_t pixel_space;
-    size_t line_space;
-    size_t band_space;
+    CrOutput out;
 } CrSampledRequest;
 
 /** 1 if the name or first bytes belong to this driver, else 0. */

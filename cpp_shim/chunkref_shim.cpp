@@ -603,6 +603,21 @@ CPLErr ChunkRefDataset::IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, 
                                      bandSpace, extra);
 }
 
+/** Where a read of `bands` (0-based, owned by the caller until the read
+ *  returns) goes: `bytes` of `data`, so spaced. */
+static CrOutput Output(const std::vector<uint64_t> &bands, void *data, size_t pixel, size_t line,
+                       size_t band, size_t bytes) {
+    CrOutput out{};
+    out.band_count = bands.size();
+    out.bands = bands.data();
+    out.buffer = data;
+    out.buffer_bytes = bytes;
+    out.pixel_space = pixel;
+    out.line_space = line;
+    out.band_space = band;
+    return out;
+}
+
 /** Bytes from the start of a buffer of `bands` bands of `width` x `height`
  *  elements of `size` bytes, so spaced, to the end of its last element. */
 static size_t BufferExtent(int bands, int width, int height, size_t pixel, size_t line,
@@ -742,15 +757,12 @@ bool ChunkRefDataset::ReadSampled(int xOff, int yOff, int xSize, int ySize, void
     request.height = fractional ? args.dfYSize : ySize;
     request.buf_width = static_cast<uint64_t>(bufXSize);
     request.buf_height = static_cast<uint64_t>(bufYSize);
-    request.band_count = bands.size();
-    request.bands = bands.data();
-    request.buffer = data;
-    request.pixel_space = static_cast<size_t>(pixelSpace);
-    request.line_space = static_cast<size_t>(lineSpace);
-    request.band_space = static_cast<size_t>(bandSpace);
-    request.buffer_bytes = BufferExtent(
-        bandCount, bufXSize, bufYSize, request.pixel_space, request.line_space,
-        request.band_space, static_cast<size_t>(GDALGetDataTypeSizeBytes(bufType)));
+    request.out = Output(bands, data, static_cast<size_t>(pixelSpace),
+                         static_cast<size_t>(lineSpace), static_cast<size_t>(bandSpace),
+                         BufferExtent(bandCount, bufXSize, bufYSize, static_cast<size_t>(pixelSpace),
+                                      static_cast<size_t>(lineSpace),
+                                      static_cast<size_t>(bandSpace),
+                                      static_cast<size_t>(GDALGetDataTypeSizeBytes(bufType))));
     CrStatus status{};
     *err = CE_None;
     if (chunkref_read_sampled(m_handle.get(), &request, &status) != 0) {
@@ -933,13 +945,7 @@ CPLErr ChunkRefDataset::ReadNative(int xOff, int yOff, int xSize, int ySize, GBy
     request.y = static_cast<uint64_t>(yOff);
     request.width = static_cast<uint64_t>(xSize);
     request.height = static_cast<uint64_t>(ySize);
-    request.band_count = bands.size();
-    request.bands = bands.data();
-    request.buffer = data;
-    request.buffer_bytes = bufferBytes;
-    request.pixel_space = pixelSpace;
-    request.line_space = lineSpace;
-    request.band_space = bandSpace;
+    request.out = Output(bands, data, pixelSpace, lineSpace, bandSpace, bufferBytes);
     CrStatus status{};
     if (chunkref_read_window(m_handle.get(), &request, &status) != 0) {
         RaiseStatus(status);

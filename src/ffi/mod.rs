@@ -73,6 +73,39 @@ pub struct CrBlocksRequest {
     buffer_bytes: usize,
 }
 
+/// Mirrors `CrOutput` of chunkref.h.
+#[repr(C)]
+pub struct CrOutput {
+    band_count: usize,
+    bands: *const u64,
+    buffer: *mut c_void,
+    buffer_bytes: usize,
+    pixel_space: usize,
+    line_space: usize,
+    band_space: usize,
+}
+
+impl CrOutput {
+    /// The bands, the buffer and its spacing.
+    ///
+    /// # Safety
+    /// `bands` holds `band_count` elements and `buffer` `buffer_bytes`
+    /// writable bytes, for as long as the returned slices are used.
+    unsafe fn parts<'a>(&self, what: &str) -> Result<(&'a [u64], &'a mut [u8], Spacing)> {
+        let bands =
+            unsafe { band_list(self.bands, self.band_count, !self.buffer.is_null(), what) }?;
+        // SAFETY: non-NULL (checked by band_list), `buffer_bytes` writable.
+        let out =
+            unsafe { std::slice::from_raw_parts_mut(self.buffer.cast::<u8>(), self.buffer_bytes) };
+        let spacing = Spacing {
+            pixel: self.pixel_space,
+            line: self.line_space,
+            band: self.band_space,
+        };
+        Ok((bands, out, spacing))
+    }
+}
+
 /// Mirrors `CrWindowRequest` of chunkref.h.
 #[repr(C)]
 pub struct CrWindowRequest {
@@ -81,13 +114,7 @@ pub struct CrWindowRequest {
     y: u64,
     width: u64,
     height: u64,
-    band_count: usize,
-    bands: *const u64,
-    buffer: *mut c_void,
-    buffer_bytes: usize,
-    pixel_space: usize,
-    line_space: usize,
-    band_space: usize,
+    out: CrOutput,
 }
 
 /// Mirrors `CrSampledRequest` of chunkref.h.
@@ -100,13 +127,7 @@ pub struct CrSampledRequest {
     height: f64,
     buf_width: u64,
     buf_height: u64,
-    band_count: usize,
-    bands: *const u64,
-    buffer: *mut c_void,
-    buffer_bytes: usize,
-    pixel_space: usize,
-    line_space: usize,
-    band_space: usize,
+    out: CrOutput,
 }
 
 /// A NULL-terminated list of C strings that owns its strings.
@@ -689,18 +710,12 @@ pub unsafe extern "C" fn chunkref_read_window(
     guard(status, -1, || {
         let ds = unsafe { dataset(handle) }?;
         let r = unsafe { request_ref(request, "window") }?;
-        let bands = unsafe { band_list(r.bands, r.band_count, !r.buffer.is_null(), "window") }?;
-        let out = unsafe { std::slice::from_raw_parts_mut(r.buffer.cast::<u8>(), r.buffer_bytes) };
+        let (bands, out, spacing) = unsafe { r.out.parts("window") }?;
         let window = Window {
             x: r.x,
             y: r.y,
             width: r.width,
             height: r.height,
-        };
-        let spacing = Spacing {
-            pixel: r.pixel_space,
-            line: r.line_space,
-            band: r.band_space,
         };
         ds.read_window(r.level as usize, window, bands, out, spacing)?;
         Ok(0)
@@ -721,9 +736,7 @@ pub unsafe extern "C" fn chunkref_read_sampled(
     guard(status, -1, || {
         let ds = unsafe { dataset(handle) }?;
         let r = unsafe { request_ref(request, "sampled window") }?;
-        let bands =
-            unsafe { band_list(r.bands, r.band_count, !r.buffer.is_null(), "sampled window") }?;
-        let out = unsafe { std::slice::from_raw_parts_mut(r.buffer.cast::<u8>(), r.buffer_bytes) };
+        let (bands, out, spacing) = unsafe { r.out.parts("sampled window") }?;
         let sampling = Sampling {
             x: r.x,
             y: r.y,
@@ -731,11 +744,6 @@ pub unsafe extern "C" fn chunkref_read_sampled(
             height: r.height,
             buf_width: r.buf_width,
             buf_height: r.buf_height,
-        };
-        let spacing = Spacing {
-            pixel: r.pixel_space,
-            line: r.line_space,
-            band: r.band_space,
         };
         ds.read_sampled(r.level as usize, sampling, bands, out, spacing)?;
         Ok(0)
