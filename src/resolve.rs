@@ -545,7 +545,14 @@ mod tests {
         for url in ["0.bin", "../x/0.bin", "x/{{v}}.bin", "./a", "file:x"] {
             assert!(is_relative(url), "{url}");
         }
-        for url in ["/abs", "/vsis3/b/k", "s3://b/k", "https://h/k", "file:///a", "{{base}}/k"] {
+        for url in [
+            "/abs",
+            "/vsis3/b/k",
+            "s3://b/k",
+            "https://h/k",
+            "file:///a",
+            "{{base}}/k",
+        ] {
             assert!(!is_relative(url), "{url}");
         }
     }

@@ -171,7 +171,11 @@ fn losses(index: &Index, to: Form) -> Vec<String> {
             )
         })
         .collect();
-    let attributes = index.file_attributes.iter().filter(|a| !a.is_empty()).count();
+    let attributes = index
+        .file_attributes
+        .iter()
+        .filter(|a| !a.is_empty())
+        .count();
     if to == Form::Json && attributes > 0 {
         lost.push(format!(
             "the attributes of {attributes} file(s) (such as 'datetime') have no place in \

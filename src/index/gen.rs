@@ -208,7 +208,9 @@ mod tests {
         expand("idx", &gens, &vars, false, |g| out.push(g)).unwrap();
         let urls: Vec<_> = out.iter().map(|g| g.url.as_str()).collect();
         assert_eq!(urls, ["{{base}}f1.bin", "/d/f1.bin"]);
-        assert!(out.iter().all(|g| g.key == "k1" && g.range == Some((10, 10))));
+        assert!(out
+            .iter()
+            .all(|g| g.key == "k1" && g.range == Some((10, 10))));
     }
 
     #[test]

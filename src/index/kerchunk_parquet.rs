@@ -106,8 +106,16 @@ pub fn read(
 /// type (all values null) fits any of them.
 const REQUIRED_COLUMNS: [(&str, &[PhysicalType], &str); 4] = [
     ("path", &[PhysicalType::BYTE_ARRAY], "a string"),
-    ("offset", &[PhysicalType::INT32, PhysicalType::INT64], "an integer"),
-    ("size", &[PhysicalType::INT32, PhysicalType::INT64], "an integer"),
+    (
+        "offset",
+        &[PhysicalType::INT32, PhysicalType::INT64],
+        "an integer",
+    ),
+    (
+        "size",
+        &[PhysicalType::INT32, PhysicalType::INT64],
+        "an integer",
+    ),
     ("raw", &[PhysicalType::BYTE_ARRAY], "binary"),
 ];
 

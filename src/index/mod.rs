@@ -602,7 +602,10 @@ mod tests {
         assert_eq!(written["templates"], serde_json::json!({"base": "/data/"}));
         assert_eq!(written["gen"].as_array().unwrap().len(), 1);
         let refs = written["refs"].as_object().unwrap();
-        assert!(refs.contains_key("a/0.0") && !refs.contains_key("a/1.0"), "{refs:?}");
+        assert!(
+            refs.contains_key("a/0.0") && !refs.contains_key("a/1.0"),
+            "{refs:?}"
+        );
     }
 
     #[test]
