@@ -1,9 +1,11 @@
 //! Cheap, honest recognition of chunk indexes from a name and first bytes.
 //!
 //! Claims: the `CHUNKREF:` prefix; a `.parquet` / `.parq` file (first bytes
-//! `PAR1`) or directory (Kerchunk Parquet, no first bytes); a directory
-//! holding an Icechunk repository (`repo`, or `refs/branch.main/ref.json`);
-//! a FlatGeobuf file
+//! `PAR1`) or directory (Kerchunk Parquet, no first bytes); a local directory
+//! of any name whose `.zmetadata` holds `record_size` (Kerchunk Parquet, as
+//! GDAL's Zarr driver recognises it; a plain consolidated Zarr store has no
+//! such key and is left to that driver); a directory holding an Icechunk
+//! repository (`repo`, or `refs/branch.main/ref.json`); a FlatGeobuf file
 //! whose header holds a reference table's document;
 //! a JSON object whose first key is a
 //! Kerchunk v1 key (`version` followed by `refs`/`templates`/`gen`, or one
@@ -32,7 +34,9 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
     if header.is_empty() {
         // A Kerchunk Parquet directory or an Icechunk repository (a
         // directory has no header bytes).
-        return is_parquet_name(name.trim_end_matches('/'))
+        let dir = name.trim_end_matches('/');
+        return is_parquet_name(dir)
+            || has_record_size(dir)
             || crate::index::icechunk::is_repository(name, crate::gdal::vsi_exists);
     }
     if header.starts_with(crate::index::parquet::MAGIC) {
@@ -89,6 +93,29 @@ fn is_chunk_key(key: &str) -> bool {
 fn is_parquet_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     lower.ends_with(".parquet") || lower.ends_with(".parq")
+}
+
+/// Bytes read from each end of `.zmetadata` when looking for `record_size`
+/// (kerchunk and GDAL write it after the metadata documents, others first).
+const ZMETADATA_PROBE: usize = 4096;
+
+/// True when `dir` is a local directory whose `.zmetadata` names
+/// `record_size` near its start or end.
+fn has_record_size(dir: &str) -> bool {
+    use crate::index::file::IndexFile;
+    let path = format!("{dir}/{}", crate::index::kerchunk_parquet::ZMETADATA);
+    if !crate::gdal::vsi_is_local(&path) {
+        return false;
+    }
+    let Ok(file) = crate::gdal::VsiFile::open(&path) else {
+        return false;
+    };
+    let tail = file.size().saturating_sub(ZMETADATA_PROBE as u64);
+    let key = b"\"record_size\"";
+    [0, tail].iter().any(|&at| {
+        file.read_at(at, ZMETADATA_PROBE)
+            .is_ok_and(|b| b.windows(key.len()).any(|w| w == key))
+    })
 }
 
 struct Scanner<'a> {

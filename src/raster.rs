@@ -176,17 +176,21 @@ impl Dataset {
         } else {
             Arc::new(load()?)
         };
-        // A 1-D target (a coordinate array a GEOLOCATION domain names)
-        // opens as one row, in an index of its own.
-        let target_1d = |index: &Index| {
-            let t = parsed.target.as_deref()?;
-            index
-                .array_index(t)
-                .filter(|&a| index.arrays[a].meta.shape.len() == 1)
+        // A 1-D array opens as one row, a 0-D one as one pixel, in an index
+        // of its own: the target (a coordinate array a GEOLOCATION domain
+        // names, any array named), or with no target a store's only array
+        // (as GDAL's Zarr driver shows such a store).
+        let row_array = |index: &Index| {
+            let a = match parsed.target.as_deref() {
+                Some(t) => index.array_index(t)?,
+                None if index.arrays.len() == 1 && index.skipped.is_empty() => 0,
+                None => return None,
+            };
+            (index.arrays[a].meta.shape.len() < 2).then_some(a)
         };
-        if target_1d(&index).is_some() {
+        if row_array(&index).is_some() {
             let mut own = load()?;
-            if let Some(a) = target_1d(&own) {
+            if let Some(a) = row_array(&own) {
                 own.arrays[a].meta.reshape_to_row();
             }
             index = Arc::new(own);
@@ -356,6 +360,15 @@ impl Dataset {
         let mut levels: Vec<Level> = Vec::new();
         for (a, spec) in arrays {
             let m = &index.arrays[a].meta;
+            if m.shape.contains(&0) {
+                return Err(Error::MalformedIndex {
+                    index: index.source.clone(),
+                    reason: format!(
+                        "array '{}' is empty (shape {:?}): a raster needs one pixel or more",
+                        m.path, m.shape
+                    ),
+                });
+            }
             let n = m.shape.len();
             let bands = m.shape[..n - 2]
                 .iter()

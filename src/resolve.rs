@@ -191,8 +191,11 @@ pub fn index_source(name: &str) -> Result<IndexSource> {
             ),
         },
         Location::Object(o) => {
-            let dir = match o.key.rfind('/') {
-                Some(i) => o.key[..=i].to_string(),
+            // The "directory" holding the index (for a Kerchunk Parquet
+            // store named with a trailing `/`, the one holding the store).
+            let key = o.key.trim_end_matches('/');
+            let dir = match key.rfind('/') {
+                Some(i) => key[..=i].to_string(),
                 None => String::new(),
             };
             IndexSource {
@@ -274,6 +277,16 @@ pub fn resolve(url: &str, base: &Base) -> Result<Location> {
              an index in this file system; use absolute paths or URLs"
         ))),
     }
+}
+
+/// True when `url` names a file relative to the index, one [`resolve`]
+/// joins to the index's [`Base`]: no scheme, not an absolute path (nor a
+/// GDAL `/vsi...` one), not starting with a `{{template}}` (its value
+/// decides).
+pub fn is_relative(url: &str) -> bool {
+    !url.starts_with('/')
+        && !url.starts_with("{{")
+        && !url.split_once("://").is_some_and(|(s, _)| is_scheme(s))
 }
 
 /// Rewrites GDAL's `/vsis3/`, `/vsigs/`, `/vsiaz/` and `/vsicurl/` paths as
@@ -518,5 +531,29 @@ mod tests {
             .is_remote());
         let s = index_source("/data/d/i.json").unwrap();
         assert_eq!(s.base, Base::Dir("/data/d".into()));
+        // A Kerchunk Parquet store named with a trailing slash: its parent,
+        // as for the same name without one.
+        for name in ["s3://bkt/a/store/", "s3://bkt/a/store"] {
+            let s = index_source(name).unwrap();
+            let joined = resolve("store/x/0.bin", &s.base).unwrap();
+            assert_eq!(joined, object("s3://bkt/a/store/x/0.bin"), "{name}");
+        }
+    }
+
+    #[test]
+    fn relative_urls() {
+        for url in ["0.bin", "../x/0.bin", "x/{{v}}.bin", "./a", "file:x"] {
+            assert!(is_relative(url), "{url}");
+        }
+        for url in [
+            "/abs",
+            "/vsis3/b/k",
+            "s3://b/k",
+            "https://h/k",
+            "file:///a",
+            "{{base}}/k",
+        ] {
+            assert!(!is_relative(url), "{url}");
+        }
     }
 }

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
+use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::column::reader::ColumnReader;
 use parquet::data_type::ByteArray;
 use parquet::file::reader::{FileReader, RowGroupReader};
@@ -19,6 +20,7 @@ use serde_json::Value;
 use super::{json_dialect, Index, Store};
 use crate::error::{Error, Result};
 use crate::refs::{FileTable, RawRef};
+use crate::resolve;
 
 /// Name of the consolidated metadata document at the directory's root.
 pub const ZMETADATA: &str = ".zmetadata";
@@ -26,9 +28,15 @@ pub const ZMETADATA: &str = ".zmetadata";
 /// Reads a Kerchunk Parquet directory: `zmetadata` is its `.zmetadata`,
 /// `read_file(relative path)` returns the bytes of a file inside it, or
 /// `None` when it does not exist (a record file never written).
+///
+/// `store_dir` is the directory's name as seen from the index's base (the
+/// directory holding it). A relative `path` names a file next to its record
+/// file, as GDAL resolves it: `0.bin` in `x/refs.0.parq` becomes
+/// `store_dir/x/0.bin`, still relative, so the index's base resolves it.
 pub fn read(
     source: &str,
     zmetadata: &[u8],
+    store_dir: &str,
     mut read_file: impl FnMut(&str) -> Result<Option<Vec<u8>>>,
 ) -> Result<Index> {
     let bad = |reason: String| Error::MalformedIndex {
@@ -63,6 +71,14 @@ pub fn read(
     for (a, meta) in store.metas().iter().enumerate() {
         let chunks: u64 = store.grids()[a].iter().product();
         let records = chunks.div_ceil(record_size);
+        let record_dir = super::join_key(store_dir, &meta.path);
+        let mut intern = |url: String| {
+            if resolve::is_relative(&url) {
+                files.intern(&format!("{record_dir}/{url}"))
+            } else {
+                files.intern(&url)
+            }
+        };
         for k in 0..records {
             let name = super::join_key(&meta.path, &format!("refs.{k}.parq"));
             let Some(bytes) = read_file(&name)? else {
@@ -74,9 +90,9 @@ pub fn read(
                 let r = match r {
                     Record::Missing => return,
                     Record::Inline(b) => RawRef::Inline(b),
-                    Record::Whole(url) => RawRef::Whole(files.intern(&url)),
-                    Record::Range(url, o, l) => RawRef::Range(files.intern(&url), o, l),
-                    Record::Multi(url, ranges) => RawRef::Multi(files.intern(&url), ranges),
+                    Record::Whole(url) => RawRef::Whole(intern(url)),
+                    Record::Range(url, o, l) => RawRef::Range(intern(url), o, l),
+                    Record::Multi(url, ranges) => RawRef::Multi(intern(url), ranges),
                 };
                 rows[a].push((first + i, r));
             })?;
@@ -84,6 +100,24 @@ pub fn read(
     }
     Ok(store.into_index(source, files, rows))
 }
+
+/// The columns every record file has (as GDAL requires them): name,
+/// accepted physical types, what they hold. A column of Arrow's `null`
+/// type (all values null) fits any of them.
+const REQUIRED_COLUMNS: [(&str, &[PhysicalType], &str); 4] = [
+    ("path", &[PhysicalType::BYTE_ARRAY], "a string"),
+    (
+        "offset",
+        &[PhysicalType::INT32, PhysicalType::INT64],
+        "an integer",
+    ),
+    (
+        "size",
+        &[PhysicalType::INT32, PhysicalType::INT64],
+        "an integer",
+    ),
+    ("raw", &[PhysicalType::BYTE_ARRAY], "binary"),
+];
 
 /// One row of a record file.
 enum Record {
@@ -122,13 +156,22 @@ fn read_record_file(
             .iter()
             .position(|c| c.path().parts().first().map(String::as_str) == Some(column))
     };
-    let required = ["path", "offset", "size"];
-    for c in required {
-        if find(c).is_none() {
-            return Err(bad(format!(
-                "missing column '{c}' (Kerchunk Parquet has path, offset, size, raw)"
-            )));
-        }
+    for (column, kinds, what) in REQUIRED_COLUMNS {
+        let problem = match find(column).map(|i| descr.column(i)) {
+            None => "is missing",
+            Some(c) if c.max_rep_level() > 0 => "is a list",
+            Some(c) if c.logical_type_ref() == Some(&LogicalType::Unknown) => continue, // all null
+            Some(c) if !kinds.contains(&c.physical_type()) => "has another type",
+            Some(_) => continue,
+        };
+        return Err(Error::MalformedIndex {
+            index: source.to_string(),
+            reason: format!(
+                "{name} has an unexpected field structure: column '{column}' {problem}, \
+                 expected {what} (Kerchunk Parquet record files have columns path, offset, \
+                 size and raw)"
+            ),
+        });
     }
     let mut row = 0u64;
     for g in 0..reader.num_row_groups() {

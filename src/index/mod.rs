@@ -214,7 +214,16 @@ impl Index {
         let Ok(zmetadata) = read(kerchunk_parquet::ZMETADATA) else {
             return Err(not_a_file);
         };
-        let index = kerchunk_parquet::read(name, &zmetadata, read_record)?;
+        // Relative references are resolved from the directory holding the
+        // store (the index's base), through the store's own name; a local
+        // store reached through a symbolic link is named as its target.
+        let real = std::fs::canonicalize(dir).ok();
+        let store_dir = real
+            .as_deref()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or_else(|| dir.rsplit('/').next().unwrap_or(dir));
+        let index = kerchunk_parquet::read(name, &zmetadata, store_dir, read_record)?;
         how.select_time(how.apply_templates(index)?)
     }
 

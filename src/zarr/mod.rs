@@ -42,6 +42,10 @@ pub struct ArrayMeta {
     /// keys it is; `None` when they are the same. Set for arrays served
     /// with their samples first ([`samples_last`]).
     pub stored_axes: Option<Vec<usize>>,
+    /// Leading axes of extent 1 that [`ArrayMeta::reshape_to_row`] put in
+    /// front of a 0-D or 1-D array; the metadata document and chunk keys
+    /// do not have them.
+    pub added_axes: usize,
     /// Codecs in decode order.
     pub codecs: CodecChain,
     /// Dimension names (`_ARRAY_DIMENSIONS` in v2, `dimension_names` in v3).
@@ -238,6 +242,17 @@ impl ArrayMeta {
                     p.chunks, p.path, MAX_CHUNK_BYTES
                 ),
             })?;
+        // Chunks are numbered by their row-major rank, a u64.
+        p.shape
+            .iter()
+            .zip(&p.chunks)
+            .try_fold(1u64, |acc, (&s, &c)| acc.checked_mul(s.div_ceil(c)))
+            .ok_or_else(|| Error::Limits {
+                what: format!(
+                    "array '{}' of shape {:?} in chunks of {:?} has more than 2^64 chunks",
+                    p.path, p.shape, p.chunks
+                ),
+            })?;
         let chunk_strides = p.layout.strides(&p.chunks).map_err(bad)?;
         let fill = if p.fill_json.is_null() {
             None
@@ -255,6 +270,7 @@ impl ArrayMeta {
             chunk_strides,
             key_encoding: p.key_encoding,
             stored_axes: None,
+            added_axes: 0,
             codecs: CodecChain::from_encode_order(p.codecs),
             dimension_names: p.dimension_names,
             attributes: p.attributes,
@@ -281,8 +297,10 @@ impl ArrayMeta {
     }
 
     /// `logical` (one value per logical axis: a chunk index, a chunk
-    /// shape) in the order of the stored axes.
+    /// shape) in the order of the stored axes, without the axes
+    /// [`ArrayMeta::reshape_to_row`] added.
     pub fn stored_order(&self, logical: &[u64]) -> Vec<u64> {
+        let logical = &logical[self.added_axes.min(logical.len())..];
         match &self.stored_axes {
             None => logical.to_vec(),
             Some(order) => {
@@ -304,25 +322,36 @@ impl ArrayMeta {
     /// The logical grid index of a chunk key suffix, `None` if `rest` is no
     /// chunk key of this array.
     pub fn parse_chunk_key(&self, rest: &str) -> Option<Vec<u64>> {
-        let stored = self.key_encoding.parse(rest, self.shape.len())?;
-        Some(match &self.stored_axes {
+        let stored = self
+            .key_encoding
+            .parse(rest, self.shape.len() - self.added_axes)?;
+        let logical = match &self.stored_axes {
             None => stored,
             Some(order) => order.iter().map(|&a| stored[a]).collect(),
-        })
+        };
+        Some([vec![0; self.added_axes], logical].concat())
     }
 
-    /// A 1-D array seen as one row ([1, n]) so it opens as a raster (a
-    /// coordinate array named by a GEOLOCATION domain). Chunk ranks, and so
-    /// the chunk table, are unchanged: chunk j of the row is chunk j.
+    /// A 1-D array seen as one row ([1, n]), a 0-D one as one pixel
+    /// ([1, 1]), so it opens as a raster. Chunk ranks, and so the chunk
+    /// table, are unchanged (chunk j of the row is chunk j), and so are
+    /// chunk keys and what codecs see ([`ArrayMeta::added_axes`]).
     pub fn reshape_to_row(&mut self) {
-        if self.shape.len() == 1 {
+        const NAMES: [&str; 2] = ["row", "column"];
+        let missing = 2usize.saturating_sub(self.shape.len());
+        for name in NAMES[..missing].iter().rev() {
+            let stride = match (self.chunks.first(), self.chunk_strides.first()) {
+                (Some(c), Some(s)) => c * s,
+                _ => 1,
+            };
             self.shape.insert(0, 1);
-            self.chunk_strides.insert(0, self.chunks[0]);
             self.chunks.insert(0, 1);
+            self.chunk_strides.insert(0, stride);
             if let Some(names) = self.dimension_names.as_mut() {
-                names.insert(0, "row".into());
+                names.insert(0, name.to_string());
             }
         }
+        self.added_axes += missing;
     }
 
     /// Number of chunks along each axis.
@@ -501,8 +530,33 @@ mod tests {
         assert_eq!(m.chunk_strides, vec![32, 1]);
         assert_eq!(m.grid_shape(), vec![1, 3]);
         assert_eq!(m.dimension_names, Some(vec!["row".into(), "x".into()]));
+        // Keys and codecs still see the stored array.
+        assert_eq!(m.chunk_key(&[0, 2]), "2");
+        assert_eq!(m.parse_chunk_key("2"), Some(vec![0, 2]));
+        assert_eq!(m.stored_order(&m.chunks), vec![32]);
         m.reshape_to_row(); // 2-D arrays stay as they are
-        assert_eq!(m.shape, vec![1, 70]);
+        assert_eq!((m.shape.clone(), m.added_axes), (vec![1, 70], 1));
+    }
+
+    #[test]
+    fn a_scalar_reshapes_to_one_pixel() {
+        let z = json!({"shape": [], "chunks": [], "dtype": ">u1", "fill_value": null,
+            "order": "C", "compressor": null, "filters": [], "zarr_format": 2});
+        let attrs = json!({"_ARRAY_DIMENSIONS": []});
+        let mut m = ArrayMeta::from_v2("x", &z, Some(&attrs)).unwrap();
+        m.reshape_to_row();
+        assert_eq!(
+            (m.shape.clone(), m.chunks.clone()),
+            (vec![1, 1], vec![1, 1])
+        );
+        assert_eq!(
+            (m.chunk_strides.clone(), m.grid_shape()),
+            (vec![1, 1], vec![1, 1])
+        );
+        assert_eq!(m.dimension_names, Some(vec!["row".into(), "column".into()]));
+        assert_eq!(m.chunk_key(&[0, 0]), "0");
+        assert_eq!(m.parse_chunk_key("0"), Some(vec![0, 0]));
+        assert_eq!((m.stored_order(&m.chunks), m.chunk_bytes()), (vec![], 1));
     }
 
     #[test]
@@ -568,5 +622,10 @@ mod tests {
             ArrayMeta::from_v2("a", &z, None),
             Err(Error::Limits { .. })
         ));
+        // More chunks than a u64 counts (GDAL's fixture: 4e9 x 4e9 x 4).
+        let z = json!({"shape": [4_000_000_000u64, 4_000_000_000u64, 4], "chunks": [1, 1, 1],
+            "dtype": ">u1", "fill_value": null});
+        let e = ArrayMeta::from_v2("x", &z, None).unwrap_err();
+        assert!(e.to_string().contains("more than 2^64 chunks"), "{e}");
     }
 }
