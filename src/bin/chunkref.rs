@@ -23,7 +23,8 @@ use rayon::prelude::*;
 
 const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
                       [--datetime-from-name | --datetime-from-metadata] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
-       chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table or Kerchunk Parquet directory;\n\
+       chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory\n\
+                                    or Icechunk repository (its main branch);\n\
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
                    (one index each), or DTED cells\n\

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +127,24 @@ def test_repository_directory_opens_without_prefix_and_lists_arrays(written):
         assert sorted(n.rsplit(":", 1)[1] for n in names) == ["grp/cube", "small", "temp"]
         sub = gdal.Open(names[0])
         assert sub is not None and sub.RasterXSize > 0
+
+
+@pytest.mark.parametrize("form", ["json", "parquet"])
+def test_repository_converts_to_an_index_of_its_default_branch(written, chunkref_bin, tmp_path,
+                                                                form):
+    """``chunkref convert`` of a repository writes the main branch's
+    arrays as an index that reads as the repository does."""
+    _, manifest = written
+    entry = manifest["icechunk2-spec2-native"]
+    out = tmp_path / f"converted.{form}"
+    subprocess.run([str(chunkref_bin), "convert", entry["path"], str(out)], check=True,
+                   capture_output=True)
+    for name, npy in entry["versions"]["main"]["arrays"].items():
+        expected = np.load(npy)
+        planes = expected if expected.ndim == 3 else expected[np.newaxis]
+        ds = open_chunkref(f'CHUNKREF:"{out}":{name}')
+        for b, plane in enumerate(planes):
+            assert_band_matches(ds.GetRasterBand(b + 1), plane, f"{form} {name} band {b + 1}")
 
 
 def test_inline_chunks_need_no_chunk_object(written, tmp_path):
