@@ -199,6 +199,10 @@ thread_local! {
 /// Bytes of spare buffers [`recycle`] keeps per thread, at most.
 const MAX_SPARE_BYTES: usize = 8 << 20;
 
+/// Spare buffers [`recycle`] keeps per thread, at most (decoders that do
+/// not take their output from [`output_buffer`] hand buffers back too).
+const MAX_SPARES: usize = 4;
+
 /// An empty buffer able to hold `len` bytes: one of this thread's spares
 /// whose capacity is `len` to twice that, else a new one, an allocation
 /// failure reported as [`Error::Limits`] instead of aborting.
@@ -222,7 +226,7 @@ pub(crate) fn output_buffer(codec: &str, len: usize) -> Result<Vec<u8>> {
 /// Keeps `buffer`, a decode buffer no longer needed (a pixel-interleaved
 /// tile once split into planes, a chunk once copied out), as one of this
 /// thread's spares for the next [`output_buffer`], the oldest spares
-/// dropped past [`MAX_SPARE_BYTES`]: its pages stay mapped, where a large
+/// dropped past [`MAX_SPARES`] or [`MAX_SPARE_BYTES`]: its pages stay mapped, where a large
 /// buffer freed may go back to the system and cost a page fault per 4 KiB
 /// when allocated again (a fifth of the time of a one-tile read).
 pub(crate) fn recycle(buffer: Vec<u8>) {
@@ -231,7 +235,9 @@ pub(crate) fn recycle(buffer: Vec<u8>) {
     }
     SPARES.with_borrow_mut(|spares| {
         let mut held: usize = spares.iter().map(Vec::capacity).sum();
-        while held + buffer.capacity() > MAX_SPARE_BYTES && !spares.is_empty() {
+        while (held + buffer.capacity() > MAX_SPARE_BYTES || spares.len() >= MAX_SPARES)
+            && !spares.is_empty()
+        {
             held -= spares.remove(0).capacity();
         }
         spares.push(buffer);

@@ -17,7 +17,7 @@ use parquet::file::reader::{FileReader, RowGroupReader};
 use parquet::file::serialized_reader::SerializedFileReader;
 use serde_json::Value;
 
-use super::{json_dialect, Index, Store};
+use super::{json_dialect, parquet_read, thrift_check, Index, Store};
 use crate::error::{Error, Result};
 use crate::refs::{FileTable, RawRef};
 use crate::resolve;
@@ -148,7 +148,28 @@ fn read_record_file(
         index: source.to_string(),
         reason: format!("{name}: {reason}"),
     };
-    let reader = SerializedFileReader::new(bytes).map_err(|e| bad(format!("Parquet: {e}")))?;
+    // The footer and every page header walked before the crate parses them.
+    if let Some(footer) = parquet_read::footer_in(&bytes) {
+        thrift_check::check_struct(footer).map_err(|e| bad(format!("Parquet footer: {e}")))?;
+    }
+    let reader =
+        SerializedFileReader::new(bytes.clone()).map_err(|e| bad(format!("Parquet: {e}")))?;
+    for (g, group) in reader.metadata().row_groups().iter().enumerate() {
+        let spans = parquet_read::column_spans(group).ok_or_else(|| {
+            bad(format!(
+                "row group {g}: a column chunk has a negative offset"
+            ))
+        })?;
+        for (from, to) in spans {
+            let chunk = usize::try_from(from)
+                .ok()
+                .zip(usize::try_from(to).ok())
+                .and_then(|(from, to)| bytes.get(from..to))
+                .ok_or_else(|| bad(format!("row group {g} lies past the end of the file")))?;
+            thrift_check::check_pages(chunk)
+                .map_err(|e| bad(format!("row group {g}, column chunk at byte {from}: {e}")))?;
+        }
+    }
     let descr = reader.metadata().file_metadata().schema_descr_ptr();
     let find = |column: &str| {
         descr

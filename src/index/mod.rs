@@ -21,6 +21,7 @@ pub mod stack;
 pub mod stacker;
 pub mod table;
 pub mod template;
+pub mod thrift_check;
 pub mod to_kerchunk;
 
 use std::collections::{BTreeMap, HashMap};

@@ -14,9 +14,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::{Buf, Bytes};
 use parquet::basic::Type as Physical;
+
+use super::thrift_check;
 use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::DataType;
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader, RowGroupMetaData};
 use parquet::file::properties::ReaderProperties;
 use parquet::file::reader::{ChunkReader, Length, RowGroupReader};
 use parquet::file::serialized_reader::SerializedRowGroupReader;
@@ -117,13 +119,16 @@ impl Table {
             .transpose()?
         {
             Some(Some((metadata, tail))) => (metadata, Some(tail)),
-            _ => (
-                ParquetMetaDataReader::new()
-                    .with_prefetch_hint(Some(FOOTER_PREFETCH))
-                    .parse_and_finish(&Whole(Arc::clone(&file)))
-                    .map_err(&err)?,
-                None,
-            ),
+            _ => {
+                check_footer(source, &file)?;
+                (
+                    ParquetMetaDataReader::new()
+                        .with_prefetch_hint(Some(FOOTER_PREFETCH))
+                        .parse_and_finish(&Whole(Arc::clone(&file)))
+                        .map_err(&err)?,
+                    None,
+                )
+            }
         };
         let descr = metadata.file_metadata().schema_descr();
         let mut columns = [0usize; COLUMNS.len()];
@@ -299,23 +304,11 @@ impl Table {
         }
         // Each column chunk's bytes (the crate's `byte_range` panics on the
         // negative values a damaged footer may hold).
-        let spans = meta
-            .columns()
-            .iter()
-            .map(|c| {
-                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
-                let start = u64::try_from(start).ok()?;
-                Some((
-                    start,
-                    start.checked_add(u64::try_from(c.compressed_size()).ok()?)?,
-                ))
-            })
-            .collect::<Option<Vec<(u64, u64)>>>()
-            .ok_or_else(|| {
-                bad(format!(
-                    "row group {g}: a column chunk has a negative or overflowing offset or size"
-                ))
-            })?;
+        let spans = column_spans(meta).ok_or_else(|| {
+            bad(format!(
+                "row group {g}: a column chunk has a negative or overflowing offset or size"
+            ))
+        })?;
         let start = spans.iter().map(|s| s.0).min().unwrap_or(0);
         let end = spans.iter().map(|s| s.1).max().unwrap_or(0);
         let len = usize::try_from(end - start)
@@ -328,6 +321,13 @@ impl Table {
                 ))
             })?;
         let bytes = self.file.read_at(start, len)?;
+        for &(from, to) in &spans {
+            let chunk = bytes
+                .get((from - start) as usize..(to - start) as usize)
+                .unwrap_or_default();
+            thrift_check::check_pages(chunk)
+                .map_err(|e| bad(format!("row group {g}, column chunk at byte {from}: {e}")))?;
+        }
         let size = self.file.size();
         let window = Arc::new(Window { start, bytes, size });
         let props = Arc::new(ReaderProperties::builder().build());
@@ -600,6 +600,11 @@ fn footer_from_tail(
     let len = file.available(size.saturating_sub(REMOTE_TAIL as u64), REMOTE_TAIL);
     let start = size - len as u64;
     let bytes = file.read_at(start, len)?;
+    match footer_in(&bytes) {
+        Some(footer) => thrift_check::check_struct(footer)
+            .map_err(|e| malformed(source, format!("Parquet footer: {e}")))?,
+        None => return Ok(None),
+    };
     let mut reader = ParquetMetaDataReader::new();
     match reader.try_parse_sized(&bytes, size) {
         Ok(()) => {}
@@ -608,6 +613,49 @@ fn footer_from_tail(
     }
     let metadata = reader.finish().map_err(parquet_error(source))?;
     Ok(Some((metadata, Window { start, bytes, size })))
+}
+
+/// The byte range of each column chunk of a row group (the crate's
+/// `byte_range` panics on the negative values a damaged footer may hold);
+/// `None` when one is negative or overflows.
+pub(crate) fn column_spans(meta: &RowGroupMetaData) -> Option<Vec<(u64, u64)>> {
+    meta.columns()
+        .iter()
+        .map(|c| {
+            let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+            let start = u64::try_from(start).ok()?;
+            Some((
+                start,
+                start.checked_add(u64::try_from(c.compressed_size()).ok()?)?,
+            ))
+        })
+        .collect()
+}
+
+/// The footer (Thrift `FileMetaData`) at the end of `tail`, the last
+/// bytes of a Parquet file; `None` when `tail` does not hold all of it.
+pub(crate) fn footer_in(tail: &[u8]) -> Option<&[u8]> {
+    let n = tail.len();
+    let len = u32::from_le_bytes(tail.get(n.checked_sub(8)?..n - 4)?.try_into().ok()?) as usize;
+    tail.get(n.checked_sub(8)?.checked_sub(len)?..n - 8)
+}
+
+/// Walks the footer of `file` before the parquet crate parses it (see
+/// [`thrift_check`]).
+fn check_footer(source: &str, file: &Arc<dyn IndexFile>) -> Result<()> {
+    let size = file.size();
+    let Some(at) = size.checked_sub(8) else {
+        return Ok(()); // too short: the crate says so
+    };
+    let tail = file.read_at(at, 8)?;
+    let len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    let Some(start) = at.checked_sub(len) else {
+        return Ok(()); // the crate reports the impossible length
+    };
+    let footer = file.read_at(start, len as usize)?;
+    thrift_check::check_struct(&footer)
+        .map(drop)
+        .map_err(|e| malformed(source, format!("Parquet footer: {e}")))
 }
 
 /// The whole index file, for the footer reader.

@@ -122,6 +122,24 @@ fn page_index<R: ChunkReader>(
         file_meta.schema_descr_ptr(),
         None,
     );
+    // Each column and offset index walked before the crate parses it.
+    for c in meta.columns() {
+        let ranges = [
+            (c.column_index_offset(), c.column_index_length()),
+            (c.offset_index_offset(), c.offset_index_length()),
+        ];
+        for (offset, length) in ranges {
+            let (Some(offset), Some(length)) = (offset, length) else {
+                continue;
+            };
+            let (Ok(offset), Ok(length)) = (u64::try_from(offset), usize::try_from(length)) else {
+                continue; // the crate refuses negative ones
+            };
+            let bytes = file.get_bytes(offset, length)?;
+            super::thrift_check::check_struct(&bytes)
+                .map_err(|e| parquet::errors::ParquetError::General(format!("page index: {e}")))?;
+        }
+    }
     let mut reader =
         ParquetMetaDataReader::new_with_metadata(ParquetMetaData::new(lean, vec![meta.clone()]))
             .with_page_index_policy(PageIndexPolicy::Optional);
