@@ -116,16 +116,16 @@ impl Dataset {
             height: sampling.buf_height,
         };
         check_buffer(buffer, bands.len(), size, spacing, out.len())?;
+        // Positions are clamped to the raster, as GDAL clamps them (a
+        // fractional window may overshoot its edge by a rounding error).
         let usable = |v: f64| v.is_finite() && v >= 0.0;
         if ![sampling.x, sampling.y, sampling.width, sampling.height]
             .into_iter()
             .all(usable)
-            || sampling.x + sampling.width > l.width as f64
-            || sampling.y + sampling.height > l.height as f64
         {
             return Err(Error::Usage {
                 what: format!(
-                    "the window {sampling:?} is not inside the {} x {} raster",
+                    "the window {sampling:?} of the {} x {} raster is not a window",
                     l.width, l.height
                 ),
             });
