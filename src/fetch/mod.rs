@@ -90,6 +90,11 @@ impl fmt::Debug for Source {
 }
 
 impl Source {
+    /// Whether this is a local file.
+    pub fn is_local(&self) -> bool {
+        self.local.is_some()
+    }
+
     /// The store and path for `loc`, configured by `settings` (no I/O).
     pub fn open(loc: &Location, settings: &Settings) -> Result<Source> {
         let url = loc.to_string();
