@@ -21,13 +21,20 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
-                      [--datetime-from-name | --datetime-from-metadata] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
+const USAGE: &str =
+    "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
+                      [--datetime-from-name | --datetime-from-metadata] [--from-list FILE]\n\
+                      [--concurrency N] [--skip-errors] [--failures FILE]\n\
+                      SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory\n\
                                     or Icechunk repository (its main branch);\n\
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
-                   (one index each), or DTED cells\n\
+                   (one index each), or DTED cells; local paths or URLs (s3://, gs://,\n\
+                   az://, https://, /vsis3/, /vsigs/, /vsiaz/, /vsicurl/), read by range\n\
+                   with the AWS_* / GOOGLE_* / AZURE_* / GDAL_HTTP_* settings of the\n\
+                   environment; a URL whose key holds * ? [ ] lists the bucket\n\
+                   ('s3://bucket/sst/2021/*.tif'; ** crosses directories)\n\
                    several sources with OUT a .json/.parquet/.fgb file (not a directory):\n\
                    one time stack of files on the same grid, in the order given, or\n\
                    a mosaic of scenes on different grids of one CRS and resolution\n\
@@ -47,6 +54,11 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
                    GDAL metadata ACQUISITIONDATETIME, DATETIME or TIFFTAG_DATETIME\n\
                    (TIFF; JPEG 2000 written with -co WRITE_METADATA=YES), else the\n\
                    TIFF DateTime tag; NITF IDATIM of the first image segment\n\
+  --from-list FILE sources listed in FILE, one per line (- reads standard input)\n\
+  --concurrency N  sources read at once (default: the cores; 32 when some are remote)\n\
+  --skip-errors    index what can be indexed; the sources that fail are left out and\n\
+                   listed (by default any failure fails the run, naming every source)\n\
+  --failures FILE  write the sources that failed to FILE, one SOURCE<TAB>REASON line each\n\
   --bad-checksum-warning\n\
                    DTED: a record with a bad checksum is read with a GDAL warning\n\
                    instead of failing the read (the peer cannot read such indexes)";
@@ -61,6 +73,8 @@ use chunkref::index::stacker::{self, Prepared, Stacker, Step};
 use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
 use chunkref::index::{fgb, parquet, Index, LoadOptions};
+use chunkref::resolve::Location;
+use chunkref::source::inputs;
 use chunkref::{mosaic, resolve};
 
 /// How several sources written to one index combine.
@@ -100,30 +114,26 @@ impl Form {
 /// to `origin`'s directory (the index it was read from, or `out`): a
 /// FlatGeobuf table reads coordinate arrays through them for footprints.
 fn save_index(index: &Index, out: &Path, origin: &str) -> Result<usize, String> {
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
-    match Form::of(out) {
+    atomically(out, |partial| match Form::of(out) {
         Form::Json => {
             let text = serde_json::to_string(&to_kerchunk(index).map_err(|e| fail(&e))?)
                 .map_err(|e| fail(&e))?;
-            std::fs::write(out, text).map_err(|e| fail(&e))?;
+            std::fs::write(partial, text).map_err(|e| fail(&e))
         }
         Form::Parquet => {
-            let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
-            parquet::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))?;
+            let file = std::fs::File::create(partial).map_err(|e| fail(&e))?;
+            parquet::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))
         }
         Form::FlatGeobuf => {
-            let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
+            let file = std::fs::File::create(partial).map_err(|e| fail(&e))?;
             let settings =
                 Settings::from_lookup(|k| std::env::var(k).ok()).map_err(|e| fail(&e))?;
             let base = resolve::index_source(origin).map_err(|e| fail(&e))?.base;
             let locations = Locations::resolve(index, &base, &settings);
-            fgb::write(index, Some(&locations), std::io::BufWriter::new(file))
-                .map_err(|e| fail(&e))?;
+            fgb::write(index, Some(&locations), std::io::BufWriter::new(file)).map_err(|e| fail(&e))
         }
-    }
+    })?;
     index.arrays.iter().try_fold(0, |n, a| {
         Ok(n + a.refs.table().map_err(|e| fail(&e))?.len())
     })
@@ -210,6 +220,32 @@ struct Args {
     checksum_warnings: bool,
     datetime: Option<DatetimeFrom>,
     layout: Layout,
+    /// Sources read at once (`--concurrency`).
+    concurrency: Option<usize>,
+    /// Index what can be indexed, listing the rest (`--skip-errors`).
+    skip_errors: bool,
+    /// Where the failed sources are listed (`--failures`).
+    failures: Option<PathBuf>,
+    /// Sources that failed and were left out, with the reason.
+    failed: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+impl Args {
+    /// A source that failed with `error`: with `--skip-errors` it is
+    /// recorded and left out, else the run fails with `error`.
+    fn skip(&self, source: &str, error: String) -> Result<(), String> {
+        if !self.skip_errors {
+            return Err(error);
+        }
+        self.record_failure(source, error);
+        Ok(())
+    }
+
+    /// Records that `source` could not be indexed.
+    fn record_failure(&self, source: &str, error: String) {
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        failed.push((source.to_string(), error));
+    }
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -221,9 +257,27 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut sources, mut output, mut template_base) = (Vec::new(), None, false);
     let (mut checksum_warnings, mut datetime) = (false, None);
     let mut layout = Layout::Auto;
+    let (mut concurrency, mut skip_errors, mut failures) = (None, false, None);
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
+            "--from-list" => {
+                let list = args.next().ok_or("--from-list needs a file (or -)")?;
+                sources.extend(inputs::read_list(&list).map_err(|e| e.to_string())?);
+            }
+            "--concurrency" => {
+                let n = args.next().ok_or("--concurrency needs a number")?;
+                concurrency = Some(
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or(format!("--concurrency: '{n}' is not a positive number"))?,
+                );
+            }
+            "--skip-errors" => skip_errors = true,
+            "--failures" => {
+                failures = Some(PathBuf::from(args.next().ok_or("--failures needs a path")?))
+            }
             "--template-base" => template_base = true,
             "--bad-checksum-warning" => checksum_warnings = true,
             "--datetime-from-name" | "--datetime-from-metadata" => {
@@ -247,16 +301,24 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     let output = output.ok_or(format!("missing -o OUT\n{USAGE}"))?;
-    if sources.is_empty() {
+    let mut expanded = Vec::with_capacity(sources.len());
+    for s in &sources {
+        expanded.extend(inputs::expand(s).map_err(|e| e.to_string())?);
+    }
+    if expanded.is_empty() {
         return Err(format!("no SOURCE given\n{USAGE}"));
     }
     Ok(Args {
-        sources,
+        sources: expanded,
         output: PathBuf::from(output),
         template_base,
         checksum_warnings,
         datetime,
         layout,
+        concurrency,
+        skip_errors,
+        failures,
+        failed: Default::default(),
     })
 }
 
@@ -273,18 +335,48 @@ fn destination(args: &Args, source: &str, several: bool) -> PathBuf {
     args.output.join(format!("{name}.tile_index.json"))
 }
 
-/// The absolute path of `source` and the URL its chunks are referenced by.
+/// The absolute path of `source` (a remote source: its URL as given) and
+/// the URL its chunks are referenced by (a remote source's in
+/// `scheme://bucket/key` form).
 fn locate(args: &Args, source: &str) -> Result<(String, String), String> {
-    let abs = std::fs::canonicalize(source).map_err(|e| format!("{source}: {e}"))?;
-    let url = if args.template_base {
-        format!(
-            "{{{{base}}}}{}",
-            abs.file_name().unwrap_or_default().to_string_lossy()
-        )
-    } else {
-        abs.to_string_lossy().into_owned()
+    let (abs, canonical) = match chunkref::source::locate(source).map_err(|e| e.to_string())? {
+        Location::Object(url) => (source.to_string(), url.to_string()),
+        Location::Local(_) => {
+            let abs = std::fs::canonicalize(source).map_err(|e| format!("{source}: {e}"))?;
+            let abs = abs.to_string_lossy().into_owned();
+            (abs.clone(), abs)
+        }
     };
-    Ok((abs.to_string_lossy().into_owned(), url))
+    let url = if args.template_base {
+        let name = canonical.rsplit('/').next().unwrap_or_default();
+        format!("{{{{base}}}}{name}")
+    } else {
+        canonical
+    };
+    Ok((abs, url))
+}
+
+/// Writes the file `out` through `write`, which is handed a temporary name
+/// next to it: `out` appears, renamed, only once it is complete, so an
+/// interrupted or failed run never leaves a half-written index.
+fn atomically<T, E: From<String>>(
+    out: &Path,
+    write: impl FnOnce(&Path) -> Result<T, E>,
+) -> Result<T, E> {
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| E::from(format!("{}: {e}", dir.display())))?;
+    }
+    let name = out.file_name().unwrap_or_default().to_string_lossy();
+    let partial = out.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let written = write(&partial).and_then(|done| {
+        std::fs::rename(&partial, out)
+            .map(|()| done)
+            .map_err(|e| E::from(format!("{}: {e}", out.display())))
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
 }
 
 /// Writes `doc` to `out` (Kerchunk JSON as it is, or converted to the form
@@ -298,11 +390,10 @@ fn write(doc: serde_json::Value, out: &Path) -> Result<usize, String> {
         return save_index(&index, out, &out.to_string_lossy());
     }
     let refs = doc["refs"].as_object().map_or(0, |r| r.len());
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
     let text = serde_json::to_string(&doc).map_err(|e| e.to_string())?;
-    std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    atomically(out, |partial| {
+        std::fs::write(partial, text).map_err(|e| format!("{}: {e}", out.display()))
+    })?;
     Ok(refs)
 }
 
@@ -366,20 +457,28 @@ fn read_step(args: &Args, source: &str, format: Format) -> Result<Prepared, Stri
 }
 
 /// Indexes every source, several at once (headers read in parallel), and
-/// hands the steps to `use_step` in the order given.
+/// hands the steps to `use_step(i, step)` (`i`: the source's place in the
+/// arguments) in the order given; with `--skip-errors` a source that fails
+/// is recorded and left out.
 fn read_steps(
     args: &Args,
     formats: &[Format],
-    mut use_step: impl FnMut(Prepared) -> Result<(), String>,
+    mut use_step: impl FnMut(usize, Prepared) -> Result<(), String>,
 ) -> Result<(), String> {
-    let jobs: Vec<(&String, Format)> = args.sources.iter().zip(formats.iter().copied()).collect();
+    let jobs: Vec<(usize, &String, Format)> = args
+        .sources
+        .iter()
+        .zip(formats.iter().copied())
+        .enumerate()
+        .map(|(i, (s, f))| (i, s, f))
+        .collect();
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD);
         scope.spawn(move || {
             for window in jobs.chunks(READ_AHEAD) {
                 let steps: Vec<_> = window
                     .par_iter()
-                    .map(|&(source, format)| read_step(args, source, format))
+                    .map(|&(i, source, format)| (i, source, read_step(args, source, format)))
                     .collect();
                 for step in steps {
                     if tx.send(step).is_err() {
@@ -388,7 +487,10 @@ fn read_steps(
                 }
             }
         });
-        rx.into_iter().try_for_each(|step| use_step(step?))
+        rx.into_iter().try_for_each(|(i, source, step)| match step {
+            Ok(step) => use_step(i, step),
+            Err(e) => args.skip(source, e),
+        })
     })
 }
 
@@ -442,22 +544,24 @@ fn write_stack(args: &Args, formats: &[Format]) -> Result<usize, StackFailure> {
         let index = stacker::index_of(&name, &doc, &rows).map_err(|e| failed(&e))?;
         return save_index(&index, out, &name).map_err(StackFailure::Failed);
     }
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
-    }
-    let file = std::fs::File::create(out).map_err(|e| failed(&e))?;
-    let mut writer =
-        parquet::TableWriter::new(&name, std::io::BufWriter::new(file)).map_err(|e| failed(&e))?;
     let mut refs = 0;
-    let written = stream_stack(args, formats, |rows: &Rows| {
-        refs += rows.part.iter().filter(|&&p| p == 0).count();
-        writer.write(rows)
-    })
-    .and_then(|doc| writer.finish(&doc).map_err(|e| failed(&e)));
-    if written.is_err() {
-        let _ = std::fs::remove_file(out);
+    atomically(out, |partial| {
+        let file = std::fs::File::create(partial).map_err(|e| failed(&e))?;
+        let mut writer = parquet::TableWriter::new(&name, std::io::BufWriter::new(file))
+            .map_err(|e| failed(&e))?;
+        let doc = stream_stack(args, formats, |rows: &Rows| {
+            refs += rows.part.iter().filter(|&&p| p == 0).count();
+            writer.write(rows)
+        })?;
+        writer.finish(&doc).map_err(|e| failed(&e))
+    })?;
+    Ok(refs)
+}
+
+impl From<String> for StackFailure {
+    fn from(message: String) -> StackFailure {
+        StackFailure::Failed(message)
     }
-    written.map(|()| refs)
 }
 
 /// Streams the stack of the sources through a [`Stacker`] into `sink`;
@@ -469,13 +573,12 @@ fn stream_stack(
 ) -> Result<table::TableDoc, StackFailure> {
     let name = args.output.to_string_lossy();
     let mut stacker = Stacker::new(&name, table::BATCH_ROWS, sink);
-    let (mut t, mut off_grid) = (0, None);
-    let read = read_steps(args, formats, |step| {
+    let mut off_grid = None;
+    let read = read_steps(args, formats, |i, step| {
         if let Some(key) = stacker.off_grid(&step) {
-            off_grid = Some((t, key));
+            off_grid = Some((i, key));
             return Err("off the grid".into());
         }
-        t += 1;
         stacker.push(step).map_err(|e| e.to_string())
     });
     if let Some((i, key)) = off_grid {
@@ -504,13 +607,14 @@ fn index_scenes(
     }
     let mut scenes = Vec::with_capacity(args.sources.len());
     for (source, format) in args.sources.iter().zip(formats) {
-        let fail = |e: String| format!("{source}: {e}");
-        let doc = source_built(args, source, *format)
-            .map_err(fail)?
-            .to_kerchunk();
-        let text = serde_json::to_vec(&doc).map_err(|e| fail(e.to_string()))?;
-        scenes
-            .push(Index::from_kerchunk_json(source, &text, &[]).map_err(|e| fail(e.to_string()))?);
+        let scene = source_built(args, source, *format).and_then(|built| {
+            let text = serde_json::to_vec(&built.to_kerchunk()).map_err(|e| e.to_string())?;
+            Index::from_kerchunk_json(source, &text, &[]).map_err(|e| e.to_string())
+        });
+        match scene {
+            Ok(scene) => scenes.push(scene),
+            Err(e) => args.skip(source, format!("{source}: {e}"))?,
+        }
     }
     let out = args.output.to_string_lossy();
     let settings = chunkref::config::Settings::from_lookup(|k| std::env::var(k).ok())
@@ -556,6 +660,7 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
             chunkref::dted::Cell::read(&path, &url).map_err(|e| e.to_string())
         }) {
             Ok(cell) => cells.push(cell),
+            Err(e) if args.skip_errors => args.record_failure(source, e),
             Err(e) => errors.push(e),
         }
     }
@@ -588,19 +693,88 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let total = args.sources.len();
-    let formats: Result<Vec<Format>, String> = args
+    let remote = args
         .sources
         .iter()
-        .map(|s| builder::detect(s).map_err(|e| e.to_string()))
-        .collect();
-    let formats = match formats {
-        Ok(f) => f,
+        .any(|s| matches!(chunkref::source::locate(s), Ok(Location::Object(_))));
+    let threads = args.concurrency.unwrap_or(if remote {
+        REMOTE_CONCURRENCY
+    } else {
+        rayon::current_num_threads()
+    });
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool,
         Err(e) => {
-            eprintln!("chunkref: {e}");
+            eprintln!("chunkref: cannot start {threads} threads: {e}");
             return ExitCode::FAILURE;
         }
     };
+    let mut args = args;
+    let code = pool.install(|| run(&mut args));
+    report_failures(&args, code)
+}
+
+/// Sources read at once when some are remote (each is a few round trips
+/// of waiting, not work).
+const REMOTE_CONCURRENCY: usize = 32;
+
+/// Lists the sources left out (stderr, and `--failures` when given: one
+/// `SOURCE<TAB>REASON` line each, an empty file when none); `code` is the
+/// run's outcome, a failure when nothing could be indexed.
+fn report_failures(args: &Args, code: ExitCode) -> ExitCode {
+    let failed = args.failed.lock().unwrap_or_else(|p| p.into_inner());
+    if args.skip_errors {
+        for (source, reason) in failed.iter() {
+            eprintln!("chunkref: left out {source}: {reason}");
+        }
+    }
+    if let Some(path) = &args.failures {
+        let text: String = failed
+            .iter()
+            .map(|(s, r)| format!("{s}\t{}\n", r.replace(['\n', '\t'], " ")))
+            .collect();
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("chunkref: {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    code
+}
+
+/// `chunkref index` with its sources expanded.
+fn run(args: &mut Args) -> ExitCode {
+    let detected: Vec<Result<Format, String>> = args
+        .sources
+        .par_iter()
+        .map(|s| builder::detect(s).map_err(|e| e.to_string()))
+        .collect();
+    let (mut kept, mut formats, mut errors) = (Vec::new(), Vec::new(), Vec::new());
+    for (source, format) in args.sources.iter().zip(detected) {
+        match format {
+            Ok(f) => {
+                kept.push(source.clone());
+                formats.push(f);
+            }
+            Err(e) => {
+                if let Err(e) = args.skip(source, e) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        for e in errors {
+            eprintln!("chunkref: {e}");
+        }
+        return ExitCode::FAILURE;
+    }
+    if kept.is_empty() {
+        eprintln!("chunkref: none of the sources could be indexed");
+        return ExitCode::FAILURE;
+    }
+    args.sources = kept;
+    let args = &*args;
+    let total = args.sources.len();
     if total > 1 && formats.contains(&Format::Dted) {
         if let Some(i) = formats.iter().position(|f| *f != Format::Dted) {
             eprintln!(
@@ -611,7 +785,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
         let start = Instant::now();
-        return match index_mosaic(&args) {
+        return match index_mosaic(args) {
             Ok((out, refs)) => {
                 eprintln!(
                     "{total} DTED cells -> {} ({refs} keys, {:.1} ms)",
@@ -626,9 +800,9 @@ fn main() -> ExitCode {
             }
         };
     }
-    if stacks(&args) {
+    if stacks(args) {
         let start = Instant::now();
-        return match index_stack(&args, &formats) {
+        return match index_stack(args, &formats) {
             Ok((what, refs)) => {
                 eprintln!(
                     "{what} -> {} ({refs} chunk references, {:.1} ms)",
@@ -643,27 +817,35 @@ fn main() -> ExitCode {
             }
         };
     }
-    let mut failed = 0;
-    for (i, (source, format)) in args.sources.iter().zip(&formats).enumerate() {
-        let start = Instant::now();
-        match index_one(&args, source, *format) {
-            Ok((out, refs)) => {
-                if total > 1 {
-                    eprintln!(
-                        "[{}/{total}] {source} -> {} ({refs} keys, {:.1} ms)",
-                        i + 1,
-                        out.display(),
-                        start.elapsed().as_secs_f64() * 1e3
-                    );
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let failed: usize = args
+        .sources
+        .par_iter()
+        .zip(&formats)
+        .map(|(source, format)| {
+            let start = Instant::now();
+            let indexed = index_one(args, source, *format);
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            match indexed {
+                Ok((out, refs)) => {
+                    if total > 1 {
+                        eprintln!(
+                            "[{n}/{total}] {source} -> {} ({refs} keys, {:.1} ms)",
+                            out.display(),
+                            start.elapsed().as_secs_f64() * 1e3
+                        );
+                    }
+                    0
+                }
+                Err(e) => {
+                    eprintln!("chunkref: cannot index {source}: {e}");
+                    args.record_failure(source, e);
+                    1
                 }
             }
-            Err(e) => {
-                failed += 1;
-                eprintln!("chunkref: cannot index {source}: {e}");
-            }
-        }
-    }
-    if failed > 0 {
+        })
+        .sum();
+    if failed == total || (failed > 0 && !args.skip_errors) {
         eprintln!("chunkref: {failed} of {total} source(s) could not be indexed");
         return ExitCode::FAILURE;
     }
