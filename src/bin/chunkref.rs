@@ -74,6 +74,7 @@ use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
 use chunkref::index::{fgb, parquet, Index, LoadOptions};
 use chunkref::resolve::Location;
+use chunkref::progress::Progress;
 use chunkref::source::inputs;
 use chunkref::{mosaic, resolve};
 
@@ -228,6 +229,8 @@ struct Args {
     failures: Option<PathBuf>,
     /// Sources that failed and were left out, with the reason.
     failed: std::sync::Mutex<Vec<(String, String)>>,
+    /// Sources done so far.
+    progress: Progress,
 }
 
 impl Args {
@@ -237,6 +240,7 @@ impl Args {
         if !self.skip_errors {
             return Err(error);
         }
+        self.progress.source_done(None);
         self.record_failure(source, error);
         Ok(())
     }
@@ -309,7 +313,6 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         return Err(format!("no SOURCE given\n{USAGE}"));
     }
     Ok(Args {
-        sources: expanded,
         output: PathBuf::from(output),
         template_base,
         checksum_warnings,
@@ -319,6 +322,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         skip_errors,
         failures,
         failed: Default::default(),
+        progress: Progress::new(expanded.len()),
+        sources: expanded,
     })
 }
 
@@ -421,6 +426,7 @@ fn stacks(args: &Args) -> bool {
 }
 
 /// How many sources are indexed at once, ahead of the stack being written.
+/// (At least; four per source thread, so a slow source holds few back.)
 const READ_AHEAD: usize = 64;
 
 /// One time step of the stack: the index of `source` and its datetime,
@@ -473,13 +479,18 @@ fn read_steps(
         .map(|(i, (s, f))| (i, s, f))
         .collect();
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD);
+        let ahead = on_source_threads(rayon::current_num_threads)
+            .saturating_mul(4)
+            .max(READ_AHEAD);
+        let (tx, rx) = std::sync::mpsc::sync_channel(ahead);
         scope.spawn(move || {
-            for window in jobs.chunks(READ_AHEAD) {
-                let steps: Vec<_> = window
-                    .par_iter()
-                    .map(|&(i, source, format)| (i, source, read_step(args, source, format)))
-                    .collect();
+            for window in jobs.chunks(ahead) {
+                let steps: Vec<_> = on_source_threads(|| {
+                    window
+                        .par_iter()
+                        .map(|&(i, source, format)| (i, source, read_step(args, source, format)))
+                        .collect()
+                });
                 for step in steps {
                     if tx.send(step).is_err() {
                         return; // the stack failed
@@ -488,7 +499,10 @@ fn read_steps(
             }
         });
         rx.into_iter().try_for_each(|(i, source, step)| match step {
-            Ok(step) => use_step(i, step),
+            Ok(step) => {
+                args.progress.source_done(Some(step.references()));
+                use_step(i, step)
+            }
             Err(e) => args.skip(source, e),
         })
     })
@@ -703,7 +717,7 @@ fn main() -> ExitCode {
         rayon::current_num_threads()
     });
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => pool,
+        Ok(pool) => SOURCE_THREADS.get_or_init(|| pool),
         Err(e) => {
             eprintln!("chunkref: cannot start {threads} threads: {e}");
             return ExitCode::FAILURE;
@@ -718,10 +732,25 @@ fn main() -> ExitCode {
 /// of waiting, not work).
 const REMOTE_CONCURRENCY: usize = 32;
 
+/// The threads sources are read on (`--concurrency` of them).
+static SOURCE_THREADS: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+
+/// Runs `work` on the source threads (the global pool before they exist).
+fn on_source_threads<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    match SOURCE_THREADS.get() {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+}
+
 /// Lists the sources left out (stderr, and `--failures` when given: one
 /// `SOURCE<TAB>REASON` line each, an empty file when none); `code` is the
 /// run's outcome, a failure when nothing could be indexed.
 fn report_failures(args: &Args, code: ExitCode) -> ExitCode {
+    args.progress.clear();
+    if args.sources.len() > 1 {
+        eprintln!("chunkref: {}", args.progress.summary());
+    }
     let failed = args.failed.lock().unwrap_or_else(|p| p.into_inner());
     if args.skip_errors {
         for (source, reason) in failed.iter() {
@@ -817,28 +846,21 @@ fn run(args: &mut Args) -> ExitCode {
             }
         };
     }
-    let done = std::sync::atomic::AtomicUsize::new(0);
     let failed: usize = args
         .sources
         .par_iter()
         .zip(&formats)
         .map(|(source, format)| {
-            let start = Instant::now();
             let indexed = index_one(args, source, *format);
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             match indexed {
-                Ok((out, refs)) => {
-                    if total > 1 {
-                        eprintln!(
-                            "[{n}/{total}] {source} -> {} ({refs} keys, {:.1} ms)",
-                            out.display(),
-                            start.elapsed().as_secs_f64() * 1e3
-                        );
-                    }
+                Ok((_, refs)) => {
+                    args.progress.source_done(Some(refs));
                     0
                 }
                 Err(e) => {
+                    args.progress.clear();
                     eprintln!("chunkref: cannot index {source}: {e}");
+                    args.progress.source_done(None);
                     args.record_failure(source, e);
                     1
                 }

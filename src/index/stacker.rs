@@ -58,6 +58,13 @@ pub struct Prepared {
     datetime: Option<String>,
 }
 
+impl Prepared {
+    /// The step's chunk references.
+    pub fn references(&self) -> usize {
+        self.rows.part.iter().filter(|&&p| p == 0).count()
+    }
+}
+
 impl Step {
     /// The step's rows and file list; `stack` names the stack in messages.
     pub fn prepare(self, stack: &str) -> Result<Prepared> {

@@ -19,7 +19,7 @@ use crate::resolve::{self, Base, Location};
 pub mod inputs;
 
 /// Bytes read from the start of the file in one go.
-const HEAD_BYTES: u64 = 64 * 1024;
+const HEAD_BYTES: u64 = 16 * 1024;
 
 /// Where the bytes past the head come from.
 enum Backing {
@@ -79,6 +79,7 @@ impl Source {
         let mut head = vec![0; HEAD_BYTES.min(len) as usize];
         file.read_exact_at(&mut head, 0)
             .map_err(|e| io(e.to_string()))?;
+        crate::progress::count_bytes(head.len() as u64);
         Ok(Source {
             path: path.to_string(),
             backing: Backing::File(file),
@@ -93,6 +94,7 @@ impl Source {
         let (settings, fetcher) = settings()?;
         let source = fetch::Source::open(&locate(url)?, settings)?;
         let (head, len) = fetcher.fetch_head(&source, HEAD_BYTES)?;
+        crate::progress::count_bytes(head.len() as u64);
         Ok(Source {
             path: url.to_string(),
             backing: Backing::Remote(source),
@@ -129,6 +131,7 @@ impl Source {
             return Ok(self.head[offset as usize..end as usize].to_vec());
         }
         let range = || format!(" bytes {offset}..{end}");
+        crate::progress::count_bytes(len);
         match &self.backing {
             Backing::File(file) => {
                 let mut buf = vec![0; len as usize];
