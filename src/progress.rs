@@ -119,6 +119,9 @@ mod tests {
         p.source_done(None);
         p.source_done(Some(5));
         let s = p.summary();
-        assert!(s.starts_with("2 of 3 sources indexed (1 failed), 15 chunk references"), "{s}");
+        assert!(
+            s.starts_with("2 of 3 sources indexed (1 failed), 15 chunk references"),
+            "{s}"
+        );
     }
 }

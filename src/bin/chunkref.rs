@@ -72,9 +72,9 @@ use chunkref::index::file::{InMemory, IndexFile, LocalFile};
 use chunkref::index::stacker::{self, Prepared, Stacker, Step};
 use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
-use chunkref::index::{fgb, parquet, Index, LoadOptions};
-use chunkref::resolve::Location;
+use chunkref::index::{fgb, parquet, parquet_read, parts, Index, LoadOptions};
 use chunkref::progress::Progress;
+use chunkref::resolve::Location;
 use chunkref::source::inputs;
 use chunkref::{mosaic, resolve};
 
@@ -225,6 +225,8 @@ struct Args {
     concurrency: Option<usize>,
     /// Index what can be indexed, listing the rest (`--skip-errors`).
     skip_errors: bool,
+    /// Add the sources as new time steps of the collection OUT (`--append`).
+    append: bool,
     /// Where the failed sources are listed (`--failures`).
     failures: Option<PathBuf>,
     /// Sources that failed and were left out, with the reason.
@@ -262,6 +264,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut checksum_warnings, mut datetime) = (false, None);
     let mut layout = Layout::Auto;
     let (mut concurrency, mut skip_errors, mut failures) = (None, false, None);
+    let mut append = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
@@ -279,6 +282,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 );
             }
             "--skip-errors" => skip_errors = true,
+            "--append" => append = true,
             "--failures" => {
                 failures = Some(PathBuf::from(args.next().ok_or("--failures needs a path")?))
             }
@@ -320,6 +324,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         layout,
         concurrency,
         skip_errors,
+        append,
         failures,
         failed: Default::default(),
         progress: Progress::new(expanded.len()),
@@ -660,6 +665,98 @@ fn index_scenes(
     Ok((what, save_index(&index, &args.output, &out)?))
 }
 
+/// `--append`: the sources become new time steps of the collection OUT, a
+/// directory of Parquet parts (docs/reference-table.md, "Growing
+/// collections"), made when OUT does not exist; a one-file table OUT
+/// becomes the collection's first part. Writes one new part and the parts
+/// list; returns the part and its chunk references.
+fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), String> {
+    let dir = &args.output;
+    let name = dir.to_string_lossy().into_owned();
+    if formats.contains(&Format::Dted) {
+        return Err("DTED cells make mosaics, which do not grow by time steps".into());
+    }
+    if dir.is_file() {
+        make_first_part(dir)?;
+    }
+    let list_path = dir.join(parts::PARTS_FILE);
+    let existing = if dir.is_dir() {
+        let text =
+            std::fs::read(&list_path).map_err(|e| format!("{}: {e}", list_path.display()))?;
+        let list = parts::PartsList::parse(&list_path.to_string_lossy(), &text)
+            .map_err(|e| e.to_string())?;
+        let last = dir.join(list.parts.last().map_or("", String::as_str));
+        let last_name = last.to_string_lossy();
+        let file = LocalFile::open(&last_name).map_err(|e| e.to_string())?;
+        let doc = parquet_read::read_doc(&last_name, Arc::new(file)).map_err(|e| e.to_string())?;
+        Some((list, doc))
+    } else {
+        None
+    };
+    let (first_step, first_file) = match &existing {
+        Some((_, doc)) => parts::next_numbers(&name, doc).map_err(|e| e.to_string())?,
+        None => (0, 0),
+    };
+    let part = existing
+        .as_ref()
+        .map_or_else(|| parts::part_name(0), |(list, _)| list.next_name());
+    let part_path = dir.join(&part);
+    let part_name = part_path.to_string_lossy().into_owned();
+    let mut refs = 0;
+    atomically(&part_path, |partial| -> Result<(), StackFailure> {
+        let failed = |e: &dyn std::fmt::Display| StackFailure::Failed(e.to_string());
+        let file = std::fs::File::create(partial).map_err(|e| failed(&e))?;
+        let mut writer = parquet::TableWriter::new(&part_name, std::io::BufWriter::new(file))
+            .map_err(|e| failed(&e))?;
+        let new = stream_stack(args, formats, |rows: &Rows| {
+            refs += rows.part.iter().filter(|&&p| p == 0).count();
+            let mut rows = rows.clone();
+            rows.time.iter_mut().for_each(|t| *t += first_step);
+            rows.file.iter_mut().for_each(|f| *f += first_file);
+            writer.write(&rows)
+        })?;
+        let doc = match &existing {
+            Some((_, old)) => parts::append(&name, old, &new).map_err(|e| failed(&e))?.doc,
+            None => new,
+        };
+        writer.finish(&doc).map_err(|e| failed(&e))
+    })
+    .map_err(|e| match e {
+        StackFailure::OffGrid(i, key) => off_grid_message(args, i, &key, ""),
+        StackFailure::Failed(e) => e,
+    })?;
+    let mut list = existing.map_or(
+        parts::PartsList {
+            chunkref_parts: 1,
+            parts: Vec::new(),
+        },
+        |(list, _)| list,
+    );
+    list.parts.push(part);
+    let text = serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?;
+    atomically(&list_path, |partial| {
+        std::fs::write(partial, text).map_err(|e| format!("{}: {e}", list_path.display()))
+    })?;
+    Ok((part_path, refs))
+}
+
+/// Makes the one-file table `path` the first part of a collection
+/// directory of the same name (renames only).
+fn make_first_part(path: &Path) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("{}: {e}", path.display());
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let aside = path.with_file_name(format!(".{name}.first-part"));
+    std::fs::rename(path, &aside).map_err(fail)?;
+    std::fs::create_dir(path).map_err(fail)?;
+    std::fs::rename(&aside, path.join(parts::part_name(0))).map_err(fail)?;
+    let list = parts::PartsList {
+        chunkref_parts: 1,
+        parts: vec![parts::part_name(0)],
+    };
+    let text = serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?;
+    std::fs::write(path.join(parts::PARTS_FILE), text).map_err(fail)
+}
+
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
     let doc = source_built(args, source, format)?.to_kerchunk();
     let out = destination(args, source, args.sources.len() > 1);
@@ -804,6 +901,23 @@ fn run(args: &mut Args) -> ExitCode {
     args.sources = kept;
     let args = &*args;
     let total = args.sources.len();
+    if args.append {
+        let start = Instant::now();
+        return match append_steps(args, &formats) {
+            Ok((part, refs)) => {
+                eprintln!(
+                    "{total} time step(s) -> {} ({refs} chunk references, {:.1} ms)",
+                    part.display(),
+                    start.elapsed().as_secs_f64() * 1e3
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("chunkref: cannot append to {}: {e}", args.output.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
     if total > 1 && formats.contains(&Format::Dted) {
         if let Some(i) = formats.iter().position(|f| *f != Format::Dted) {
             eprintln!(

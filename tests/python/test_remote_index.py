@@ -223,3 +223,22 @@ def test_patterns_that_cannot_be_listed_or_match_nothing(s3, tmp_path, chunkref_
     done = index(chunkref_bin, f"s3://{BUCKET}/nothing/*.tif", "-o", tmp_path / "x.json",
                  env=s3_env(s3), ok=False)
     assert done.returncode != 0 and "no object matches" in done.stderr, done.stderr
+
+
+def test_collection_grown_from_the_bucket_reads_from_the_bucket(archive, s3, tmp_path, chunkref_bin):
+    """Days appended from the bucket to a collection of parts, which is
+    then uploaded and read through /vsis3/ like the same stack made at once
+    from the local files."""
+    up = tmp_path / "up"
+    coll = up / "stack.parquet"
+    for cog in archive.cogs[:2]:
+        index(chunkref_bin, "--append", f"s3://{BUCKET}/{archive.key(cog)}", "-o", coll,
+              env=s3_env(s3))
+    assert (coll / "part-00001.parquet").is_file()
+    local = tmp_path / "local.parquet"
+    index(chunkref_bin, "--stack", *archive.cogs[:2], "-o", local)
+    s3.make_bucket("collections")
+    s3.upload_tree("collections", up)
+    with config_options(s3_env(s3)):
+        got = open_chunkref("/vsis3/collections/stack.parquet")
+        np.testing.assert_array_equal(got.ReadAsArray(), open_chunkref(local).ReadAsArray())
