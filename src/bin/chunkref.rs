@@ -25,6 +25,8 @@ const USAGE: &str =
     "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
                       [--datetime-from-name | --datetime-from-metadata] [--from-list FILE]\n\
                       [--concurrency N] [--skip-errors] [--failures FILE]\n\
+                      [--append | --shard I/N] SOURCE... -o OUT\n\
+       chunkref index --merge-shards -o OUT\n\
                       SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory\n\
                                     or Icechunk repository (its main branch);\n\
@@ -59,6 +61,11 @@ const USAGE: &str =
   --skip-errors    index what can be indexed; the sources that fail are left out and\n\
                    listed (by default any failure fails the run, naming every source)\n\
   --failures FILE  write the sources that failed to FILE, one SOURCE<TAB>REASON line each\n\
+  --append         add the sources as new time steps of the collection OUT.parquet\n\
+                   (a directory of Parquet parts; a one-file table becomes its first part)\n\
+  --shard I/N      index the I-th of N contiguous blocks of the sources (0 <= I < N) as\n\
+                   OUT/shard-I-of-N.parquet, steps numbered in the whole list; run every\n\
+                   shard (anywhere), then --merge-shards -o OUT joins them without a rewrite\n\
   --bad-checksum-warning\n\
                    DTED: a record with a bad checksum is read with a GDAL warning\n\
                    instead of failing the read (the peer cannot read such indexes)";
@@ -227,6 +234,11 @@ struct Args {
     skip_errors: bool,
     /// Add the sources as new time steps of the collection OUT (`--append`).
     append: bool,
+    /// `--shard I/N`: this run's shard, and the place of its first source
+    /// in the whole list.
+    shard: Option<Shard>,
+    /// Join the shards written into OUT into one collection (`--merge-shards`).
+    merge_shards: bool,
     /// Where the failed sources are listed (`--failures`).
     failures: Option<PathBuf>,
     /// Sources that failed and were left out, with the reason.
@@ -254,6 +266,45 @@ impl Args {
     }
 }
 
+/// One shard of a sharded indexing run (`--shard I/N`).
+#[derive(Debug, Clone, Copy)]
+struct Shard {
+    /// I, from 0.
+    index: usize,
+    /// N.
+    count: usize,
+    /// Place of the shard's first source in the whole list.
+    first: usize,
+}
+
+impl Shard {
+    /// The sources `lo..hi` of `total` this shard indexes: contiguous
+    /// blocks, in order, as even as can be.
+    fn block(&self, total: usize) -> (usize, usize) {
+        (
+            self.index * total / self.count,
+            (self.index + 1) * total / self.count,
+        )
+    }
+}
+
+fn parse_shard(spec: &str) -> Result<Shard, String> {
+    let bad = || format!("--shard {spec}: expected I/N with 0 <= I < N");
+    let (i, n) = spec.split_once('/').ok_or_else(bad)?;
+    let (index, count) = (
+        i.parse::<usize>().map_err(|_| bad())?,
+        n.parse::<usize>().map_err(|_| bad())?,
+    );
+    if index >= count {
+        return Err(bad());
+    }
+    Ok(Shard {
+        index,
+        count,
+        first: 0,
+    })
+}
+
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     match args.next().as_deref() {
         Some("index") => {}
@@ -264,7 +315,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut checksum_warnings, mut datetime) = (false, None);
     let mut layout = Layout::Auto;
     let (mut concurrency, mut skip_errors, mut failures) = (None, false, None);
-    let mut append = false;
+    let (mut append, mut shard, mut merge_shards) = (false, None, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
@@ -283,6 +334,11 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--skip-errors" => skip_errors = true,
             "--append" => append = true,
+            "--merge-shards" => merge_shards = true,
+            "--shard" => {
+                let spec = args.next().ok_or("--shard needs I/N")?;
+                shard = Some(parse_shard(&spec)?);
+            }
             "--failures" => {
                 failures = Some(PathBuf::from(args.next().ok_or("--failures needs a path")?))
             }
@@ -313,8 +369,26 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     for s in &sources {
         expanded.extend(inputs::expand(s).map_err(|e| e.to_string())?);
     }
-    if expanded.is_empty() {
+    if expanded.is_empty() && !merge_shards {
         return Err(format!("no SOURCE given\n{USAGE}"));
+    }
+    if let Some(s) = &mut shard {
+        if skip_errors || append {
+            return Err(
+                "--shard takes neither --skip-errors nor --append: a shard's steps are \
+                        numbered by their place in the whole list"
+                    .into(),
+            );
+        }
+        let (lo, hi) = s.block(expanded.len());
+        s.first = lo;
+        expanded = expanded[lo..hi].to_vec();
+        if expanded.is_empty() {
+            return Err(format!(
+                "shard {}/{} of {} sources is empty",
+                s.index, s.count, hi
+            ));
+        }
     }
     Ok(Args {
         output: PathBuf::from(output),
@@ -325,6 +399,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         concurrency,
         skip_errors,
         append,
+        shard,
+        merge_shards,
         failures,
         failed: Default::default(),
         progress: Progress::new(expanded.len()),
@@ -701,9 +777,41 @@ fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), Str
         .as_ref()
         .map_or_else(|| parts::part_name(0), |(list, _)| list.next_name());
     let part_path = dir.join(&part);
+    let refs = write_part(
+        args,
+        formats,
+        &part_path,
+        (first_step, first_file),
+        |new| match &existing {
+            Some((_, old)) => parts::append(&name, old, &new).map(|a| a.doc),
+            None => Ok(new),
+        },
+    )?;
+    let mut list = existing.map_or(
+        parts::PartsList {
+            chunkref_parts: 1,
+            parts: Vec::new(),
+        },
+        |(list, _)| list,
+    );
+    list.parts.push(part);
+    save_parts_list(dir, &list)?;
+    Ok((part_path, refs))
+}
+
+/// Writes the stack of the sources as the Parquet part `part_path`, its
+/// rows' steps and files numbered from `first` (step, file), its document
+/// what `doc_of` makes of the stack's own; returns its chunk references.
+fn write_part(
+    args: &Args,
+    formats: &[Format],
+    part_path: &Path,
+    (first_step, first_file): (u32, u32),
+    doc_of: impl FnOnce(table::TableDoc) -> chunkref::Result<table::TableDoc>,
+) -> Result<usize, String> {
     let part_name = part_path.to_string_lossy().into_owned();
     let mut refs = 0;
-    atomically(&part_path, |partial| -> Result<(), StackFailure> {
+    atomically(part_path, |partial| -> Result<(), StackFailure> {
         let failed = |e: &dyn std::fmt::Display| StackFailure::Failed(e.to_string());
         let file = std::fs::File::create(partial).map_err(|e| failed(&e))?;
         let mut writer = parquet::TableWriter::new(&part_name, std::io::BufWriter::new(file))
@@ -715,29 +823,85 @@ fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), Str
             rows.file.iter_mut().for_each(|f| *f += first_file);
             writer.write(&rows)
         })?;
-        let doc = match &existing {
-            Some((_, old)) => parts::append(&name, old, &new).map_err(|e| failed(&e))?.doc,
-            None => new,
-        };
+        let doc = doc_of(new).map_err(|e| failed(&e))?;
         writer.finish(&doc).map_err(|e| failed(&e))
     })
     .map_err(|e| match e {
         StackFailure::OffGrid(i, key) => off_grid_message(args, i, &key, ""),
         StackFailure::Failed(e) => e,
     })?;
-    let mut list = existing.map_or(
-        parts::PartsList {
-            chunkref_parts: 1,
-            parts: Vec::new(),
-        },
-        |(list, _)| list,
-    );
-    list.parts.push(part);
-    let text = serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?;
-    atomically(&list_path, |partial| {
-        std::fs::write(partial, text).map_err(|e| format!("{}: {e}", list_path.display()))
+    Ok(refs)
+}
+
+/// `--shard I/N`: the shard's block of the sources as the part
+/// `shard-I-of-N.parquet` of the collection directory OUT, steps and files
+/// numbered by their place in the whole list (each source one step of one
+/// file), for `--merge-shards` to join.
+fn index_shard(args: &Args, formats: &[Format], shard: Shard) -> Result<(PathBuf, usize), String> {
+    std::fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
+    let part = args
+        .output
+        .join(parts::shard_name(shard.index, shard.count));
+    let first = u32::try_from(shard.first).map_err(|_| "more than 2^32 sources".to_string())?;
+    let steps = args.sources.len();
+    let refs = write_part(args, formats, &part, (first, first), |doc| {
+        if doc.files.len() != steps {
+            return Err(chunkref::Error::unsupported(format!(
+                "sharded indexing of sources of several files each ({} files for {steps} \
+                 sources)",
+                doc.files.len()
+            )));
+        }
+        Ok(doc)
     })?;
-    Ok((part_path, refs))
+    Ok((part, refs))
+}
+
+/// `--merge-shards`: joins the shards in OUT into one collection.
+fn merge_shards(args: &Args) -> Result<(PathBuf, usize), String> {
+    let dir = &args.output;
+    let list = parts::merge_shards(
+        &dir.to_string_lossy(),
+        &|name| {
+            let path = dir.join(name);
+            let path = path.to_string_lossy();
+            let file = LocalFile::open(&path)?;
+            parquet_read::read_footer(&path, Arc::new(file))
+        },
+        &|| {
+            let names = std::fs::read_dir(dir)
+                .map_err(|e| chunkref::Error::Io {
+                    url: dir.to_string_lossy().into_owned(),
+                    range: String::new(),
+                    reason: e.to_string(),
+                })?
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect();
+            Ok(names)
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let (doc_part, doc) = list.document;
+    let path = dir.join(&doc_part);
+    let name = path.to_string_lossy().into_owned();
+    atomically(&path, |partial| {
+        let file = std::fs::File::create(partial).map_err(|e| format!("{name}: {e}"))?;
+        let writer = parquet::TableWriter::new(&name, std::io::BufWriter::new(file))
+            .map_err(|e| e.to_string())?;
+        writer.finish(&doc).map_err(|e| e.to_string())
+    })?;
+    save_parts_list(dir, &list.parts)?;
+    Ok((dir.clone(), list.parts.parts.len()))
+}
+
+/// Writes the parts list of the collection `dir` (under a temporary name,
+/// then renamed).
+fn save_parts_list(dir: &Path, list: &parts::PartsList) -> Result<(), String> {
+    let path = dir.join(parts::PARTS_FILE);
+    let text = serde_json::to_string_pretty(list).map_err(|e| e.to_string())?;
+    atomically(&path, |partial| {
+        std::fs::write(partial, text).map_err(|e| format!("{}: {e}", path.display()))
+    })
 }
 
 /// Makes the one-file table `path` the first part of a collection
@@ -820,6 +984,21 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if args.merge_shards {
+        return match merge_shards(&args) {
+            Ok((dir, n)) => {
+                eprintln!("{} parts -> {}", n, dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!(
+                    "chunkref: cannot merge the shards of {}: {e}",
+                    args.output.display()
+                );
+                ExitCode::FAILURE
+            }
+        };
+    }
     let mut args = args;
     let code = pool.install(|| run(&mut args));
     report_failures(&args, code)
@@ -901,9 +1080,13 @@ fn run(args: &mut Args) -> ExitCode {
     args.sources = kept;
     let args = &*args;
     let total = args.sources.len();
-    if args.append {
+    if args.append || args.shard.is_some() {
         let start = Instant::now();
-        return match append_steps(args, &formats) {
+        let written = match args.shard {
+            Some(shard) => index_shard(args, &formats, shard),
+            None => append_steps(args, &formats),
+        };
+        return match written {
             Ok((part, refs)) => {
                 eprintln!(
                     "{total} time step(s) -> {} ({refs} chunk references, {:.1} ms)",

@@ -130,8 +130,19 @@ pub fn read_parts(
 /// The metadata document of the Parquet table `file` (`source` names it
 /// in messages), read from its footer alone.
 pub fn read_doc(source: &str, file: Arc<dyn IndexFile>) -> Result<TableDoc> {
+    Ok(read_footer(source, file)?.0)
+}
+
+/// The metadata document of the Parquet table `file` and the first time
+/// step its rows hold (from the row groups' statistics; `None` without
+/// rows), read from its footer alone.
+pub fn read_footer(source: &str, file: Arc<dyn IndexFile>) -> Result<(TableDoc, Option<u64>)> {
     let table = contain_panics(source, "the footer", || Table::open(source, file))?;
-    serde_json::from_str(table.doc()?).map_err(|e| malformed(source, e.to_string()))
+    let doc = serde_json::from_str(table.doc()?).map_err(|e| malformed(source, e.to_string()))?;
+    let first_step = (0..table.groups())
+        .filter_map(|g| table.range(g, 1).map(|(lo, _)| lo))
+        .min();
+    Ok((doc, first_step))
 }
 
 /// The parts of a table read on demand: a chunk's reference is in the

@@ -79,6 +79,98 @@ pub fn part_name(n: usize) -> String {
     format!("part-{n:05}.parquet")
 }
 
+/// The file name of shard `index` of `count` (`--shard I/N`).
+pub fn shard_name(index: usize, count: usize) -> String {
+    format!("shard-{index:05}-of-{count:05}.parquet")
+}
+
+/// A part's document and the first time step its rows hold (`None`
+/// without rows).
+pub type Footer = (TableDoc, Option<u64>);
+
+/// Shards joined into one collection: the parts list, and the part that
+/// holds the collection's document (no rows) with that document.
+#[derive(Debug)]
+pub struct Joined {
+    /// Every shard in order, then the document part.
+    pub parts: PartsList,
+    /// Name and document of the part holding the collection's document.
+    pub document: (String, TableDoc),
+}
+
+/// Joins the shards of the collection directory `collection` (its file
+/// names from `list`, each shard's document and first time step from
+/// `read_footer`): every shard
+/// `shard-I-of-N` for I in 0..N must be there, on one grid, its steps
+/// numbered from where the shards before it end. No row is rewritten: the
+/// shards wrote their rows numbered in the whole collection.
+pub fn merge_shards(
+    collection: &str,
+    read_footer: &dyn Fn(&str) -> Result<Footer>,
+    list: &dyn Fn() -> Result<Vec<String>>,
+) -> Result<Joined> {
+    let bad = |reason: String| Error::MalformedIndex {
+        index: collection.to_string(),
+        reason,
+    };
+    let names = list()?;
+    if names.iter().any(|n| n == PARTS_FILE) {
+        return Err(bad(format!(
+            "it already has a {PARTS_FILE}: its shards were merged"
+        )));
+    }
+    let count = names
+        .iter()
+        .find_map(|n| {
+            let rest = n.strip_prefix("shard-")?.strip_suffix(".parquet")?;
+            rest.split_once("-of-")?.1.parse::<usize>().ok()
+        })
+        .ok_or_else(|| bad("no shard-I-of-N.parquet part in it".into()))?;
+    let shards: Vec<String> = (0..count).map(|i| shard_name(i, count)).collect();
+    let missing: Vec<&String> = shards.iter().filter(|s| !names.contains(s)).collect();
+    if !missing.is_empty() {
+        return Err(bad(format!("shards missing: {missing:?}")));
+    }
+    let footers = shards
+        .iter()
+        .map(|s| read_footer(s))
+        .collect::<Result<Vec<_>>>()?;
+    let steps: Vec<u64> = footers
+        .iter()
+        .map(|(d, _)| next_numbers(collection, d).map(|(t, _)| u64::from(t)))
+        .collect::<Result<_>>()?;
+    let total: u64 = steps.iter().sum();
+    let mut joined: Option<TableDoc> = None;
+    for (i, (doc, first_row_step)) in footers.into_iter().enumerate() {
+        let first = (i as u64) * total / count as u64;
+        let done = joined
+            .as_ref()
+            .map_or(Ok((0, 0)), |j| next_numbers(collection, j))?;
+        let numbered_from = first_row_step.unwrap_or(first);
+        if u64::from(done.0) != first || u64::from(done.1) != first || numbered_from != first {
+            return Err(bad(format!(
+                "{} numbers its steps from {numbered_from}, but the shards before it hold {} \
+                 steps (were all shards run over the same list of sources?)",
+                shards[i], done.0
+            )));
+        }
+        joined = Some(match joined {
+            None => doc,
+            Some(j) => append(collection, &j, &doc)?.doc,
+        });
+    }
+    let document = part_name(count);
+    let mut parts = shards;
+    parts.push(document.clone());
+    Ok(Joined {
+        parts: PartsList {
+            chunkref_parts: 1,
+            parts,
+        },
+        document: (document, joined.ok_or_else(|| bad("no shard".into()))?),
+    })
+}
+
 /// The collection once the stack `new` (steps and files numbered from 0)
 /// is appended to the collection `old`: its document, and the time step
 /// and file number the new rows start at.

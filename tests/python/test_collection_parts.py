@@ -130,3 +130,75 @@ def test_files_off_the_grid_are_refused_and_change_nothing(days, tmp_path, chunk
     done = chunkref(chunkref_bin, "--append", other, "-o", coll, ok=False)
     assert done.returncode != 0 and "not on the collection's grid: metadata '" in done.stderr, done.stderr
     assert sorted((p.name, p.read_bytes()) for p in coll.iterdir()) == before
+
+
+#: Runs every shard on a dask.distributed LocalCluster of worker processes:
+#: argv BINARY OUT SHARDS SOURCES...; prints the worker pid of each shard.
+SHARDS_ON_DASK = r"""
+import os, subprocess, sys
+from dask.distributed import Client, LocalCluster
+
+
+def run_shard(binary, out, i, n, sources):
+    done = subprocess.run([binary, "index", "--datetime-from-name", "--shard", f"{i}/{n}",
+                           *sources, "-o", out], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return os.getpid()
+
+
+if __name__ == "__main__":
+    binary, out, n, *sources = sys.argv[1:]
+    n = int(n)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        futures = [client.submit(run_shard, binary, out, i, n, sources, pure=False)
+                   for i in range(n)]
+        pids = client.gather(futures)
+    assert os.getpid() not in pids, pids
+    print(len(set(pids)), "workers")
+"""
+
+
+def test_shards_indexed_on_a_dask_cluster_join_without_a_rewrite(days, tmp_path, chunkref_bin,
+                                                                 grown):
+    from test_dask_clients import CHECK, REQUIREMENTS
+    from test_clients import DEBIAN_PYTHON
+    from venvs import ensure_venv
+    from conftest import REPO_ROOT
+
+    python = ensure_venv(REPO_ROOT / "build" / "dask-venv", REQUIREMENTS, CHECK,
+                         "rioxarray and dask[distributed]", system_python=DEBIAN_PYTHON)
+    coll = tmp_path / "sharded.parquet"
+    script = tmp_path / "shards.py"
+    script.write_text(SHARDS_ON_DASK)
+    import subprocess
+
+    done = subprocess.run([str(python), str(script), str(chunkref_bin), str(coll), "3", *map(str, days)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    shards = sorted(p.name for p in coll.iterdir())
+    assert shards == [f"shard-{i:05}-of-00003.parquet" for i in range(3)], shards
+    before = {p.name: p.read_bytes() for p in coll.iterdir()}
+    merged = run_chunkref(chunkref_bin, "index", "--merge-shards", "-o", coll)
+    assert merged.returncode == 0, merged.stderr
+    # The shards are kept as they were written; one part holds the document.
+    assert all((coll / name).read_bytes() == data for name, data in before.items())
+    _, full = grown
+    got, want = gdal.Open(str(coll)), gdal.Open(str(full))
+    np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
+    assert [got.GetRasterBand(b).GetMetadataItem("DATETIME") for b in range(1, 16, 3)] == DAYS
+    # A merged collection keeps growing.
+    extra = write_day(tmp_path, "2021-03-06", 7)
+    chunkref(chunkref_bin, "--append", extra, "-o", coll)
+    assert gdal.Open(str(coll)).RasterCount == 3 * (len(DAYS) + 1)
+
+
+def test_shards_missing_or_from_other_lists_are_refused(days, tmp_path, chunkref_bin):
+    coll = tmp_path / "s.parquet"
+    chunkref(chunkref_bin, "--shard", "0/2", *days, "-o", coll)
+    done = run_chunkref(chunkref_bin, "index", "--merge-shards", "-o", coll)
+    assert done.returncode != 0 and "shard-00001-of-00002.parquet" in done.stderr, done.stderr
+    # Shard 1 of a shorter list: its steps do not start where shard 0's end.
+    chunkref(chunkref_bin, "--shard", "1/2", *days[:3], "-o", coll)
+    done = run_chunkref(chunkref_bin, "index", "--merge-shards", "-o", coll)
+    assert done.returncode != 0 and "same list of sources" in done.stderr, done.stderr
