@@ -161,17 +161,15 @@ def test_stack_from_a_bucket_reads_like_the_local_stack(archive, s3, tmp_path, c
         np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
 
 
-def test_nitf_and_dted_from_a_list_on_stdin(archive, s3, tmp_path, chunkref_bin):
+def test_nitf_from_a_list_on_stdin_and_dted_by_glob(archive, s3, tmp_path, chunkref_bin):
     nitf_url = f"s3://{BUCKET}/{archive.key(archive.nitf)}"
     out = tmp_path / "c8.json"
     index(chunkref_bin, "--from-list", "-", "-o", out, env=s3_env(s3), stdin=f"# NITF\n{nitf_url}\n")
     want = refs_with_urls(local_index(chunkref_bin, archive.nitf, tmp_path / "local.json"),
                           {str(archive.nitf.resolve()): nitf_url})
     assert refs_with_urls(out, {}) == want
-    cells = tmp_path / "cells.txt"
-    cells.write_text("".join(f"s3://{BUCKET}/{archive.key(c)}\n" for c in archive.cells))
     mosaic = tmp_path / "dted.json"
-    index(chunkref_bin, "--from-list", cells, "-o", mosaic, env=s3_env(s3))
+    index(chunkref_bin, f"s3://{BUCKET}/dted/*.dt0", "-o", mosaic, env=s3_env(s3))
     with config_options(s3_env(s3)):
         got = open_chunkref(mosaic)
         vrt = gdal.BuildVRT("", [str(c) for c in archive.cells])
@@ -183,13 +181,15 @@ def test_http_sources_read_through_retried_faults(archive, http, tmp_path, chunk
     url = f"{http.url}{archive.key(cog)}"
     want = refs_with_urls(local_index(chunkref_bin, cog, tmp_path / "local.json"),
                           {str(cog.resolve()): url})
-    http.set_faults(Faults(kinds=("503", "drop", "short"), attempts=2, spare=()))
+    http.set_faults(Faults(kinds=("503", "drop", "short", "slow"), attempts=4, spare=(),
+                           slow_seconds=1.5))
     try:
         out = tmp_path / "remote.json"
         index(chunkref_bin, url, "-o", out,
-              env={"GDAL_HTTP_MAX_RETRY": "3", "GDAL_HTTP_RETRY_DELAY": "0.01"})
+              env={"GDAL_HTTP_MAX_RETRY": "5", "GDAL_HTTP_RETRY_DELAY": "0.01",
+                   "GDAL_HTTP_TIMEOUT": "0.5"})
         assert refs_with_urls(out, {}) == want
-        assert http.log.faults, "no fault was injected"
+        assert {kind for _, kind in http.log.faults} == {"503", "drop", "short", "slow"}, http.log.faults
     finally:
         http.set_faults(Faults())
 
