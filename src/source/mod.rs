@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use crate::config::Settings;
 use crate::error::{Error, Result};
@@ -21,12 +21,18 @@ pub mod inputs;
 /// Bytes read from the start of the file in one go.
 const HEAD_BYTES: u64 = 16 * 1024;
 
+/// Least bytes a read past the head of a remote source fetches.
+const READ_AHEAD: u64 = 64 * 1024;
+
+/// Blocks past the head a remote source keeps (the oldest go first).
+const KEPT_BLOCKS: usize = 16;
+
 /// Where the bytes past the head come from.
 enum Backing {
     /// A local file.
     File(File),
-    /// An object in remote storage.
-    Remote(fetch::Source),
+    /// An object in remote storage, and the blocks read past the head.
+    Remote(fetch::Source, Mutex<Vec<(u64, Vec<u8>)>>),
     /// Nothing: every byte is in the head.
     Memory,
 }
@@ -97,7 +103,7 @@ impl Source {
         crate::progress::count_bytes(head.len() as u64);
         Ok(Source {
             path: url.to_string(),
-            backing: Backing::Remote(source),
+            backing: Backing::Remote(source, Mutex::default()),
             len,
             head: head.to_vec(),
             format,
@@ -143,17 +149,47 @@ impl Source {
                     })?;
                 Ok(buf)
             }
-            Backing::Remote(source) => {
-                let (_, fetcher) = settings()?;
-                Ok(fetcher
-                    .fetch_one(source, Want::Range(offset, len))?
-                    .to_vec())
-            }
+            Backing::Remote(source, blocks) => self.read_remote(source, blocks, offset, len),
             // In-memory sources hold every byte in `head`.
             Backing::Memory => {
                 Err(self.malformed(format!("bytes {offset}..{end} are not in memory")))
             }
         }
+    }
+
+    /// Reads `len` bytes at `offset` (inside the object) of a remote source:
+    /// from a block read before, or as the start of a new block of at least
+    /// [`READ_AHEAD`] bytes, kept for the reads that follow (headers past
+    /// the head, such as TIFF tag arrays or JPEG 2000 tile-part headers, lie
+    /// close together: one request serves many).
+    fn read_remote(
+        &self,
+        source: &fetch::Source,
+        blocks: &Mutex<Vec<(u64, Vec<u8>)>>,
+        offset: u64,
+        len: u64,
+    ) -> Result<Vec<u8>> {
+        let within = |(start, bytes): &(u64, Vec<u8>)| {
+            let at = usize::try_from(offset.checked_sub(*start)?).ok()?;
+            bytes
+                .get(at..at.checked_add(usize::try_from(len).ok()?)?)
+                .map(<[u8]>::to_vec)
+        };
+        let mut kept = blocks.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = kept.iter().find_map(within) {
+            return Ok(found);
+        }
+        let (_, fetcher) = settings()?;
+        let block = len.max(READ_AHEAD).min(self.len - offset);
+        let bytes = fetcher
+            .fetch_one(source, Want::Range(offset, block))?
+            .to_vec();
+        let wanted = bytes[..len as usize].to_vec();
+        if kept.len() >= KEPT_BLOCKS {
+            kept.remove(0);
+        }
+        kept.push((offset, bytes));
+        Ok(wanted)
     }
 
     /// Path of the file.
