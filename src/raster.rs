@@ -165,7 +165,7 @@ impl Dataset {
             time: TimeOptions::from_options(options),
             eager_rows: settings.table_eager_rows,
             version: icechunk::Version::from_options(options)?,
-            keep_templates: false,
+            ..LoadOptions::default()
         };
         let open =
             |path: &str| -> Result<Arc<dyn IndexFile>> { Ok(Arc::new(VsiFile::open(path)?)) };

@@ -5,8 +5,14 @@ use serde_json::Value;
 use super::template::{render, TemplateValue, Vars};
 use crate::error::{Error, Result};
 
-/// Most references one index may generate through `gen` (guards hostile input).
+/// Most references one index may generate through `gen` (guards hostile
+/// input), unless the caller sets a lower limit.
 pub const MAX_GENERATED: u64 = 50_000_000;
+
+/// Most bytes of keys and URLs one index may generate through `gen`, as
+/// estimated from each entry's first reference (a short document must not
+/// make the reader hold gigabytes of generated text).
+pub const MAX_GENERATED_BYTES: u64 = 2 << 30;
 
 /// One generated reference: key, URL and optional (offset, length).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,14 +28,18 @@ pub struct Generated {
 /// Expands every `gen` entry, calling `emit` for each reference in order
 /// (the cartesian product of the dimensions, last dimension fastest).
 /// With `keep_templates`, the URLs keep their `{{name}}` placeholders of
-/// `templates` (the gen dimensions are filled in).
+/// `templates` (the gen dimensions are filled in). More than `limit`
+/// references in one entry, or more than [`MAX_GENERATED_BYTES`] of keys
+/// and URLs in all, is an error before they are made.
 pub fn expand(
     index: &str,
     gens: &[Value],
     templates: &Vars,
     keep_templates: bool,
+    limit: u64,
     mut emit: impl FnMut(Generated),
 ) -> Result<()> {
+    let mut bytes = 0u64;
     let bad = |reason: String| Error::MalformedIndex {
         index: index.to_string(),
         reason,
@@ -52,10 +62,11 @@ pub fn expand(
         let total = dims
             .iter()
             .try_fold(1u64, |acc, (_, vals)| acc.checked_mul(vals.len() as u64))
-            .filter(|t| *t <= MAX_GENERATED)
+            .filter(|t| *t <= limit.min(MAX_GENERATED))
             .ok_or_else(|| Error::Limits {
                 what: format!(
-                    "gen[{n}] of {index} would generate more than {MAX_GENERATED} references"
+                    "gen[{n}] of {index} would generate more than {} references",
+                    limit.min(MAX_GENERATED)
                 ),
             })?;
         let mut vars = templates.clone();
@@ -86,14 +97,27 @@ pub fn expand(
                 (Some(o), Some(l)) => Some((number(o, "offset")?, number(l, "length")?)),
                 _ => None,
             };
-            emit(Generated {
+            let made = Generated {
                 key: r(key)?,
                 url: match &url_vars {
                     Some(u) => render(url, u).map_err(|e| bad(format!("gen[{n}]: {e}")))?,
                     None => r(url)?,
                 },
                 range,
-            });
+            };
+            if counters.iter().all(|&c| c == 0) {
+                let each = (made.key.len() + made.url.len()) as u64 + 64;
+                bytes = bytes.saturating_add(each.saturating_mul(total));
+                if bytes > MAX_GENERATED_BYTES {
+                    return Err(Error::Limits {
+                        what: format!(
+                            "gen[{n}] of {index} would generate about {bytes} bytes of keys and \
+                             URLs (at most {MAX_GENERATED_BYTES})"
+                        ),
+                    });
+                }
+            }
+            emit(made);
             for d in (0..dims.len()).rev() {
                 counters[d] += 1;
                 if counters[d] < dims[d].1.len() {
@@ -178,7 +202,10 @@ mod tests {
             "offset": "{{(i + 1) * 1000}}", "length": "1000",
             "dimensions": {"u": ["a", "b"], "i": {"stop": 3}}})];
         let mut out = Vec::new();
-        expand("idx", &gens, &Vars::new(), false, |g| out.push(g)).unwrap();
+        expand("idx", &gens, &Vars::new(), false, MAX_GENERATED, |g| {
+            out.push(g)
+        })
+        .unwrap();
         assert_eq!(out.len(), 6);
         assert_eq!(
             out[0],
@@ -204,8 +231,8 @@ mod tests {
             "offset": "{{i * 10}}", "length": "10", "dimensions": {"i": [1]}})];
         let vars: Vars = [("base".to_string(), TemplateValue::Str("/d/".into()))].into();
         let mut out = Vec::new();
-        expand("idx", &gens, &vars, true, |g| out.push(g)).unwrap();
-        expand("idx", &gens, &vars, false, |g| out.push(g)).unwrap();
+        expand("idx", &gens, &vars, true, MAX_GENERATED, |g| out.push(g)).unwrap();
+        expand("idx", &gens, &vars, false, MAX_GENERATED, |g| out.push(g)).unwrap();
         let urls: Vec<_> = out.iter().map(|g| g.url.as_str()).collect();
         assert_eq!(urls, ["{{base}}f1.bin", "/d/f1.bin"]);
         assert!(out
@@ -218,8 +245,18 @@ mod tests {
         let gens = vec![json!({"key": "k{{i}}{{j}}", "url": "u",
             "dimensions": {"i": {"stop": 100000}, "j": {"stop": 100000}}})];
         assert!(matches!(
-            expand("idx", &gens, &Vars::new(), false, |_| {}),
+            expand("idx", &gens, &Vars::new(), false, MAX_GENERATED, |_| {}),
             Err(Error::Limits { .. })
         ));
+        // Within the count, but gigabytes of long URLs.
+        let long = "u".repeat(2000);
+        let gens = vec![json!({"key": "k{{i}}", "url": format!("{long}{{{{i}}}}"),
+            "dimensions": {"i": {"stop": 2_000_000}}})];
+        let e = expand("idx", &gens, &Vars::new(), false, MAX_GENERATED, |_| {}).unwrap_err();
+        assert!(e.to_string().contains("bytes of keys and URLs"), "{e}");
+        // A caller's lower limit.
+        let gens = vec![json!({"key": "k{{i}}", "url": "u", "dimensions": {"i": {"stop": 11}}})];
+        assert!(expand("idx", &gens, &Vars::new(), false, 10, |_| {}).is_err());
+        assert!(expand("idx", &gens, &Vars::new(), false, 11, |_| {}).is_ok());
     }
 }

@@ -59,6 +59,9 @@ pub struct LoadOptions {
     /// table and `gen` entries in the [`Index`] (what `chunkref convert`
     /// writes back), instead of filling them in.
     pub keep_templates: bool,
+    /// Most references one Kerchunk `gen` entry may generate (at most
+    /// [`gen::MAX_GENERATED`]).
+    pub max_generated: u64,
 }
 
 impl Default for LoadOptions {
@@ -69,6 +72,7 @@ impl Default for LoadOptions {
             eager_rows: u64::MAX,
             version: icechunk::Version::default(),
             keep_templates: false,
+            max_generated: gen::MAX_GENERATED,
         }
     }
 }
@@ -158,7 +162,11 @@ impl Index {
 
     /// Reads a Kerchunk JSON index as `how` says (template overrides,
     /// templates kept or filled in).
-    fn read_kerchunk_json(source: &str, bytes: &[u8], how: &LoadOptions) -> Result<Index> {
+    pub(crate) fn read_kerchunk_json(
+        source: &str,
+        bytes: &[u8],
+        how: &LoadOptions,
+    ) -> Result<Index> {
         let mut doc = kerchunk_json::parse(source, bytes)?;
         let own: Templates = doc.templates.drain(..).collect();
         let templates = how.templates(own.clone());
@@ -169,6 +177,7 @@ impl Index {
             &doc.gen,
             &vars_of(&templates),
             how.keep_templates,
+            how.max_generated,
             |g| {
                 let file = files.intern(&g.url);
                 let r = match g.range {

@@ -20,9 +20,17 @@ use crate::refs::{unravel, ChunkRef};
 pub fn to_kerchunk(index: &Index) -> Result<Value> {
     let templates = index.templates.clone().unwrap_or_default();
     let mut generated = HashSet::new();
-    gen::expand(&index.source, &index.gen, &vars_of(&templates), true, |g| {
-        generated.insert(g.key);
-    })?;
+    let limit = gen::MAX_GENERATED;
+    gen::expand(
+        &index.source,
+        &index.gen,
+        &vars_of(&templates),
+        true,
+        limit,
+        |g| {
+            generated.insert(g.key);
+        },
+    )?;
     let mut refs = Map::new();
     for (key, doc) in &index.metadata {
         refs.insert(key.clone(), Value::String(doc.to_string()));
