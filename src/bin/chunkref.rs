@@ -4,6 +4,7 @@
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
+//! chunkref index [--template-base] FILE.nc|FILE.h5 -o OUT.json|OUT.parquet
 //! chunkref index [--template-base] [--datetime-from-name | --datetime-from-metadata] A.tif B.tif ... -o STACK.parquet|.json
 //! chunkref index [--template-base] [--mosaic | --stack] A.tif B.tif ... -o MOSAIC.parquet|.fgb|.json
 //! chunkref convert IN.json|IN.parquet OUT.json|OUT.parquet
@@ -12,7 +13,10 @@
 //! index, or a Parquet chunk-reference table when OUT ends in `.parquet`
 //! (docs/reference-table.md); `convert` turns one index form into another. TIFF / BigTIFF / COG: one index per source (`<name>.tile_index.json`
 //! in OUT_DIR when there are several sources). DTED: one cell is one index;
-//! several cells are ONE mosaic index.
+//! several cells are ONE mosaic index. NetCDF4 / HDF5: one index per file,
+//! the store kerchunk's SingleHdf5ToZarr writes (every group and numeric
+//! dataset, chunk offsets from libhdf5's chunk index); several such files
+//! go to OUT_DIR/, never into one stack.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,7 +31,9 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
                                     or Icechunk repository (its main branch);\n\
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
-                   (one index each), or DTED cells\n\
+                   (one index each), or DTED cells, or NetCDF4 / HDF5 files\n\
+                   (.nc, .h5: one index each, every group and numeric dataset;\n\
+                   several go to OUT_DIR/, they are never stacked)\n\
                    several sources with OUT a .json/.parquet/.fgb file (not a directory):\n\
                    one time stack of files on the same grid, in the order given, or\n\
                    a mosaic of scenes on different grids of one CRS and resolution\n\
@@ -542,8 +548,22 @@ fn index_scenes(
     Ok((what, save_index(&index, &args.output, &out)?))
 }
 
+/// The Kerchunk document of NetCDF4 / HDF5 file `source` (templates set
+/// with `--template-base`).
+fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
+    let (path, url) = locate(args, source)?;
+    let mut doc = chunkref::hdf5::index_file(&path, &url).map_err(|e| e.to_string())?;
+    if args.template_base {
+        doc["templates"] = serde_json::json!({"base": ""});
+    }
+    Ok(doc)
+}
+
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
-    let doc = source_built(args, source, format)?.to_kerchunk();
+    let doc = match format {
+        Format::Hdf5 => hdf5_doc(args, source)?,
+        _ => source_built(args, source, format)?.to_kerchunk(),
+    };
     let out = destination(args, source, args.sources.len() > 1);
     Ok((out.clone(), write(doc, &out)?))
 }
@@ -627,6 +647,15 @@ fn main() -> ExitCode {
         };
     }
     if stacks(&args) {
+        if let Some(i) = formats.iter().position(|f| *f == Format::Hdf5) {
+            eprintln!(
+                "chunkref: {} is NetCDF4 / HDF5: such files are indexed one per index, not \
+                 stacked or mosaicked; give OUT as a directory (OUT_DIR/) to index each \
+                 source on its own",
+                args.sources[i]
+            );
+            return ExitCode::FAILURE;
+        }
         let start = Instant::now();
         return match index_stack(&args, &formats) {
             Ok((what, refs)) => {

@@ -1,0 +1,290 @@
+//! Where a dataset's bytes are: one reference per allocated chunk of a
+//! chunked dataset (from the file's own chunk index), row blocks of a
+//! contiguous one, or the inline bytes of a compact one.
+
+use hdf5_metno_sys::h5::{haddr_t, hsize_t, HADDR_UNDEF};
+use hdf5_metno_sys::h5d::{
+    H5Dget_chunk_info_by_coord, H5Dget_num_chunks, H5Dget_offset, H5Dget_space, H5Dget_storage_size,
+    H5Dread,
+};
+use hdf5_metno_sys::h5i::hid_t;
+use hdf5_metno_sys::h5p::H5P_DEFAULT;
+use hdf5_metno_sys::h5s::H5S_ALL;
+
+use super::handle::{check, Handle};
+use crate::error::{Error, Result};
+
+/// The largest block of a contiguous dataset one reference covers: a
+/// reader fetches no more than this for any tile.
+pub(crate) const CONTIGUOUS_BLOCK_BYTES: u64 = 4 << 20;
+
+/// Where one chunk's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Bytes {
+    /// A byte range of the source file.
+    Range {
+        /// First byte.
+        offset: u64,
+        /// Number of bytes.
+        length: u64,
+    },
+    /// The bytes themselves (compact datasets).
+    Inline(Vec<u8>),
+}
+
+/// A dataset's chunk grid and the chunks that have bytes (unlisted chunks
+/// read as the fill value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Storage {
+    /// The chunk shape (the dataset's shape when there is one chunk).
+    pub(crate) chunks: Vec<u64>,
+    /// Each stored chunk: its position in the chunk grid and its bytes.
+    pub(crate) refs: Vec<(Vec<u64>, Bytes)>,
+}
+
+/// A dataset being indexed.
+pub(crate) struct Dataset<'a> {
+    /// The dataset's identifier.
+    pub(crate) id: hid_t,
+    /// Its path in the file, for messages.
+    pub(crate) name: &'a str,
+    /// Its shape.
+    pub(crate) shape: &'a [u64],
+    /// Bytes per element.
+    pub(crate) item_size: u64,
+}
+
+impl Dataset<'_> {
+    fn elements(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// Chunked layout: every allocated chunk of the grid of `chunks`, by
+    /// coordinate (a B-tree lookup each), with its file range; chunks
+    /// with a filter skipped (a nonzero filter mask) are refused.
+    pub(crate) fn chunked(&self, chunks: &[u64]) -> Result<Storage> {
+        let mut allocated: hsize_t = 0;
+        let what = || format!("cannot count the chunks of dataset '{}'", self.name);
+        // SAFETY: valid dataset id; the dataspace is owned by a Handle.
+        let space = Handle::new(unsafe { H5Dget_space(self.id) }, what)?;
+        check(
+            unsafe { H5Dget_num_chunks(self.id, space.id(), &mut allocated) },
+            what,
+        )?;
+        let grid: Vec<u64> = self
+            .shape
+            .iter()
+            .zip(chunks)
+            .map(|(&n, &c)| n.div_ceil(c.max(1)))
+            .collect();
+        let mut refs = Vec::with_capacity(allocated as usize);
+        if allocated > 0 {
+            for position in GridPositions::new(&grid) {
+                if let Some(range) = self.chunk_range(&position, chunks)? {
+                    refs.push((position, range));
+                }
+            }
+        }
+        Ok(Storage {
+            chunks: chunks.to_vec(),
+            refs,
+        })
+    }
+
+    /// The file range of the chunk at grid `position`, `None` when it was
+    /// never written.
+    fn chunk_range(&self, position: &[u64], chunks: &[u64]) -> Result<Option<Bytes>> {
+        let offsets: Vec<hsize_t> = position.iter().zip(chunks).map(|(p, c)| p * c).collect();
+        let (mut mask, mut addr, mut size): (u32, haddr_t, hsize_t) = (0, HADDR_UNDEF, 0);
+        // SAFETY: `offsets` has one entry per dimension of the dataset.
+        check(
+            unsafe {
+                H5Dget_chunk_info_by_coord(self.id, offsets.as_ptr(), &mut mask, &mut addr, &mut size)
+            },
+            || format!("cannot locate chunk {} of dataset '{}'", key(position), self.name),
+        )?;
+        if addr == HADDR_UNDEF || size == 0 {
+            return Ok(None);
+        }
+        if mask != 0 {
+            return Err(Error::unsupported(format!(
+                "chunk {} of dataset '{}' skips filters (filter mask {mask:#x}), which a \
+                 Zarr codec list cannot say for one chunk",
+                key(position),
+                self.name
+            )));
+        }
+        Ok(Some(Bytes::Range {
+            offset: addr,
+            length: size,
+        }))
+    }
+
+    /// Contiguous layout: blocks of whole rows of the one extent (see
+    /// [`row_blocks`]); no references when it was never written.
+    pub(crate) fn contiguous(&self) -> Result<Storage> {
+        let chunks = row_blocks(self.shape, self.item_size, CONTIGUOUS_BLOCK_BYTES);
+        // SAFETY: valid dataset id.
+        let (offset, stored) = unsafe { (H5Dget_offset(self.id), H5Dget_storage_size(self.id)) };
+        if offset == HADDR_UNDEF || self.elements() == 0 {
+            return Ok(Storage {
+                chunks,
+                refs: Vec::new(),
+            });
+        }
+        let total = self.elements() * self.item_size;
+        if stored < total {
+            return Err(Error::MalformedSource {
+                path: String::new(),
+                reason: format!(
+                    "contiguous dataset '{}' stores {stored} bytes, its shape needs {total}",
+                    self.name
+                ),
+            });
+        }
+        let block_bytes = chunks.iter().product::<u64>() * self.item_size;
+        let blocks = self.shape.first().map_or(1, |&rows| rows / chunks[0]);
+        let refs = (0..blocks)
+            .map(|b| {
+                let mut position = vec![0; self.shape.len().max(1)];
+                position[0] = b;
+                let range = Bytes::Range {
+                    offset: offset + b * block_bytes,
+                    length: block_bytes,
+                };
+                (position, range)
+            })
+            .collect();
+        Ok(Storage { chunks, refs })
+    }
+
+    /// Compact layout: the stored bytes read through libhdf5 with the
+    /// file's own datatype (no conversion), as one inline chunk.
+    pub(crate) fn compact(&self, file_type: hid_t) -> Result<Storage> {
+        let mut bytes = vec![0u8; (self.elements() * self.item_size) as usize];
+        // SAFETY: `bytes` holds every element of the file datatype.
+        check(
+            unsafe {
+                H5Dread(self.id, file_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.as_mut_ptr().cast())
+            },
+            || format!("cannot read compact dataset '{}'", self.name),
+        )?;
+        Ok(Storage {
+            chunks: self.shape.to_vec(),
+            refs: vec![(vec![0; self.shape.len().max(1)], Bytes::Inline(bytes))],
+        })
+    }
+}
+
+/// The chunk shape splitting a contiguous extent of `shape` (elements of
+/// `item_size` bytes) into blocks of whole rows of at most `limit` bytes:
+/// the whole extent when it fits, else the most rows that fit and divide
+/// the row count evenly (so no block is partial), at least one row.
+pub(crate) fn row_blocks(shape: &[u64], item_size: u64, limit: u64) -> Vec<u64> {
+    let Some((&rows, rest)) = shape.split_first() else {
+        return Vec::new();
+    };
+    let row_bytes = rest.iter().product::<u64>() * item_size;
+    if rows * row_bytes <= limit || rows == 0 {
+        return shape.iter().map(|&n| n.max(1)).collect();
+    }
+    let fit = (limit / row_bytes.max(1)).clamp(1, rows);
+    let per_block = (1..=fit).rev().find(|r| rows % r == 0).unwrap_or(1);
+    std::iter::once(per_block).chain(rest.iter().copied()).collect()
+}
+
+/// The Zarr v2 key of grid `position`: `i.j.k`, or `0` for a scalar.
+pub(crate) fn key(position: &[u64]) -> String {
+    if position.is_empty() {
+        return "0".into();
+    }
+    position
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Every position of a chunk grid, the last dimension fastest.
+struct GridPositions {
+    grid: Vec<u64>,
+    next: Option<Vec<u64>>,
+}
+
+impl GridPositions {
+    fn new(grid: &[u64]) -> GridPositions {
+        let empty = grid.contains(&0);
+        GridPositions {
+            grid: grid.to_vec(),
+            next: (!empty).then(|| vec![0; grid.len()]),
+        }
+    }
+}
+
+impl Iterator for GridPositions {
+    type Item = Vec<u64>;
+
+    fn next(&mut self) -> Option<Vec<u64>> {
+        let current = self.next.take()?;
+        let mut following = current.clone();
+        for axis in (0..following.len()).rev() {
+            following[axis] += 1;
+            if following[axis] < self.grid[axis] {
+                self.next = Some(following);
+                break;
+            }
+            following[axis] = 0;
+        }
+        Some(current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_positions_run_last_axis_fastest() {
+        let all: Vec<Vec<u64>> = GridPositions::new(&[2, 3]).collect();
+        assert_eq!(
+            all,
+            vec![
+                vec![0, 0],
+                vec![0, 1],
+                vec![0, 2],
+                vec![1, 0],
+                vec![1, 1],
+                vec![1, 2]
+            ]
+        );
+        assert_eq!(GridPositions::new(&[4, 0]).count(), 0);
+        assert_eq!(GridPositions::new(&[1, 1, 1]).count(), 1);
+    }
+
+    #[test]
+    fn keys_join_positions_with_dots() {
+        assert_eq!(key(&[0, 12, 3]), "0.12.3");
+        assert_eq!(key(&[]), "0");
+    }
+
+    #[test]
+    fn small_contiguous_extents_are_one_block() {
+        assert_eq!(row_blocks(&[40, 60], 8, 4 << 20), vec![40, 60]);
+        assert_eq!(row_blocks(&[], 8, 4 << 20), Vec::<u64>::new());
+        assert_eq!(row_blocks(&[0, 5], 8, 16), vec![1, 5]);
+    }
+
+    #[test]
+    fn large_contiguous_extents_split_into_even_row_blocks() {
+        // 4 000 000 bytes fit in 4 MiB: one block.
+        assert_eq!(row_blocks(&[1000, 1000], 4, 4 << 20), vec![1000, 1000]);
+        // 4000 rows of 8000 bytes: 524 rows fit; 500 divides 4000.
+        assert_eq!(row_blocks(&[4000, 2000], 4, 4 << 20), vec![500, 2000]);
+        // A prime row count falls back to single rows.
+        assert_eq!(row_blocks(&[4001, 2000], 4, 4 << 20), vec![1, 2000]);
+        // Rows larger than the limit are blocks of one row.
+        assert_eq!(row_blocks(&[3, 10, 10], 8, 100), vec![1, 10, 10]);
+        // 3-D: a block is whole planes' rows of the leading axis.
+        assert_eq!(row_blocks(&[6, 4, 4], 4, 128), vec![2, 4, 4]);
+    }
+}
