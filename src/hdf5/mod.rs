@@ -22,12 +22,12 @@ use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t, H5open};
 use hdf5_metno_sys::h5d::{
     H5D_fill_value_t, H5D_layout_t, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2,
 };
-use hdf5_metno_sys::h5f::{H5Fopen, H5F_ACC_RDONLY};
+use hdf5_metno_sys::h5f::{H5Fget_create_plist, H5Fopen, H5F_ACC_RDONLY};
 use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::h5o::{H5O_info1_t, H5O_type_t, H5Oopen, H5Ovisit2, H5O_INFO_BASIC};
 use hdf5_metno_sys::h5p::{
     H5Pfill_value_defined, H5Pget_chunk, H5Pget_fill_value, H5Pget_filter2, H5Pget_layout,
-    H5Pget_nfilters, H5P_DEFAULT,
+    H5Pget_nfilters, H5Pget_userblock, H5P_DEFAULT,
 };
 use hdf5_metno_sys::h5s::{H5S_class_t, H5Sget_simple_extent_dims, H5Sget_simple_extent_type};
 use serde_json::{json, Map, Value};
@@ -71,12 +71,14 @@ fn build(path: &str, url: &str) -> Result<Value> {
         unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) },
         || "libhdf5 cannot open it as an HDF5 file".into(),
     )?;
+    let user_block = user_block(file.id())?;
     let mut refs = Map::new();
     for (name, kind) in objects(file.id())? {
         let object = Object {
             file: file.id(),
             name: &name,
             path,
+            user_block,
         };
         match kind {
             H5O_type_t::H5O_TYPE_GROUP => object.group(&mut refs)?,
@@ -100,6 +102,16 @@ fn refuse_netcdf3(path: &str) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// The size of the user block of `file` (bytes before the superblock).
+fn user_block(file: hid_t) -> Result<u64> {
+    let what = || "cannot read the file creation properties".to_string();
+    // SAFETY: valid file id; the property list is owned by a Handle.
+    let fcpl = Handle::new(unsafe { H5Fget_create_plist(file) }, what)?;
+    let mut size = 0;
+    check(unsafe { H5Pget_userblock(fcpl.id(), &mut size) }, what)?;
+    Ok(size)
 }
 
 /// Every group and dataset of the file (each object once, however many
@@ -145,6 +157,8 @@ struct Object<'a> {
     name: &'a str,
     /// The source file, for warnings.
     path: &'a str,
+    /// The size of the file's user block.
+    user_block: u64,
 }
 
 impl Object<'_> {
@@ -196,6 +210,8 @@ impl Object<'_> {
             name: self.name,
             shape: &shape,
             item_size: element.size as u64,
+            user_block: self.user_block,
+            source: self.path,
         };
         // SAFETY: valid property list id.
         let (stored, filters) = match unsafe { H5Pget_layout(dcpl.id()) } {

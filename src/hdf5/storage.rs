@@ -4,8 +4,8 @@
 
 use hdf5_metno_sys::h5::{haddr_t, hsize_t, HADDR_UNDEF};
 use hdf5_metno_sys::h5d::{
-    H5Dget_chunk_info_by_coord, H5Dget_num_chunks, H5Dget_offset, H5Dget_space, H5Dget_storage_size,
-    H5Dread,
+    H5Dget_chunk_info, H5Dget_chunk_info_by_coord, H5Dget_num_chunks, H5Dget_offset, H5Dget_space, H5Dget_storage_size,
+    H5Dread, H5Dread_chunk,
 };
 use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::h5p::H5P_DEFAULT;
@@ -52,6 +52,11 @@ pub(crate) struct Dataset<'a> {
     pub(crate) shape: &'a [u64],
     /// Bytes per element.
     pub(crate) item_size: u64,
+    /// The size of the file's user block (the bytes before the HDF5
+    /// superblock), 0 for most files.
+    pub(crate) user_block: u64,
+    /// The source file's path.
+    pub(crate) source: &'a str,
 }
 
 impl Dataset<'_> {
@@ -79,9 +84,11 @@ impl Dataset<'_> {
             .collect();
         let mut refs = Vec::with_capacity(allocated as usize);
         if allocated > 0 {
+            let shift = self.address_shift(space.id())?;
             for position in GridPositions::new(&grid) {
-                if let Some(range) = self.chunk_range(&position, chunks)? {
-                    refs.push((position, range));
+                if let Some((offset, length)) = self.chunk_range(&position, chunks)? {
+                    let offset = offset + shift;
+                    refs.push((position, Bytes::Range { offset, length }));
                 }
             }
         }
@@ -91,9 +98,45 @@ impl Dataset<'_> {
         })
     }
 
-    /// The file range of the chunk at grid `position`, `None` when it was
-    /// never written.
-    fn chunk_range(&self, position: &[u64], chunks: &[u64]) -> Result<Option<Bytes>> {
+    /// What to add to the chunk addresses libhdf5 reports to make them
+    /// file offsets. libhdf5 1.10 reports them relative to the superblock,
+    /// later releases from the start of the file; in a file with a user
+    /// block, the first chunk's stored bytes (read by libhdf5) are looked
+    /// for at both places in the file.
+    fn address_shift(&self, space: hid_t) -> Result<u64> {
+        if self.user_block == 0 {
+            return Ok(0);
+        }
+        let fail = || format!("cannot locate the first chunk of dataset '{}'", self.name);
+        let mut first = vec![0 as hsize_t; self.shape.len()];
+        let (mut mask, mut addr, mut size): (u32, haddr_t, hsize_t) = (0, HADDR_UNDEF, 0);
+        // SAFETY: `first` has one entry per dimension of the dataset.
+        check(
+            unsafe {
+                H5Dget_chunk_info(self.id, space, 0, first.as_mut_ptr(), &mut mask, &mut addr, &mut size)
+            },
+            fail,
+        )?;
+        let mut stored = vec![0u8; size as usize];
+        // SAFETY: `stored` holds the chunk's stored size.
+        check(
+            unsafe { H5Dread_chunk(self.id, H5P_DEFAULT, first.as_ptr(), &mut mask, stored.as_mut_ptr().cast()) },
+            fail,
+        )?;
+        let file = std::fs::File::open(self.source).map_err(|e| malformed(format!("{}: {e}", fail())))?;
+        let holds = |offset: u64| {
+            let mut found = vec![0u8; stored.len()];
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut found, offset).is_ok() && found == stored
+        };
+        [self.user_block, 0]
+            .into_iter()
+            .find(|&shift| holds(addr + shift))
+            .ok_or_else(|| malformed(format!("{}: its bytes are not where libhdf5 says", fail())))
+    }
+
+    /// The (address, size) of the chunk at grid `position`, `None` when
+    /// it was never written.
+    fn chunk_range(&self, position: &[u64], chunks: &[u64]) -> Result<Option<(u64, u64)>> {
         let offsets: Vec<hsize_t> = position.iter().zip(chunks).map(|(p, c)| p * c).collect();
         let (mut mask, mut addr, mut size): (u32, haddr_t, hsize_t) = (0, HADDR_UNDEF, 0);
         // SAFETY: `offsets` has one entry per dimension of the dataset.
@@ -114,10 +157,7 @@ impl Dataset<'_> {
                 self.name
             )));
         }
-        Ok(Some(Bytes::Range {
-            offset: addr,
-            length: size,
-        }))
+        Ok(Some((addr, size)))
     }
 
     /// Contiguous layout: blocks of whole rows of the one extent (see
@@ -134,13 +174,10 @@ impl Dataset<'_> {
         }
         let total = self.elements() * self.item_size;
         if stored < total {
-            return Err(Error::MalformedSource {
-                path: String::new(),
-                reason: format!(
-                    "contiguous dataset '{}' stores {stored} bytes, its shape needs {total}",
-                    self.name
-                ),
-            });
+            return Err(malformed(format!(
+                "contiguous dataset '{}' stores {stored} bytes, its shape needs {total}",
+                self.name
+            )));
         }
         let block_bytes = chunks.iter().product::<u64>() * self.item_size;
         let blocks = self.shape.first().map_or(1, |&rows| rows / chunks[0]);
@@ -173,6 +210,14 @@ impl Dataset<'_> {
             chunks: self.shape.to_vec(),
             refs: vec![(vec![0; self.shape.len().max(1)], Bytes::Inline(bytes))],
         })
+    }
+}
+
+/// A malformed-source error; the path is filled in by the caller.
+fn malformed(reason: String) -> Error {
+    Error::MalformedSource {
+        path: String::new(),
+        reason,
     }
 }
 
