@@ -77,9 +77,10 @@ const HEAD_BYTES: u64 = 2048 + 8;
 /// Whether `head` (a file's first bytes) holds an HDF5 signature after a
 /// user block.
 fn hdf5_after_user_block(head: &[u8]) -> bool {
-    HDF5_USER_BLOCKS
-        .iter()
-        .any(|&at| head.get(at..).is_some_and(|rest| rest.starts_with(HDF5_MAGIC)))
+    HDF5_USER_BLOCKS.iter().any(|&at| {
+        head.get(at..)
+            .is_some_and(|rest| rest.starts_with(HDF5_MAGIC))
+    })
 }
 
 /// Choices that change what a builder writes.
@@ -177,7 +178,10 @@ mod tests {
         let mut odd = vec![0u8; 700];
         odd.extend_from_slice(HDF5_MAGIC);
         assert!(detect_bytes("c.bin", &odd).is_err());
-        assert_eq!(detect_bytes("d.nc", b"not a signature").unwrap(), Format::Hdf5);
+        assert_eq!(
+            detect_bytes("d.nc", b"not a signature").unwrap(),
+            Format::Hdf5
+        );
         assert_eq!(detect_bytes("e.tif", b"II*\0").unwrap(), Format::Tiff);
     }
 }

@@ -4,16 +4,18 @@
 use std::ffi::{c_char, c_void, CStr};
 
 use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t};
-use hdf5_metno_sys::h5a::{H5A_info_t, H5Aexists, H5Aget_space, H5Aget_type, H5Aiterate2, H5Aopen, H5Aread};
+use hdf5_metno_sys::h5a::{
+    H5A_info_t, H5Aexists, H5Aget_space, H5Aget_type, H5Aiterate2, H5Aopen, H5Aread,
+};
 use hdf5_metno_sys::h5d::H5Dvlen_reclaim;
 use hdf5_metno_sys::h5i::{hid_t, H5Iget_name};
 use hdf5_metno_sys::h5p::H5P_DEFAULT;
 use hdf5_metno_sys::h5r::{hobj_ref_t, H5R_type_t, H5Rdereference2};
 use hdf5_metno_sys::h5s::{H5S_class_t, H5Sget_simple_extent_npoints, H5Sget_simple_extent_type};
 use hdf5_metno_sys::h5t::{
-    hvl_t, H5T_class_t, H5T_sign_t, H5Tcopy, H5Tget_class, H5Tget_cset, H5Tget_sign,
-    H5Tget_size, H5Tis_variable_str, H5Tset_cset, H5Tset_size, H5Tvlen_create, H5T_C_S1,
-    H5T_NATIVE_DOUBLE, H5T_NATIVE_LLONG, H5T_NATIVE_ULLONG, H5T_STD_REF_OBJ, H5T_VARIABLE,
+    hvl_t, H5T_class_t, H5T_sign_t, H5Tcopy, H5Tget_class, H5Tget_cset, H5Tget_sign, H5Tget_size,
+    H5Tis_variable_str, H5Tset_cset, H5Tset_size, H5Tvlen_create, H5T_C_S1, H5T_NATIVE_DOUBLE,
+    H5T_NATIVE_LLONG, H5T_NATIVE_ULLONG, H5T_STD_REF_OBJ, H5T_VARIABLE,
 };
 use serde_json::{json, Value};
 
@@ -31,7 +33,11 @@ pub(crate) fn names(obj: hid_t) -> Result<Vec<String>> {
     ) -> i32 {
         // SAFETY: libhdf5 passes a NUL-terminated name and our Vec.
         let names = unsafe { &mut *data.cast::<Vec<String>>() };
-        names.push(unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned());
+        names.push(
+            unsafe { CStr::from_ptr(name) }
+                .to_string_lossy()
+                .into_owned(),
+        );
         0
     }
     for index in [H5_index_t::H5_INDEX_CRT_ORDER, H5_index_t::H5_INDEX_NAME] {
@@ -142,7 +148,10 @@ impl Attribute {
         // SAFETY: valid datatype ids.
         unsafe {
             check(H5Tset_size(memory.id(), H5T_VARIABLE), what)?;
-            check(H5Tset_cset(memory.id(), H5Tget_cset(self.datatype.id()) as _), what)?;
+            check(
+                H5Tset_cset(memory.id(), H5Tget_cset(self.datatype.id()) as _),
+                what,
+            )?;
         }
         let mut pointers: Vec<*mut c_char> = vec![std::ptr::null_mut(); n];
         self.read_into(memory.id(), &mut pointers)?;
@@ -159,7 +168,12 @@ impl Attribute {
             .collect();
         // SAFETY: frees what H5Aread allocated for `pointers`.
         unsafe {
-            H5Dvlen_reclaim(memory.id(), self.space.id(), H5P_DEFAULT, pointers.as_mut_ptr().cast())
+            H5Dvlen_reclaim(
+                memory.id(),
+                self.space.id(),
+                H5P_DEFAULT,
+                pointers.as_mut_ptr().cast(),
+            )
         };
         Ok(strings)
     }
@@ -260,7 +274,12 @@ pub(crate) fn dimension_scales(obj: hid_t, rank: usize) -> Result<Vec<Vec<String
         .collect::<Result<Vec<Vec<String>>>>();
     // SAFETY: frees what H5Aread allocated for `lists`.
     unsafe {
-        H5Dvlen_reclaim(memory.id(), attribute.space.id(), H5P_DEFAULT, lists.as_mut_ptr().cast())
+        H5Dvlen_reclaim(
+            memory.id(),
+            attribute.space.id(),
+            H5P_DEFAULT,
+            lists.as_mut_ptr().cast(),
+        )
     };
     let mut names = names?;
     names.resize(rank, Vec::new());
@@ -289,10 +308,16 @@ fn referenced_name(obj: hid_t, reference: &hobj_ref_t) -> Result<String> {
 pub(crate) fn object_name(obj: hid_t) -> Result<String> {
     let what = || "cannot name an object".to_string();
     // SAFETY: a null buffer asks for the length only.
-    let len = check(unsafe { H5Iget_name(obj, std::ptr::null_mut(), 0) } as i64, what)? as usize;
+    let len = check(
+        unsafe { H5Iget_name(obj, std::ptr::null_mut(), 0) } as i64,
+        what,
+    )? as usize;
     let mut buf = vec![0u8; len + 1];
     // SAFETY: `buf` holds len + 1 bytes.
-    check(unsafe { H5Iget_name(obj, buf.as_mut_ptr().cast(), buf.len()) } as i64, what)?;
+    check(
+        unsafe { H5Iget_name(obj, buf.as_mut_ptr().cast(), buf.len()) } as i64,
+        what,
+    )?;
     buf.truncate(len);
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }

@@ -65,7 +65,9 @@ impl Element {
             _ => &[1, 2, 4, 8],
         };
         if !sizes.contains(&size) || precision != size * 8 {
-            return Err(format!("{size}-byte numbers of {precision} significant bits"));
+            return Err(format!(
+                "{size}-byte numbers of {precision} significant bits"
+            ));
         }
         Ok(Element {
             kind,
@@ -192,7 +194,10 @@ mod tests {
         assert_eq!(f4.fill_value(&f32::NAN.to_le_bytes()), json!("NaN"));
         assert_eq!(f4.fill_value(&(-1.0f32).to_le_bytes()), json!(-1.0));
         let f8be = element(Kind::Float, 8, true);
-        assert_eq!(f8be.fill_value(&f64::INFINITY.to_be_bytes()), json!("Infinity"));
+        assert_eq!(
+            f8be.fill_value(&f64::INFINITY.to_be_bytes()),
+            json!("Infinity")
+        );
         assert_eq!(f8be.fill_value(&9.5f64.to_be_bytes()), json!(9.5));
         let f2 = element(Kind::Float, 2, false);
         assert_eq!(f2.fill_value(&0x3c00u16.to_le_bytes()), json!(1.0));

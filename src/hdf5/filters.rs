@@ -166,7 +166,9 @@ mod tests {
         let got = codecs("/t", &[filter(32001, &[2, 2, 4, 4096, 7, 2, 5])], 4).unwrap();
         assert_eq!(
             got,
-            vec![json!({"id": "blosc", "cname": "zstd", "clevel": 7, "shuffle": 2, "blocksize": 0})]
+            vec![
+                json!({"id": "blosc", "cname": "zstd", "clevel": 7, "shuffle": 2, "blocksize": 0})
+            ]
         );
     }
 
@@ -194,6 +196,9 @@ mod tests {
         let e = codecs("/v", &[named], 4).unwrap_err().to_string();
         assert!(e.contains("filter 32008 (bitshuffle;"), "{e}");
         let bad_blosc = codecs("/v", &[filter(32001, &[2, 2, 4, 0, 5, 1, 9])], 4);
-        assert!(bad_blosc.unwrap_err().to_string().contains("compressor code"));
+        assert!(bad_blosc
+            .unwrap_err()
+            .to_string()
+            .contains("compressor code"));
     }
 }

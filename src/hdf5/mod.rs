@@ -174,9 +174,10 @@ impl Object<'_> {
     fn open(&self) -> Result<Handle> {
         let c = c_name(self.name)?;
         // SAFETY: valid file id and NUL-terminated path; owned by a Handle.
-        Handle::new(unsafe { H5Oopen(self.file, c.as_ptr(), H5P_DEFAULT) }, || {
-            format!("cannot open '{}'", self.name)
-        })
+        Handle::new(
+            unsafe { H5Oopen(self.file, c.as_ptr(), H5P_DEFAULT) },
+            || format!("cannot open '{}'", self.name),
+        )
     }
 
     /// `.zgroup` and `.zattrs` of a group.
@@ -184,8 +185,14 @@ impl Object<'_> {
         let group = self.open()?;
         let attributes = visible_attributes(group.id())?;
         let prefix = self.prefix();
-        refs.insert(format!("{prefix}.zgroup"), json!({"zarr_format": 2}).to_string().into());
-        refs.insert(format!("{prefix}.zattrs"), Value::Object(attributes).to_string().into());
+        refs.insert(
+            format!("{prefix}.zgroup"),
+            json!({"zarr_format": 2}).to_string().into(),
+        );
+        refs.insert(
+            format!("{prefix}.zattrs"),
+            Value::Object(attributes).to_string().into(),
+        );
         Ok(())
     }
 
@@ -195,14 +202,17 @@ impl Object<'_> {
         let c = c_name(self.name)?;
         let what = || format!("cannot open dataset '{}'", self.name);
         // SAFETY: valid ids; each returned id is owned by a Handle.
-        let dataset = Handle::new(unsafe { H5Dopen2(self.file, c.as_ptr(), H5P_DEFAULT) }, what)?;
+        let dataset = Handle::new(
+            unsafe { H5Dopen2(self.file, c.as_ptr(), H5P_DEFAULT) },
+            what,
+        )?;
         let file_type = Handle::new(unsafe { H5Dget_type(dataset.id()) }, what)?;
         let element = match Element::of(file_type.id()) {
             Ok(element) => element,
-            Err(kind) => return Ok(self.leave_out(&format!("it holds {kind}"))),
+            Err(kind) => return self.leave_out(&format!("it holds {kind}")),
         };
         let Some(shape) = shape(dataset.id(), self.name)? else {
-            return Ok(self.leave_out("its dataspace is null (no elements)"));
+            return self.leave_out("its dataspace is null (no elements)");
         };
         let dcpl = Handle::new(unsafe { H5Dget_create_plist(dataset.id()) }, what)?;
         let array = storage::Dataset {
@@ -218,11 +228,14 @@ impl Object<'_> {
             H5D_layout_t::H5D_CHUNKED => {
                 let pipeline = pipeline(dcpl.id(), self.name)?;
                 let codecs = filters::codecs(&format!("/{}", self.name), &pipeline, element.size)?;
-                (array.chunked(&chunk_shape(dcpl.id(), shape.len(), self.name)?)?, codecs)
+                (
+                    array.chunked(&chunk_shape(dcpl.id(), shape.len(), self.name)?)?,
+                    codecs,
+                )
             }
             H5D_layout_t::H5D_CONTIGUOUS => (array.contiguous()?, Vec::new()),
             H5D_layout_t::H5D_COMPACT => (array.compact(file_type.id())?, Vec::new()),
-            _ => return Ok(self.leave_out("its layout is virtual or unknown")),
+            _ => return self.leave_out("its layout is virtual or unknown"),
         };
         let names = attrs::names(dataset.id())?;
         let scale = is_dimension_scale(dataset.id(), &names)?;
@@ -230,7 +243,7 @@ impl Object<'_> {
             return Ok(()); // a netCDF dimension without a coordinate variable
         }
         let Some(dimensions) = self.dimensions(dataset.id(), shape.len(), scale)? else {
-            return Ok(self.leave_out("a dimension has several dimension scales attached"));
+            return self.leave_out("a dimension has several dimension scales attached");
         };
         let fill = fill_value(dataset.id(), dcpl.id(), file_type.id(), &element, &names)?;
         let zarray = json!({
@@ -248,17 +261,21 @@ impl Object<'_> {
         zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
         let prefix = self.prefix();
         refs.insert(format!("{prefix}.zarray"), zarray.to_string().into());
-        refs.insert(format!("{prefix}.zattrs"), Value::Object(zattrs).to_string().into());
+        refs.insert(
+            format!("{prefix}.zattrs"),
+            Value::Object(zattrs).to_string().into(),
+        );
         insert_chunks(refs, &prefix, url, stored);
         Ok(())
     }
 
-    /// The warning for a dataset left out of the index.
-    fn leave_out(&self, why: &str) {
+    /// Warns that this dataset is left out of the index, and goes on.
+    fn leave_out(&self, why: &str) -> Result<()> {
         eprintln!(
             "chunkref: warning: {}: dataset '/{}' is left out: {why}",
             self.path, self.name
         );
+        Ok(())
     }
 
     /// `_ARRAY_DIMENSIONS` as kerchunk names them: the attached dimension
@@ -355,9 +372,10 @@ fn fill_value(
             "cannot read the fill value".into()
         })?;
         if defined != H5D_fill_value_t::H5D_FILL_VALUE_UNDEFINED {
-            check(H5Pget_fill_value(dcpl, file_type, bytes.as_mut_ptr().cast()), || {
-                "cannot read the fill value".into()
-            })?;
+            check(
+                H5Pget_fill_value(dcpl, file_type, bytes.as_mut_ptr().cast()),
+                || "cannot read the fill value".into(),
+            )?;
         }
     }
     Ok(element.fill_value(&bytes))

@@ -4,8 +4,8 @@
 
 use hdf5_metno_sys::h5::{haddr_t, hsize_t, HADDR_UNDEF};
 use hdf5_metno_sys::h5d::{
-    H5Dget_chunk_info, H5Dget_chunk_info_by_coord, H5Dget_num_chunks, H5Dget_offset, H5Dget_space, H5Dget_storage_size,
-    H5Dread, H5Dread_chunk,
+    H5Dget_chunk_info, H5Dget_chunk_info_by_coord, H5Dget_num_chunks, H5Dget_offset, H5Dget_space,
+    H5Dget_storage_size, H5Dread, H5Dread_chunk,
 };
 use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::h5p::H5P_DEFAULT;
@@ -113,20 +113,38 @@ impl Dataset<'_> {
         // SAFETY: `first` has one entry per dimension of the dataset.
         check(
             unsafe {
-                H5Dget_chunk_info(self.id, space, 0, first.as_mut_ptr(), &mut mask, &mut addr, &mut size)
+                H5Dget_chunk_info(
+                    self.id,
+                    space,
+                    0,
+                    first.as_mut_ptr(),
+                    &mut mask,
+                    &mut addr,
+                    &mut size,
+                )
             },
             fail,
         )?;
         let mut stored = vec![0u8; size as usize];
         // SAFETY: `stored` holds the chunk's stored size.
         check(
-            unsafe { H5Dread_chunk(self.id, H5P_DEFAULT, first.as_ptr(), &mut mask, stored.as_mut_ptr().cast()) },
+            unsafe {
+                H5Dread_chunk(
+                    self.id,
+                    H5P_DEFAULT,
+                    first.as_ptr(),
+                    &mut mask,
+                    stored.as_mut_ptr().cast(),
+                )
+            },
             fail,
         )?;
-        let file = std::fs::File::open(self.source).map_err(|e| malformed(format!("{}: {e}", fail())))?;
+        let file =
+            std::fs::File::open(self.source).map_err(|e| malformed(format!("{}: {e}", fail())))?;
         let holds = |offset: u64| {
             let mut found = vec![0u8; stored.len()];
-            std::os::unix::fs::FileExt::read_exact_at(&file, &mut found, offset).is_ok() && found == stored
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut found, offset).is_ok()
+                && found == stored
         };
         [self.user_block, 0]
             .into_iter()
@@ -142,9 +160,21 @@ impl Dataset<'_> {
         // SAFETY: `offsets` has one entry per dimension of the dataset.
         check(
             unsafe {
-                H5Dget_chunk_info_by_coord(self.id, offsets.as_ptr(), &mut mask, &mut addr, &mut size)
+                H5Dget_chunk_info_by_coord(
+                    self.id,
+                    offsets.as_ptr(),
+                    &mut mask,
+                    &mut addr,
+                    &mut size,
+                )
             },
-            || format!("cannot locate chunk {} of dataset '{}'", key(position), self.name),
+            || {
+                format!(
+                    "cannot locate chunk {} of dataset '{}'",
+                    key(position),
+                    self.name
+                )
+            },
         )?;
         if addr == HADDR_UNDEF || size == 0 {
             return Ok(None);
@@ -202,7 +232,14 @@ impl Dataset<'_> {
         // SAFETY: `bytes` holds every element of the file datatype.
         check(
             unsafe {
-                H5Dread(self.id, file_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.as_mut_ptr().cast())
+                H5Dread(
+                    self.id,
+                    file_type,
+                    H5S_ALL,
+                    H5S_ALL,
+                    H5P_DEFAULT,
+                    bytes.as_mut_ptr().cast(),
+                )
             },
             || format!("cannot read compact dataset '{}'", self.name),
         )?;
@@ -235,7 +272,9 @@ pub(crate) fn row_blocks(shape: &[u64], item_size: u64, limit: u64) -> Vec<u64> 
     }
     let fit = (limit / row_bytes.max(1)).clamp(1, rows);
     let per_block = (1..=fit).rev().find(|r| rows % r == 0).unwrap_or(1);
-    std::iter::once(per_block).chain(rest.iter().copied()).collect()
+    std::iter::once(per_block)
+        .chain(rest.iter().copied())
+        .collect()
 }
 
 /// The Zarr v2 key of grid `position`: `i.j.k`, or `0` for a scalar.
