@@ -1,8 +1,8 @@
 //! `chunkref index` for NetCDF4 / HDF5 files: the Kerchunk JSON v1 store
 //! kerchunk's `SingleHdf5ToZarr` writes for a file (a `.zgroup` and
 //! `.zattrs` per group, a `.zarray` and `.zattrs` per numeric dataset,
-//! chunk references `[url, offset, length]`), read through libhdf5's own
-//! chunk index (`H5Dget_chunk_info_by_coord`) rather than chunk by chunk.
+//! chunk references `[url, offset, length]`), the chunk ranges read from
+//! the file's own chunk index through libhdf5 (`H5Dget_chunk_info`).
 //!
 //! libhdf5 (Debian's serial build) is not thread-safe: every call here
 //! holds the binding crate's library lock, and only the indexer calls it,

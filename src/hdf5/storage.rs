@@ -4,8 +4,8 @@
 
 use hdf5_metno_sys::h5::{haddr_t, hsize_t, HADDR_UNDEF};
 use hdf5_metno_sys::h5d::{
-    H5Dget_chunk_info, H5Dget_chunk_info_by_coord, H5Dget_num_chunks, H5Dget_offset, H5Dget_space,
-    H5Dget_storage_size, H5Dread, H5Dread_chunk,
+    H5Dget_chunk_info, H5Dget_num_chunks, H5Dget_offset, H5Dget_space, H5Dget_storage_size,
+    H5Dread, H5Dread_chunk,
 };
 use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::h5p::H5P_DEFAULT;
@@ -64,9 +64,17 @@ impl Dataset<'_> {
         self.shape.iter().product()
     }
 
-    /// Chunked layout: every allocated chunk of the grid of `chunks`, by
-    /// coordinate (a B-tree lookup each), with its file range; chunks
-    /// with a filter skipped (a nonzero filter mask) are refused.
+    /// Chunked layout: every allocated chunk (never-written chunks have
+    /// none: they read as the fill value) with its file range, by index
+    /// in the file's chunk index; chunks with a filter skipped (a nonzero
+    /// filter mask) are refused.
+    ///
+    /// libhdf5 1.10 has no one-pass chunk iteration: each lookup, by
+    /// index or by coordinate, walks the chunk index from its start, so
+    /// this is quadratic in the number of chunks (see
+    /// docs/reference-table.md). By index it visits allocated chunks
+    /// only, where by coordinate every cell of a sparse grid costs a
+    /// whole walk.
     pub(crate) fn chunked(&self, chunks: &[u64]) -> Result<Storage> {
         let mut allocated: hsize_t = 0;
         let what = || format!("cannot count the chunks of dataset '{}'", self.name);
@@ -76,26 +84,66 @@ impl Dataset<'_> {
             unsafe { H5Dget_num_chunks(self.id, space.id(), &mut allocated) },
             what,
         )?;
-        let grid: Vec<u64> = self
-            .shape
-            .iter()
-            .zip(chunks)
-            .map(|(&n, &c)| n.div_ceil(c.max(1)))
-            .collect();
-        let mut refs = Vec::with_capacity(allocated as usize);
-        if allocated > 0 {
-            let shift = self.address_shift(space.id())?;
-            for position in GridPositions::new(&grid) {
-                if let Some((offset, length)) = self.chunk_range(&position, chunks)? {
-                    let offset = offset + shift;
-                    refs.push((position, Bytes::Range { offset, length }));
-                }
-            }
-        }
+        let shift = match allocated {
+            0 => 0,
+            _ => self.address_shift(space.id())?,
+        };
+        let refs = (0..allocated)
+            .filter_map(|i| self.chunk_at(space.id(), i, chunks, shift).transpose())
+            .collect::<Result<Vec<_>>>()?;
         Ok(Storage {
             chunks: chunks.to_vec(),
             refs,
         })
+    }
+
+    /// The grid position and file range of allocated chunk `index`
+    /// (addresses moved by `shift`), `None` when it has no storage.
+    fn chunk_at(
+        &self,
+        space: hid_t,
+        index: hsize_t,
+        chunks: &[u64],
+        shift: u64,
+    ) -> Result<Option<(Vec<u64>, Bytes)>> {
+        let mut offsets = vec![0 as hsize_t; self.shape.len()];
+        let (mut mask, mut addr, mut size): (u32, haddr_t, hsize_t) = (0, HADDR_UNDEF, 0);
+        // SAFETY: `offsets` has one entry per dimension of the dataset.
+        check(
+            unsafe {
+                H5Dget_chunk_info(
+                    self.id,
+                    space,
+                    index,
+                    offsets.as_mut_ptr(),
+                    &mut mask,
+                    &mut addr,
+                    &mut size,
+                )
+            },
+            || format!("cannot locate chunk #{index} of dataset '{}'", self.name),
+        )?;
+        let position: Vec<u64> = offsets
+            .iter()
+            .zip(chunks)
+            .map(|(o, c)| o / c.max(&1))
+            .collect();
+        if addr == HADDR_UNDEF || size == 0 {
+            return Ok(None);
+        }
+        if mask != 0 {
+            return Err(Error::unsupported(format!(
+                "chunk {} of dataset '{}' skips filters (filter mask {mask:#x}), which a \
+                 Zarr codec list cannot say for one chunk",
+                key(&position),
+                self.name
+            )));
+        }
+        let range = Bytes::Range {
+            offset: addr + shift,
+            length: size,
+        };
+        Ok(Some((position, range)))
     }
 
     /// What to add to the chunk addresses libhdf5 reports to make them
@@ -150,44 +198,6 @@ impl Dataset<'_> {
             .into_iter()
             .find(|&shift| holds(addr + shift))
             .ok_or_else(|| malformed(format!("{}: its bytes are not where libhdf5 says", fail())))
-    }
-
-    /// The (address, size) of the chunk at grid `position`, `None` when
-    /// it was never written.
-    fn chunk_range(&self, position: &[u64], chunks: &[u64]) -> Result<Option<(u64, u64)>> {
-        let offsets: Vec<hsize_t> = position.iter().zip(chunks).map(|(p, c)| p * c).collect();
-        let (mut mask, mut addr, mut size): (u32, haddr_t, hsize_t) = (0, HADDR_UNDEF, 0);
-        // SAFETY: `offsets` has one entry per dimension of the dataset.
-        check(
-            unsafe {
-                H5Dget_chunk_info_by_coord(
-                    self.id,
-                    offsets.as_ptr(),
-                    &mut mask,
-                    &mut addr,
-                    &mut size,
-                )
-            },
-            || {
-                format!(
-                    "cannot locate chunk {} of dataset '{}'",
-                    key(position),
-                    self.name
-                )
-            },
-        )?;
-        if addr == HADDR_UNDEF || size == 0 {
-            return Ok(None);
-        }
-        if mask != 0 {
-            return Err(Error::unsupported(format!(
-                "chunk {} of dataset '{}' skips filters (filter mask {mask:#x}), which a \
-                 Zarr codec list cannot say for one chunk",
-                key(position),
-                self.name
-            )));
-        }
-        Ok(Some((addr, size)))
     }
 
     /// Contiguous layout: blocks of whole rows of the one extent (see
@@ -289,61 +299,9 @@ pub(crate) fn key(position: &[u64]) -> String {
         .join(".")
 }
 
-/// Every position of a chunk grid, the last dimension fastest.
-struct GridPositions {
-    grid: Vec<u64>,
-    next: Option<Vec<u64>>,
-}
-
-impl GridPositions {
-    fn new(grid: &[u64]) -> GridPositions {
-        let empty = grid.contains(&0);
-        GridPositions {
-            grid: grid.to_vec(),
-            next: (!empty).then(|| vec![0; grid.len()]),
-        }
-    }
-}
-
-impl Iterator for GridPositions {
-    type Item = Vec<u64>;
-
-    fn next(&mut self) -> Option<Vec<u64>> {
-        let current = self.next.take()?;
-        let mut following = current.clone();
-        for axis in (0..following.len()).rev() {
-            following[axis] += 1;
-            if following[axis] < self.grid[axis] {
-                self.next = Some(following);
-                break;
-            }
-            following[axis] = 0;
-        }
-        Some(current)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grid_positions_run_last_axis_fastest() {
-        let all: Vec<Vec<u64>> = GridPositions::new(&[2, 3]).collect();
-        assert_eq!(
-            all,
-            vec![
-                vec![0, 0],
-                vec![0, 1],
-                vec![0, 2],
-                vec![1, 0],
-                vec![1, 1],
-                vec![1, 2]
-            ]
-        );
-        assert_eq!(GridPositions::new(&[4, 0]).count(), 0);
-        assert_eq!(GridPositions::new(&[1, 1, 1]).count(), 1);
-    }
 
     #[test]
     fn keys_join_positions_with_dots() {
