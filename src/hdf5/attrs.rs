@@ -20,7 +20,11 @@ use hdf5_metno_sys::h5t::{
 use serde_json::{json, Value};
 
 use super::handle::{c_name, check, Handle};
-use crate::error::Result;
+use crate::error::{Error, Result};
+
+/// The most bytes of one attribute's values read (netCDF attributes are
+/// at most a few kB; dense HDF5 attribute storage allows any size).
+const MAX_ATTRIBUTE_BYTES: usize = 64 << 20;
 
 /// The names of the attributes of object `obj`, in creation order when
 /// the file tracks it, else by name.
@@ -95,14 +99,29 @@ impl Attribute {
     }
 
     /// The number of elements; `None` for a null dataspace (no value).
-    fn count(&self) -> Option<usize> {
-        // SAFETY: valid dataspace id.
-        unsafe {
-            if H5Sget_simple_extent_type(self.space.id()) == H5S_class_t::H5S_NULL {
-                return None;
-            }
-            usize::try_from(H5Sget_simple_extent_npoints(self.space.id())).ok()
+    fn count(&self) -> Result<Option<usize>> {
+        // SAFETY: valid dataspace and datatype ids.
+        let (class, points, size) = unsafe {
+            (
+                H5Sget_simple_extent_type(self.space.id()),
+                H5Sget_simple_extent_npoints(self.space.id()),
+                H5Tget_size(self.datatype.id()),
+            )
+        };
+        if class == H5S_class_t::H5S_NULL {
+            return Ok(None);
         }
+        let n = usize::try_from(points).unwrap_or(0);
+        if n.saturating_mul(size.max(8)) > MAX_ATTRIBUTE_BYTES {
+            return Err(Error::Limits {
+                what: format!(
+                    "attribute '{}' holds {n} values of {size} bytes (at most {MAX_ATTRIBUTE_BYTES} \
+                     bytes are read)",
+                    self.name
+                ),
+            });
+        }
+        Ok(Some(n))
     }
 
     /// Reads every element as `memory_type` into `buf`.
@@ -184,7 +203,7 @@ impl Attribute {
 /// `""`; `None` for datatypes other than numbers and strings.
 pub(crate) fn value(obj: hid_t, name: &str) -> Result<Option<Value>> {
     let attribute = Attribute::open(obj, name)?;
-    let Some(n) = attribute.count() else {
+    let Some(n) = attribute.count()? else {
         return Ok(Some(json!("")));
     };
     let t = attribute.datatype.id();
@@ -228,7 +247,7 @@ pub(crate) fn value(obj: hid_t, name: &str) -> Result<Option<Value>> {
 /// datatype `to` (a dataset's), as raw bytes; `None` when it has none.
 pub(crate) fn first_as(obj: hid_t, name: &str, to: hid_t) -> Result<Option<Vec<u8>>> {
     let attribute = Attribute::open(obj, name)?;
-    let n = attribute.count().unwrap_or(0);
+    let n = attribute.count()?.unwrap_or(0);
     let t = attribute.datatype.id();
     // SAFETY: valid datatype ids.
     let (class, size) = unsafe { (H5Tget_class(t), H5Tget_size(to)) };
@@ -251,7 +270,7 @@ pub(crate) fn dimension_scales(obj: hid_t, rank: usize) -> Result<Vec<Vec<String
     let what = || "cannot read attribute 'DIMENSION_LIST'".to_string();
     // SAFETY: a new vlen type, owned by a Handle.
     let memory = Handle::new(unsafe { H5Tvlen_create(*H5T_STD_REF_OBJ) }, what)?;
-    let n = attribute.count().unwrap_or(0);
+    let n = attribute.count()?.unwrap_or(0);
     let mut lists = vec![
         hvl_t {
             len: 0,

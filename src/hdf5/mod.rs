@@ -401,10 +401,19 @@ fn shape(dataset: hid_t, name: &str) -> Result<Option<Vec<u64>>> {
 fn chunk_shape(dcpl: hid_t, rank: usize, name: &str) -> Result<Vec<u64>> {
     let mut dims = [0u64; 32];
     // SAFETY: `dims` holds 32 entries, HDF5's maximum rank.
-    let got = check(unsafe { H5Pget_chunk(dcpl, 32, dims.as_mut_ptr()) }, || {
-        format!("cannot read the chunk shape of dataset '{name}'")
-    })?;
-    Ok(dims[..(got as usize).min(rank)].to_vec())
+    let what = || format!("cannot read the chunk shape of dataset '{name}'");
+    let got = check(unsafe { H5Pget_chunk(dcpl, 32, dims.as_mut_ptr()) }, what)? as usize;
+    if got != rank || dims[..rank].contains(&0) {
+        return Err(Error::MalformedSource {
+            path: String::new(),
+            reason: format!(
+                "{}: {got}-D chunks {:?} for a {rank}-D shape",
+                what(),
+                &dims[..got.min(32)]
+            ),
+        });
+    }
+    Ok(dims[..rank].to_vec())
 }
 
 /// The dataset's filter pipeline, in the order HDF5 applies it on write.
