@@ -200,7 +200,8 @@ impl Object<'_> {
     /// and nothing when chunkref cannot read it as numbers.
     fn dataset(&self, url: &str, refs: &mut Map<String, Value>) -> Result<()> {
         let c = c_name(self.name)?;
-        let what = || format!("cannot open dataset '{}'", self.name);
+        let label = format!("/{}", self.name);
+        let what = || format!("cannot open dataset '{label}'");
         // SAFETY: valid ids; each returned id is owned by a Handle.
         let dataset = Handle::new(
             unsafe { H5Dopen2(self.file, c.as_ptr(), H5P_DEFAULT) },
@@ -211,13 +212,13 @@ impl Object<'_> {
             Ok(element) => element,
             Err(kind) => return self.leave_out(&format!("it holds {kind}")),
         };
-        let Some(shape) = shape(dataset.id(), self.name)? else {
+        let Some(shape) = shape(dataset.id(), &label)? else {
             return self.leave_out("its dataspace is null (no elements)");
         };
         let dcpl = Handle::new(unsafe { H5Dget_create_plist(dataset.id()) }, what)?;
         let array = storage::Dataset {
             id: dataset.id(),
-            name: self.name,
+            name: &label,
             shape: &shape,
             item_size: element.size as u64,
             user_block: self.user_block,
@@ -226,10 +227,10 @@ impl Object<'_> {
         // SAFETY: valid property list id.
         let (stored, filters) = match unsafe { H5Pget_layout(dcpl.id()) } {
             H5D_layout_t::H5D_CHUNKED => {
-                let pipeline = pipeline(dcpl.id(), self.name)?;
-                let codecs = filters::codecs(&format!("/{}", self.name), &pipeline, element.size)?;
+                let pipeline = pipeline(dcpl.id(), &label)?;
+                let codecs = filters::codecs(&label, &pipeline, element.size)?;
                 (
-                    array.chunked(&chunk_shape(dcpl.id(), shape.len(), self.name)?)?,
+                    array.chunked(&chunk_shape(dcpl.id(), shape.len(), &label)?)?,
                     codecs,
                 )
             }

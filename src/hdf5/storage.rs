@@ -46,7 +46,7 @@ pub(crate) struct Storage {
 pub(crate) struct Dataset<'a> {
     /// The dataset's identifier.
     pub(crate) id: hid_t,
-    /// Its path in the file, for messages.
+    /// Its path in the file (`/grp/name`), for messages.
     pub(crate) name: &'a str,
     /// Its shape.
     pub(crate) shape: &'a [u64],

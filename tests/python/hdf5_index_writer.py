@@ -12,8 +12,12 @@ OUTDIR:
   dataset;
 - ``userblock.h5``: chunked and contiguous datasets after a 512-byte
   user block;
+- ``plugins.h5``: datasets with the Zstandard (32015) and Blosc (32001)
+  plugin filters, their chunks encoded by numcodecs and written directly
+  (h5py has no such plugins: the filters are declared optional);
 - ``scaleoffset.h5``, ``lzf.h5``: a dataset each with a filter chunkref
-  has no codec for (HDF5 scale-offset, h5py's LZF);
+  has no codec for (HDF5 scale-offset, h5py's LZF); ``masked.h5``: a
+  chunk whose filter mask says its Zstandard filter was skipped;
 - ``classic.nc``: a NetCDF-3 classic file (not HDF5);
 - ``expected/<file>/<dataset>.npy``: every numeric dataset of the HDF5
   files as h5py reads it (``/`` in paths as ``.``);
@@ -29,7 +33,9 @@ import sys
 from pathlib import Path
 
 import h5py
+import h5py.h5pl
 import netCDF4
+import numcodecs
 import numpy as np
 from kerchunk.hdf import SingleHdf5ToZarr
 
@@ -83,6 +89,40 @@ def write_user_block(path: Path) -> None:
         f.create_dataset("contiguous", data=ramp("i4", (30, 20), 10))
 
 
+def plugin_dataset(f: h5py.File, name: str, filter_id: int, values: tuple, data: np.ndarray,
+                   chunks: tuple[int, int], encode, masks: dict | None = None) -> None:
+    """A chunked dataset declaring plugin filter ``filter_id`` (optional,
+    as h5py cannot run it), each chunk written as ``encode`` makes it
+    (``masks``: chunk offset -> filter mask, stored as is)."""
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_chunk(chunks)
+    dcpl.set_filter(filter_id, h5py.h5z.FLAG_OPTIONAL, values)
+    space = h5py.h5s.create_simple(data.shape)
+    dsid = h5py.h5d.create(f.id, name.encode(), h5py.h5t.STD_I16LE, space, dcpl=dcpl)
+    rows, cols = chunks
+    for y in range(0, data.shape[0], rows):
+        for x in range(0, data.shape[1], cols):
+            block = np.ascontiguousarray(data[y : y + rows, x : x + cols]).tobytes()
+            mask = (masks or {}).get((y, x), 0)
+            dsid.write_direct_chunk((y, x), block if mask else encode(block), mask)
+
+
+def without_plugins() -> None:
+    """Empty HDF5's plugin search path: netCDF4 points it at the plugins
+    of its own wheel, built for another libhdf5, which fail in h5py's."""
+    while h5py.h5pl.size():
+        h5py.h5pl.remove(0)
+
+
+def write_plugins(path: Path) -> None:
+    without_plugins()
+    data = ramp("<i2", (40, 60), 14)
+    with h5py.File(path, "w") as f:
+        plugin_dataset(f, "zstd", 32015, (3,), data, (20, 30), numcodecs.Zstd(level=3).encode)
+        blosc = numcodecs.Blosc(cname="zstd", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
+        plugin_dataset(f, "blosc", 32001, (2, 2, 2, 1200, 5, 1, 5), data, (20, 30), blosc.encode)
+
+
 def write_refused(outdir: Path) -> None:
     with h5py.File(outdir / "scaleoffset.h5", "w") as f:
         f.create_dataset("ok", data=ramp("f4", (10, 10), 11), chunks=(5, 5))
@@ -92,6 +132,9 @@ def write_refused(outdir: Path) -> None:
     with h5py.File(outdir / "lzf.h5", "w") as f:
         f.create_dataset("squeezed", data=ramp("i2", (20, 20), 13), chunks=(10, 10),
                          compression="lzf")
+    with h5py.File(outdir / "masked.h5", "w") as f:
+        plugin_dataset(f, "partly", 32015, (3,), ramp("<i2", (20, 20), 15), (10, 10),
+                       numcodecs.Zstd(level=3).encode, masks={(10, 0): 1})
     with netCDF4.Dataset(outdir / "classic.nc", "w", format="NETCDF3_CLASSIC") as nc:
         nc.createDimension("x", 4)
         nc.createVariable("v", "f4", ("x",))[:] = np.arange(4)
@@ -119,10 +162,15 @@ def main(outdir: Path, netcdf: list[Path]) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
     write_plain(outdir / "plain.h5")
     write_user_block(outdir / "userblock.h5")
+    write_plugins(outdir / "plugins.h5")
     write_refused(outdir)
     for name in ["plain.h5", "userblock.h5"]:
         save_expected(outdir / name, outdir / "expected" / name)
         kerchunk_refs(outdir / name)
+    expected = outdir / "expected" / "plugins.h5"
+    expected.mkdir(parents=True)
+    for name in ["zstd", "blosc"]:
+        np.save(expected / f"{name}.npy", ramp("<i2", (40, 60), 14))
     for path in netcdf:
         kerchunk_refs(path)
 

@@ -92,7 +92,7 @@ def index(binary: Path, source: Path, out: Path, *options: str):
 def indexed(sources, chunkref_bin) -> dict[str, tuple[Path, str]]:
     """Our JSON index of every readable source, with the indexer's stderr."""
     out = {}
-    for name in [*NETCDF_SOURCES, "plain", "userblock"]:
+    for name in [*NETCDF_SOURCES, "plain", "userblock", "plugins"]:
         source = sources / (f"{name}.nc" if name in NETCDF_SOURCES else f"{name}.h5")
         target = sources / "ours" / f"{name}.json"
         out[name] = (target, index(chunkref_bin, source, target))
@@ -234,11 +234,12 @@ def assert_same_place(ds: gdal.Dataset, nat: gdal.Dataset, reversed_: bool, what
     assert_same_crs(ds.GetSpatialRef(), nat.GetSpatialRef(), what)
 
 
-@pytest.mark.parametrize("name", ["plain", "userblock"])
+@pytest.mark.parametrize("name", ["plain", "userblock", "plugins"])
 def test_plain_hdf5_rasters_equal_h5py(sources, indexed, name):
-    """Each raster reads as h5py reads the dataset: gzip + shuffle,
-    fletcher32, big-endian, int8, unwritten chunks and a never-written
-    contiguous dataset as their fill values, row blocks, a user block."""
+    """Each raster reads as h5py reads the dataset (or, for the plugin
+    filters, as it was written): gzip + shuffle, fletcher32, big-endian,
+    int8, unwritten chunks and a never-written contiguous dataset as their
+    fill values, row blocks, a user block, Zstandard and Blosc."""
     path, _ = indexed[name]
     expected_dir = sources / "expected" / f"{name}.h5"
     names = rasters(parsed(path))
@@ -284,6 +285,13 @@ def test_plain_hdf5_groups_attributes_and_fill_values(indexed):
     assert refs["scalar/.zarray"]["shape"] == [] and "scalar/0" in refs
 
 
+def test_plugin_filters_map_to_their_codecs(indexed):
+    refs = parsed(indexed["plugins"][0])
+    assert refs["zstd/.zarray"]["filters"] == [{"id": "zstd", "level": 3}]
+    assert refs["blosc/.zarray"]["filters"] == [
+        {"id": "blosc", "cname": "zstd", "clevel": 5, "shuffle": 1, "blocksize": 0}]
+
+
 def test_large_contiguous_dataset_is_read_in_row_blocks(indexed):
     """A 4.8 MB contiguous extent becomes two 300-row references, back to
     back, so a tile never fetches the whole extent."""
@@ -303,6 +311,7 @@ def test_compact_dataset_is_inlined(indexed):
     [
         ("scaleoffset.h5", ["'/packed/so'", "filter 6 (scaleoffset)"]),
         ("lzf.h5", ["'/squeezed'", "filter 32000 (lzf)"]),
+        ("masked.h5", ["chunk 1.0 of dataset '/partly'", "filter mask 0x1"]),
         ("classic.nc", ["NetCDF-3"]),
     ],
 )
