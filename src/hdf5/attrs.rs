@@ -19,7 +19,7 @@ use hdf5_metno_sys::h5t::{
 };
 use serde_json::{json, Value};
 
-use super::handle::{c_name, check, Handle};
+use super::handle::{c_name, check, failure, Handle};
 use crate::error::{Error, Result};
 
 /// The most bytes of one attribute's values read (netCDF attributes are
@@ -61,7 +61,7 @@ pub(crate) fn names(obj: hid_t) -> Result<Vec<String>> {
             return Ok(names);
         }
     }
-    check(-1, || "cannot list attributes".into()).map(|_| Vec::new())
+    Err(failure("cannot list attributes".into()))
 }
 
 /// Whether object `obj` has attribute `name`.

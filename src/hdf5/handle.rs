@@ -61,14 +61,18 @@ pub(crate) fn c_name(name: &str) -> Result<CString> {
 }
 
 /// An error for `what` failed, with libhdf5's innermost message (the
-/// error stack is cleared). Callers wrap it with the file's path.
-fn failure(what: String) -> Error {
+/// error stack is cleared); [`in_file`] names the file.
+pub(crate) fn failure(what: String) -> Error {
     let detail = innermost_message();
-    let reason = if detail.is_empty() {
+    malformed(if detail.is_empty() {
         what
     } else {
         format!("{what} (libhdf5: {detail})")
-    };
+    })
+}
+
+/// An [`Error::MalformedSource`] for `reason`; [`in_file`] names the file.
+pub(crate) fn malformed(reason: String) -> Error {
     Error::MalformedSource {
         path: String::new(),
         reason,

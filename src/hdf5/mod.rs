@@ -34,7 +34,7 @@ use serde_json::{json, Map, Value};
 
 use self::dtype::Element;
 use self::filters::Filter;
-use self::handle::{c_name, check, in_file, Handle};
+use self::handle::{c_name, check, in_file, malformed, Handle};
 use self::storage::{Bytes, Storage};
 use crate::error::{Error, Result};
 
@@ -224,19 +224,8 @@ impl Object<'_> {
             user_block: self.user_block,
             source: self.path,
         };
-        // SAFETY: valid property list id.
-        let (stored, filters) = match unsafe { H5Pget_layout(dcpl.id()) } {
-            H5D_layout_t::H5D_CHUNKED => {
-                let pipeline = pipeline(dcpl.id(), &label)?;
-                let codecs = filters::codecs(&label, &pipeline, element.size)?;
-                (
-                    array.chunked(&chunk_shape(dcpl.id(), shape.len(), &label)?)?,
-                    codecs,
-                )
-            }
-            H5D_layout_t::H5D_CONTIGUOUS => (array.contiguous()?, Vec::new()),
-            H5D_layout_t::H5D_COMPACT => (array.compact(file_type.id())?, Vec::new()),
-            _ => return self.leave_out("its layout is virtual or unknown"),
+        let Some((stored, filters)) = stored_as(&array, dcpl.id(), file_type.id())? else {
+            return self.leave_out("its layout is virtual or unknown");
         };
         let names = attrs::names(dataset.id())?;
         let scale = is_dimension_scale(dataset.id(), &names)?;
@@ -296,6 +285,27 @@ impl Object<'_> {
             })
             .collect())
     }
+}
+
+/// Where the dataset's bytes are, by its layout, and the codecs of its
+/// filters (chunked layout only); `None` for a virtual layout.
+fn stored_as(
+    array: &storage::Dataset,
+    dcpl: hid_t,
+    file_type: hid_t,
+) -> Result<Option<(Storage, Vec<Value>)>> {
+    // SAFETY: valid property list id.
+    Ok(Some(match unsafe { H5Pget_layout(dcpl) } {
+        H5D_layout_t::H5D_CHUNKED => {
+            let pipeline = pipeline(dcpl, array.name)?;
+            let codecs = filters::codecs(array.name, &pipeline, array.item_size as usize)?;
+            let chunks = chunk_shape(dcpl, array.shape.len(), array.name)?;
+            (array.chunked(&chunks)?, codecs)
+        }
+        H5D_layout_t::H5D_CONTIGUOUS => (array.contiguous()?, Vec::new()),
+        H5D_layout_t::H5D_COMPACT => (array.compact(file_type)?, Vec::new()),
+        _ => return Ok(None),
+    }))
 }
 
 /// The chunk references of `stored` under key prefix `prefix`.
@@ -405,14 +415,11 @@ fn chunk_shape(dcpl: hid_t, rank: usize, name: &str) -> Result<Vec<u64>> {
     let what = || format!("cannot read the chunk shape of dataset '{name}'");
     let got = check(unsafe { H5Pget_chunk(dcpl, 32, dims.as_mut_ptr()) }, what)? as usize;
     if got != rank || dims[..rank].contains(&0) {
-        return Err(Error::MalformedSource {
-            path: String::new(),
-            reason: format!(
-                "{}: {got}-D chunks {:?} for a {rank}-D shape",
-                what(),
-                &dims[..got.min(32)]
-            ),
-        });
+        return Err(malformed(format!(
+            "{}: {got}-D chunks {:?} for a {rank}-D shape",
+            what(),
+            &dims[..got.min(32)]
+        )));
     }
     Ok(dims[..rank].to_vec())
 }

@@ -11,7 +11,7 @@ use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::h5p::H5P_DEFAULT;
 use hdf5_metno_sys::h5s::H5S_ALL;
 
-use super::handle::{check, Handle};
+use super::handle::{check, malformed, Handle};
 use crate::error::{Error, Result};
 
 /// The largest block of a contiguous dataset one reference covers: a
@@ -257,14 +257,6 @@ impl Dataset<'_> {
             chunks: self.shape.to_vec(),
             refs: vec![(vec![0; self.shape.len().max(1)], Bytes::Inline(bytes))],
         })
-    }
-}
-
-/// A malformed-source error; the path is filled in by the caller.
-fn malformed(reason: String) -> Error {
-    Error::MalformedSource {
-        path: String::new(),
-        reason,
     }
 }
 
