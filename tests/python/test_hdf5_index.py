@@ -223,6 +223,32 @@ def test_rasters_equal_gdal_netcdf_driver(sources, indexed, name):
                               f"{name}:{variable}")
 
 
+@pytest.mark.parametrize("name", NETCDF_SOURCES)
+def test_driver_reads_our_index_as_kerchunks_store(sources, indexed, name):
+    """Every raster both stores hold opens the same through the ChunkRef
+    driver over our index and over kerchunk's: size, bands, geotransform,
+    CRS, band metadata (NETCDF_DIM_*, time), nodata, scale, offset and
+    pixels (but the compact dataset, which kerchunk's threshold 0 loses)."""
+    path, _ = indexed[name]
+    theirs_path = sources / f"{name}.nc.kerchunk.json"
+    shared = sorted(set(rasters(parsed(path))) & set(rasters(kerchunk_of(sources, name))))
+    assert shared, name
+    for variable in shared:
+        mine, theirs = ours(path, variable), ours(theirs_path, variable)
+        what = f"{name}:{variable}"
+        assert (mine.RasterXSize, mine.RasterYSize, mine.RasterCount) == (
+            theirs.RasterXSize, theirs.RasterYSize, theirs.RasterCount), what
+        assert mine.GetGeoTransform() == theirs.GetGeoTransform(), what
+        assert mine.GetProjection() == theirs.GetProjection(), what
+        for b in range(1, mine.RasterCount + 1):
+            m, t = mine.GetRasterBand(b), theirs.GetRasterBand(b)
+            assert m.GetMetadata() == t.GetMetadata(), f"{what} band {b}"
+            assert same_number(m.GetNoDataValue(), t.GetNoDataValue()), f"{what} band {b}"
+            assert (m.GetScale(), m.GetOffset()) == (t.GetScale(), t.GetOffset()), what
+            if variable != "compact":
+                assert_pixels_equal(m.ReadAsArray(), t.ReadAsArray(), f"{what} band {b}")
+
+
 def assert_same_place(ds: gdal.Dataset, nat: gdal.Dataset, reversed_: bool, what: str) -> None:
     """Every stored value at the same place (to GT_TOLERANCE_PIXELS) and
     the same CRS as the netCDF driver says."""
