@@ -18,6 +18,13 @@ use crate::error::{Error, Result};
 /// reader fetches no more than this for any tile.
 pub(crate) const CONTIGUOUS_BLOCK_BYTES: u64 = 4 << 20;
 
+/// The largest chunk read to find where a file with a user block keeps
+/// its chunks (HDF5 chunks are below 4 GiB; real ones a few MiB).
+const MAX_PROBE_BYTES: u64 = 1 << 30;
+
+/// The most a compact dataset holds (its data sits in the object header).
+const MAX_COMPACT_BYTES: u64 = 64 << 10;
+
 /// Where one chunk's bytes are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Bytes {
@@ -60,8 +67,12 @@ pub(crate) struct Dataset<'a> {
 }
 
 impl Dataset<'_> {
-    fn elements(&self) -> u64 {
-        self.shape.iter().product()
+    /// The bytes of all elements (saturating: a shape too large to
+    /// address is refused where it matters).
+    fn total_bytes(&self) -> u64 {
+        self.shape
+            .iter()
+            .fold(self.item_size, |total, &n| total.saturating_mul(n))
     }
 
     /// Chunked layout: every allocated chunk (never-written chunks have
@@ -97,15 +108,9 @@ impl Dataset<'_> {
         })
     }
 
-    /// The grid position and file range of allocated chunk `index`
-    /// (addresses moved by `shift`), `None` when it has no storage.
-    fn chunk_at(
-        &self,
-        space: hid_t,
-        index: hsize_t,
-        chunks: &[u64],
-        shift: u64,
-    ) -> Result<Option<(Vec<u64>, Bytes)>> {
+    /// What libhdf5 reports of allocated chunk `index`: its offset in
+    /// elements, filter mask, address and stored size.
+    fn chunk_info(&self, space: hid_t, index: hsize_t) -> Result<(Vec<u64>, u32, haddr_t, u64)> {
         let mut offsets = vec![0 as hsize_t; self.shape.len()];
         let (mut mask, mut addr, mut size): (u32, haddr_t, hsize_t) = (0, HADDR_UNDEF, 0);
         // SAFETY: `offsets` has one entry per dimension of the dataset.
@@ -123,6 +128,19 @@ impl Dataset<'_> {
             },
             || format!("cannot locate chunk #{index} of dataset '{}'", self.name),
         )?;
+        Ok((offsets, mask, addr, size))
+    }
+
+    /// The grid position and file range of allocated chunk `index`
+    /// (addresses moved by `shift`), `None` when it has no storage.
+    fn chunk_at(
+        &self,
+        space: hid_t,
+        index: hsize_t,
+        chunks: &[u64],
+        shift: u64,
+    ) -> Result<Option<(Vec<u64>, Bytes)>> {
+        let (offsets, mask, addr, size) = self.chunk_info(space, index)?;
         let position: Vec<u64> = offsets
             .iter()
             .zip(chunks)
@@ -140,7 +158,7 @@ impl Dataset<'_> {
             )));
         }
         let range = Bytes::Range {
-            offset: addr + shift,
+            offset: addr.saturating_add(shift),
             length: size,
         };
         Ok(Some((position, range)))
@@ -156,23 +174,10 @@ impl Dataset<'_> {
             return Ok(0);
         }
         let fail = || format!("cannot locate the first chunk of dataset '{}'", self.name);
-        let mut first = vec![0 as hsize_t; self.shape.len()];
-        let (mut mask, mut addr, mut size): (u32, haddr_t, hsize_t) = (0, HADDR_UNDEF, 0);
-        // SAFETY: `first` has one entry per dimension of the dataset.
-        check(
-            unsafe {
-                H5Dget_chunk_info(
-                    self.id,
-                    space,
-                    0,
-                    first.as_mut_ptr(),
-                    &mut mask,
-                    &mut addr,
-                    &mut size,
-                )
-            },
-            fail,
-        )?;
+        let (first, mut mask, addr, size) = self.chunk_info(space, 0)?;
+        if size > MAX_PROBE_BYTES {
+            return Err(malformed(format!("{}: it stores {size} bytes", fail())));
+        }
         let mut stored = vec![0u8; size as usize];
         // SAFETY: `stored` holds the chunk's stored size.
         check(
@@ -196,7 +201,7 @@ impl Dataset<'_> {
         };
         [self.user_block, 0]
             .into_iter()
-            .find(|&shift| holds(addr + shift))
+            .find(|&shift| holds(addr.saturating_add(shift)))
             .ok_or_else(|| malformed(format!("{}: its bytes are not where libhdf5 says", fail())))
     }
 
@@ -206,13 +211,13 @@ impl Dataset<'_> {
         let chunks = row_blocks(self.shape, self.item_size, CONTIGUOUS_BLOCK_BYTES);
         // SAFETY: valid dataset id.
         let (offset, stored) = unsafe { (H5Dget_offset(self.id), H5Dget_storage_size(self.id)) };
-        if offset == HADDR_UNDEF || self.elements() == 0 {
+        let total = self.total_bytes();
+        if offset == HADDR_UNDEF || total == 0 {
             return Ok(Storage {
                 chunks,
                 refs: Vec::new(),
             });
         }
-        let total = self.elements() * self.item_size;
         if stored < total {
             return Err(malformed(format!(
                 "contiguous dataset '{}' stores {stored} bytes, its shape needs {total}",
@@ -238,7 +243,14 @@ impl Dataset<'_> {
     /// Compact layout: the stored bytes read through libhdf5 with the
     /// file's own datatype (no conversion), as one inline chunk.
     pub(crate) fn compact(&self, file_type: hid_t) -> Result<Storage> {
-        let mut bytes = vec![0u8; (self.elements() * self.item_size) as usize];
+        let total = self.total_bytes();
+        if total > MAX_COMPACT_BYTES {
+            return Err(malformed(format!(
+                "compact dataset '{}' claims {total} bytes (the format holds at most 64 KiB)",
+                self.name
+            )));
+        }
+        let mut bytes = vec![0u8; total as usize];
         // SAFETY: `bytes` holds every element of the file datatype.
         check(
             unsafe {
@@ -268,8 +280,8 @@ pub(crate) fn row_blocks(shape: &[u64], item_size: u64, limit: u64) -> Vec<u64> 
     let Some((&rows, rest)) = shape.split_first() else {
         return Vec::new();
     };
-    let row_bytes = rest.iter().product::<u64>() * item_size;
-    if rows * row_bytes <= limit || rows == 0 {
+    let row_bytes = rest.iter().fold(item_size, |b, &n| b.saturating_mul(n));
+    if rows.saturating_mul(row_bytes) <= limit || rows == 0 {
         return shape.iter().map(|&n| n.max(1)).collect();
     }
     let fit = (limit / row_bytes.max(1)).clamp(1, rows);
