@@ -363,8 +363,9 @@ def test_corrupt_hdf5_fails_naming_the_file(sources, chunkref_bin, tmp_path, dam
     assert bad.name in done.stderr and "panicked" not in done.stderr, done.stderr
 
 
-def test_parquet_index_reads_as_the_json_one(sources, indexed, chunkref_bin, tmp_path):
-    table = tmp_path / "cf.parquet"
+@pytest.mark.parametrize("form", ["parquet", "fgb"])
+def test_table_index_reads_as_the_json_one(sources, indexed, chunkref_bin, tmp_path, form):
+    table = tmp_path / f"cf.{form}"
     index(chunkref_bin, sources / "cf.nc", table)
     json_index, _ = indexed["cf"]
     for variable in ["temp", "wind", "checked", "compact", "contig", "forecast/gust"]:
