@@ -11,3 +11,5 @@ cargo test --release
 gdal_plugin/install.sh build/gdalplugins
 export GDAL_DRIVER_PATH=$PWD/build/gdalplugins
 /usr/bin/python3 -m pytest -q tests/python
+# Every fuzz target for FUZZ_SECONDS (default 20) from its corpus, with ASan.
+scripts/fuzz-smoke.sh

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::index::built::Built;
+use crate::resolve::Location;
+use crate::source::Source;
 
 /// A format `chunkref index` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,20 +92,38 @@ pub struct Options {
     pub dted_checksum_warnings: bool,
 }
 
-/// The format of the file at `path`.
+/// The format of the file at `path` (a local path or a URL), from its
+/// first bytes, else its extension. A remote file with a known extension
+/// is taken at its word: its first bytes would cost a request of their own.
 pub fn detect(path: &str) -> Result<Format> {
-    let mut head = Vec::with_capacity(HEAD_BYTES as usize);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut head))
-        .map_err(|e| Error::Io {
-            url: path.to_string(),
-            range: String::new(),
-            reason: e.to_string(),
-        })?;
-    let ext = Path::new(path)
+    let ext = Path::new(path.rsplit('/').next().unwrap_or(path))
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
+    let by_extension = || {
+        SIGNATURES
+            .iter()
+            .find(|s| s.extensions.contains(&ext.as_str()))
+    };
+    let remote = matches!(crate::source::locate(path)?, Location::Object(_));
+    let head = match (remote, by_extension()) {
+        (true, Some(s)) => return Ok(s.format),
+        (true, None) => {
+            let source = Source::open(path, "file")?;
+            source.read(0, source.len().min(HEAD_BYTES))?
+        }
+        (false, _) => {
+            let mut head = Vec::with_capacity(HEAD_BYTES as usize);
+            std::fs::File::open(path)
+                .and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut head))
+                .map_err(|e| Error::Io {
+                    url: path.to_string(),
+                    range: String::new(),
+                    reason: e.to_string(),
+                })?;
+            head
+        }
+    };
     SIGNATURES
         .iter()
         .find(|s| s.magic.iter().any(|m| head.starts_with(m)))
@@ -112,11 +132,7 @@ pub fn detect(path: &str) -> Result<Format> {
                 .then(|| SIGNATURES.iter().find(|s| s.format == Format::Hdf5))
                 .flatten()
         })
-        .or_else(|| {
-            SIGNATURES
-                .iter()
-                .find(|s| s.extensions.contains(&ext.as_str()))
-        })
+        .or_else(by_extension)
         .map(|s| s.format)
         .ok_or_else(|| Error::MalformedSource {
             path: path.to_string(),

@@ -74,6 +74,14 @@ impl Locations {
         }
     }
 
+    /// Whether every file of the index is a local file (read with plain
+    /// file I/O, no latency to hide by fetching several layers at once).
+    pub fn all_local(&self) -> bool {
+        self.sources
+            .iter()
+            .all(|s| s.as_ref().map_or(true, Source::is_local))
+    }
+
     /// The source of file `file`, or the error met resolving it.
     fn source(&self, file: u32) -> Result<&Source> {
         self.sources[file as usize].as_ref().map_err(Clone::clone)

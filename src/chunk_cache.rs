@@ -10,6 +10,8 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
+use crate::codec::registry::recycle_bytes;
+
 /// A bounded, least-recently-used store of decoded chunks by (array path,
 /// chunk position).
 #[derive(Debug)]
@@ -52,12 +54,14 @@ impl ChunkCache {
     }
 
     /// Keeps `decoded`, the chunk at `position` of array `path`, dropping the
-    /// least recently used chunks beyond the budget. A chunk larger than the
-    /// whole budget is not kept.
+    /// least recently used chunks beyond the budget (their buffers become
+    /// this thread's spares for decoding). A chunk larger than the whole
+    /// budget is not kept.
     pub fn put(&self, path: &str, position: u64, decoded: &Bytes) {
         if decoded.len() > self.budget {
             return;
         }
+        let mut evicted = Vec::new();
         let mut state = self.state();
         state.tick += 1;
         let tick = state.tick;
@@ -76,8 +80,12 @@ impl ChunkCache {
             };
             if let Some((b, _)) = state.chunks.remove(&oldest) {
                 state.held -= b.len();
+                evicted.push(b);
             }
         }
+        drop(state);
+        // This thread's next decode reuses their memory (no fresh pages).
+        evicted.into_iter().for_each(recycle_bytes);
     }
 }
 

@@ -32,6 +32,7 @@ pub mod mosaic;
 pub mod nitf;
 pub mod printf;
 pub mod process;
+pub mod progress;
 pub mod raster;
 pub mod refs;
 pub mod resolve;

@@ -213,11 +213,13 @@ pub fn read_layers(
     read_batch(index, locations, layers, &batch, out, spacing)
 }
 
-/// Fetches and decodes the chunks of `pieces` together (each layer's on
-/// its own thread when there are several), then copies them (or the fill
-/// value, for chunks without reference) into `out`, in order. With one
-/// layer, each chunk is copied as soon as it is decoded and dropped, so
-/// the batch's decoded chunks are never all held at once.
+/// Fetches and decodes the chunks of `pieces` together, then copies them
+/// (or the fill value, for chunks without reference) into `out`, layer
+/// after layer so later layers land over earlier ones. When every file is
+/// local (or there is one layer), each layer's chunks are copied as soon as
+/// they are decoded and dropped, on the decoding threads, so a batch's
+/// decoded chunks are never all held at once. Remote layers are fetched
+/// together (each on its own thread), then copied in order.
 fn read_batch(
     index: &Index,
     locations: &Locations,
@@ -229,34 +231,15 @@ fn read_batch(
     if pieces.is_empty() {
         return Ok(());
     }
-    if let [layer] = layers {
-        let wanted: Vec<Vec<u64>> = pieces.iter().map(|p| p.chunk.clone()).collect();
-        let out = Mutex::new(out);
-        let failed = FirstFailure::default();
-        read_chunks_each(
-            index,
-            locations,
-            layer.array,
-            &wanted,
-            &|k, chunk| match chunk {
-                Ok(chunk) => {
-                    let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
-                    paste(layer, &pieces[k], chunk.as_deref(), &mut out, spacing);
-                    drop(out);
-                    if let Some(chunk) = chunk {
-                        recycle_bytes(chunk);
-                    }
-                }
-                Err(e) => failed.record(k, e),
-            },
-        );
-        return failed.into_result();
+    let of_layer = |k: usize| -> Vec<&Piece> { pieces.iter().filter(|p| p.layer == k).collect() };
+    if layers.len() == 1 || locations.all_local() {
+        for (k, layer) in layers.iter().enumerate() {
+            stream_layer(index, locations, layer, &of_layer(k), out, spacing)?;
+        }
+        return Ok(());
     }
     let wanted: Vec<Vec<Vec<u64>>> = (0..layers.len())
-        .map(|k| {
-            let mine = pieces.iter().filter(|p| p.layer == k);
-            mine.map(|p| p.chunk.clone()).collect()
-        })
+        .map(|k| of_layer(k).into_iter().map(|p| p.chunk.clone()).collect())
         .collect();
     let read = |k: usize| read_chunks(index, locations, layers[k].array, &wanted[k]).into_iter();
     let busy: Vec<usize> = (0..layers.len())
@@ -286,6 +269,43 @@ fn read_batch(
         paste(&layers[piece.layer], piece, chunk.as_deref(), out, spacing);
     }
     Ok(())
+}
+
+/// Reads the chunks of `pieces`, all of `layer`, copying each into `out`
+/// as soon as it is decoded (on the decoding thread) and recycling its
+/// buffer.
+fn stream_layer(
+    index: &Index,
+    locations: &Locations,
+    layer: &Layer<'_>,
+    pieces: &[&Piece],
+    out: &mut [u8],
+    spacing: Spacing,
+) -> Result<()> {
+    if pieces.is_empty() {
+        return Ok(());
+    }
+    let wanted: Vec<Vec<u64>> = pieces.iter().map(|p| p.chunk.clone()).collect();
+    let out = Mutex::new(out);
+    let failed = FirstFailure::default();
+    read_chunks_each(
+        index,
+        locations,
+        layer.array,
+        &wanted,
+        &|k, chunk| match chunk {
+            Ok(chunk) => {
+                let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+                paste(layer, pieces[k], chunk.as_deref(), &mut out, spacing);
+                drop(out);
+                if let Some(chunk) = chunk {
+                    recycle_bytes(chunk);
+                }
+            }
+            Err(e) => failed.record(k, e),
+        },
+    );
+    failed.into_result()
 }
 
 /// Copies `piece` of a decoded chunk of `layer` (or its fill value, for a

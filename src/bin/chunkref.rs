@@ -25,15 +25,24 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
-                      [--datetime-from-name | --datetime-from-metadata] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
+const USAGE: &str =
+    "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
+                      [--datetime-from-name | --datetime-from-metadata] [--from-list FILE]\n\
+                      [--concurrency N] [--skip-errors] [--failures FILE]\n\
+                      [--append | --shard I/N] SOURCE... -o OUT\n\
+       chunkref index --merge-shards -o OUT\n\
+                      SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory\n\
                                     or Icechunk repository (its main branch);\n\
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
-                   (one index each), or DTED cells, or NetCDF4 / HDF5 files\n\
-                   (.nc, .h5: one index each, every group and numeric dataset;\n\
-                   several go to OUT_DIR/, they are never stacked)\n\
+                   (one index each), or DTED cells; local paths or URLs (s3://, gs://,\n\
+                   az://, https://, /vsis3/, /vsigs/, /vsiaz/, /vsicurl/), read by range\n\
+                   with the AWS_* / GOOGLE_* / AZURE_* / GDAL_HTTP_* settings of the\n\
+                   environment; a URL whose key holds * ? [ ] lists the bucket\n\
+                   ('s3://bucket/sst/2021/*.tif'; ** crosses directories);\n\
+                   or local NetCDF4 / HDF5 files (.nc, .h5: one index each, every group\n\
+                   and numeric dataset; several go to OUT_DIR/, they are never stacked)\n\
                    several sources with OUT a .json/.parquet/.fgb file (not a directory):\n\
                    one time stack of files on the same grid, in the order given, or\n\
                    a mosaic of scenes on different grids of one CRS and resolution\n\
@@ -53,6 +62,16 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
                    GDAL metadata ACQUISITIONDATETIME, DATETIME or TIFFTAG_DATETIME\n\
                    (TIFF; JPEG 2000 written with -co WRITE_METADATA=YES), else the\n\
                    TIFF DateTime tag; NITF IDATIM of the first image segment\n\
+  --from-list FILE sources listed in FILE, one per line (- reads standard input)\n\
+  --concurrency N  sources read at once (default: the cores; 32 when some are remote)\n\
+  --skip-errors    index what can be indexed; the sources that fail are left out and\n\
+                   listed (by default any failure fails the run, naming every source)\n\
+  --failures FILE  write the sources that failed to FILE, one SOURCE<TAB>REASON line each\n\
+  --append         add the sources as new time steps of the collection OUT.parquet\n\
+                   (a directory of Parquet parts; a one-file table becomes its first part)\n\
+  --shard I/N      index the I-th of N contiguous blocks of the sources (0 <= I < N) as\n\
+                   OUT/shard-I-of-N.parquet, steps numbered in the whole list; run every\n\
+                   shard (anywhere), then --merge-shards -o OUT joins them without a rewrite\n\
   --bad-checksum-warning\n\
                    DTED: a record with a bad checksum is read with a GDAL warning\n\
                    instead of failing the read (the peer cannot read such indexes)";
@@ -66,7 +85,10 @@ use chunkref::index::file::{InMemory, IndexFile, LocalFile};
 use chunkref::index::stacker::{self, Prepared, Stacker, Step};
 use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
-use chunkref::index::{fgb, parquet, Index, LoadOptions};
+use chunkref::index::{fgb, parquet, parquet_read, parts, Index, LoadOptions};
+use chunkref::progress::Progress;
+use chunkref::resolve::Location;
+use chunkref::source::inputs;
 use chunkref::{mosaic, resolve};
 
 /// How several sources written to one index combine.
@@ -106,30 +128,26 @@ impl Form {
 /// to `origin`'s directory (the index it was read from, or `out`): a
 /// FlatGeobuf table reads coordinate arrays through them for footprints.
 fn save_index(index: &Index, out: &Path, origin: &str) -> Result<usize, String> {
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
-    match Form::of(out) {
+    atomically(out, |partial| match Form::of(out) {
         Form::Json => {
             let text = serde_json::to_string(&to_kerchunk(index).map_err(|e| fail(&e))?)
                 .map_err(|e| fail(&e))?;
-            std::fs::write(out, text).map_err(|e| fail(&e))?;
+            std::fs::write(partial, text).map_err(|e| fail(&e))
         }
         Form::Parquet => {
-            let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
-            parquet::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))?;
+            let file = std::fs::File::create(partial).map_err(|e| fail(&e))?;
+            parquet::write(index, std::io::BufWriter::new(file)).map_err(|e| fail(&e))
         }
         Form::FlatGeobuf => {
-            let file = std::fs::File::create(out).map_err(|e| fail(&e))?;
+            let file = std::fs::File::create(partial).map_err(|e| fail(&e))?;
             let settings =
                 Settings::from_lookup(|k| std::env::var(k).ok()).map_err(|e| fail(&e))?;
             let base = resolve::index_source(origin).map_err(|e| fail(&e))?.base;
             let locations = Locations::resolve(index, &base, &settings);
-            fgb::write(index, Some(&locations), std::io::BufWriter::new(file))
-                .map_err(|e| fail(&e))?;
+            fgb::write(index, Some(&locations), std::io::BufWriter::new(file)).map_err(|e| fail(&e))
         }
-    }
+    })?;
     index.arrays.iter().try_fold(0, |n, a| {
         Ok(n + a.refs.table().map_err(|e| fail(&e))?.len())
     })
@@ -216,6 +234,81 @@ struct Args {
     checksum_warnings: bool,
     datetime: Option<DatetimeFrom>,
     layout: Layout,
+    /// Sources read at once (`--concurrency`).
+    concurrency: Option<usize>,
+    /// Index what can be indexed, listing the rest (`--skip-errors`).
+    skip_errors: bool,
+    /// Add the sources as new time steps of the collection OUT (`--append`).
+    append: bool,
+    /// `--shard I/N`: this run's shard, and the place of its first source
+    /// in the whole list.
+    shard: Option<Shard>,
+    /// Join the shards written into OUT into one collection (`--merge-shards`).
+    merge_shards: bool,
+    /// Where the failed sources are listed (`--failures`).
+    failures: Option<PathBuf>,
+    /// Sources that failed and were left out, with the reason.
+    failed: std::sync::Mutex<Vec<(String, String)>>,
+    /// Sources done so far.
+    progress: Progress,
+}
+
+impl Args {
+    /// A source that failed with `error`: with `--skip-errors` it is
+    /// recorded and left out, else the run fails with `error`.
+    fn skip(&self, source: &str, error: String) -> Result<(), String> {
+        if !self.skip_errors {
+            return Err(error);
+        }
+        self.progress.source_done(None);
+        self.record_failure(source, error);
+        Ok(())
+    }
+
+    /// Records that `source` could not be indexed.
+    fn record_failure(&self, source: &str, error: String) {
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        failed.push((source.to_string(), error));
+    }
+}
+
+/// One shard of a sharded indexing run (`--shard I/N`).
+#[derive(Debug, Clone, Copy)]
+struct Shard {
+    /// I, from 0.
+    index: usize,
+    /// N.
+    count: usize,
+    /// Place of the shard's first source in the whole list.
+    first: usize,
+}
+
+impl Shard {
+    /// The sources `lo..hi` of `total` this shard indexes: contiguous
+    /// blocks, in order, as even as can be.
+    fn block(&self, total: usize) -> (usize, usize) {
+        (
+            self.index * total / self.count,
+            (self.index + 1) * total / self.count,
+        )
+    }
+}
+
+fn parse_shard(spec: &str) -> Result<Shard, String> {
+    let bad = || format!("--shard {spec}: expected I/N with 0 <= I < N");
+    let (i, n) = spec.split_once('/').ok_or_else(bad)?;
+    let (index, count) = (
+        i.parse::<usize>().map_err(|_| bad())?,
+        n.parse::<usize>().map_err(|_| bad())?,
+    );
+    if index >= count {
+        return Err(bad());
+    }
+    Ok(Shard {
+        index,
+        count,
+        first: 0,
+    })
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -227,9 +320,34 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut sources, mut output, mut template_base) = (Vec::new(), None, false);
     let (mut checksum_warnings, mut datetime) = (false, None);
     let mut layout = Layout::Auto;
+    let (mut concurrency, mut skip_errors, mut failures) = (None, false, None);
+    let (mut append, mut shard, mut merge_shards) = (false, None, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
+            "--from-list" => {
+                let list = args.next().ok_or("--from-list needs a file (or -)")?;
+                sources.extend(inputs::read_list(&list).map_err(|e| e.to_string())?);
+            }
+            "--concurrency" => {
+                let n = args.next().ok_or("--concurrency needs a number")?;
+                concurrency = Some(
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or(format!("--concurrency: '{n}' is not a positive number"))?,
+                );
+            }
+            "--skip-errors" => skip_errors = true,
+            "--append" => append = true,
+            "--merge-shards" => merge_shards = true,
+            "--shard" => {
+                let spec = args.next().ok_or("--shard needs I/N")?;
+                shard = Some(parse_shard(&spec)?);
+            }
+            "--failures" => {
+                failures = Some(PathBuf::from(args.next().ok_or("--failures needs a path")?))
+            }
             "--template-base" => template_base = true,
             "--bad-checksum-warning" => checksum_warnings = true,
             "--datetime-from-name" | "--datetime-from-metadata" => {
@@ -253,16 +371,46 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     let output = output.ok_or(format!("missing -o OUT\n{USAGE}"))?;
-    if sources.is_empty() {
+    let mut expanded = Vec::with_capacity(sources.len());
+    for s in &sources {
+        expanded.extend(inputs::expand(s).map_err(|e| e.to_string())?);
+    }
+    if expanded.is_empty() && !merge_shards {
         return Err(format!("no SOURCE given\n{USAGE}"));
     }
+    if let Some(s) = &mut shard {
+        if skip_errors || append {
+            return Err(
+                "--shard takes neither --skip-errors nor --append: a shard's steps are \
+                        numbered by their place in the whole list"
+                    .into(),
+            );
+        }
+        let (lo, hi) = s.block(expanded.len());
+        s.first = lo;
+        expanded = expanded[lo..hi].to_vec();
+        if expanded.is_empty() {
+            return Err(format!(
+                "shard {}/{} of {} sources is empty",
+                s.index, s.count, hi
+            ));
+        }
+    }
     Ok(Args {
-        sources,
         output: PathBuf::from(output),
         template_base,
         checksum_warnings,
         datetime,
         layout,
+        concurrency,
+        skip_errors,
+        append,
+        shard,
+        merge_shards,
+        failures,
+        failed: Default::default(),
+        progress: Progress::new(expanded.len()),
+        sources: expanded,
     })
 }
 
@@ -279,18 +427,48 @@ fn destination(args: &Args, source: &str, several: bool) -> PathBuf {
     args.output.join(format!("{name}.tile_index.json"))
 }
 
-/// The absolute path of `source` and the URL its chunks are referenced by.
+/// The absolute path of `source` (a remote source: its URL as given) and
+/// the URL its chunks are referenced by (a remote source's in
+/// `scheme://bucket/key` form).
 fn locate(args: &Args, source: &str) -> Result<(String, String), String> {
-    let abs = std::fs::canonicalize(source).map_err(|e| format!("{source}: {e}"))?;
-    let url = if args.template_base {
-        format!(
-            "{{{{base}}}}{}",
-            abs.file_name().unwrap_or_default().to_string_lossy()
-        )
-    } else {
-        abs.to_string_lossy().into_owned()
+    let (abs, canonical) = match chunkref::source::locate(source).map_err(|e| e.to_string())? {
+        Location::Object(url) => (source.to_string(), url.to_string()),
+        Location::Local(_) => {
+            let abs = std::fs::canonicalize(source).map_err(|e| format!("{source}: {e}"))?;
+            let abs = abs.to_string_lossy().into_owned();
+            (abs.clone(), abs)
+        }
     };
-    Ok((abs.to_string_lossy().into_owned(), url))
+    let url = if args.template_base {
+        let name = canonical.rsplit('/').next().unwrap_or_default();
+        format!("{{{{base}}}}{name}")
+    } else {
+        canonical
+    };
+    Ok((abs, url))
+}
+
+/// Writes the file `out` through `write`, which is handed a temporary name
+/// next to it: `out` appears, renamed, only once it is complete, so an
+/// interrupted or failed run never leaves a half-written index.
+fn atomically<T, E: From<String>>(
+    out: &Path,
+    write: impl FnOnce(&Path) -> Result<T, E>,
+) -> Result<T, E> {
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| E::from(format!("{}: {e}", dir.display())))?;
+    }
+    let name = out.file_name().unwrap_or_default().to_string_lossy();
+    let partial = out.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let written = write(&partial).and_then(|done| {
+        std::fs::rename(&partial, out)
+            .map(|()| done)
+            .map_err(|e| E::from(format!("{}: {e}", out.display())))
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
 }
 
 /// Writes `doc` to `out` (Kerchunk JSON as it is, or converted to the form
@@ -304,11 +482,10 @@ fn write(doc: serde_json::Value, out: &Path) -> Result<usize, String> {
         return save_index(&index, out, &out.to_string_lossy());
     }
     let refs = doc["refs"].as_object().map_or(0, |r| r.len());
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
     let text = serde_json::to_string(&doc).map_err(|e| e.to_string())?;
-    std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    atomically(out, |partial| {
+        std::fs::write(partial, text).map_err(|e| format!("{}: {e}", out.display()))
+    })?;
     Ok(refs)
 }
 
@@ -336,6 +513,7 @@ fn stacks(args: &Args) -> bool {
 }
 
 /// How many sources are indexed at once, ahead of the stack being written.
+/// (At least; four per source thread, so a slow source holds few back.)
 const READ_AHEAD: usize = 64;
 
 /// One time step of the stack: the index of `source` and its datetime,
@@ -372,21 +550,34 @@ fn read_step(args: &Args, source: &str, format: Format) -> Result<Prepared, Stri
 }
 
 /// Indexes every source, several at once (headers read in parallel), and
-/// hands the steps to `use_step` in the order given.
+/// hands the steps to `use_step(i, step)` (`i`: the source's place in the
+/// arguments) in the order given; with `--skip-errors` a source that fails
+/// is recorded and left out.
 fn read_steps(
     args: &Args,
     formats: &[Format],
-    mut use_step: impl FnMut(Prepared) -> Result<(), String>,
+    mut use_step: impl FnMut(usize, Prepared) -> Result<(), String>,
 ) -> Result<(), String> {
-    let jobs: Vec<(&String, Format)> = args.sources.iter().zip(formats.iter().copied()).collect();
+    let jobs: Vec<(usize, &String, Format)> = args
+        .sources
+        .iter()
+        .zip(formats.iter().copied())
+        .enumerate()
+        .map(|(i, (s, f))| (i, s, f))
+        .collect();
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD);
+        let ahead = on_source_threads(rayon::current_num_threads)
+            .saturating_mul(4)
+            .max(READ_AHEAD);
+        let (tx, rx) = std::sync::mpsc::sync_channel(ahead);
         scope.spawn(move || {
-            for window in jobs.chunks(READ_AHEAD) {
-                let steps: Vec<_> = window
-                    .par_iter()
-                    .map(|&(source, format)| read_step(args, source, format))
-                    .collect();
+            for window in jobs.chunks(ahead) {
+                let steps: Vec<_> = on_source_threads(|| {
+                    window
+                        .par_iter()
+                        .map(|&(i, source, format)| (i, source, read_step(args, source, format)))
+                        .collect()
+                });
                 for step in steps {
                     if tx.send(step).is_err() {
                         return; // the stack failed
@@ -394,7 +585,13 @@ fn read_steps(
                 }
             }
         });
-        rx.into_iter().try_for_each(|step| use_step(step?))
+        rx.into_iter().try_for_each(|(i, source, step)| match step {
+            Ok(step) => {
+                args.progress.source_done(Some(step.references()));
+                use_step(i, step)
+            }
+            Err(e) => args.skip(source, e),
+        })
     })
 }
 
@@ -448,22 +645,24 @@ fn write_stack(args: &Args, formats: &[Format]) -> Result<usize, StackFailure> {
         let index = stacker::index_of(&name, &doc, &rows).map_err(|e| failed(&e))?;
         return save_index(&index, out, &name).map_err(StackFailure::Failed);
     }
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
-    }
-    let file = std::fs::File::create(out).map_err(|e| failed(&e))?;
-    let mut writer =
-        parquet::TableWriter::new(&name, std::io::BufWriter::new(file)).map_err(|e| failed(&e))?;
     let mut refs = 0;
-    let written = stream_stack(args, formats, |rows: &Rows| {
-        refs += rows.part.iter().filter(|&&p| p == 0).count();
-        writer.write(rows)
-    })
-    .and_then(|doc| writer.finish(&doc).map_err(|e| failed(&e)));
-    if written.is_err() {
-        let _ = std::fs::remove_file(out);
+    atomically(out, |partial| {
+        let file = std::fs::File::create(partial).map_err(|e| failed(&e))?;
+        let mut writer = parquet::TableWriter::new(&name, std::io::BufWriter::new(file))
+            .map_err(|e| failed(&e))?;
+        let doc = stream_stack(args, formats, |rows: &Rows| {
+            refs += rows.part.iter().filter(|&&p| p == 0).count();
+            writer.write(rows)
+        })?;
+        writer.finish(&doc).map_err(|e| failed(&e))
+    })?;
+    Ok(refs)
+}
+
+impl From<String> for StackFailure {
+    fn from(message: String) -> StackFailure {
+        StackFailure::Failed(message)
     }
-    written.map(|()| refs)
 }
 
 /// Streams the stack of the sources through a [`Stacker`] into `sink`;
@@ -475,13 +674,12 @@ fn stream_stack(
 ) -> Result<table::TableDoc, StackFailure> {
     let name = args.output.to_string_lossy();
     let mut stacker = Stacker::new(&name, table::BATCH_ROWS, sink);
-    let (mut t, mut off_grid) = (0, None);
-    let read = read_steps(args, formats, |step| {
+    let mut off_grid = None;
+    let read = read_steps(args, formats, |i, step| {
         if let Some(key) = stacker.off_grid(&step) {
-            off_grid = Some((t, key));
+            off_grid = Some((i, key));
             return Err("off the grid".into());
         }
-        t += 1;
         stacker.push(step).map_err(|e| e.to_string())
     });
     if let Some((i, key)) = off_grid {
@@ -510,13 +708,14 @@ fn index_scenes(
     }
     let mut scenes = Vec::with_capacity(args.sources.len());
     for (source, format) in args.sources.iter().zip(formats) {
-        let fail = |e: String| format!("{source}: {e}");
-        let doc = source_built(args, source, *format)
-            .map_err(fail)?
-            .to_kerchunk();
-        let text = serde_json::to_vec(&doc).map_err(|e| fail(e.to_string()))?;
-        scenes
-            .push(Index::from_kerchunk_json(source, &text, &[]).map_err(|e| fail(e.to_string()))?);
+        let scene = source_built(args, source, *format).and_then(|built| {
+            let text = serde_json::to_vec(&built.to_kerchunk()).map_err(|e| e.to_string())?;
+            Index::from_kerchunk_json(source, &text, &[]).map_err(|e| e.to_string())
+        });
+        match scene {
+            Ok(scene) => scenes.push(scene),
+            Err(e) => args.skip(source, format!("{source}: {e}"))?,
+        }
     }
     let out = args.output.to_string_lossy();
     let settings = chunkref::config::Settings::from_lookup(|k| std::env::var(k).ok())
@@ -551,12 +750,217 @@ fn index_scenes(
 /// The Kerchunk document of NetCDF4 / HDF5 file `source` (templates set
 /// with `--template-base`).
 fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
+    if matches!(
+        chunkref::source::locate(source).map_err(|e| e.to_string())?,
+        Location::Object(_)
+    ) {
+        return Err(
+            "NetCDF4 / HDF5 files are read by libhdf5, which reads local files only: \
+                    copy it here first"
+                .into(),
+        );
+    }
     let (path, url) = locate(args, source)?;
     let mut doc = chunkref::hdf5::index_file(&path, &url).map_err(|e| e.to_string())?;
     if args.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
     }
     Ok(doc)
+}
+
+/// `--append`: the sources become new time steps of the collection OUT, a
+/// directory of Parquet parts (docs/reference-table.md, "Growing
+/// collections"), made when OUT does not exist; a one-file table OUT
+/// becomes the collection's first part. Writes one new part and the parts
+/// list; returns the part and its chunk references.
+fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), String> {
+    let dir = &args.output;
+    let name = dir.to_string_lossy().into_owned();
+    if formats.contains(&Format::Dted) {
+        return Err("DTED cells make mosaics, which do not grow by time steps".into());
+    }
+    if dir.is_file() {
+        make_first_part(dir)?;
+    }
+    let list_path = dir.join(parts::PARTS_FILE);
+    let existing = if dir.is_dir() {
+        let text =
+            std::fs::read(&list_path).map_err(|e| format!("{}: {e}", list_path.display()))?;
+        let list = parts::PartsList::parse(&list_path.to_string_lossy(), &text)
+            .map_err(|e| e.to_string())?;
+        let last = dir.join(list.parts.last().map_or("", String::as_str));
+        let last_name = last.to_string_lossy();
+        let file = LocalFile::open(&last_name).map_err(|e| e.to_string())?;
+        let doc = parquet_read::read_doc(&last_name, Arc::new(file)).map_err(|e| e.to_string())?;
+        Some((list, doc))
+    } else {
+        None
+    };
+    let (first_step, first_file) = match &existing {
+        Some((_, doc)) => parts::next_numbers(&name, doc).map_err(|e| e.to_string())?,
+        None => (0, 0),
+    };
+    let part = existing
+        .as_ref()
+        .map_or_else(|| parts::part_name(0), |(list, _)| list.next_name());
+    let part_path = dir.join(&part);
+    let refs = write_part(
+        args,
+        formats,
+        &part_path,
+        (first_step, first_file),
+        |new| match &existing {
+            Some((_, old)) => parts::append(&name, old, &new).map(|a| a.doc),
+            None => Ok(new),
+        },
+    )?;
+    let mut list = existing.map_or(
+        parts::PartsList {
+            chunkref_parts: 1,
+            parts: Vec::new(),
+        },
+        |(list, _)| list,
+    );
+    list.parts.push(part);
+    save_parts_list(dir, &list)?;
+    Ok((part_path, refs))
+}
+
+/// Writes the stack of the sources as the Parquet part `part_path`, its
+/// rows' steps and files numbered from `first` (step, file), its document
+/// what `doc_of` makes of the stack's own; returns its chunk references.
+fn write_part(
+    args: &Args,
+    formats: &[Format],
+    part_path: &Path,
+    (first_step, first_file): (u32, u32),
+    doc_of: impl FnOnce(table::TableDoc) -> chunkref::Result<table::TableDoc>,
+) -> Result<usize, String> {
+    let part_name = part_path.to_string_lossy().into_owned();
+    let mut refs = 0;
+    atomically(part_path, |partial| -> Result<(), StackFailure> {
+        let failed = |e: &dyn std::fmt::Display| StackFailure::Failed(e.to_string());
+        let file = std::fs::File::create(partial).map_err(|e| failed(&e))?;
+        let mut writer = parquet::TableWriter::new(&part_name, std::io::BufWriter::new(file))
+            .map_err(|e| failed(&e))?;
+        let new = stream_stack(args, formats, |rows: &Rows| {
+            refs += rows.part.iter().filter(|&&p| p == 0).count();
+            let mut rows = rows.clone();
+            rows.time.iter_mut().for_each(|t| *t += first_step);
+            rows.file.iter_mut().for_each(|f| *f += first_file);
+            writer.write(&rows)
+        })?;
+        let doc = doc_of(new).map_err(|e| failed(&e))?;
+        writer.finish(&doc).map_err(|e| failed(&e))
+    })
+    .map_err(|e| match e {
+        StackFailure::OffGrid(i, key) => off_grid_message(args, i, &key, ""),
+        StackFailure::Failed(e) => e,
+    })?;
+    Ok(refs)
+}
+
+/// `--shard I/N`: the shard's block of the sources as the part
+/// `shard-I-of-N.parquet` of the collection directory OUT, steps and files
+/// numbered by their place in the whole list (each source one step of one
+/// file), for `--merge-shards` to join.
+fn index_shard(args: &Args, formats: &[Format], shard: Shard) -> Result<(PathBuf, usize), String> {
+    std::fs::create_dir_all(&args.output).map_err(|e| format!("{}: {e}", args.output.display()))?;
+    let part = args
+        .output
+        .join(parts::shard_name(shard.index, shard.count));
+    let first = u32::try_from(shard.first).map_err(|_| "more than 2^32 sources".to_string())?;
+    let steps = args.sources.len();
+    let refs = write_part(args, formats, &part, (first, first), |doc| {
+        if doc.files.len() != steps {
+            return Err(chunkref::Error::unsupported(format!(
+                "sharded indexing of sources of several files each ({} files for {steps} \
+                 sources)",
+                doc.files.len()
+            )));
+        }
+        Ok(doc)
+    })?;
+    Ok((part, refs))
+}
+
+/// `--merge-shards`: joins the shards in OUT into one collection.
+fn merge_shards(args: &Args) -> Result<(PathBuf, usize), String> {
+    let dir = &args.output;
+    let list = parts::merge_shards(
+        &dir.to_string_lossy(),
+        &|name| {
+            let path = dir.join(name);
+            let path = path.to_string_lossy();
+            let file = LocalFile::open(&path)?;
+            parquet_read::read_footer(&path, Arc::new(file))
+        },
+        &|| {
+            let names = std::fs::read_dir(dir)
+                .map_err(|e| chunkref::Error::Io {
+                    url: dir.to_string_lossy().into_owned(),
+                    range: String::new(),
+                    reason: e.to_string(),
+                })?
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect();
+            Ok(names)
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let (doc_part, doc) = list.document;
+    let path = dir.join(&doc_part);
+    let name = path.to_string_lossy().into_owned();
+    atomically(&path, |partial| {
+        let file = std::fs::File::create(partial).map_err(|e| format!("{name}: {e}"))?;
+        let writer = parquet::TableWriter::new(&name, std::io::BufWriter::new(file))
+            .map_err(|e| e.to_string())?;
+        writer.finish(&doc).map_err(|e| e.to_string())
+    })?;
+    save_parts_list(dir, &list.parts)?;
+    Ok((dir.clone(), list.parts.parts.len()))
+}
+
+/// Writes the parts list of the collection `dir` (under a temporary name,
+/// then renamed).
+fn save_parts_list(dir: &Path, list: &parts::PartsList) -> Result<(), String> {
+    let path = dir.join(parts::PARTS_FILE);
+    let text = serde_json::to_string_pretty(list).map_err(|e| e.to_string())?;
+    atomically(&path, |partial| {
+        std::fs::write(partial, text).map_err(|e| format!("{}: {e}", path.display()))
+    })
+}
+
+/// Makes the one-file table `path` the first part of a collection
+/// directory of the same name (renames only).
+fn make_first_part(path: &Path) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("{}: {e}", path.display());
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let aside = path.with_file_name(format!(".{name}.first-part"));
+    std::fs::rename(path, &aside).map_err(fail)?;
+    std::fs::create_dir(path).map_err(fail)?;
+    std::fs::rename(&aside, path.join(parts::part_name(0))).map_err(fail)?;
+    let list = parts::PartsList {
+        chunkref_parts: 1,
+        parts: vec![parts::part_name(0)],
+    };
+    let text = serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?;
+    std::fs::write(path.join(parts::PARTS_FILE), text).map_err(fail)
+}
+
+/// Why the sources cannot be indexed as asked when one is NetCDF4 / HDF5
+/// and they would make a collection (a stack, mosaic, appended part or
+/// shard): such files are indexed one per index.
+fn hdf5_in_collection(args: &Args, formats: &[Format]) -> Option<String> {
+    let i = formats.iter().position(|f| *f == Format::Hdf5)?;
+    (args.append || args.shard.is_some() || stacks(args)).then(|| {
+        format!(
+            "{} is NetCDF4 / HDF5: such files are indexed one per index, not stacked, \
+             mosaicked, appended or sharded; give OUT as a directory (OUT_DIR/) to index \
+             each source on its own",
+            args.sources[i]
+        )
+    })
 }
 
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
@@ -576,6 +980,7 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
             chunkref::dted::Cell::read(&path, &url).map_err(|e| e.to_string())
         }) {
             Ok(cell) => cells.push(cell),
+            Err(e) if args.skip_errors => args.record_failure(source, e),
             Err(e) => errors.push(e),
         }
     }
@@ -608,19 +1013,143 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let total = args.sources.len();
-    let formats: Result<Vec<Format>, String> = args
+    let remote = args
         .sources
         .iter()
-        .map(|s| builder::detect(s).map_err(|e| e.to_string()))
-        .collect();
-    let formats = match formats {
-        Ok(f) => f,
+        .any(|s| matches!(chunkref::source::locate(s), Ok(Location::Object(_))));
+    let threads = args.concurrency.unwrap_or(if remote {
+        REMOTE_CONCURRENCY
+    } else {
+        rayon::current_num_threads()
+    });
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => SOURCE_THREADS.get_or_init(|| pool),
         Err(e) => {
-            eprintln!("chunkref: {e}");
+            eprintln!("chunkref: cannot start {threads} threads: {e}");
             return ExitCode::FAILURE;
         }
     };
+    if args.merge_shards {
+        return match merge_shards(&args) {
+            Ok((dir, n)) => {
+                eprintln!("{} parts -> {}", n, dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!(
+                    "chunkref: cannot merge the shards of {}: {e}",
+                    args.output.display()
+                );
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let mut args = args;
+    let code = pool.install(|| run(&mut args));
+    report_failures(&args, code)
+}
+
+/// Sources read at once when some are remote (each is a few round trips
+/// of waiting, not work).
+const REMOTE_CONCURRENCY: usize = 32;
+
+/// The threads sources are read on (`--concurrency` of them).
+static SOURCE_THREADS: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+
+/// Runs `work` on the source threads (the global pool before they exist).
+fn on_source_threads<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    match SOURCE_THREADS.get() {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+}
+
+/// Lists the sources left out (stderr, and `--failures` when given: one
+/// `SOURCE<TAB>REASON` line each, an empty file when none); `code` is the
+/// run's outcome, a failure when nothing could be indexed.
+fn report_failures(args: &Args, code: ExitCode) -> ExitCode {
+    args.progress.clear();
+    if args.sources.len() > 1 {
+        eprintln!("chunkref: {}", args.progress.summary());
+    }
+    let failed = args.failed.lock().unwrap_or_else(|p| p.into_inner());
+    if args.skip_errors {
+        for (source, reason) in failed.iter() {
+            eprintln!("chunkref: left out {source}: {reason}");
+        }
+    }
+    if let Some(path) = &args.failures {
+        let text: String = failed
+            .iter()
+            .map(|(s, r)| format!("{s}\t{}\n", r.replace(['\n', '\t'], " ")))
+            .collect();
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("chunkref: {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    code
+}
+
+/// `chunkref index` with its sources expanded.
+fn run(args: &mut Args) -> ExitCode {
+    let detected: Vec<Result<Format, String>> = args
+        .sources
+        .par_iter()
+        .map(|s| builder::detect(s).map_err(|e| e.to_string()))
+        .collect();
+    let (mut kept, mut formats, mut errors) = (Vec::new(), Vec::new(), Vec::new());
+    for (source, format) in args.sources.iter().zip(detected) {
+        match format {
+            Ok(f) => {
+                kept.push(source.clone());
+                formats.push(f);
+            }
+            Err(e) => {
+                if let Err(e) = args.skip(source, e) {
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        for e in errors {
+            eprintln!("chunkref: {e}");
+        }
+        return ExitCode::FAILURE;
+    }
+    if kept.is_empty() {
+        eprintln!("chunkref: none of the sources could be indexed");
+        return ExitCode::FAILURE;
+    }
+    args.sources = kept;
+    let args = &*args;
+    let total = args.sources.len();
+    if let Some(refused) = hdf5_in_collection(args, &formats) {
+        eprintln!("chunkref: {refused}");
+        return ExitCode::FAILURE;
+    }
+    if args.append || args.shard.is_some() {
+        let start = Instant::now();
+        let written = match args.shard {
+            Some(shard) => index_shard(args, &formats, shard),
+            None => append_steps(args, &formats),
+        };
+        return match written {
+            Ok((part, refs)) => {
+                eprintln!(
+                    "{total} time step(s) -> {} ({refs} chunk references, {:.1} ms)",
+                    part.display(),
+                    start.elapsed().as_secs_f64() * 1e3
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("chunkref: cannot append to {}: {e}", args.output.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
     if total > 1 && formats.contains(&Format::Dted) {
         if let Some(i) = formats.iter().position(|f| *f != Format::Dted) {
             eprintln!(
@@ -631,7 +1160,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
         let start = Instant::now();
-        return match index_mosaic(&args) {
+        return match index_mosaic(args) {
             Ok((out, refs)) => {
                 eprintln!(
                     "{total} DTED cells -> {} ({refs} keys, {:.1} ms)",
@@ -646,18 +1175,9 @@ fn main() -> ExitCode {
             }
         };
     }
-    if stacks(&args) {
-        if let Some(i) = formats.iter().position(|f| *f == Format::Hdf5) {
-            eprintln!(
-                "chunkref: {} is NetCDF4 / HDF5: such files are indexed one per index, not \
-                 stacked or mosaicked; give OUT as a directory (OUT_DIR/) to index each \
-                 source on its own",
-                args.sources[i]
-            );
-            return ExitCode::FAILURE;
-        }
+    if stacks(args) {
         let start = Instant::now();
-        return match index_stack(&args, &formats) {
+        return match index_stack(args, &formats) {
             Ok((what, refs)) => {
                 eprintln!(
                     "{what} -> {} ({refs} chunk references, {:.1} ms)",
@@ -672,27 +1192,28 @@ fn main() -> ExitCode {
             }
         };
     }
-    let mut failed = 0;
-    for (i, (source, format)) in args.sources.iter().zip(&formats).enumerate() {
-        let start = Instant::now();
-        match index_one(&args, source, *format) {
-            Ok((out, refs)) => {
-                if total > 1 {
-                    eprintln!(
-                        "[{}/{total}] {source} -> {} ({refs} keys, {:.1} ms)",
-                        i + 1,
-                        out.display(),
-                        start.elapsed().as_secs_f64() * 1e3
-                    );
+    let failed: usize = args
+        .sources
+        .par_iter()
+        .zip(&formats)
+        .map(|(source, format)| {
+            let indexed = index_one(args, source, *format);
+            match indexed {
+                Ok((_, refs)) => {
+                    args.progress.source_done(Some(refs));
+                    0
+                }
+                Err(e) => {
+                    args.progress.clear();
+                    eprintln!("chunkref: cannot index {source}: {e}");
+                    args.progress.source_done(None);
+                    args.record_failure(source, e);
+                    1
                 }
             }
-            Err(e) => {
-                failed += 1;
-                eprintln!("chunkref: cannot index {source}: {e}");
-            }
-        }
-    }
-    if failed > 0 {
+        })
+        .sum();
+    if failed == total || (failed > 0 && !args.skip_errors) {
         eprintln!("chunkref: {failed} of {total} source(s) could not be indexed");
         return ExitCode::FAILURE;
     }

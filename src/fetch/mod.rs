@@ -29,7 +29,7 @@ use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::http::HttpBuilder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
-use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
+use object_store::{BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, RetryConfig};
 use tokio::sync::Semaphore;
 
 use crate::config::{AwsSettings, AzureSettings, GcsSettings, Settings};
@@ -90,6 +90,11 @@ impl fmt::Debug for Source {
 }
 
 impl Source {
+    /// Whether this is a local file.
+    pub fn is_local(&self) -> bool {
+        self.local.is_some()
+    }
+
     /// The store and path for `loc`, configured by `settings` (no I/O).
     pub fn open(loc: &Location, settings: &Settings) -> Result<Source> {
         let url = loc.to_string();
@@ -139,6 +144,28 @@ impl Source {
     }
 
     /// The store to read from, this process's client for a remote source.
+    /// The keys of the objects whose keys start with this source's key
+    /// (its "directory" listing, recursive, paginated by the store), with
+    /// their sizes.
+    pub fn list(&self) -> Result<Vec<(String, u64)>> {
+        let fail = |e: object_store::Error| Error::Io {
+            url: self.url.clone(),
+            range: String::new(),
+            reason: format!("cannot list: {}", describe(e, self.remote)),
+        };
+        let store = self.store().map_err(fail)?;
+        let prefix = (!self.path.as_ref().is_empty()).then_some(&self.path);
+        runtime().block_on(async {
+            let mut listed = Vec::new();
+            let mut stream = store.list(prefix);
+            while let Some(meta) = stream.next().await {
+                let meta = meta.map_err(fail)?;
+                listed.push((meta.location.to_string(), meta.size));
+            }
+            Ok(listed)
+        })
+    }
+
     fn store(&self) -> object_store::Result<Arc<dyn ObjectStore>> {
         match &self.key {
             None => Ok(local_store()),
@@ -477,12 +504,28 @@ impl Fetcher {
         let described = range
             .as_ref()
             .map_or(String::new(), |r| format!(" bytes {}..{}", r.start, r.end));
+        self.retried(source, described, || {
+            self.attempt(source, range.clone(), permits)
+        })
+        .await
+    }
+
+    /// `op` until it succeeds, fails for good (not found, denied) or has
+    /// been tried `GDAL_HTTP_MAX_RETRY` more times (remote sources only),
+    /// with exponential backoff; the error names the URL and `described`
+    /// (the byte range).
+    async fn retried<T, F: std::future::Future<Output = Result<T, Failure>>>(
+        &self,
+        source: &Source,
+        described: String,
+        op: impl Fn() -> F,
+    ) -> Result<T> {
         let attempts = if source.remote { self.max_retry + 1 } else { 1 };
         let mut delay = self.retry_delay;
         let mut attempt = 1;
         loop {
-            let (reason, transient) = match self.attempt(source, range.clone(), permits).await {
-                Ok(bytes) => return Ok(bytes),
+            let (reason, transient) = match op().await {
+                Ok(done) => return Ok(done),
                 Err(Failure::Short { got, expected }) => (
                     format!("short read: expected {expected} bytes, got {got}"),
                     true,
@@ -508,6 +551,31 @@ impl Fetcher {
             delay = (delay * 2).min(MAX_BACKOFF);
             attempt += 1;
         }
+    }
+
+    /// The first `n` bytes of `source` (all of it when it is shorter) and
+    /// its size, from one request (the size comes with the answer), retried
+    /// as every read is. Blocks the calling thread.
+    pub fn fetch_head(&self, source: &Source, n: u64) -> Result<(Bytes, u64)> {
+        let described = format!(" bytes 0..{n}");
+        runtime().block_on(self.retried(source, described, || async {
+            let store = source.store()?;
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(0..n.max(1))),
+                ..GetOptions::default()
+            };
+            let got = store.get_opts(&source.path, options).await?;
+            let size = got.meta.size;
+            let bytes = got.bytes().await?;
+            let expected = n.min(size);
+            if bytes.len() as u64 != expected {
+                return Err(Failure::Short {
+                    got: bytes.len(),
+                    expected,
+                });
+            }
+            Ok((bytes, size))
+        }))
     }
 
     async fn attempt(

@@ -16,6 +16,7 @@ pub mod kerchunk_parquet;
 pub mod parquet;
 pub mod parquet_read;
 pub mod parquet_spans;
+pub mod parts;
 pub mod pyramid;
 pub mod stack;
 pub mod stacker;
@@ -212,6 +213,16 @@ impl Index {
             Err(_) if !crate::gdal::vsi_exists(&format!("{dir}/{rel}")) => Ok(None),
             Err(e) => Err(e),
         };
+        if let Ok(list) = read(parts::PARTS_FILE) {
+            let list = parts::PartsList::parse(&format!("{dir}/{}", parts::PARTS_FILE), &list)?;
+            let files = list
+                .parts
+                .iter()
+                .map(|part| open(&format!("{dir}/{part}")))
+                .collect::<Result<Vec<_>>>()?;
+            let index = parquet_read::read_parts(name, files, &how.time, how.eager_rows)?;
+            return how.select_time(how.apply_templates(index)?);
+        }
         let Ok(zmetadata) = read(kerchunk_parquet::ZMETADATA) else {
             return Err(not_a_file);
         };

@@ -27,7 +27,7 @@ use parquet::file::statistics::Statistics;
 use super::file::IndexFile;
 use super::parquet_spans::GroupSpans;
 use super::stack::TimeOptions;
-use super::table::{RowChecker, RowSink, Rows, TableReader, COLUMNS, DOC_KEY};
+use super::table::{RowChecker, RowSink, Rows, TableDoc, TableReader, COLUMNS, DOC_KEY};
 use super::Index;
 use crate::error::{contain_panics, Error, Result};
 use crate::refs::{ChunkTable, PageSource, RawRef};
@@ -62,11 +62,46 @@ pub fn read(
     time: &TimeOptions,
     eager_rows: u64,
 ) -> Result<Index> {
-    let table = contain_panics(source, "the footer", || Table::open(source, file))?;
-    let mut reader = TableReader::new(source, table.doc()?)?;
-    let rows = u64::try_from(table.metadata.file_metadata().num_rows()).unwrap_or(0);
+    read_parts(source, vec![file], time, eager_rows)
+}
+
+/// Reads a table stored as `parts` (Parquet files holding rows of one
+/// table, in order; the last one's document, a superset of the others',
+/// describes the whole table, docs/reference-table.md "Growing
+/// collections"), as [`read`] reads one file.
+pub fn read_parts(
+    source: &str,
+    parts: Vec<Arc<dyn IndexFile>>,
+    time: &TimeOptions,
+    eager_rows: u64,
+) -> Result<Index> {
+    let single = parts.len() == 1;
+    let tables = parts
+        .into_iter()
+        .map(|file| {
+            // A part is named by its own file; a one-file table as given.
+            let name = if single { source } else { file.name() }.to_string();
+            contain_panics(&name, "the footer", || Table::open(&name, file))
+        })
+        .collect::<Result<Vec<Table>>>()?;
+    let Some(last) = tables.last() else {
+        return Err(malformed(source, "a table of no parts".into()));
+    };
+    let mut reader = TableReader::new(source, last.doc()?)?;
+    let rows: u64 = tables
+        .iter()
+        .map(|t| u64::try_from(t.metadata.file_metadata().num_rows()).unwrap_or(0))
+        .sum();
     if rows > eager_rows {
-        let pages = Arc::new(Pages::new(table, reader.checker()));
+        let check = reader.checker();
+        let parts: Vec<Pages> = tables
+            .into_iter()
+            .map(|table| Pages::new(table, Arc::clone(&check)))
+            .collect();
+        let pages: Arc<dyn PageSource> = match <[Pages; 1]>::try_from(parts) {
+            Ok([one]) => Arc::new(one),
+            Err(parts) => Arc::new(PartPages(parts)),
+        };
         return Ok(reader.finish_paged(|_| pages));
     }
     let window = if time.is_empty() {
@@ -75,19 +110,63 @@ pub fn read(
         let metas: Vec<_> = reader.metas().iter().collect();
         Some(time.steps(source, &metas)?)
     };
-    for g in 0..table.groups() {
-        if let (Some((lo, hi)), Some((a0, a1)), Some((t0, t1))) =
-            (window, table.range(g, 0), table.range(g, 1))
-        {
-            let all_stacks = (a0..=a1).all(|t| reader.time_axis(t as usize));
-            if all_stacks && (t1 < lo || t0 > hi) {
-                reader.skip(table.group_rows(g));
-                continue;
+    for table in &tables {
+        for g in 0..table.groups() {
+            if let (Some((lo, hi)), Some((a0, a1)), Some((t0, t1))) =
+                (window, table.range(g, 0), table.range(g, 1))
+            {
+                let all_stacks = (a0..=a1).all(|t| reader.time_axis(t as usize));
+                if all_stacks && (t1 < lo || t0 > hi) {
+                    reader.skip(table.group_rows(g));
+                    continue;
+                }
             }
+            reader.push(&table.rows(g, 0..table.group_len(g))?)?;
         }
-        reader.push(&table.rows(g, 0..table.group_len(g))?)?;
     }
     Ok(reader.finish())
+}
+
+/// The metadata document of the Parquet table `file` (`source` names it
+/// in messages), read from its footer alone.
+pub fn read_doc(source: &str, file: Arc<dyn IndexFile>) -> Result<TableDoc> {
+    Ok(read_footer(source, file)?.0)
+}
+
+/// The metadata document of the Parquet table `file` and the first time
+/// step its rows hold (from the row groups' statistics; `None` without
+/// rows), read from its footer alone.
+pub fn read_footer(source: &str, file: Arc<dyn IndexFile>) -> Result<(TableDoc, Option<u64>)> {
+    let table = contain_panics(source, "the footer", || Table::open(source, file))?;
+    let doc = serde_json::from_str(table.doc()?).map_err(|e| malformed(source, e.to_string()))?;
+    let first_step = (0..table.groups())
+        .filter_map(|g| table.range(g, 1).map(|(lo, _)| lo))
+        .min();
+    Ok((doc, first_step))
+}
+
+/// The parts of a table read on demand: a chunk's reference is in the
+/// first part whose row groups hold it.
+#[derive(Debug)]
+struct PartPages(Vec<Pages>);
+
+impl PageSource for PartPages {
+    fn lookup(&self, array: usize, positions: &[u64]) -> Result<Vec<Option<RawRef>>> {
+        let mut found: Vec<Option<RawRef>> = vec![None; positions.len()];
+        for part in &self.0 {
+            let missing: Vec<usize> = (0..positions.len())
+                .filter(|&i| found[i].is_none())
+                .collect();
+            if missing.is_empty() {
+                break;
+            }
+            let wanted: Vec<u64> = missing.iter().map(|&i| positions[i]).collect();
+            for (i, r) in missing.into_iter().zip(part.lookup(array, &wanted)?) {
+                found[i] = r;
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// An opened Parquet table: its file and footer.

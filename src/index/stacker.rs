@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::georef::band::COLOR_ATTRIBUTE;
 
 /// Root attribute naming the indexed source(s), which differs between steps.
-const SOURCE_ATTRIBUTE: &str = "source";
+pub(crate) const SOURCE_ATTRIBUTE: &str = "source";
 
 /// One time step: the index of one file and its datetime, if known.
 #[derive(Debug)]
@@ -56,6 +56,13 @@ pub struct Prepared {
     /// The root `source` attribute.
     source: Value,
     datetime: Option<String>,
+}
+
+impl Prepared {
+    /// The step's chunk references.
+    pub fn references(&self) -> usize {
+        self.rows.part.iter().filter(|&&p| p == 0).count()
+    }
 }
 
 impl Step {

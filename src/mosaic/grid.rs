@@ -172,6 +172,47 @@ pub fn overlap(window: Window, scene: Placement) -> Option<(Window, (u64, u64))>
     })
 }
 
+/// The parts of a `width` x `height` window that none of `covers`
+/// (rectangles in the window's own pixels) covers, as rectangles: bands of
+/// rows between the covers' top and bottom edges, and in each band the
+/// column spans no cover crossing the whole band holds.
+pub fn uncovered(width: u64, height: u64, covers: &[Window]) -> Vec<Window> {
+    let mut edges: Vec<u64> = covers
+        .iter()
+        .flat_map(|c| [c.y, c.y + c.height])
+        .chain([0, height])
+        .filter(|&y| y <= height)
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    let mut gaps = Vec::new();
+    for band in edges.windows(2) {
+        let (y0, y1) = (band[0], band[1]);
+        let mut spans: Vec<(u64, u64)> = covers
+            .iter()
+            .filter(|c| c.y <= y0 && c.y + c.height >= y1)
+            .map(|c| (c.x, c.x + c.width))
+            .collect();
+        spans.sort_unstable();
+        let mut x = 0;
+        for (start, end) in spans.into_iter().chain([(width, width)]) {
+            if start > x {
+                gaps.push(Window {
+                    x,
+                    y: y0,
+                    width: start.min(width) - x,
+                    height: y1 - y0,
+                });
+            }
+            x = x.max(end);
+            if x >= width {
+                break;
+            }
+        }
+    }
+    gaps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,5 +304,27 @@ mod tests {
         assert_eq!(overlap(w(22, 3, 2, 8), p), Some((w(2, 0, 2, 1), (7, 0))));
         assert_eq!(overlap(w(28, 10, 5, 5), p), None);
         assert_eq!(overlap(w(0, 0, 20, 100), p), None);
+    }
+
+    #[test]
+    fn uncovered_parts_are_what_no_cover_holds() {
+        let w = |x, y, width, height| Window {
+            x,
+            y,
+            width,
+            height,
+        };
+        assert_eq!(uncovered(10, 8, &[w(0, 0, 10, 8)]), vec![]);
+        assert_eq!(uncovered(10, 8, &[]), vec![w(0, 0, 10, 8)]);
+        // Two overlapping covers leaving a right margin and a bottom band.
+        let gaps = uncovered(10, 8, &[w(0, 0, 6, 5), w(4, 2, 4, 3)]);
+        assert_eq!(
+            gaps,
+            vec![w(6, 0, 4, 2), w(8, 2, 2, 3), w(0, 5, 10, 3)],
+            "{gaps:?}"
+        );
+        let covered: u64 = 6 * 5 + 2 * 3;
+        let open: u64 = gaps.iter().map(|g| g.width * g.height).sum();
+        assert_eq!(covered + open, 80);
     }
 }

@@ -25,20 +25,6 @@ impl Scenes {
     ) -> Result<()> {
         window::check_window(window, self.width, self.height, "mosaic")?;
         window::check_buffer(window, bands.len(), self.gap.len(), spacing, out.len())?;
-        let whole = Rect {
-            row: 0,
-            col: 0,
-            rows: window.height as usize,
-            cols: window.width as usize,
-        };
-        for slot in 0..bands.len() {
-            let target = Target {
-                start: slot * spacing.band,
-                line: spacing.line,
-                pixel: spacing.pixel,
-            };
-            assemble::fill_rect(&self.gap, whole, out, target);
-        }
         let met: Vec<_> = self
             .scenes
             .iter()
@@ -49,6 +35,35 @@ impl Scenes {
                 Some((s, inner, at, lead.collect::<Vec<_>>()))
             })
             .collect();
+        // The gap value goes where no scene without nodata lands.
+        let opaque: Vec<Window> = met
+            .iter()
+            .filter(|(s, ..)| s.nodata.is_none())
+            .map(|(_, inner, at, _)| Window {
+                x: at.1,
+                y: at.0,
+                width: inner.width,
+                height: inner.height,
+            })
+            .collect();
+        for gap in grid::uncovered(window.width, window.height, &opaque) {
+            let rect = Rect {
+                row: 0,
+                col: 0,
+                rows: gap.height as usize,
+                cols: gap.width as usize,
+            };
+            for slot in 0..bands.len() {
+                let target = Target {
+                    start: slot * spacing.band
+                        + gap.y as usize * spacing.line
+                        + gap.x as usize * spacing.pixel,
+                    line: spacing.line,
+                    pixel: spacing.pixel,
+                };
+                assemble::fill_rect(&self.gap, rect, out, target);
+            }
+        }
         let layers: Vec<Layer<'_>> = met
             .iter()
             .map(|(s, inner, at, lead)| Layer {

@@ -1,0 +1,217 @@
+//! Source files read by byte ranges, for the index builders: a small head
+//! block serves the usual layouts (headers first) without further reads.
+//! A source is a local file or an object in remote storage (`s3://`,
+//! `gs://`, `az://`, `https://` and GDAL's `/vsis3/`, `/vsicurl/` ...
+//! spellings of them), read with the settings GDAL users already have in
+//! their environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`, `GDAL_HTTP_*`): the
+//! head, and the object's size, come from one request.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::{Mutex, OnceLock};
+
+use crate::config::Settings;
+use crate::error::{Error, Result};
+use crate::fetch::{self, Fetcher, Want};
+use crate::resolve::{self, Base, Location};
+
+/// Source lists: remote glob patterns, list files.
+pub mod inputs;
+
+/// Bytes read from the start of the file in one go.
+const HEAD_BYTES: u64 = 16 * 1024;
+
+/// Least bytes a read past the head of a remote source fetches.
+const READ_AHEAD: u64 = 64 * 1024;
+
+/// Blocks past the head a remote source keeps (the oldest go first).
+const KEPT_BLOCKS: usize = 16;
+
+/// Where the bytes past the head come from.
+enum Backing {
+    /// A local file.
+    File(File),
+    /// An object in remote storage, and the blocks read past the head.
+    Remote(fetch::Source, Mutex<Vec<(u64, Vec<u8>)>>),
+    /// Nothing: every byte is in the head.
+    Memory,
+}
+
+/// A file read by byte ranges (or bytes already in memory, such as a file
+/// embedded in another one).
+pub struct Source {
+    path: String,
+    backing: Backing,
+    len: u64,
+    head: Vec<u8>,
+    format: &'static str,
+}
+
+/// The settings remote sources are read with: GDAL's configuration names,
+/// from the environment (read once).
+fn settings() -> Result<&'static (Settings, Fetcher)> {
+    static SETTINGS: OnceLock<std::result::Result<(Settings, Fetcher), Error>> = OnceLock::new();
+    SETTINGS
+        .get_or_init(|| {
+            let settings = Settings::from_lookup(|k| std::env::var(k).ok())?;
+            let fetcher = Fetcher::new(&settings);
+            Ok((settings, fetcher))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Where `name` (a local path, relative to the current directory, or a
+/// URL in any spelling [`resolve::resolve`] accepts) is.
+pub fn locate(name: &str) -> Result<Location> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+    resolve::resolve(name, &Base::Dir(cwd))
+}
+
+impl Source {
+    /// Opens `path` (a local path or a URL, see [`locate`]), a file of
+    /// `format` (named in errors), and reads its first bytes.
+    pub fn open(path: &str, format: &'static str) -> Result<Source> {
+        let io = |reason: String| Error::Io {
+            url: path.to_string(),
+            range: String::new(),
+            reason,
+        };
+        if let Location::Object(_) = locate(path)? {
+            return Source::open_remote(path, format);
+        }
+        let file = File::open(path).map_err(|e| io(e.to_string()))?;
+        let len = file.metadata().map_err(|e| io(e.to_string()))?.len();
+        let mut head = vec![0; HEAD_BYTES.min(len) as usize];
+        file.read_exact_at(&mut head, 0)
+            .map_err(|e| io(e.to_string()))?;
+        crate::progress::count_bytes(head.len() as u64);
+        Ok(Source {
+            path: path.to_string(),
+            backing: Backing::File(file),
+            len,
+            head,
+            format,
+        })
+    }
+
+    /// Opens the remote object `url`: its head and size in one request.
+    fn open_remote(url: &str, format: &'static str) -> Result<Source> {
+        let (settings, fetcher) = settings()?;
+        let source = fetch::Source::open(&locate(url)?, settings)?;
+        let (head, len) = fetcher.fetch_head(&source, HEAD_BYTES)?;
+        crate::progress::count_bytes(head.len() as u64);
+        Ok(Source {
+            path: url.to_string(),
+            backing: Backing::Remote(source, Mutex::default()),
+            len,
+            head: head.to_vec(),
+            format,
+        })
+    }
+
+    /// In-memory `bytes` named `name` in errors (e.g. "x.jp2: GeoJP2 box").
+    pub fn from_bytes(name: &str, bytes: Vec<u8>, format: &'static str) -> Source {
+        Source {
+            path: name.to_string(),
+            backing: Backing::Memory,
+            len: bytes.len() as u64,
+            head: bytes,
+            format,
+        }
+    }
+
+    /// Reads `len` bytes at `offset`; ranges past the end of the file are errors.
+    pub fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let end = offset
+            .checked_add(len)
+            .filter(|&e| e <= self.len)
+            .ok_or_else(|| {
+                self.malformed(format!(
+                    "bytes {offset}..{} are past the end of the file ({} bytes)",
+                    offset.saturating_add(len),
+                    self.len
+                ))
+            })?;
+        if end <= self.head.len() as u64 {
+            return Ok(self.head[offset as usize..end as usize].to_vec());
+        }
+        let range = || format!(" bytes {offset}..{end}");
+        crate::progress::count_bytes(len);
+        match &self.backing {
+            Backing::File(file) => {
+                let mut buf = vec![0; len as usize];
+                file.read_exact_at(&mut buf, offset)
+                    .map_err(|e| Error::Io {
+                        url: self.path.clone(),
+                        range: range(),
+                        reason: e.to_string(),
+                    })?;
+                Ok(buf)
+            }
+            Backing::Remote(source, blocks) => self.read_remote(source, blocks, offset, len),
+            // In-memory sources hold every byte in `head`.
+            Backing::Memory => {
+                Err(self.malformed(format!("bytes {offset}..{end} are not in memory")))
+            }
+        }
+    }
+
+    /// Reads `len` bytes at `offset` (inside the object) of a remote source:
+    /// from a block read before, or as the start of a new block of at least
+    /// [`READ_AHEAD`] bytes, kept for the reads that follow (headers past
+    /// the head, such as TIFF tag arrays or JPEG 2000 tile-part headers, lie
+    /// close together: one request serves many).
+    fn read_remote(
+        &self,
+        source: &fetch::Source,
+        blocks: &Mutex<Vec<(u64, Vec<u8>)>>,
+        offset: u64,
+        len: u64,
+    ) -> Result<Vec<u8>> {
+        let within = |(start, bytes): &(u64, Vec<u8>)| {
+            let at = usize::try_from(offset.checked_sub(*start)?).ok()?;
+            bytes
+                .get(at..at.checked_add(usize::try_from(len).ok()?)?)
+                .map(<[u8]>::to_vec)
+        };
+        let mut kept = blocks.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = kept.iter().find_map(within) {
+            return Ok(found);
+        }
+        let (_, fetcher) = settings()?;
+        let block = len.max(READ_AHEAD).min(self.len - offset);
+        let bytes = fetcher
+            .fetch_one(source, Want::Range(offset, block))?
+            .to_vec();
+        let wanted = bytes[..len as usize].to_vec();
+        if kept.len() >= KEPT_BLOCKS {
+            kept.remove(0);
+        }
+        kept.push((offset, bytes));
+        Ok(wanted)
+    }
+
+    /// Path of the file.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Length of the file in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for an empty file.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// An error saying the file is not a file of its format chunkref can index.
+    pub fn malformed(&self, reason: impl std::fmt::Display) -> Error {
+        Error::MalformedSource {
+            path: self.path.clone(),
+            reason: format!("not a readable {}: {reason}", self.format),
+        }
+    }
+}
