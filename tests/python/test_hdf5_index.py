@@ -390,6 +390,20 @@ def test_template_base_makes_a_portable_index(sources, chunkref_bin):
     assert_pixels_equal(ds.GetRasterBand(2).ReadAsArray(), plane, "temp")
 
 
+@pytest.mark.parametrize("how", [["--append"], ["--shard", "1/2"]])
+def test_hdf5_sources_make_no_collection_parts(sources, chunkref_bin, tmp_path, how):
+    done = run_chunkref(chunkref_bin, "index", *how, sources / "polar.nc", "-o", tmp_path / "c")
+    assert done.returncode == 1 and "one per index" in done.stderr, done.stderr
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+
+
+def test_remote_hdf5_is_refused_before_any_request(chunkref_bin, tmp_path):
+    """libhdf5 reads local files only: a URL is refused, by its extension,
+    without being fetched."""
+    done = run_chunkref(chunkref_bin, "index", "s3://no-such-bucket/x.nc", "-o", tmp_path / "x.json")
+    assert done.returncode == 1 and "local files only" in done.stderr, done.stderr
+
+
 def test_several_hdf5_sources_index_one_each_never_a_stack(sources, chunkref_bin, tmp_path):
     both = [sources / "polar.nc", sources / "southup.nc"]
     done = run_chunkref(chunkref_bin, "index", *both, "-o", tmp_path / "stack.json")
