@@ -400,7 +400,8 @@ def test_hdf5_sources_make_no_collection_parts(sources, chunkref_bin, tmp_path, 
 def test_remote_hdf5_is_refused_before_any_request(chunkref_bin, tmp_path):
     """libhdf5 reads local files only: a URL is refused, by its extension,
     without being fetched."""
-    done = run_chunkref(chunkref_bin, "index", "s3://no-such-bucket/x.nc", "-o", tmp_path / "x.json")
+    out = tmp_path / "x.json"
+    done = run_chunkref(chunkref_bin, "index", "s3://no-such-bucket/x.nc", "-o", out)
     assert done.returncode == 1 and "local files only" in done.stderr, done.stderr
 
 
