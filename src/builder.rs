@@ -20,6 +20,9 @@ pub enum Format {
     Nitf,
     /// DTED levels 0, 1, 2.
     Dted,
+    /// NetCDF4 / HDF5 (one index per file, a Kerchunk document of its own:
+    /// see [`crate::hdf5::index_file`]).
+    Hdf5,
 }
 
 /// How a format is recognised.
@@ -55,7 +58,32 @@ const SIGNATURES: &[Signature] = &[
         magic: &[b"UHL1", b"VOL", b"HDR"],
         extensions: &["dt0", "dt1", "dt2"],
     },
+    Signature {
+        format: Format::Hdf5,
+        name: "NetCDF4 / HDF5",
+        magic: &[HDF5_MAGIC],
+        extensions: &["nc", "nc4", "h5", "hdf5", "he5"],
+    },
 ];
+
+/// The HDF5 superblock signature.
+const HDF5_MAGIC: &[u8] = b"\x89HDF\r\n\x1a\n";
+
+/// Where else an HDF5 superblock may start: after a user block of 512,
+/// 1024 or 2048 bytes (larger user blocks are found by extension).
+const HDF5_USER_BLOCKS: [usize; 3] = [512, 1024, 2048];
+
+/// How many leading bytes [`detect`] reads.
+const HEAD_BYTES: u64 = 2048 + 8;
+
+/// Whether `head` (a file's first bytes) holds an HDF5 signature after a
+/// user block.
+fn hdf5_after_user_block(head: &[u8]) -> bool {
+    HDF5_USER_BLOCKS.iter().any(|&at| {
+        head.get(at..)
+            .is_some_and(|rest| rest.starts_with(HDF5_MAGIC))
+    })
+}
 
 /// Choices that change what a builder writes.
 #[derive(Debug, Clone, Copy, Default)]
@@ -82,12 +110,12 @@ pub fn detect(path: &str) -> Result<Format> {
         (true, Some(s)) => return Ok(s.format),
         (true, None) => {
             let source = Source::open(path, "file")?;
-            source.read(0, source.len().min(16))?
+            source.read(0, source.len().min(HEAD_BYTES))?
         }
         (false, _) => {
-            let mut head = Vec::with_capacity(16);
+            let mut head = Vec::with_capacity(HEAD_BYTES as usize);
             std::fs::File::open(path)
-                .and_then(|f| f.take(16).read_to_end(&mut head))
+                .and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut head))
                 .map_err(|e| Error::Io {
                     url: path.to_string(),
                     range: String::new(),
@@ -99,6 +127,11 @@ pub fn detect(path: &str) -> Result<Format> {
     SIGNATURES
         .iter()
         .find(|s| s.magic.iter().any(|m| head.starts_with(m)))
+        .or_else(|| {
+            hdf5_after_user_block(&head)
+                .then(|| SIGNATURES.iter().find(|s| s.format == Format::Hdf5))
+                .flatten()
+        })
         .or_else(by_extension)
         .map(|s| s.format)
         .ok_or_else(|| Error::MalformedSource {
@@ -117,6 +150,9 @@ pub fn detect(path: &str) -> Result<Format> {
 /// The index of the file at `path` (known to be of `format`, see
 /// [`detect`]) before it is written in any form
 /// ([`Built::to_kerchunk`], or stacked); its chunks are referenced by `url`.
+/// HDF5 files have N-dimensional arrays a [`Built`] cannot hold: they
+/// are indexed by [`crate::hdf5::index_file`] into a Kerchunk document,
+/// and refused here.
 pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Result<Built> {
     match format {
         Format::Tiff => crate::tiff::index_file(path, url),
@@ -124,5 +160,44 @@ pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Resu
         Format::Nitf => crate::nitf::index_file(path, url),
         Format::Dted => crate::dted::Cell::read(path, url)
             .and_then(|cell| crate::dted::build_cells(&[cell], options.dted_checksum_warnings)),
+        Format::Hdf5 => Err(Error::unsupported(format!(
+            "{path}: NetCDF4 / HDF5 files are indexed one per index (not stacked or \
+             mosaicked with other sources)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect_bytes(name: &str, bytes: &[u8]) -> Result<Format> {
+        let dir = std::env::temp_dir().join(format!("chunkref-detect-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let found = detect(&path.to_string_lossy());
+        std::fs::remove_file(&path).unwrap();
+        found
+    }
+
+    #[test]
+    fn hdf5_is_found_by_signature_after_user_blocks_and_by_extension() {
+        let mut file = HDF5_MAGIC.to_vec();
+        file.resize(64, 0);
+        assert_eq!(detect_bytes("a.bin", &file).unwrap(), Format::Hdf5);
+        for user_block in HDF5_USER_BLOCKS {
+            let mut file = vec![0u8; user_block];
+            file.extend_from_slice(HDF5_MAGIC);
+            assert_eq!(detect_bytes("b.bin", &file).unwrap(), Format::Hdf5);
+        }
+        let mut odd = vec![0u8; 700];
+        odd.extend_from_slice(HDF5_MAGIC);
+        assert!(detect_bytes("c.bin", &odd).is_err());
+        assert_eq!(
+            detect_bytes("d.nc", b"not a signature").unwrap(),
+            Format::Hdf5
+        );
+        assert_eq!(detect_bytes("e.tif", b"II*\0").unwrap(), Format::Tiff);
     }
 }

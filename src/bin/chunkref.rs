@@ -4,6 +4,7 @@
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
+//! chunkref index [--template-base] FILE.nc|FILE.h5 -o OUT.json|OUT.parquet
 //! chunkref index [--template-base] [--datetime-from-name | --datetime-from-metadata] A.tif B.tif ... -o STACK.parquet|.json
 //! chunkref index [--template-base] [--mosaic | --stack] A.tif B.tif ... -o MOSAIC.parquet|.fgb|.json
 //! chunkref convert IN.json|IN.parquet OUT.json|OUT.parquet
@@ -12,7 +13,10 @@
 //! index, or a Parquet chunk-reference table when OUT ends in `.parquet`
 //! (docs/reference-table.md); `convert` turns one index form into another. TIFF / BigTIFF / COG: one index per source (`<name>.tile_index.json`
 //! in OUT_DIR when there are several sources). DTED: one cell is one index;
-//! several cells are ONE mosaic index.
+//! several cells are ONE mosaic index. NetCDF4 / HDF5: one index per file,
+//! the store kerchunk's SingleHdf5ToZarr writes (every group and numeric
+//! dataset, chunk offsets from libhdf5's chunk index); several such files
+//! go to OUT_DIR/, never into one stack.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -36,7 +40,9 @@ const USAGE: &str =
                    az://, https://, /vsis3/, /vsigs/, /vsiaz/, /vsicurl/), read by range\n\
                    with the AWS_* / GOOGLE_* / AZURE_* / GDAL_HTTP_* settings of the\n\
                    environment; a URL whose key holds * ? [ ] lists the bucket\n\
-                   ('s3://bucket/sst/2021/*.tif'; ** crosses directories)\n\
+                   ('s3://bucket/sst/2021/*.tif'; ** crosses directories);\n\
+                   or local NetCDF4 / HDF5 files (.nc, .h5: one index each, every group\n\
+                   and numeric dataset; several go to OUT_DIR/, they are never stacked)\n\
                    several sources with OUT a .json/.parquet/.fgb file (not a directory):\n\
                    one time stack of files on the same grid, in the order given, or\n\
                    a mosaic of scenes on different grids of one CRS and resolution\n\
@@ -741,6 +747,27 @@ fn index_scenes(
     Ok((what, save_index(&index, &args.output, &out)?))
 }
 
+/// The Kerchunk document of NetCDF4 / HDF5 file `source` (templates set
+/// with `--template-base`).
+fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
+    if matches!(
+        chunkref::source::locate(source).map_err(|e| e.to_string())?,
+        Location::Object(_)
+    ) {
+        return Err(
+            "NetCDF4 / HDF5 files are read by libhdf5, which reads local files only: \
+                    copy it here first"
+                .into(),
+        );
+    }
+    let (path, url) = locate(args, source)?;
+    let mut doc = chunkref::hdf5::index_file(&path, &url).map_err(|e| e.to_string())?;
+    if args.template_base {
+        doc["templates"] = serde_json::json!({"base": ""});
+    }
+    Ok(doc)
+}
+
 /// `--append`: the sources become new time steps of the collection OUT, a
 /// directory of Parquet parts (docs/reference-table.md, "Growing
 /// collections"), made when OUT does not exist; a one-file table OUT
@@ -921,8 +948,26 @@ fn make_first_part(path: &Path) -> Result<(), String> {
     std::fs::write(path.join(parts::PARTS_FILE), text).map_err(fail)
 }
 
+/// Why the sources cannot be indexed as asked when one is NetCDF4 / HDF5
+/// and they would make a collection (a stack, mosaic, appended part or
+/// shard): such files are indexed one per index.
+fn hdf5_in_collection(args: &Args, formats: &[Format]) -> Option<String> {
+    let i = formats.iter().position(|f| *f == Format::Hdf5)?;
+    (args.append || args.shard.is_some() || stacks(args)).then(|| {
+        format!(
+            "{} is NetCDF4 / HDF5: such files are indexed one per index, not stacked, \
+             mosaicked, appended or sharded; give OUT as a directory (OUT_DIR/) to index \
+             each source on its own",
+            args.sources[i]
+        )
+    })
+}
+
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
-    let doc = source_built(args, source, format)?.to_kerchunk();
+    let doc = match format {
+        Format::Hdf5 => hdf5_doc(args, source)?,
+        _ => source_built(args, source, format)?.to_kerchunk(),
+    };
     let out = destination(args, source, args.sources.len() > 1);
     Ok((out.clone(), write(doc, &out)?))
 }
@@ -1080,6 +1125,10 @@ fn run(args: &mut Args) -> ExitCode {
     args.sources = kept;
     let args = &*args;
     let total = args.sources.len();
+    if let Some(refused) = hdf5_in_collection(args, &formats) {
+        eprintln!("chunkref: {refused}");
+        return ExitCode::FAILURE;
+    }
     if args.append || args.shard.is_some() {
         let start = Instant::now();
         let written = match args.shard {

@@ -1,0 +1,462 @@
+//! `chunkref index` for NetCDF4 / HDF5 files: the Kerchunk JSON v1 store
+//! kerchunk's `SingleHdf5ToZarr` writes for a file (a `.zgroup` and
+//! `.zattrs` per group, a `.zarray` and `.zattrs` per numeric dataset,
+//! chunk references `[url, offset, length]`), the chunk ranges read from
+//! the file's own chunk index through libhdf5 (`H5Dget_chunk_info`).
+//!
+//! libhdf5 (Debian's serial build) is not thread-safe: every call here
+//! holds the binding crate's library lock, and only the indexer calls it,
+//! never the driver's read path. See docs/reference-table.md, "Indexing
+//! NetCDF4 / HDF5", for what maps to what and what is refused.
+
+mod attrs;
+mod dtype;
+pub mod filters;
+mod handle;
+mod storage;
+
+use std::ffi::{c_char, c_void, CStr};
+
+use base64::Engine;
+use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t, H5open};
+use hdf5_metno_sys::h5d::{
+    H5D_fill_value_t, H5D_layout_t, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2,
+};
+use hdf5_metno_sys::h5f::{H5Fget_create_plist, H5Fopen, H5F_ACC_RDONLY};
+use hdf5_metno_sys::h5i::hid_t;
+use hdf5_metno_sys::h5o::{H5O_info1_t, H5O_type_t, H5Oopen, H5Ovisit2, H5O_INFO_BASIC};
+use hdf5_metno_sys::h5p::{
+    H5Pfill_value_defined, H5Pget_chunk, H5Pget_fill_value, H5Pget_filter2, H5Pget_layout,
+    H5Pget_nfilters, H5Pget_userblock, H5P_DEFAULT,
+};
+use hdf5_metno_sys::h5s::{H5S_class_t, H5Sget_simple_extent_dims, H5Sget_simple_extent_type};
+use serde_json::{json, Map, Value};
+
+use self::dtype::Element;
+use self::filters::Filter;
+use self::handle::{c_name, check, in_file, malformed, Handle};
+use self::storage::{Bytes, Storage};
+use crate::error::{Error, Result};
+
+/// Attributes netCDF-4 and the HDF5 dimension-scale API keep for
+/// themselves; kerchunk (after h5netcdf) leaves them out.
+const HIDDEN_ATTRIBUTES: &[&str] = &[
+    "REFERENCE_LIST",
+    "CLASS",
+    "DIMENSION_LIST",
+    "NAME",
+    "_Netcdf4Dimid",
+    "_Netcdf4Coordinates",
+    "_nc3_strict",
+    "_NCProperties",
+];
+
+/// The Kerchunk JSON v1 document indexing the HDF5 file at `path`, its
+/// chunks referenced by `url`. Datasets chunkref cannot read as numbers
+/// (strings, compound, ...) are left out with a warning on stderr; a
+/// filter without a Zarr codec fails the whole index.
+pub fn index_file(path: &str, url: &str) -> Result<Value> {
+    let _library = hdf5_metno_sys::LOCK.lock();
+    // SAFETY: initialises the library (idempotent).
+    unsafe { H5open() };
+    handle::silence_library();
+    build(path, url).map_err(|e| in_file(e, path))
+}
+
+fn build(path: &str, url: &str) -> Result<Value> {
+    refuse_netcdf3(path)?;
+    let c_path = c_name(path)?;
+    // SAFETY: a NUL-terminated path; the file id is owned by a Handle.
+    let file = Handle::new(
+        unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) },
+        || "libhdf5 cannot open it as an HDF5 file".into(),
+    )?;
+    let user_block = user_block(file.id())?;
+    let mut refs = Map::new();
+    for (name, kind) in objects(file.id())? {
+        let object = Object {
+            file: file.id(),
+            name: &name,
+            path,
+            user_block,
+        };
+        match kind {
+            H5O_type_t::H5O_TYPE_GROUP => object.group(&mut refs)?,
+            H5O_type_t::H5O_TYPE_DATASET => object.dataset(url, &mut refs)?,
+            _ => {}
+        }
+    }
+    Ok(json!({"version": 1, "refs": refs}))
+}
+
+/// An error for a NetCDF-3 file (classic or 64-bit offset, `CDF` then
+/// 1, 2 or 5), which has a `.nc` name but no HDF5 inside.
+fn refuse_netcdf3(path: &str) -> Result<()> {
+    let mut head = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head));
+    match read {
+        Ok(4) if head[..3] == *b"CDF" && matches!(head[3], 1 | 2 | 5) => {
+            Err(Error::unsupported(format!(
+                "{path} is a NetCDF-3 file (classic or 64-bit offset format), not NetCDF4 / HDF5"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The size of the user block of `file` (bytes before the superblock).
+fn user_block(file: hid_t) -> Result<u64> {
+    let what = || "cannot read the file creation properties".to_string();
+    // SAFETY: valid file id; the property list is owned by a Handle.
+    let fcpl = Handle::new(unsafe { H5Fget_create_plist(file) }, what)?;
+    let mut size = 0;
+    check(unsafe { H5Pget_userblock(fcpl.id(), &mut size) }, what)?;
+    Ok(size)
+}
+
+/// Every group and dataset of the file (each object once, however many
+/// links lead to it), by path relative to the root (`.` for the root).
+fn objects(file: hid_t) -> Result<Vec<(String, H5O_type_t)>> {
+    extern "C" fn collect(
+        _: hid_t,
+        name: *const c_char,
+        info: *const H5O_info1_t,
+        data: *mut c_void,
+    ) -> i32 {
+        // SAFETY: libhdf5 passes a NUL-terminated name, the object's info
+        // and our Vec.
+        unsafe {
+            let found = &mut *data.cast::<Vec<(String, H5O_type_t)>>();
+            let name = CStr::from_ptr(name).to_string_lossy().into_owned();
+            found.push((name, (*info).type_));
+        }
+        0
+    }
+    let mut found: Vec<(String, H5O_type_t)> = Vec::new();
+    // SAFETY: `collect` matches H5O_iterate1_t and only pushes to `found`.
+    check(
+        unsafe {
+            H5Ovisit2(
+                file,
+                H5_index_t::H5_INDEX_NAME,
+                H5_iter_order_t::H5_ITER_INC,
+                Some(collect),
+                (&mut found as *mut Vec<(String, H5O_type_t)>).cast(),
+                H5O_INFO_BASIC,
+            )
+        },
+        || "cannot walk the groups and datasets".into(),
+    )?;
+    Ok(found)
+}
+
+/// A group or dataset of the file being indexed.
+struct Object<'a> {
+    file: hid_t,
+    /// Path relative to the root, `.` for the root itself.
+    name: &'a str,
+    /// The source file, for warnings.
+    path: &'a str,
+    /// The size of the file's user block.
+    user_block: u64,
+}
+
+impl Object<'_> {
+    /// The Zarr key prefix of this object (`""` for the root, else `name/`).
+    fn prefix(&self) -> String {
+        match self.name {
+            "." => String::new(),
+            name => format!("{name}/"),
+        }
+    }
+
+    /// Opens the object.
+    fn open(&self) -> Result<Handle> {
+        let c = c_name(self.name)?;
+        // SAFETY: valid file id and NUL-terminated path; owned by a Handle.
+        Handle::new(
+            unsafe { H5Oopen(self.file, c.as_ptr(), H5P_DEFAULT) },
+            || format!("cannot open '{}'", self.name),
+        )
+    }
+
+    /// `.zgroup` and `.zattrs` of a group.
+    fn group(&self, refs: &mut Map<String, Value>) -> Result<()> {
+        let group = self.open()?;
+        let attributes = visible_attributes(group.id())?;
+        let prefix = self.prefix();
+        refs.insert(
+            format!("{prefix}.zgroup"),
+            json!({"zarr_format": 2}).to_string().into(),
+        );
+        refs.insert(
+            format!("{prefix}.zattrs"),
+            Value::Object(attributes).to_string().into(),
+        );
+        Ok(())
+    }
+
+    /// `.zarray`, `.zattrs` and chunk references of a dataset; a warning
+    /// and nothing when chunkref cannot read it as numbers.
+    fn dataset(&self, url: &str, refs: &mut Map<String, Value>) -> Result<()> {
+        let c = c_name(self.name)?;
+        let label = format!("/{}", self.name);
+        let what = || format!("cannot open dataset '{label}'");
+        // SAFETY: valid ids; each returned id is owned by a Handle.
+        let dataset = Handle::new(
+            unsafe { H5Dopen2(self.file, c.as_ptr(), H5P_DEFAULT) },
+            what,
+        )?;
+        let file_type = Handle::new(unsafe { H5Dget_type(dataset.id()) }, what)?;
+        let element = match Element::of(file_type.id()) {
+            Ok(element) => element,
+            Err(kind) => return self.leave_out(&format!("it holds {kind}")),
+        };
+        let Some(shape) = shape(dataset.id(), &label)? else {
+            return self.leave_out("its dataspace is null (no elements)");
+        };
+        let dcpl = Handle::new(unsafe { H5Dget_create_plist(dataset.id()) }, what)?;
+        let array = storage::Dataset {
+            id: dataset.id(),
+            name: &label,
+            shape: &shape,
+            item_size: element.size as u64,
+            user_block: self.user_block,
+            source: self.path,
+        };
+        let Some((stored, filters)) = stored_as(&array, dcpl.id(), file_type.id())? else {
+            return self.leave_out("its layout is virtual or unknown");
+        };
+        let names = attrs::names(dataset.id())?;
+        let scale = is_dimension_scale(dataset.id(), &names)?;
+        if scale && stored.refs.is_empty() {
+            return Ok(()); // a netCDF dimension without a coordinate variable
+        }
+        let Some(dimensions) = self.dimensions(dataset.id(), shape.len(), scale)? else {
+            return self.leave_out("a dimension has several dimension scales attached");
+        };
+        let fill = fill_value(dataset.id(), dcpl.id(), file_type.id(), &element, &names)?;
+        let zarray = json!({
+            "shape": shape,
+            "chunks": stored.chunks,
+            "dtype": element.zarr_dtype(),
+            "fill_value": fill,
+            "order": "C",
+            "filters": if filters.is_empty() { Value::Null } else { Value::from(filters) },
+            "compressor": null,
+            "dimension_separator": ".",
+            "zarr_format": 2,
+        });
+        let mut zattrs = visible_attributes(dataset.id())?;
+        zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
+        let prefix = self.prefix();
+        refs.insert(format!("{prefix}.zarray"), zarray.to_string().into());
+        refs.insert(
+            format!("{prefix}.zattrs"),
+            Value::Object(zattrs).to_string().into(),
+        );
+        insert_chunks(refs, &prefix, url, stored);
+        Ok(())
+    }
+
+    /// Warns that this dataset is left out of the index, and goes on.
+    fn leave_out(&self, why: &str) -> Result<()> {
+        eprintln!(
+            "chunkref: warning: {}: dataset '/{}' is left out: {why}",
+            self.path, self.name
+        );
+        Ok(())
+    }
+
+    /// `_ARRAY_DIMENSIONS` as kerchunk names them: the attached dimension
+    /// scale's path, the dataset's own for a dimension scale,
+    /// `phony_dim_N` for an axis without one; `None` when an axis has
+    /// several scales. `own` says the dataset is a dimension scale.
+    fn dimensions(&self, dataset: hid_t, rank: usize, own: bool) -> Result<Option<Vec<String>>> {
+        let scales = attrs::dimension_scales(dataset, rank)?;
+        Ok(scales
+            .into_iter()
+            .enumerate()
+            .map(|(axis, attached)| match attached.as_slice() {
+                [one] => Some(one.trim_start_matches('/').to_string()),
+                [] if own => Some(self.name.to_string()),
+                [] => Some(format!("phony_dim_{axis}")),
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+/// Where the dataset's bytes are, by its layout, and the codecs of its
+/// filters (chunked layout only); `None` for a virtual layout.
+fn stored_as(
+    array: &storage::Dataset,
+    dcpl: hid_t,
+    file_type: hid_t,
+) -> Result<Option<(Storage, Vec<Value>)>> {
+    // SAFETY: valid property list id.
+    Ok(Some(match unsafe { H5Pget_layout(dcpl) } {
+        H5D_layout_t::H5D_CHUNKED => {
+            let pipeline = pipeline(dcpl, array.name)?;
+            let codecs = filters::codecs(array.name, &pipeline, array.item_size as usize)?;
+            let chunks = chunk_shape(dcpl, array.shape.len(), array.name)?;
+            (array.chunked(&chunks)?, codecs)
+        }
+        H5D_layout_t::H5D_CONTIGUOUS => (array.contiguous()?, Vec::new()),
+        H5D_layout_t::H5D_COMPACT => (array.compact(file_type)?, Vec::new()),
+        _ => return Ok(None),
+    }))
+}
+
+/// The chunk references of `stored` under key prefix `prefix`.
+fn insert_chunks(refs: &mut Map<String, Value>, prefix: &str, url: &str, stored: Storage) {
+    for (position, bytes) in stored.refs {
+        let value = match bytes {
+            Bytes::Range { offset, length } => json!([url, offset, length]),
+            Bytes::Inline(data) => json!(format!(
+                "base64:{}",
+                base64::engine::general_purpose::STANDARD.encode(data)
+            )),
+        };
+        refs.insert(format!("{prefix}{}", storage::key(&position)), value);
+    }
+}
+
+/// The attributes of `obj` kerchunk keeps, as JSON (hidden netCDF-4 and
+/// dimension-scale attributes, `_FillValue` and values other than numbers
+/// and strings left out).
+fn visible_attributes(obj: hid_t) -> Result<Map<String, Value>> {
+    let mut out = Map::new();
+    for name in attrs::names(obj)? {
+        if HIDDEN_ATTRIBUTES.contains(&name.as_str()) || name == "_FillValue" {
+            continue;
+        }
+        match attrs::value(obj, &name)? {
+            Some(Value::String(s)) if s == "DIMENSION_SCALE" => {}
+            Some(value) => {
+                out.insert(name, value);
+            }
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `dataset` is a dimension scale (`CLASS` is `DIMENSION_SCALE`).
+fn is_dimension_scale(dataset: hid_t, names: &[String]) -> Result<bool> {
+    if !names.iter().any(|n| n == "CLASS") {
+        return Ok(false);
+    }
+    Ok(attrs::value(dataset, "CLASS")? == Some(json!("DIMENSION_SCALE")))
+}
+
+/// The Zarr fill value, as kerchunk chooses it: `_FillValue` when the
+/// dataset has one; else none for netCDF-4 variables and CF times (whose
+/// HDF5 fill value is netCDF's default, not a declared one); else the
+/// HDF5 fill value (zero when undefined).
+fn fill_value(
+    dataset: hid_t,
+    dcpl: hid_t,
+    file_type: hid_t,
+    element: &Element,
+    names: &[String],
+) -> Result<Value> {
+    if names.iter().any(|n| n == "_FillValue") {
+        if let Some(bytes) = attrs::first_as(dataset, "_FillValue", file_type)? {
+            return Ok(element.fill_value(&bytes));
+        }
+    }
+    let netcdf_variable = names.iter().any(|n| n.contains("_Netcdf4"));
+    let cf_time = names.iter().any(|n| n == "units")
+        && attrs::value(dataset, "units")?
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|u| u.contains("since"));
+    if netcdf_variable || cf_time {
+        return Ok(Value::Null);
+    }
+    let mut defined = H5D_fill_value_t::H5D_FILL_VALUE_UNDEFINED;
+    let mut bytes = vec![0u8; element.size];
+    // SAFETY: valid ids; `bytes` holds one element of the file datatype.
+    unsafe {
+        check(H5Pfill_value_defined(dcpl, &mut defined), || {
+            "cannot read the fill value".into()
+        })?;
+        if defined != H5D_fill_value_t::H5D_FILL_VALUE_UNDEFINED {
+            check(
+                H5Pget_fill_value(dcpl, file_type, bytes.as_mut_ptr().cast()),
+                || "cannot read the fill value".into(),
+            )?;
+        }
+    }
+    Ok(element.fill_value(&bytes))
+}
+
+/// The dataset's shape; `None` for a null dataspace.
+fn shape(dataset: hid_t, name: &str) -> Result<Option<Vec<u64>>> {
+    let what = || format!("cannot read the shape of dataset '{name}'");
+    // SAFETY: valid ids; `dims` holds 32 entries, HDF5's maximum rank.
+    let space = Handle::new(unsafe { H5Dget_space(dataset) }, what)?;
+    if unsafe { H5Sget_simple_extent_type(space.id()) } == H5S_class_t::H5S_NULL {
+        return Ok(None);
+    }
+    let mut dims = [0u64; 32];
+    let rank = check(
+        unsafe { H5Sget_simple_extent_dims(space.id(), dims.as_mut_ptr(), std::ptr::null_mut()) },
+        what,
+    )?;
+    Ok(Some(dims[..rank as usize].to_vec()))
+}
+
+/// The chunk shape of a chunked dataset of rank `rank`.
+fn chunk_shape(dcpl: hid_t, rank: usize, name: &str) -> Result<Vec<u64>> {
+    let mut dims = [0u64; 32];
+    // SAFETY: `dims` holds 32 entries, HDF5's maximum rank.
+    let what = || format!("cannot read the chunk shape of dataset '{name}'");
+    let got = check(unsafe { H5Pget_chunk(dcpl, 32, dims.as_mut_ptr()) }, what)? as usize;
+    if got != rank || dims[..rank].contains(&0) {
+        return Err(malformed(format!(
+            "{}: {got}-D chunks {:?} for a {rank}-D shape",
+            what(),
+            &dims[..got.min(32)]
+        )));
+    }
+    Ok(dims[..rank].to_vec())
+}
+
+/// The dataset's filter pipeline, in the order HDF5 applies it on write.
+fn pipeline(dcpl: hid_t, name: &str) -> Result<Vec<Filter>> {
+    let what = || format!("cannot read the filters of dataset '{name}'");
+    // SAFETY: valid property list id.
+    let n = check(unsafe { H5Pget_nfilters(dcpl) }, what)?;
+    (0..n as u32)
+        .map(|i| {
+            let (mut flags, mut nvalues, mut config) = (0u32, 16usize, 0u32);
+            let mut values = [0u32; 16];
+            let mut label = [0 as c_char; 256];
+            // SAFETY: the buffers hold the sizes passed.
+            let id = check(
+                unsafe {
+                    H5Pget_filter2(
+                        dcpl,
+                        i,
+                        &mut flags,
+                        &mut nvalues,
+                        values.as_mut_ptr(),
+                        label.len(),
+                        label.as_mut_ptr(),
+                        &mut config,
+                    )
+                },
+                what,
+            )?;
+            // SAFETY: libhdf5 NUL-terminates the name within the buffer.
+            let name = unsafe { CStr::from_ptr(label.as_ptr()) };
+            Ok(Filter {
+                id,
+                name: name.to_string_lossy().into_owned(),
+                values: values[..nvalues.min(16)].to_vec(),
+            })
+        })
+        .collect()
+}
