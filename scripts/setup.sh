@@ -3,7 +3,7 @@
 set -euo pipefail
 # (Test helpers from PyPI, the peer and the moto S3 server, go into venvs under
 # build/, made by tests/python/venvs.py with python3-venv.)
-packages=(libgdal-dev gdal-bin python3-gdal python3-numpy python3-pytest python3-numcodecs
+packages=(libgdal-dev libhdf5-dev gdal-bin python3-gdal python3-numpy python3-pytest python3-numcodecs
           python3-zarr python3-venv pkg-config g++ libopenjp2-tools cmake nasm
           python3-rasterio r-cran-terra)
 # PyQGIS for the headless QGIS test, without its recommends (113 packages
