@@ -76,14 +76,20 @@ pub fn read_parts(
     eager_rows: u64,
 ) -> Result<Index> {
     let single = parts.len() == 1;
-    let tables = parts
-        .into_iter()
-        .map(|file| {
-            // A part is named by its own file; a one-file table as given.
-            let name = if single { source } else { file.name() }.to_string();
-            contain_panics(&name, "the footer", || Table::open(&name, file))
-        })
-        .collect::<Result<Vec<Table>>>()?;
+    let open = |file: Arc<dyn IndexFile>| {
+        // A part is named by its own file; a one-file table as given.
+        let name = if single { source } else { file.name() }.to_string();
+        contain_panics(&name, "the footer", || Table::open(&name, file))
+    };
+    // The footers of several parts are read at once (a remote collection
+    // costs one round trip per part).
+    let tables: Vec<Table> = if single {
+        parts.into_iter().map(open).collect::<Result<_>>()?
+    } else {
+        use rayon::prelude::*;
+        crate::process::decoding_pool()
+            .install(|| parts.into_par_iter().map(open).collect::<Result<_>>())?
+    };
     let Some(last) = tables.last() else {
         return Err(malformed(source, "a table of no parts".into()));
     };
