@@ -1,5 +1,5 @@
 //! `chunkref index`: which index builder reads a source file, chosen by its
-//! first bytes (or, failing that, its extension).
+//! first bytes (or, failing that, its extension), or a Zarr store directory.
 
 use std::io::Read;
 use std::path::Path;
@@ -18,6 +18,9 @@ pub enum Format {
     Nitf,
     /// DTED levels 0, 1, 2.
     Dted,
+    /// A Zarr v2 or v3 store directory, indexed into a Kerchunk document
+    /// by [`crate::zarr_store::index_store`] (not into a [`Built`]).
+    ZarrStore,
 }
 
 /// How a format is recognised.
@@ -62,8 +65,11 @@ pub struct Options {
     pub dted_checksum_warnings: bool,
 }
 
-/// The format of the file at `path`.
+/// The format of the file (or Zarr store directory) at `path`.
 pub fn detect(path: &str) -> Result<Format> {
+    if Path::new(path).is_dir() {
+        return detect_dir(path);
+    }
     let mut head = Vec::with_capacity(16);
     std::fs::File::open(path)
         .and_then(|f| f.take(16).read_to_end(&mut head))
@@ -98,6 +104,19 @@ pub fn detect(path: &str) -> Result<Format> {
         })
 }
 
+/// [`Format::ZarrStore`] when directory `path` is a Zarr store.
+fn detect_dir(path: &str) -> Result<Format> {
+    if crate::zarr_store::is_store(Path::new(path)) {
+        return Ok(Format::ZarrStore);
+    }
+    Err(Error::MalformedSource {
+        path: path.to_string(),
+        reason: "a directory but not a Zarr store (no .zgroup, .zarray or zarr.json at its \
+                 top); chunkref indexes files and Zarr store directories"
+            .into(),
+    })
+}
+
 /// The index of the file at `path` (known to be of `format`, see
 /// [`detect`]) before it is written in any form
 /// ([`Built::to_kerchunk`], or stacked); its chunks are referenced by `url`.
@@ -108,5 +127,8 @@ pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Resu
         Format::Nitf => crate::nitf::index_file(path, url),
         Format::Dted => crate::dted::Cell::read(path, url)
             .and_then(|cell| crate::dted::build_cells(&[cell], options.dted_checksum_warnings)),
+        Format::ZarrStore => Err(Error::Usage {
+            what: format!("{path} is a Zarr store: it is indexed by zarr_store::index_store"),
+        }),
     }
 }

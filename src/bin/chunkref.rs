@@ -542,8 +542,26 @@ fn index_scenes(
     Ok((what, save_index(&index, &args.output, &out)?))
 }
 
+/// The Kerchunk document of the Zarr store directory `source` (templates
+/// set with `--template-base`); what it left out is printed.
+fn store_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
+    let (path, url) = locate(args, source)?;
+    let index = chunkref::zarr_store::index_store(&path, &url).map_err(|e| e.to_string())?;
+    for warning in &index.warnings {
+        eprintln!("chunkref: warning: {source}: {warning}");
+    }
+    let mut doc = index.doc;
+    if args.template_base {
+        doc["templates"] = serde_json::json!({"base": ""});
+    }
+    Ok(doc)
+}
+
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
-    let doc = source_built(args, source, format)?.to_kerchunk();
+    let doc = match format {
+        Format::ZarrStore => store_doc(args, source)?,
+        _ => source_built(args, source, format)?.to_kerchunk(),
+    };
     let out = destination(args, source, args.sources.len() > 1);
     Ok((out.clone(), write(doc, &out)?))
 }
@@ -625,6 +643,13 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if stacks(&args) && formats.contains(&Format::ZarrStore) {
+        eprintln!(
+            "chunkref: a Zarr store is indexed on its own, not stacked or mosaicked with \
+             other sources into one index; give one store, or OUT_DIR/ to index each"
+        );
+        return ExitCode::FAILURE;
     }
     if stacks(&args) {
         let start = Instant::now();
