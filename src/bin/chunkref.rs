@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
+//! chunkref index [--template-base] STORE.zarr -o OUT.json|OUT.parquet|OUT.fgb
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
 //! chunkref index [--template-base] [--datetime-from-name | --datetime-from-metadata] A.tif B.tif ... -o STACK.parquet|.json
@@ -12,7 +13,9 @@
 //! index, or a Parquet chunk-reference table when OUT ends in `.parquet`
 //! (docs/reference-table.md); `convert` turns one index form into another. TIFF / BigTIFF / COG: one index per source (`<name>.tile_index.json`
 //! in OUT_DIR when there are several sources). DTED: one cell is one index;
-//! several cells are ONE mosaic index.
+//! several cells are ONE mosaic index. A Zarr v2 / v3 store directory: its
+//! metadata documents inline and one reference per chunk file (per inner
+//! chunk of a v3 shard), see `chunkref::zarr_store`; one index per store.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,7 +30,9 @@ const USAGE: &str = "usage: chunkref index [--template-base] [--bad-checksum-war
                                     or Icechunk repository (its main branch);\n\
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
-                   (one index each), or DTED cells\n\
+                   (one index each), or DTED cells, or Zarr v2 / v3 store directories\n\
+                   (one index each: metadata inline, a reference per chunk file or\n\
+                   per inner chunk of a v3 shard; never stacked or mosaicked)\n\
                    several sources with OUT a .json/.parquet/.fgb file (not a directory):\n\
                    one time stack of files on the same grid, in the order given, or\n\
                    a mosaic of scenes on different grids of one CRS and resolution\n\

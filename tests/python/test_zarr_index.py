@@ -192,13 +192,15 @@ def test_sharded_index_references_inner_chunks(tmp_path, chunkref_bin):
         assert offset + length <= (store / f"a/c/{i // 2}/{j // 2}").stat().st_size
 
 
-def test_parquet_index_matches(tmp_path, chunkref_bin):
-    arrays = CASES["v3-sharded-3d-f4-zstd-crc32c-dot"][1]() + CASES["v2-dot-gzip-u2"][1]()
-    arrays[1]["path"] = "plain"
-    store = write_zarr3(tmp_path / "s.zarr", 3, arrays[:1])
-    check_arrays(index_store(chunkref_bin, store, tmp_path / "index.parquet"), arrays[:1])
-    store2 = write_zarr3(tmp_path / "t.zarr", 2, arrays[1:])
-    check_arrays(index_store(chunkref_bin, store2, tmp_path / "index2.parquet"), arrays[1:])
+@pytest.mark.parametrize("form", ["parquet", "fgb"])
+def test_table_index_matches(tmp_path, chunkref_bin, form):
+    """The index written as a Parquet or FlatGeobuf reference table."""
+    sharded = CASES["v3-sharded-3d-f4-zstd-crc32c-dot"][1]()
+    store = write_zarr3(tmp_path / "s.zarr", 3, sharded)
+    check_arrays(index_store(chunkref_bin, store, tmp_path / f"index.{form}"), sharded)
+    plain = CASES["v2-dot-gzip-u2"][1]()
+    store = write_zarr3(tmp_path / "t.zarr", 2, plain)
+    check_arrays(index_store(chunkref_bin, store, tmp_path / f"index2.{form}"), plain)
 
 
 def test_root_array_and_template_base(tmp_path, chunkref_bin):
