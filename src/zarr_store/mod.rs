@@ -244,9 +244,11 @@ impl Array {
     }
 
     /// The grid index of chunk key suffix `rest`, `None` when it is not
-    /// a chunk key of this array.
+    /// a chunk key of this array as zarr spells it (`01.2` is not `1.2`:
+    /// zarr never reads it).
     fn parse(&self, rest: &str) -> Option<Vec<u64>> {
-        self.encoding.parse(rest, self.grid.len())
+        let idx = self.encoding.parse(rest, self.grid.len())?;
+        (self.encoding.format(&idx) == rest).then_some(idx)
     }
 
     /// True when grid index `idx` lies in the chunk grid.
@@ -421,6 +423,8 @@ mod tests {
         let files = [
             "1",
             "7",
+            "01",
+            "a/01/1",
             "a/1/1",
             "a/1.1",
             "a/2/0",

@@ -135,7 +135,7 @@ CASES = {
     "v2-slash-zstd-3d-f4-nan-fill": (2, lambda: [
         Spec("grp/sub/b", kb.sample_pixels("<f4", (3, 50, 75)), (2, 16, 32), codec="zstd",
              separator="/", fill="NaN", blank=[[(0, 2), (0, 16), (0, 32)]])]),
-    "v2-blosc-i4-groups": (2, lambda: [
+    "v2-blosc-i4-groups-consolidated": (2, lambda: [
         Spec("g1/x", kb.sample_pixels("<i4", (40, 30)), (10, 10), codec="blosc", fill=-1),
         Spec("g2/y", kb.sample_pixels("|u1", (40, 30)), (40, 7), codec="none")]),
     "v3-default-slash-gzip-i2": (3, lambda: [
@@ -155,7 +155,7 @@ CASES = {
     "v3-sharded-index-at-start-blosc-i8": (3, lambda: [
         Spec("a", kb.sample_pixels("<i8", (50, 75)), (10, 10), codec="blosc",
              shards=(20, 20), index_location="start", fill=-5, blank=HOLES)]),
-    "v3-sharded-v2-encoding-and-plain": (3, lambda: [
+    "v3-sharded-v2-encoding-and-plain-consolidated": (3, lambda: [
         Spec("s", kb.sample_pixels("|i1", (50, 75)), (5, 25), shards=(10, 75), encoding="v2",
              fill=0, blank=HOLES),
         Spec("p", kb.sample_pixels("<u2", (50, 75)), (32, 32), codec="none")]),
@@ -166,7 +166,8 @@ CASES = {
 def test_zarr_python_store(tmp_path, chunkref_bin, case):
     zarr_format, arrays = CASES[case]
     arrays = arrays()
-    store = write_zarr3(tmp_path / "s.zarr", zarr_format, arrays)
+    store = write_zarr3(tmp_path / "s.zarr", zarr_format, arrays,
+                        consolidate="consolidated" in case)
     check_arrays(index_store(chunkref_bin, store, tmp_path / "index.json"), arrays)
 
 
@@ -265,11 +266,12 @@ def test_stray_and_empty_chunk_files(tmp_path, chunkref_bin):
     (store / "a/9.9").write_bytes((store / "a/0.0").read_bytes())
     (store / "a/notes.txt").write_text("not a chunk")
     (store / "a/.hidden").write_text("x")
+    (store / "a/01.0").write_bytes((store / "a/1.0").read_bytes())  # zarr never reads it
     done = run_chunkref(chunkref_bin, "index", store, "-o", tmp_path / "i.json")
     assert done.returncode == 0, done.stderr
     assert "outside its chunk grid" in done.stderr and "a/9.9" in done.stderr
     refs = json.loads((tmp_path / "i.json").read_text())["refs"]
-    assert not {"a/9.9", "a/notes.txt", "a/.hidden"} & set(refs)
+    assert not {"a/9.9", "a/notes.txt", "a/.hidden", "a/01.0"} & set(refs)
     check_arrays(tmp_path / "i.json", [spec])
     (store / "a/1.1").write_bytes(b"")
     index = index_store(chunkref_bin, store, tmp_path / "j.json")
