@@ -138,6 +138,9 @@ CASES = {
     "v2-blosc-i4-groups-consolidated": (2, lambda: [
         Spec("g1/x", kb.sample_pixels("<i4", (40, 30)), (10, 10), codec="blosc", fill=-1),
         Spec("g2/y", kb.sample_pixels("|u1", (40, 30)), (40, 7), codec="none")]),
+    "v2-big-endian-i4-and-u8": (2, lambda: [
+        Spec("be", kb.sample_pixels(">i4", (50, 75)), (16, 16), fill=-3, blank=HOLES),
+        Spec("u8", kb.sample_pixels("<u8", (2, 50, 75)), (1, 25, 25), codec="zstd")]),
     "v3-default-slash-gzip-i2": (3, lambda: [
         Spec("a", kb.sample_pixels("<i2", (50, 75)), (16, 16), fill=-9999, blank=HOLES)]),
     "v3-default-dot-blosc-f8": (3, lambda: [
@@ -241,6 +244,16 @@ def test_gdal_written_v2_store(tmp_path, chunkref_bin, codec, separator):
     assert ds.GetSpatialRef().IsSame(native.GetSpatialRef(),
                                      ["IGNORE_DATA_AXIS_TO_SRS_AXIS_MAPPING=YES"])
     assert ds.GetRasterBand(1).GetNoDataValue() == native.GetRasterBand(1).GetNoDataValue()
+
+
+def test_gdal_written_multiband_store(tmp_path, chunkref_bin):
+    """GDAL writes a 3-band raster as arrays Band1..Band3 (and X, Y)."""
+    data = kb.sample_pixels("<u4", (3, 75, 100))
+    store = kb.write_gdal_zarr(tmp_path / "m.zarr", data, creation_options=["COMPRESS=GZIP"])
+    index = index_store(chunkref_bin, store, tmp_path / "m.json")
+    for i in (1, 2, 3):
+        native = gdal.Open(f'ZARR:"{store}":/Band{i}')
+        assert_matches(open_chunkref(f'CHUNKREF:"{index}":Band{i}'), native_levels(native))
 
 
 def test_gdal_v3_draft_store_is_refused(tmp_path, chunkref_bin):
