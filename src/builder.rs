@@ -1,5 +1,5 @@
 //! `chunkref index`: which index builder reads a source file, chosen by its
-//! first bytes (or, failing that, its extension).
+//! first bytes (or, failing that, its extension), or a Zarr store directory.
 
 use std::io::Read;
 use std::path::Path;
@@ -23,6 +23,9 @@ pub enum Format {
     /// NetCDF4 / HDF5 (one index per file, a Kerchunk document of its own:
     /// see [`crate::hdf5::index_file`]).
     Hdf5,
+    /// A Zarr v2 or v3 store directory, indexed into a Kerchunk document
+    /// by [`crate::zarr_store::index_store`] (not into a [`Built`]).
+    ZarrStore,
 }
 
 /// How a format is recognised.
@@ -92,10 +95,14 @@ pub struct Options {
     pub dted_checksum_warnings: bool,
 }
 
-/// The format of the file at `path` (a local path or a URL), from its
-/// first bytes, else its extension. A remote file with a known extension
-/// is taken at its word: its first bytes would cost a request of their own.
+/// The format of the file (or Zarr store directory) at `path` (a local
+/// path or a URL), from its first bytes, else its extension. A remote file
+/// with a known extension is taken at its word: its first bytes would cost
+/// a request of their own.
 pub fn detect(path: &str) -> Result<Format> {
+    if Path::new(path).is_dir() {
+        return detect_dir(path);
+    }
     let ext = Path::new(path.rsplit('/').next().unwrap_or(path))
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -147,6 +154,19 @@ pub fn detect(path: &str) -> Result<Format> {
         })
 }
 
+/// [`Format::ZarrStore`] when directory `path` is a Zarr store.
+fn detect_dir(path: &str) -> Result<Format> {
+    if crate::zarr_store::is_store(Path::new(path)) {
+        return Ok(Format::ZarrStore);
+    }
+    Err(Error::MalformedSource {
+        path: path.to_string(),
+        reason: "a directory but not a Zarr store (no .zgroup, .zarray or zarr.json at its \
+                 top); chunkref indexes files and Zarr store directories"
+            .into(),
+    })
+}
+
 /// The index of the file at `path` (known to be of `format`, see
 /// [`detect`]) before it is written in any form
 /// ([`Built::to_kerchunk`], or stacked); its chunks are referenced by `url`.
@@ -160,6 +180,9 @@ pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Resu
         Format::Nitf => crate::nitf::index_file(path, url),
         Format::Dted => crate::dted::Cell::read(path, url)
             .and_then(|cell| crate::dted::build_cells(&[cell], options.dted_checksum_warnings)),
+        Format::ZarrStore => Err(Error::Usage {
+            what: format!("{path} is a Zarr store: it is indexed by zarr_store::index_store"),
+        }),
         Format::Hdf5 => Err(Error::unsupported(format!(
             "{path}: NetCDF4 / HDF5 files are indexed one per index (not stacked or \
              mosaicked with other sources)"

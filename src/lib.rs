@@ -42,5 +42,6 @@ pub mod tiff;
 pub mod warnings;
 pub mod window;
 pub mod zarr;
+pub mod zarr_store;
 
 pub use error::{Error, Result};

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! chunkref index [--template-base] SOURCE.tif -o OUT.json
+//! chunkref index [--template-base] STORE.zarr -o OUT.json|OUT.parquet|OUT.fgb
 //! chunkref index [--template-base] A.tif B.tif ... -o OUT_DIR/
 //! chunkref index [--template-base] [--bad-checksum-warning] CELL.dt1 ... -o OUT.json
 //! chunkref index [--template-base] FILE.nc|FILE.h5 -o OUT.json|OUT.parquet
@@ -17,6 +18,9 @@
 //! the store kerchunk's SingleHdf5ToZarr writes (every group and numeric
 //! dataset, chunk offsets from libhdf5's chunk index); several such files
 //! go to OUT_DIR/, never into one stack.
+//! A Zarr v2 / v3 store directory: its metadata documents inline and one
+//! reference per chunk file (per inner chunk of a v3 shard), see
+//! `chunkref::zarr_store`; one index per store.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,9 +33,8 @@ const USAGE: &str =
     "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
                       [--datetime-from-name | --datetime-from-metadata] [--from-list FILE]\n\
                       [--concurrency N] [--skip-errors] [--failures FILE]\n\
-                      [--append | --shard I/N] SOURCE... -o OUT\n\
+                      [--append | --shard I/N] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
        chunkref index --merge-shards -o OUT\n\
-                      SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory\n\
                                     or Icechunk repository (its main branch);\n\
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
@@ -42,7 +45,9 @@ const USAGE: &str =
                    environment; a URL whose key holds * ? [ ] lists the bucket\n\
                    ('s3://bucket/sst/2021/*.tif'; ** crosses directories);\n\
                    or local NetCDF4 / HDF5 files (.nc, .h5: one index each, every group\n\
-                   and numeric dataset; several go to OUT_DIR/, they are never stacked)\n\
+                   and numeric dataset; several go to OUT_DIR/, they are never stacked);\n\
+                   or Zarr v2 / v3 store directories (one index each: metadata inline,\n\
+                   a reference per chunk file or per inner chunk of a v3 shard)\n\
                    several sources with OUT a .json/.parquet/.fgb file (not a directory):\n\
                    one time stack of files on the same grid, in the order given, or\n\
                    a mosaic of scenes on different grids of one CRS and resolution\n\
@@ -768,6 +773,21 @@ fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
     Ok(doc)
 }
 
+/// The Kerchunk document of the Zarr store directory `source` (templates
+/// set with `--template-base`); what it left out is printed.
+fn store_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
+    let (path, url) = locate(args, source)?;
+    let index = chunkref::zarr_store::index_store(&path, &url).map_err(|e| e.to_string())?;
+    for warning in &index.warnings {
+        eprintln!("chunkref: warning: {source}: {warning}");
+    }
+    let mut doc = index.doc;
+    if args.template_base {
+        doc["templates"] = serde_json::json!({"base": ""});
+    }
+    Ok(doc)
+}
+
 /// `--append`: the sources become new time steps of the collection OUT, a
 /// directory of Parquet parts (docs/reference-table.md, "Growing
 /// collections"), made when OUT does not exist; a one-file table OUT
@@ -966,6 +986,7 @@ fn hdf5_in_collection(args: &Args, formats: &[Format]) -> Option<String> {
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
     let doc = match format {
         Format::Hdf5 => hdf5_doc(args, source)?,
+        Format::ZarrStore => store_doc(args, source)?,
         _ => source_built(args, source, format)?.to_kerchunk(),
     };
     let out = destination(args, source, args.sources.len() > 1);
@@ -1174,6 +1195,13 @@ fn run(args: &mut Args) -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if stacks(args) && formats.contains(&Format::ZarrStore) {
+        eprintln!(
+            "chunkref: a Zarr store is indexed on its own, not stacked or mosaicked with \
+             other sources into one index; give one store, or OUT_DIR/ to index each"
+        );
+        return ExitCode::FAILURE;
     }
     if stacks(args) {
         let start = Instant::now();

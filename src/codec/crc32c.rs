@@ -44,7 +44,7 @@ const fn build_tables() -> [[u32; 256]; 8] {
 }
 
 /// CRC-32C of `data`.
-fn crc32c(data: &[u8]) -> u32 {
+pub(crate) fn crc32c(data: &[u8]) -> u32 {
     let mut crc = !0u32;
     let mut words = data.chunks_exact(8);
     for word in &mut words {

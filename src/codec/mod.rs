@@ -11,7 +11,7 @@ pub mod registry;
 mod blosc;
 mod bz2;
 mod checksum;
-mod crc32c;
+pub(crate) mod crc32c;
 mod delta;
 mod dted;
 mod fletcher32;

@@ -462,7 +462,7 @@ fn transpose_order(v: &Value, ndim: usize) -> Result<Vec<usize>, String> {
     Ok(order)
 }
 
-fn u64_list(v: Option<&Value>, field: &str) -> Result<Vec<u64>, String> {
+pub(crate) fn u64_list(v: Option<&Value>, field: &str) -> Result<Vec<u64>, String> {
     v.and_then(Value::as_array)
         .and_then(|items| items.iter().map(Value::as_u64).collect::<Option<Vec<_>>>())
         .ok_or_else(|| format!("'{field}' must be a list of non-negative integers"))
