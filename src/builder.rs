@@ -98,7 +98,7 @@ pub struct Options {
 /// The format of the file (or Zarr store directory) at `path` (a local
 /// path or a URL), from its first bytes, else its extension. A remote file
 /// with a known extension is taken at its word: its first bytes would cost
-/// a request of their own.
+/// a request of their own; a remote name ending in `.zarr` is a Zarr store.
 pub fn detect(path: &str) -> Result<Format> {
     if Path::new(path).is_dir() {
         return detect_dir(path);
@@ -113,6 +113,9 @@ pub fn detect(path: &str) -> Result<Format> {
             .find(|s| s.extensions.contains(&ext.as_str()))
     };
     let remote = matches!(crate::source::locate(path)?, Location::Object(_));
+    if remote && path.trim_end_matches('/').ends_with(".zarr") {
+        return Ok(Format::ZarrStore);
+    }
     let head = match (remote, by_extension()) {
         (true, Some(s)) => return Ok(s.format),
         (true, None) => {

@@ -8,9 +8,8 @@ use std::io::Read;
 
 use glob::{MatchOptions, Pattern};
 
-use super::{locate, settings};
+use super::locate;
 use crate::error::{Error, Result};
-use crate::fetch;
 use crate::resolve::{Location, ObjectUrl, Scheme};
 
 /// Characters that make a key a glob pattern.
@@ -44,13 +43,11 @@ pub fn expand(name: &str) -> Result<Vec<String>> {
     }
     let pattern = Pattern::new(&url.key).map_err(|e| bad(format!("bad pattern: {e}")))?;
     let prefix = url.key[..wild].rsplit_once('/').map_or("", |(dir, _)| dir);
-    let (settings, _) = settings()?;
-    let listing = Location::Object(ObjectUrl {
+    let listing = ObjectUrl {
         key: prefix.to_string(),
         ..url.clone()
-    });
-    let mut found: Vec<String> = fetch::Source::open(&listing, settings)?
-        .list()?
+    };
+    let mut found: Vec<String> = super::list(&listing)?
         .into_iter()
         .filter(|(key, _)| pattern.matches_with(key, MATCHING))
         .map(|(key, _)| ObjectUrl { key, ..url.clone() }.to_string())

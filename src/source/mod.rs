@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::fetch::{self, Fetcher, Want};
-use crate::resolve::{self, Base, Location};
+use crate::resolve::{self, Base, Location, ObjectUrl};
 
 /// Source lists: remote glob patterns, list files.
 pub mod inputs;
@@ -59,6 +59,44 @@ fn settings() -> Result<&'static (Settings, Fetcher)> {
         })
         .as_ref()
         .map_err(Clone::clone)
+}
+
+/// `len` bytes at `offset` of the file or object `name` (see [`locate`]),
+/// in one read or one ranged request (retried as every remote read is).
+pub fn read_range(name: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+    let io = |e: std::io::Error| Error::Io {
+        url: name.to_string(),
+        range: format!(" bytes {offset}..{}", offset.saturating_add(len)),
+        reason: e.to_string(),
+    };
+    crate::progress::count_bytes(len);
+    match locate(name)? {
+        Location::Local(path) => {
+            let mut buf = vec![
+                0;
+                usize::try_from(len)
+                    .map_err(|_| io(std::io::ErrorKind::InvalidInput.into()))?
+            ];
+            File::open(path)
+                .and_then(|f| f.read_exact_at(&mut buf, offset))
+                .map_err(io)?;
+            Ok(buf)
+        }
+        loc @ Location::Object(_) => {
+            let (settings, fetcher) = settings()?;
+            let source = fetch::Source::open(&loc, settings)?;
+            Ok(fetcher
+                .fetch_one(&source, Want::Range(offset, len))?
+                .to_vec())
+        }
+    }
+}
+
+/// Every object whose key lies below `url`'s key (its "directory",
+/// listed recursively, paginated by the store): full keys and sizes.
+pub fn list(url: &ObjectUrl) -> Result<Vec<(String, u64)>> {
+    let (settings, _) = settings()?;
+    fetch::Source::open(&Location::Object(url.clone()), settings)?.list()
 }
 
 /// Where `name` (a local path, relative to the current directory, or a

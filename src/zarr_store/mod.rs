@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Result};
 use crate::zarr::chunk_key::ChunkKeyEncoding;
 use shard::Sharding;
-use walk::{StoreFile, METADATA_NAMES};
+use walk::{Root, StoreFile, METADATA_NAMES};
 
 /// The documents at the top of a directory that make it a Zarr store.
 const STORE_MARKERS: [&str; 3] = [".zgroup", ".zarray", "zarr.json"];
@@ -36,11 +36,12 @@ pub fn is_store(dir: &Path) -> bool {
     dir.is_dir() && STORE_MARKERS.iter().any(|m| dir.join(m).is_file())
 }
 
-/// Indexes the Zarr store in directory `path`; its files are referenced as
-/// `url/KEY`.
+/// Indexes the Zarr store at `path` (a local directory, or a URL such as
+/// `s3://bucket/store.zarr`); its files are referenced as `url/KEY`.
 pub fn index_store(path: &str, url: &str) -> Result<StoreIndex> {
-    let root = Path::new(path);
-    let (meta_files, data_files): (Vec<StoreFile>, Vec<StoreFile>) = walk::list(root)?
+    let root = &Root::of(path)?;
+    let (meta_files, data_files): (Vec<StoreFile>, Vec<StoreFile>) = root
+        .list()?
         .into_iter()
         .partition(|f| METADATA_NAMES.contains(&split_key(&f.key).1));
     let mut docs = read_documents(root, &meta_files)?;
@@ -84,17 +85,16 @@ struct Document {
 
 /// Reads and parses the metadata documents `files` of the store at `root`,
 /// keyed by store key.
-fn read_documents(root: &Path, files: &[StoreFile]) -> Result<BTreeMap<String, Document>> {
+fn read_documents(root: &Root, files: &[StoreFile]) -> Result<BTreeMap<String, Document>> {
     files
         .par_iter()
         .map(|f| {
-            let path = root.join(&f.key);
             let bad = |reason: String| Error::MalformedSource {
-                path: path.display().to_string(),
+                path: root.name_of(&f.key),
                 reason,
             };
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| bad(format!("cannot read this metadata document: {e}")))?;
+            let text = String::from_utf8(root.read(&f.key, 0, f.size)?)
+                .map_err(|e| bad(format!("this metadata document is not UTF-8: {e}")))?;
             let json = serde_json::from_str(&text)
                 .map_err(|e| bad(format!("this metadata document is not JSON: {e}")))?;
             Ok((f.key.clone(), Document { text, json }))
@@ -319,7 +319,7 @@ fn outside_warning(array: &Array, outside: &[String]) -> String {
 /// Adds to `refs` one reference per stored inner chunk of the `shards`
 /// (files of the store at `root`, referenced under `url`) of `array`.
 fn index_shards(
-    root: &Path,
+    root: &Root,
     url: &str,
     array: &Array,
     sharding: &Sharding,
@@ -328,7 +328,7 @@ fn index_shards(
 ) -> Result<()> {
     let indexes: Vec<_> = shards
         .par_iter()
-        .map(|(file, _)| sharding.read_index(&root.join(&file.key), file.size))
+        .map(|(file, _)| sharding.read_index(root, &file.key, file.size))
         .collect::<Result<_>>()?;
     let inner_grid: Vec<u64> = array
         .shape

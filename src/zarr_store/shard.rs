@@ -3,8 +3,7 @@
 //! end of each shard file, decoded with its index codecs (`bytes`, then an
 //! optional `crc32c` that is verified).
 
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use super::walk::Root;
 
 use serde_json::{Map, Value};
 
@@ -127,11 +126,11 @@ impl Sharding {
         self.chunks_per_shard() * ENTRY_BYTES + if self.checksum { CHECKSUM_BYTES } else { 0 }
     }
 
-    /// The stored inner chunks of the shard file at `path`, `size` bytes
-    /// long.
-    pub(super) fn read_index(&self, path: &Path, size: u64) -> Result<Vec<InnerChunk>> {
+    /// The stored inner chunks of the shard file `key` of the store at
+    /// `root`, `size` bytes long.
+    pub(super) fn read_index(&self, root: &Root, key: &str, size: u64) -> Result<Vec<InnerChunk>> {
         let bad = |reason: String| Error::MalformedSource {
-            path: path.display().to_string(),
+            path: root.name_of(key),
             reason,
         };
         let len = self.index_len();
@@ -144,17 +143,7 @@ impl Sharding {
             )));
         }
         let at = if self.index_at_start { 0 } else { size - len };
-        let mut bytes = vec![0; len as usize];
-        std::fs::File::open(path)
-            .and_then(|mut f| {
-                f.seek(SeekFrom::Start(at))?;
-                f.read_exact(&mut bytes)
-            })
-            .map_err(|e| Error::Io {
-                url: path.display().to_string(),
-                range: format!(" (shard index, bytes {at}..{})", at + len),
-                reason: e.to_string(),
-            })?;
+        let bytes = root.read(key, at, len)?;
         self.decode_index(&bytes, size).map_err(bad)
     }
 

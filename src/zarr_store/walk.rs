@@ -8,6 +8,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::resolve::{Location, ObjectUrl};
 
 /// The metadata document names of Zarr v2 and v3.
 pub(super) const METADATA_NAMES: [&str; 5] =
@@ -22,11 +23,59 @@ pub(super) struct StoreFile {
     pub(super) size: u64,
 }
 
-/// Every file below `root` (hidden names other than Zarr metadata names
-/// skipped, symbolic links to directories not followed), in no particular
-/// order.
-pub(super) fn list(root: &Path) -> Result<Vec<StoreFile>> {
-    list_dir(root, "")
+/// Where a store lives: a local directory, or a "directory" of an object
+/// store (`s3://bucket/store.zarr`, `/vsis3/...`, `gs://`, `az://`).
+#[derive(Debug)]
+pub(super) struct Root {
+    /// The store's path or URL, as given, without a trailing `/`.
+    name: String,
+    /// The store's URL when it is remote.
+    remote: Option<ObjectUrl>,
+}
+
+impl Root {
+    /// The store named `name` (a local directory or a URL).
+    pub(super) fn of(name: &str) -> Result<Root> {
+        let name = name.trim_end_matches('/');
+        let remote = match crate::source::locate(name)? {
+            Location::Object(url) => Some(url),
+            Location::Local(_) => None,
+        };
+        Ok(Root {
+            name: name.to_string(),
+            remote,
+        })
+    }
+
+    /// The path or URL of the store's file `key`.
+    pub(super) fn name_of(&self, key: &str) -> String {
+        format!("{}/{key}", self.name)
+    }
+
+    /// `len` bytes at `offset` of the store's file `key`.
+    pub(super) fn read(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+        crate::source::read_range(&self.name_of(key), offset, len)
+    }
+
+    /// Every file of the store (hidden names other than Zarr metadata
+    /// names skipped; locally, symbolic links to directories not
+    /// followed), in no particular order: a remote store is listed from
+    /// its object store, names and sizes in one paginated listing.
+    pub(super) fn list(&self) -> Result<Vec<StoreFile>> {
+        let Some(url) = &self.remote else {
+            return list_dir(Path::new(&self.name), "");
+        };
+        let prefix = format!("{}/", url.key.trim_end_matches('/'));
+        Ok(crate::source::list(url)?
+            .into_iter()
+            .filter_map(|(key, size)| {
+                let key = key.strip_prefix(&prefix)?.to_string();
+                key.split('/')
+                    .all(is_store_name)
+                    .then_some(StoreFile { key, size })
+            })
+            .collect())
+    }
 }
 
 /// The files below `dir`, whose store key prefix is `prefix` (`""` or
@@ -94,7 +143,7 @@ mod tests {
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
             std::fs::write(file, vec![0u8; len]).unwrap();
         }
-        let mut files = list(&root).unwrap();
+        let mut files = Root::of(&root.to_string_lossy()).unwrap().list().unwrap();
         files.sort_by(|a, b| a.key.cmp(&b.key));
         let got: Vec<(&str, u64)> = files.iter().map(|f| (f.key.as_str(), f.size)).collect();
         assert_eq!(got, [(".zgroup", 2), ("a/.zarray", 3), ("a/0/1", 5)]);

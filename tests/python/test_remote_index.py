@@ -242,3 +242,34 @@ def test_collection_grown_from_the_bucket_reads_from_the_bucket(archive, s3, tmp
     with config_options(s3_env(s3)):
         got = open_chunkref("/vsis3/collections/stack.parquet")
         np.testing.assert_array_equal(got.ReadAsArray(), open_chunkref(local).ReadAsArray())
+
+
+def test_zarr_stores_in_a_bucket_index_like_local_copies(s3, tmp_path, chunkref_bin):
+    """A Zarr v2 store and a v3 sharded store, listed from the bucket (names
+    and sizes in one listing), shard indexes read by range: the index equals
+    the local one but for the URLs, and reads what zarr-python wrote."""
+    import kerchunk_builders as kb
+    from test_zarr_index import Spec, check_arrays, write_zarr3
+
+    up = tmp_path / "up"
+    up.mkdir()
+    v2 = [Spec("g/a", kb.sample_pixels("<i2", (50, 75)), (16, 16), fill=-9, blank=[[(0, 16), (0, 16)]])]
+    v3 = [Spec("a", kb.sample_pixels("<u2", (40, 60)), (10, 10), shards=(20, 30), fill=7)]
+    stores = {"v2.zarr": write_zarr3(up / "v2.zarr", 2, v2), "v3.zarr": write_zarr3(up / "v3.zarr", 3, v3)}
+    for npy in up.glob("*.npy"):
+        npy.unlink()
+    for spec in up.glob("*-spec.json"):
+        spec.unlink()
+    s3.make_bucket("stores")
+    s3.upload_tree("stores", up)
+    for name, arrays in (("v2.zarr", v2), ("v3.zarr", v3)):
+        local = tmp_path / f"{name}.local.json"
+        index(chunkref_bin, stores[name], "-o", local)
+        remote = tmp_path / f"{name}.remote.json"
+        index(chunkref_bin, f"s3://stores/{name}", "-o", remote, env=s3_env(s3))
+        prefix = str(stores[name].resolve())
+        got = {k: ([v[0].replace(f"s3://stores/{name}", prefix), *v[1:]] if isinstance(v, list) else v)
+               for k, v in refs_with_urls(remote, {}).items()}
+        assert got == refs_with_urls(local, {})
+        with config_options(s3_env(s3)):
+            check_arrays(remote, arrays)
