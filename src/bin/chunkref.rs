@@ -45,7 +45,8 @@ const USAGE: &str =
                    environment; a URL whose key holds * ? [ ] lists the bucket\n\
                    ('s3://bucket/sst/2021/*.tif'; ** crosses directories);\n\
                    or local NetCDF4 / HDF5 files (.nc, .h5: one index each, every group\n\
-                   and numeric dataset; several go to OUT_DIR/, they are never stacked);\n\
+                   and numeric dataset; several with OUT a file are joined along\n\
+                   --concat-dim NAME (default: the first dimension), to OUT_DIR/ one each);\n\
                    or Zarr v2 / v3 store directories (one index each: metadata inline,\n\
                    a reference per chunk file or per inner chunk of a v3 shard)\n\
                    several sources with OUT a .json/.parquet/.fgb file (not a directory):\n\
@@ -90,7 +91,7 @@ use chunkref::index::file::{InMemory, IndexFile, LocalFile};
 use chunkref::index::stacker::{self, Prepared, Stacker, Step};
 use chunkref::index::table::{self, Rows};
 use chunkref::index::to_kerchunk::to_kerchunk;
-use chunkref::index::{fgb, parquet, parquet_read, parts, Index, LoadOptions};
+use chunkref::index::{concat, fgb, parquet, parquet_read, parts, Index, LoadOptions};
 use chunkref::progress::Progress;
 use chunkref::resolve::Location;
 use chunkref::source::inputs;
@@ -250,6 +251,8 @@ struct Args {
     shard: Option<Shard>,
     /// Join the shards written into OUT into one collection (`--merge-shards`).
     merge_shards: bool,
+    /// The dimension several NetCDF4 / HDF5 files are joined along.
+    concat_dim: Option<String>,
     /// Where the failed sources are listed (`--failures`).
     failures: Option<PathBuf>,
     /// Sources that failed and were left out, with the reason.
@@ -327,6 +330,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut layout = Layout::Auto;
     let (mut concurrency, mut skip_errors, mut failures) = (None, false, None);
     let (mut append, mut shard, mut merge_shards) = (false, None, false);
+    let mut concat_dim = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
@@ -346,6 +350,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--skip-errors" => skip_errors = true,
             "--append" => append = true,
             "--merge-shards" => merge_shards = true,
+            "--concat-dim" => concat_dim = Some(args.next().ok_or("--concat-dim needs a name")?),
             "--shard" => {
                 let spec = args.next().ok_or("--shard needs I/N")?;
                 shard = Some(parse_shard(&spec)?);
@@ -412,6 +417,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         append,
         shard,
         merge_shards,
+        concat_dim,
         failures,
         failed: Default::default(),
         progress: Progress::new(expanded.len()),
@@ -973,7 +979,8 @@ fn make_first_part(path: &Path) -> Result<(), String> {
 /// shard): such files are indexed one per index.
 fn hdf5_in_collection(args: &Args, formats: &[Format]) -> Option<String> {
     let i = formats.iter().position(|f| *f == Format::Hdf5)?;
-    (args.append || args.shard.is_some() || stacks(args)).then(|| {
+    let joined = stacks(args) && args.layout != Layout::Mosaic && all_hdf5(formats);
+    (args.append || args.shard.is_some() || (stacks(args) && !joined)).then(|| {
         format!(
             "{} is NetCDF4 / HDF5: such files are indexed one per index, not stacked, \
              mosaicked, appended or sharded; give OUT as a directory (OUT_DIR/) to index \
@@ -981,6 +988,61 @@ fn hdf5_in_collection(args: &Args, formats: &[Format]) -> Option<String> {
             args.sources[i]
         )
     })
+}
+
+/// Whether every source is NetCDF4 / HDF5.
+fn all_hdf5(formats: &[Format]) -> bool {
+    formats.iter().all(|f| *f == Format::Hdf5)
+}
+
+/// Several NetCDF4 / HDF5 files into one index, their stores concatenated
+/// along `--concat-dim` (default: the first dimension of the first array
+/// of two or more), as kerchunk's MultiZarrToZarr does.
+fn index_concatenated(args: &Args) -> Result<(PathBuf, usize), String> {
+    let stores: Vec<concat::Store> = args
+        .sources
+        .par_iter()
+        .map(|s| hdf5_doc(args, s).map(|doc| (s.clone(), doc)))
+        .collect::<Result<_, String>>()?;
+    let read = |i: usize, path: &str| read_array(&stores[i], path);
+    let doc =
+        concat::concat(&stores, args.concat_dim.as_deref(), &read).map_err(|e| e.to_string())?;
+    Ok((args.output.clone(), write(doc, &args.output)?))
+}
+
+/// The decoded bytes of array `path` of a file's store (every chunk read,
+/// in order: a 1-D array).
+fn read_array(store: &concat::Store, path: &str) -> chunkref::Result<Vec<u8>> {
+    let (name, doc) = store;
+    let text = serde_json::to_vec(doc).map_err(|e| chunkref::Error::Usage {
+        what: e.to_string(),
+    })?;
+    let index = Index::from_kerchunk_json(name, &text, &[])?;
+    let a = index
+        .array_index(path)
+        .ok_or_else(|| chunkref::Error::Usage {
+            what: format!("no array '{path}' in the index of {name}"),
+        })?;
+    let settings = Settings::from_lookup(|k| std::env::var(k).ok())?;
+    let base = resolve::index_source(name)?.base;
+    let locations = Locations::resolve(&index, &base, &settings);
+    let array = &index.arrays[a];
+    let meta = &array.meta;
+    let idxs: Vec<Vec<u64>> = (0..meta.grid_shape().iter().product::<u64>())
+        .map(|i| vec![i])
+        .collect();
+    let fill = meta
+        .fill
+        .clone()
+        .unwrap_or_else(|| vec![0; meta.dtype.size]);
+    let mut bytes = Vec::new();
+    for chunk in chunkref::chunk::read_chunks(&index, &locations, array, &idxs) {
+        match chunk? {
+            Some(c) => bytes.extend_from_slice(&c),
+            None => (0..meta.chunks[0]).for_each(|_| bytes.extend_from_slice(&fill)),
+        }
+    }
+    Ok(bytes)
 }
 
 fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usize), String> {
@@ -1192,6 +1254,23 @@ fn run(args: &mut Args) -> ExitCode {
             }
             Err(e) => {
                 eprintln!("chunkref: cannot build the DTED mosaic: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if stacks(args) && all_hdf5(&formats) {
+        let start = Instant::now();
+        return match index_concatenated(args) {
+            Ok((out, refs)) => {
+                eprintln!(
+                    "{total} NetCDF4 / HDF5 files -> {} ({refs} keys, {:.1} ms)",
+                    out.display(),
+                    start.elapsed().as_secs_f64() * 1e3
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("chunkref: cannot join the files: {e}");
                 ExitCode::FAILURE
             }
         };

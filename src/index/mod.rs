@@ -5,6 +5,7 @@
 //! [`Index`]; Kerchunk JSON is the first ([`kerchunk_json`]).
 
 pub mod built;
+pub mod concat;
 pub mod fgb;
 pub mod file;
 pub mod footprint;

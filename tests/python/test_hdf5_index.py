@@ -405,11 +405,13 @@ def test_remote_hdf5_is_refused_before_any_request(chunkref_bin, tmp_path):
     assert done.returncode == 1 and "local files only" in done.stderr, done.stderr
 
 
-def test_several_hdf5_sources_index_one_each_never_a_stack(sources, chunkref_bin, tmp_path):
+def test_several_hdf5_sources_join_or_index_one_each(sources, chunkref_bin, tmp_path):
+    """Files that do not line up are not joined (the file and the document
+    that differs are named); to OUT_DIR/ each is indexed on its own."""
     both = [sources / "polar.nc", sources / "southup.nc"]
     done = run_chunkref(chunkref_bin, "index", *both, "-o", tmp_path / "stack.json")
-    assert done.returncode == 1 and "polar.nc" in done.stderr, done.stderr
-    assert "one per index" in done.stderr
+    assert done.returncode == 1 and "cannot join the files" in done.stderr, done.stderr
+    assert "polar.nc" in done.stderr or "southup.nc" in done.stderr, done.stderr
     assert not (tmp_path / "stack.json").exists()
     out = tmp_path / "each"
     done = run_chunkref(chunkref_bin, "index", *both, "-o", f"{out}/")
@@ -418,3 +420,32 @@ def test_several_hdf5_sources_index_one_each_never_a_stack(sources, chunkref_bin
         with captured_errors():
             ds = open_chunkref(out / f"{source.name}.tile_index.json")
         assert ds.RasterCount == 1
+
+
+@pytest.mark.parametrize("form", ["json", "parquet"])
+def test_daily_files_join_along_time_as_multizarrtozarr_does(sources, chunkref_bin, tmp_path, form):
+    """Three daily NetCDF4 files joined along ``time`` (the unlimited
+    dimension, the default: the first of the first array): the same chunk
+    keys and byte ranges as kerchunk's MultiZarrToZarr store of the same
+    files, and through the driver the same bands, pixels and times."""
+    days = [sources / "kerchunk" / f"day{d}.nc" for d in range(3)]
+    out = tmp_path / f"days.{form}"
+    done = run_chunkref(chunkref_bin, "index", *days, "-o", out)
+    assert done.returncode == 0, done.stderr
+    theirs = parsed(sources / "kerchunk" / "days.json")
+    if form == "json":
+        # kerchunk inlines these small chunks; ours refer to each day's file.
+        ours = parsed(out)
+        chunks = lambda refs: {k for k in refs if k.startswith("temp/") and "/." not in k}  # noqa: E731
+        assert chunks(ours) == chunks(theirs) and len(chunks(ours)) == 3 * 9
+        assert all(Path(ours[k][0]).name == f"day{k.split('/')[1].split('.')[0]}.nc"
+                   for k in chunks(ours))
+        assert arrays(ours)["temp"]["shape"] == arrays(theirs)["temp"]["shape"]
+    with captured_errors():
+        got = open_chunkref(f'CHUNKREF:"{out}":temp')
+        want = open_chunkref(f'CHUNKREF:"{sources / "kerchunk" / "days.json"}":temp')
+    assert got.RasterCount == want.RasterCount == 3
+    np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
+    for b in range(1, 4):
+        assert (got.GetRasterBand(b).GetMetadataItem("NETCDF_DIM_time")
+                == want.GetRasterBand(b).GetMetadataItem("NETCDF_DIM_time"))
