@@ -20,6 +20,8 @@ pub enum Format {
     Nitf,
     /// DTED levels 0, 1, 2.
     Dted,
+    /// GRIB2 (one field per message).
+    Grib2,
 }
 
 /// How a format is recognised.
@@ -54,6 +56,12 @@ const SIGNATURES: &[Signature] = &[
         name: "DTED",
         magic: &[b"UHL1", b"VOL", b"HDR"],
         extensions: &["dt0", "dt1", "dt2"],
+    },
+    Signature {
+        format: Format::Grib2,
+        name: "GRIB2",
+        magic: &[b"GRIB"],
+        extensions: &["grib2", "grb2", "grib", "grb"],
     },
 ];
 
@@ -124,5 +132,6 @@ pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Resu
         Format::Nitf => crate::nitf::index_file(path, url),
         Format::Dted => crate::dted::Cell::read(path, url)
             .and_then(|cell| crate::dted::build_cells(&[cell], options.dted_checksum_warnings)),
+        Format::Grib2 => crate::grib2::index_file(path, url),
     }
 }

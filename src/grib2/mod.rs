@@ -1,0 +1,212 @@
+//! GRIB2 files: `chunkref index` reads the headers of every message (one
+//! field each) and references each message whole as one chunk, decoded by
+//! the `grib2` codec.
+//!
+//! Messages of one parameter (discipline, category, number), level type,
+//! grid and missing value make one array `[messages, rows, columns]`, one
+//! band per message in file order. Each band records its reference time,
+//! valid time and forecast seconds as GDAL's GRIB driver reports them
+//! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`, per-band
+//! attributes) and its valid time as the band's datetime.
+
+pub mod grid;
+pub mod product;
+pub mod sections;
+
+use std::borrow::Cow;
+
+use serde_json::{json, Map, Value};
+
+use crate::codec::grib2::{declared_missing, NAME as CODEC};
+use crate::error::{Error, Result};
+use crate::georef::band::BANDS_ATTRIBUTE;
+use crate::index::built::Built;
+use crate::index::pyramid::{self, Pyramid, Ref};
+use crate::index::stack::DATETIME_ATTRIBUTE;
+use crate::source::Source;
+use grid::Grid;
+use product::Product;
+use sections::{indicator, Layout};
+
+/// Bytes read at the start of each message: its sections 0 to 5 usually
+/// fit; a section past them is read on its own.
+const HEAD_BYTES: u64 = 4096;
+
+/// The value GDAL's GRIB driver gives points a bitmap leaves out (and
+/// reports as nodata): degrib's `UNDEFINED_PRIM`.
+const BITMAP_MISSING: f32 = 9999.0;
+
+/// One message, as its headers describe it.
+#[derive(Debug)]
+struct Message {
+    offset: u64,
+    len: u64,
+    product: Product,
+    grid: Grid,
+    /// The value of missing points, when the message has any.
+    missing: Option<f32>,
+}
+
+/// Indexes the GRIB2 file at `path`, its messages referenced by `url`.
+pub fn index_file(path: &str, url: &str) -> Result<Built> {
+    let src = Source::open(path, "GRIB2 file")?;
+    let mut messages = Vec::new();
+    let mut offset = 0;
+    while offset < src.len() {
+        let number = messages.len() + 1;
+        let message = read_message(&src, offset).map_err(|e| match e {
+            Error::Unsupported { what } => Error::unsupported(format!(
+                "{path}, message {number} at byte {offset}: {what}"
+            )),
+            Error::MalformedSource { path, reason } => Error::MalformedSource {
+                path,
+                reason: format!("message {number} at byte {offset}: {reason}"),
+            },
+            other => other,
+        })?;
+        offset += message.len;
+        messages.push(message);
+    }
+    if messages.is_empty() {
+        return Err(src.malformed("the file holds no message"));
+    }
+    let groups = group(&messages);
+    let mut built = Built::default();
+    if let [(_, only)] = &groups[..] {
+        return Ok(pyramid(only, url)?.into_built());
+    }
+    for (name, members) in &groups {
+        pyramid(members, url)?.write(&mut built, name);
+    }
+    built.metadata.insert(".zgroup".into(), json!({"zarr_format": 2}));
+    built.metadata.insert(".zattrs".into(), json!({"source": url}));
+    Ok(built)
+}
+
+/// Reads the headers of the message at `offset`.
+fn read_message(src: &Source, offset: u64) -> Result<Message> {
+    let head = src.read(offset, HEAD_BYTES.min(src.len() - offset))?;
+    let bad = |reason: String| src.malformed(reason);
+    let ind = indicator(&head).map_err(bad)?;
+    let room = src.len() - offset;
+    if ind.total_len > room {
+        return Err(bad(format!(
+            "the message declares {} bytes, but the file ends {room} bytes after its start (truncated?)",
+            ind.total_len
+        )));
+    }
+    let read = |at: u64, len: u64| -> Result<Cow<'_, [u8]>> {
+        match head.get(at as usize..(at + len) as usize) {
+            Some(bytes) => Ok(Cow::Borrowed(bytes)),
+            None => src.read(offset + at, len).map(Cow::Owned),
+        }
+    };
+    let layout = Layout::walk(ind.total_len, |at, len| read(at, len).map(Cow::into_owned), bad)?;
+    let section = |n: usize, most: u64| {
+        let (at, len) = layout.span(n).unwrap_or_default();
+        read(at, len.min(most))
+    };
+    let s5 = section(5, u64::MAX)?;
+    let bitmap = section(6, 6)?[5] != 255;
+    let grid = Grid::parse(&section(3, u64::MAX)?).map_err(bad)?;
+    grid.georeferencing().map_err(bad)?;
+    let product = Product::parse(ind.discipline, &section(1, u64::MAX)?, &section(4, u64::MAX)?)
+        .map_err(bad)?;
+    Ok(Message {
+        offset,
+        len: ind.total_len,
+        product,
+        grid,
+        missing: declared_missing(&s5).or(bitmap.then_some(BITMAP_MISSING)),
+    })
+}
+
+/// Messages grouped into arrays, each named after its parameter and level
+/// type, in order of first appearance.
+fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
+    let mut groups: Vec<(String, Vec<&Message>)> = Vec::new();
+    let same = |a: &Message, b: &Message| {
+        a.product.parameter == b.product.parameter
+            && a.product.level_type == b.product.level_type
+            && a.grid == b.grid
+            && a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits)
+    };
+    for m in messages {
+        match groups.iter_mut().find(|(_, list)| same(list[0], m)) {
+            Some((_, list)) => list.push(m),
+            None => {
+                let (d, c, p) = m.product.parameter;
+                let base = format!("discipline{d}_category{c}_parameter{p}_level{}", m.product.level_type);
+                let taken = groups.iter().filter(|(n, _)| n.starts_with(&base)).count();
+                let name = if taken == 0 { base } else { format!("{base}_{}", taken + 1) };
+                groups.push((name, vec![m]));
+            }
+        }
+    }
+    groups
+}
+
+/// One array of messages sharing a grid: one band per message.
+fn pyramid(members: &[&Message], url: &str) -> Result<Pyramid> {
+    let first = members[0];
+    let (rows, cols) = (u64::from(first.grid.nj), u64::from(first.grid.ni));
+    let georef = first.grid.georeferencing().map_err(|e| Error::MalformedSource {
+        path: url.to_string(),
+        reason: e,
+    })?;
+    let url: std::sync::Arc<str> = url.into();
+    let refs = members
+        .iter()
+        .enumerate()
+        .map(|(b, m)| Ref::single([b as u64, 0, 0], url.clone(), m.offset, m.len))
+        .collect();
+    let fill = first.missing.map_or(Value::Null, |v| json!(f64::from(v)));
+    let mut codec = json!({"id": CODEC});
+    if !fill.is_null() {
+        codec["fill_value"] = fill.clone();
+    }
+    let data = pyramid::Array {
+        shape: [members.len() as u64, rows, cols],
+        chunks: [1, rows, cols],
+        dtype: "<f4".into(),
+        codec,
+        fill,
+        attrs: band_attributes(members),
+        refs,
+    };
+    Ok(Pyramid {
+        source: json!(&*url),
+        attrs: georef.root_attributes([rows, cols]),
+        levels: vec![pyramid::Level {
+            data,
+            mask: None,
+            attrs: georef.attributes([rows, cols], [1.0, 1.0]),
+        }],
+    })
+}
+
+/// Per-band attributes: GDAL's GRIB time items, and the valid time as the
+/// band's datetime.
+fn band_attributes(members: &[&Message]) -> Map<String, Value> {
+    let bands: Vec<Value> = members
+        .iter()
+        .map(|m| {
+            let p = &m.product;
+            let (d, c, n) = p.parameter;
+            json!({
+                "GRIB_REF_TIME": p.reference_time.to_string(),
+                "GRIB_VALID_TIME": p.valid_time.to_string(),
+                "GRIB_FORECAST_SECONDS": p.forecast_seconds.to_string(),
+                "GRIB_PARAMETER": format!("{d}-{c}-{n}"),
+                "GRIB_LEVEL_TYPE": p.level_type.to_string(),
+                "GRIB_LEVEL_VALUE": p.level_value.map_or(String::new(), |v| v.to_string()),
+                "GRIB_PDS_PDTN": p.template.to_string(),
+            })
+        })
+        .collect();
+    let datetimes: Vec<String> = members.iter().map(|m| Product::iso(m.product.valid_time)).collect();
+    let mut attrs = Map::new();
+    attrs.insert(BANDS_ATTRIBUTE.into(), Value::Array(bands));
+    attrs.insert(DATETIME_ATTRIBUTE.into(), json!(datetimes));
+    attrs
+}
