@@ -51,7 +51,9 @@ impl Grid {
             ));
         }
         if s3[10] != 0 {
-            return Err("grids with a list of points per row (quasi-regular) are not supported".into());
+            return Err(
+                "grids with a list of points per row (quasi-regular) are not supported".into(),
+            );
         }
         let points = be_u64(field(s3, 3, 6, 4)?);
         let ni = be_u64(field(s3, 3, 30, 4)?) as u32;
@@ -92,8 +94,16 @@ impl Grid {
                 j = nj - 1 - j;
             }
         }
-        let col = if self.scan & MINUS_I == 0 { i } else { ni - 1 - i };
-        let row = if self.scan & PLUS_J == 0 { j } else { nj - 1 - j };
+        let col = if self.scan & MINUS_I == 0 {
+            i
+        } else {
+            ni - 1 - i
+        };
+        let row = if self.scan & PLUS_J == 0 {
+            j
+        } else {
+            nj - 1 - j
+        };
         row * ni + col
     }
 
@@ -143,18 +153,28 @@ impl Grid {
             value / 10f64.powi(i32::from(factor))
         };
         let sphere = |a: f64| Ok(Earth::Ellipsoid { a, inv_f: 0.0 });
-        let oblate = |a: f64, b: f64| Ok(Earth::Ellipsoid { a, inv_f: a / (a - b) });
+        let oblate = |a: f64, b: f64| {
+            Ok(Earth::Ellipsoid {
+                a,
+                inv_f: a / (a - b),
+            })
+        };
         match d[0] {
             0 => sphere(6_367_470.0),
             1 => sphere(scaled(15)),
             2 => oblate(6_378_160.0, 6_356_775.0),
             3 => oblate(scaled(20) * 1000.0, scaled(25) * 1000.0),
-            4 => Ok(Earth::Ellipsoid { a: 6_378_137.0, inv_f: 298.257_222_101 }),
+            4 => Ok(Earth::Ellipsoid {
+                a: 6_378_137.0,
+                inv_f: 298.257_222_101,
+            }),
             5 => Ok(Earth::Wgs84),
             6 => sphere(6_371_229.0),
             7 => oblate(scaled(20), scaled(25)),
             8 => sphere(6_371_200.0),
-            other => Err(format!("shape of the earth {other} (code table 3.2) is not supported")),
+            other => Err(format!(
+                "shape of the earth {other} (code table 3.2) is not supported"
+            )),
         }
     }
 }
@@ -238,9 +258,19 @@ pub(crate) mod tests {
     #[test]
     fn latlon_georeferencing_matches_gdal() {
         // GDAL writes a grid whose west edge is -10 as first longitude 350.25.
-        let s3 = latlon_section(7, 5, (59_000_000, 350_250_000), (60_000_000, 353_250_000), (500_000, 250_000), 0x40);
+        let s3 = latlon_section(
+            7,
+            5,
+            (59_000_000, 350_250_000),
+            (60_000_000, 353_250_000),
+            (500_000, 250_000),
+            0x40,
+        );
         let georef = Grid::parse(&s3).unwrap().georeferencing().unwrap();
-        assert_eq!(georef.transform, Some([0.5, 0.0, -10.0, 0.0, -0.25, 60.125]));
+        assert_eq!(
+            georef.transform,
+            Some([0.5, 0.0, -10.0, 0.0, -0.25, 60.125])
+        );
         assert_eq!(georef.crs_code.as_deref(), Some("EPSG:4326"));
         let mut sphere = s3.clone();
         sphere[14] = 6;

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use crate::codec::grib2::{declared_missing, NAME as CODEC};
 use crate::error::{Error, Result};
-use crate::georef::band::BANDS_ATTRIBUTE;
+use crate::georef::band::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
 use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::index::stack::DATETIME_ATTRIBUTE;
@@ -55,9 +55,9 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     while offset < src.len() {
         let number = messages.len() + 1;
         let message = read_message(&src, offset).map_err(|e| match e {
-            Error::Unsupported { what } => Error::unsupported(format!(
-                "{path}, message {number} at byte {offset}: {what}"
-            )),
+            Error::Unsupported { what } => {
+                Error::unsupported(format!("{path}, message {number} at byte {offset}: {what}"))
+            }
             Error::MalformedSource { path, reason } => Error::MalformedSource {
                 path,
                 reason: format!("message {number} at byte {offset}: {reason}"),
@@ -78,8 +78,12 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     for (name, members) in &groups {
         pyramid(members, url)?.write(&mut built, name);
     }
-    built.metadata.insert(".zgroup".into(), json!({"zarr_format": 2}));
-    built.metadata.insert(".zattrs".into(), json!({"source": url}));
+    built
+        .metadata
+        .insert(".zgroup".into(), json!({"zarr_format": 2}));
+    built
+        .metadata
+        .insert(".zattrs".into(), json!({"source": url}));
     Ok(built)
 }
 
@@ -101,7 +105,11 @@ fn read_message(src: &Source, offset: u64) -> Result<Message> {
             None => src.read(offset + at, len).map(Cow::Owned),
         }
     };
-    let layout = Layout::walk(ind.total_len, |at, len| read(at, len).map(Cow::into_owned), bad)?;
+    let layout = Layout::walk(
+        ind.total_len,
+        |at, len| read(at, len).map(Cow::into_owned),
+        bad,
+    )?;
     let section = |n: usize, most: u64| {
         let (at, len) = layout.span(n).unwrap_or_default();
         read(at, len.min(most))
@@ -110,8 +118,12 @@ fn read_message(src: &Source, offset: u64) -> Result<Message> {
     let bitmap = section(6, 6)?[5] != 255;
     let grid = Grid::parse(&section(3, u64::MAX)?).map_err(bad)?;
     grid.georeferencing().map_err(bad)?;
-    let product = Product::parse(ind.discipline, &section(1, u64::MAX)?, &section(4, u64::MAX)?)
-        .map_err(bad)?;
+    let product = Product::parse(
+        ind.discipline,
+        &section(1, u64::MAX)?,
+        &section(4, u64::MAX)?,
+    )
+    .map_err(bad)?;
     Ok(Message {
         offset,
         len: ind.total_len,
@@ -136,9 +148,16 @@ fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
             Some((_, list)) => list.push(m),
             None => {
                 let (d, c, p) = m.product.parameter;
-                let base = format!("discipline{d}_category{c}_parameter{p}_level{}", m.product.level_type);
+                let base = format!(
+                    "discipline{d}_category{c}_parameter{p}_level{}",
+                    m.product.level_type
+                );
                 let taken = groups.iter().filter(|(n, _)| n.starts_with(&base)).count();
-                let name = if taken == 0 { base } else { format!("{base}_{}", taken + 1) };
+                let name = if taken == 0 {
+                    base
+                } else {
+                    format!("{base}_{}", taken + 1)
+                };
                 groups.push((name, vec![m]));
             }
         }
@@ -150,10 +169,13 @@ fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
 fn pyramid(members: &[&Message], url: &str) -> Result<Pyramid> {
     let first = members[0];
     let (rows, cols) = (u64::from(first.grid.nj), u64::from(first.grid.ni));
-    let georef = first.grid.georeferencing().map_err(|e| Error::MalformedSource {
-        path: url.to_string(),
-        reason: e,
-    })?;
+    let georef = first
+        .grid
+        .georeferencing()
+        .map_err(|e| Error::MalformedSource {
+            path: url.to_string(),
+            reason: e,
+        })?;
     let url: std::sync::Arc<str> = url.into();
     let refs = members
         .iter()
@@ -185,26 +207,30 @@ fn pyramid(members: &[&Message], url: &str) -> Result<Pyramid> {
     })
 }
 
-/// Per-band attributes: GDAL's GRIB time items, and the valid time as the
-/// band's datetime.
+/// Per-band attributes: band metadata items (GDAL's GRIB time items,
+/// and the parameter and level numbers), and the valid time as the band's
+/// datetime.
 fn band_attributes(members: &[&Message]) -> Map<String, Value> {
     let bands: Vec<Value> = members
         .iter()
         .map(|m| {
             let p = &m.product;
             let (d, c, n) = p.parameter;
-            json!({
+            json!({METADATA_ITEMS_ATTRIBUTE: {
                 "GRIB_REF_TIME": p.reference_time.to_string(),
                 "GRIB_VALID_TIME": p.valid_time.to_string(),
                 "GRIB_FORECAST_SECONDS": p.forecast_seconds.to_string(),
-                "GRIB_PARAMETER": format!("{d}-{c}-{n}"),
-                "GRIB_LEVEL_TYPE": p.level_type.to_string(),
-                "GRIB_LEVEL_VALUE": p.level_value.map_or(String::new(), |v| v.to_string()),
+                "GRIB2_PARAMETER": format!("{d}-{c}-{n}"),
+                "GRIB2_FIRST_SURFACE_TYPE": p.level_type.to_string(),
+                "GRIB2_FIRST_SURFACE_VALUE": p.level_value.map_or(String::new(), |v| v.to_string()),
                 "GRIB_PDS_PDTN": p.template.to_string(),
-            })
+            }})
         })
         .collect();
-    let datetimes: Vec<String> = members.iter().map(|m| Product::iso(m.product.valid_time)).collect();
+    let datetimes: Vec<String> = members
+        .iter()
+        .map(|m| Product::iso(m.product.valid_time))
+        .collect();
     let mut attrs = Map::new();
     attrs.insert(BANDS_ATTRIBUTE.into(), Value::Array(bands));
     attrs.insert(DATETIME_ATTRIBUTE.into(), json!(datetimes));

@@ -136,15 +136,22 @@ pub(crate) mod tests {
         assert_eq!(Product::iso(p.reference_time), "2024-02-29T06:30:00");
         assert_eq!(Product::iso(p.valid_time), "2024-03-01T12:30:00");
         assert_eq!(p.forecast_seconds, 30 * 3600);
-        assert_eq!((p.parameter, p.level_type, p.level_value), ((0, 0, 2), 103, Some(2.0)));
+        assert_eq!(
+            (p.parameter, p.level_type, p.level_value),
+            ((0, 0, 2), 103, Some(2.0))
+        );
         let mut minutes = product_section(30);
         minutes[17] = 0;
         let p = Product::parse(0, &identification(), &minutes).unwrap();
         assert_eq!(p.forecast_seconds, 1800);
         minutes[17] = 4;
-        assert!(Product::parse(0, &identification(), &minutes).unwrap_err().contains("unit 4"));
+        assert!(Product::parse(0, &identification(), &minutes)
+            .unwrap_err()
+            .contains("unit 4"));
         minutes[7..9].copy_from_slice(&40u16.to_be_bytes());
-        assert!(Product::parse(0, &identification(), &minutes).unwrap_err().contains("4.40"));
+        assert!(Product::parse(0, &identification(), &minutes)
+            .unwrap_err()
+            .contains("4.40"));
         assert!(Product::parse(0, &identification()[..15], &product_section(1)).is_err());
     }
 }

@@ -27,14 +27,13 @@ pub fn indicator(bytes: &[u8]) -> std::result::Result<Indicator, String> {
         return Err("no GRIB indicator section (\"GRIB\") where a message should start".into());
     }
     if bytes[7] != 2 {
-        return Err(format!(
-            "GRIB edition {} (only GRIB2 is read)",
-            bytes[7]
-        ));
+        return Err(format!("GRIB edition {} (only GRIB2 is read)", bytes[7]));
     }
     let total_len = be_u64(&bytes[8..16]);
     if total_len < INDICATOR_LEN + 4 {
-        return Err(format!("a message length of {total_len} bytes is too short"));
+        return Err(format!(
+            "a message length of {total_len} bytes is too short"
+        ));
     }
     Ok(Indicator {
         discipline: bytes[6],
@@ -89,7 +88,10 @@ impl Layout {
         if at != end || read(end, 4)? != END {
             return Err(bad("the message does not end with \"7777\"".into()));
         }
-        if let Some(missing) = [1, 3, 4, 5, 6, 7].into_iter().find(|&n| layout.spans[n].is_none()) {
+        if let Some(missing) = [1, 3, 4, 5, 6, 7]
+            .into_iter()
+            .find(|&n| layout.spans[n].is_none())
+        {
             return Err(bad(format!("section {missing} is missing")));
         }
         Ok(layout)
@@ -119,7 +121,12 @@ pub fn be_signed(bytes: &[u8]) -> i64 {
 }
 
 /// The bytes `at..at + len` of a section, or an error naming the section.
-pub fn field(section: &[u8], number: u8, at: usize, len: usize) -> std::result::Result<&[u8], String> {
+pub fn field(
+    section: &[u8],
+    number: u8,
+    at: usize,
+    len: usize,
+) -> std::result::Result<&[u8], String> {
     section.get(at..at + len).ok_or_else(|| {
         format!(
             "section {number} is {} bytes, too short for its template (needs {})",
@@ -175,7 +182,10 @@ mod tests {
 
     #[test]
     fn walks_sections_and_refuses_broken_layouts() {
-        let all: Vec<Vec<u8>> = [1, 3, 4, 5, 6, 7].iter().map(|&n| section(n, &[0; 3])).collect();
+        let all: Vec<Vec<u8>> = [1, 3, 4, 5, 6, 7]
+            .iter()
+            .map(|&n| section(n, &[0; 3]))
+            .collect();
         let layout = walk(&message(&all)).unwrap();
         assert_eq!(layout.span(1), Some((16, 8)));
         assert_eq!(layout.span(2), None);
@@ -188,7 +198,10 @@ mod tests {
         assert!(e.contains("section 7 is missing"), "{e}");
         let mut long = message(&all);
         long[19] = 200;
-        assert!(walk(&long).unwrap_err().to_string().contains("past the message end"));
+        assert!(walk(&long)
+            .unwrap_err()
+            .to_string()
+            .contains("past the message end"));
         let mut no_end = message(&all);
         let n = no_end.len();
         no_end[n - 1] = b'6';

@@ -53,12 +53,18 @@ impl Codec for Grib2 {
         if dtype.kind != ScalarKind::Float {
             return Err(Error::decode(
                 NAME,
-                format!("GRIB2 fields decode to floats, but the array's data type is {:?}", dtype.kind),
+                format!(
+                    "GRIB2 fields decode to floats, but the array's data type is {:?}",
+                    dtype.kind
+                ),
             ));
         }
         let plane = chunk_plane(ctx)?;
         if plane.0.saturating_mul(plane.1).saturating_mul(dtype.size) != ctx.decoded_len {
-            return Err(Error::decode(NAME, "the chunk is not one field of the array's data type"));
+            return Err(Error::decode(
+                NAME,
+                "the chunk is not one field of the array's data type",
+            ));
         }
         let values = self.field(&input, plane)?;
         let mut out = output_buffer(NAME, ctx.decoded_len)?;
@@ -86,9 +92,7 @@ impl Grib2 {
                 message.len()
             )));
         }
-        let read = |at: u64, len: u64| {
-            Ok(message[at as usize..(at + len) as usize].to_vec())
-        };
+        let read = |at: u64, len: u64| Ok(message[at as usize..(at + len) as usize].to_vec());
         let layout = Layout::walk(total, read, bad)?;
         let section = |n: usize| {
             let (at, len) = layout.span(n).unwrap_or_default();
@@ -104,13 +108,17 @@ impl Grib2 {
         let present = bitmap(section(6), grid.points()).map_err(bad)?;
         let s5 = section(5);
         let declared = be_u64(s5.get(5..9).unwrap_or_default());
-        let encoded = present.as_ref().map_or(grid.points(), |p| p.iter().filter(|&&b| b).count());
+        let encoded = present
+            .as_ref()
+            .map_or(grid.points(), |p| p.iter().filter(|&&b| b).count());
         if declared != encoded as u64 {
             return Err(bad(format!(
                 "section 5 declares {declared} values where the grid and bitmap have {encoded}"
             )));
         }
-        let mut values = unpack::unpack(s5, section(7), encoded).map_err(bad)?.into_iter();
+        let mut values = unpack::unpack(s5, section(7), encoded)
+            .map_err(bad)?
+            .into_iter();
         let mut out = vec![self.fill; grid.points()];
         for k in 0..grid.points() {
             if present.as_ref().is_none_or(|p| p[k]) {
@@ -128,9 +136,17 @@ fn bitmap(s6: &[u8], points: usize) -> std::result::Result<Option<Vec<bool>>, St
         Some(0) => {
             let bits = &s6[6..];
             if bits.len() < points.div_ceil(8) {
-                return Err(format!("the bitmap holds {} bytes, {points} points need {}", bits.len(), points.div_ceil(8)));
+                return Err(format!(
+                    "the bitmap holds {} bytes, {points} points need {}",
+                    bits.len(),
+                    points.div_ceil(8)
+                ));
             }
-            Ok(Some((0..points).map(|k| bits[k / 8] >> (7 - k % 8) & 1 == 1).collect()))
+            Ok(Some(
+                (0..points)
+                    .map(|k| bits[k / 8] >> (7 - k % 8) & 1 == 1)
+                    .collect(),
+            ))
         }
         other => Err(format!(
             "bitmap indicator {} (a predefined or previously defined bitmap) is not supported",
@@ -142,7 +158,9 @@ fn bitmap(s6: &[u8], points: usize) -> std::result::Result<Option<Vec<bool>>, St
 /// Rows and columns of a chunk: its last two dimensions, the others 1.
 fn chunk_plane(ctx: &DecodeContext<'_>) -> Result<(usize, usize)> {
     match ctx.chunk_shape {
-        [lead @ .., rows, cols] if lead.iter().all(|&d| d == 1) => Ok((*rows as usize, *cols as usize)),
+        [lead @ .., rows, cols] if lead.iter().all(|&d| d == 1) => {
+            Ok((*rows as usize, *cols as usize))
+        }
         shape => Err(Error::decode(
             NAME,
             format!("a message is one field of rows x columns, but the chunk shape is {shape:?}"),
@@ -187,7 +205,14 @@ pub(crate) mod tests {
         s7[3] = s7.len() as u8;
         let body = [
             identification(),
-            latlon_section(3, 2, (1_000_000, 0), (0, 2_000_000), (1_000_000, 1_000_000), scan),
+            latlon_section(
+                3,
+                2,
+                (1_000_000, 0),
+                (0, 2_000_000),
+                (1_000_000, 1_000_000),
+                scan,
+            ),
             product_section(6),
             section5(0, values.len() as u32, 0.0, 0, 0, 8, &[]),
             s6,
@@ -211,8 +236,14 @@ pub(crate) mod tests {
         };
         let out = from_config(&config(json))?.decode(Bytes::copy_from_slice(message), &ctx)?;
         Ok(match dtype.size {
-            4 => out.chunks_exact(4).map(|b| f64::from(f32::from_le_bytes(b.try_into().unwrap()))).collect(),
-            _ => out.chunks_exact(8).map(|b| f64::from_be_bytes(b.try_into().unwrap())).collect(),
+            4 => out
+                .chunks_exact(4)
+                .map(|b| f64::from(f32::from_le_bytes(b.try_into().unwrap())))
+                .collect(),
+            _ => out
+                .chunks_exact(8)
+                .map(|b| f64::from_be_bytes(b.try_into().unwrap()))
+                .collect(),
         })
     }
 
@@ -220,8 +251,14 @@ pub(crate) mod tests {
     fn decodes_north_up_with_bitmap_fill() {
         // Stored south row first (+j): 0 1 2 / 3 4 5; north-up: 3 4 5 / 0 1 2.
         let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
-        assert_eq!(decode(&m, "{}", &[1, 2, 3], "<f4").unwrap(), [3.0, 4.0, 5.0, 0.0, 1.0, 2.0]);
-        assert_eq!(decode(&m, "{}", &[1, 2, 3], ">f8").unwrap(), [3.0, 4.0, 5.0, 0.0, 1.0, 2.0]);
+        assert_eq!(
+            decode(&m, "{}", &[1, 2, 3], "<f4").unwrap(),
+            [3.0, 4.0, 5.0, 0.0, 1.0, 2.0]
+        );
+        assert_eq!(
+            decode(&m, "{}", &[1, 2, 3], ">f8").unwrap(),
+            [3.0, 4.0, 5.0, 0.0, 1.0, 2.0]
+        );
         // Bitmap 101101: points 1 and 4 missing.
         let m = message(0x00, &[7, 8, 9, 10], &[0, 0b1011_0100]);
         assert_eq!(
@@ -238,7 +275,9 @@ pub(crate) mod tests {
         assert!(e.contains("2 x 3 points, the chunk 3 x 2"), "{e}");
         assert!(decode(&m, "{}", &[2, 2, 3], "<f4").is_err());
         assert!(decode(&m, "{}", &[1, 2, 3], "<i4").is_err());
-        let e = decode(&m[..m.len() - 1], "{}", &[1, 2, 3], "<f4").unwrap_err().to_string();
+        let e = decode(&m[..m.len() - 1], "{}", &[1, 2, 3], "<f4")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("declares"), "{e}");
         let short = message(0x40, &[0, 1, 2, 3, 4], &[255]);
         assert!(decode(&short, "{}", &[1, 2, 3], "<f4").is_err());
@@ -256,14 +295,22 @@ pub(crate) mod tests {
             dtype: DataType::from_v2("<f4").unwrap(),
             decoded_len: 24,
         };
-        assert_eq!(codec.decode(Bytes::copy_from_slice(&m), &ctx).unwrap().len(), 24);
+        assert_eq!(
+            codec
+                .decode(Bytes::copy_from_slice(&m), &ctx)
+                .unwrap()
+                .len(),
+            24
+        );
         // The registry helper's u1 context has no chunk shape: every
         // mutation fails early; this one runs the parser on each.
         assert_survives_mutations(NAME, "{}", &m, 24);
         let mut state = 7u64;
         for round in 0..2000 {
             let mut bytes = m.clone();
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
             let at = (state >> 33) as usize % bytes.len();
             bytes[at] = (state >> 20) as u8;
             if round % 5 == 0 {

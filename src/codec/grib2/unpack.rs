@@ -4,8 +4,9 @@
 //! PNG.
 //!
 //! Values are computed as GDAL's GRIB driver (g2clib) computes them, in
-//! single precision: `(X * 2^E + R) * 10^-D`, `10^-D` by repeated
-//! squaring in double precision, then rounded to single.
+//! single precision: `(X * 2^E + R) * 10^-D` (PNG: `R * 10^-D + (2^E *
+//! 10^-D) * X`), `10^-D` by repeated squaring in double precision, then
+//! rounded to single.
 
 use std::io::Cursor;
 
@@ -75,6 +76,12 @@ impl Scaling {
 
     fn value(&self, x: i64) -> f32 {
         (x as f32 * self.binary + self.reference) * self.decimal
+    }
+
+    /// PNG packing's values: g2clib's `pngunpack` scales the reference and
+    /// the step first, `R * 10^-D + (2^E * 10^-D) * X`.
+    fn png_value(&self, x: i64) -> f32 {
+        self.reference * self.decimal + self.binary * self.decimal * x as f32
     }
 
     /// The field of a template that packs no bits: every value the reference.
@@ -155,7 +162,11 @@ fn ieee(s5: &[u8], data: &[u8], n: usize) -> Result<Vec<f32>, String> {
     let size = match field(s5, 5, 11, 1)?[0] {
         1 => 4,
         2 => 8,
-        other => return Err(format!("IEEE precision {other} (code table 5.7) is not supported")),
+        other => {
+            return Err(format!(
+                "IEEE precision {other} (code table 5.7) is not supported"
+            ))
+        }
     };
     let bytes = data
         .get(..n * size)
@@ -184,7 +195,9 @@ fn complex(s5: &[u8], data: &[u8], n: usize, spatial: bool) -> Result<Vec<f32>, 
     let t = field(s5, 5, 21, if spatial { 28 } else { 26 })?;
     let management = t[1];
     if management > 2 {
-        return Err(format!("missing value management {management} (code table 5.5) is not supported"));
+        return Err(format!(
+            "missing value management {management} (code table 5.5) is not supported"
+        ));
     }
     let (primary, secondary) = missing_values(s5)?;
     let groups = be_u64(&t[10..14]) as usize;
@@ -221,10 +234,19 @@ fn complex(s5: &[u8], data: &[u8], n: usize, spatial: bool) -> Result<Vec<f32>, 
         .lengths
         .iter()
         .enumerate()
-        .map(|(i, &l)| if i + 1 == groups { last } else { length_ref + l * increment })
+        .map(|(i, &l)| {
+            if i + 1 == groups {
+                last
+            } else {
+                length_ref + l * increment
+            }
+        })
         .collect();
     if lengths.iter().sum::<u64>() != n as u64 {
-        return Err(format!("the group lengths add up to {} values, not {n}", lengths.iter().sum::<u64>()));
+        return Err(format!(
+            "the group lengths add up to {} values, not {n}",
+            lengths.iter().sum::<u64>()
+        ));
     }
     // Per value: Some(integer) or the missing value it stands for.
     let mut ints: Vec<Result<i64, f32>> = Vec::with_capacity(n);
@@ -232,11 +254,17 @@ fn complex(s5: &[u8], data: &[u8], n: usize, spatial: bool) -> Result<Vec<f32>, 
     for ((&reference, &width), &length) in g.refs.iter().zip(&g.widths).zip(&lengths) {
         let width = width + width_ref;
         if width > 32 {
-            return Err(format!("a group of values {width} bits wide (at most 32 are read)"));
+            return Err(format!(
+                "a group of values {width} bits wide (at most 32 are read)"
+            ));
         }
         let value_missing = (1u64 << width) - 1;
         for _ in 0..length {
-            let v = if width == 0 { 0 } else { bits.read(width as u32)? };
+            let v = if width == 0 {
+                0
+            } else {
+                bits.read(width as u32)?
+            };
             let (marker, missing1) = if width == 0 {
                 (reference, group_missing)
             } else {
@@ -284,7 +312,10 @@ fn jpeg2000(s5: &[u8], data: &[u8], n: usize) -> Result<Vec<f32>, String> {
     }
     let header = MainHeader::parse(data).map_err(|e| format!("JPEG 2000 codestream: {e:?}"))?;
     let siz = &header.siz;
-    let (w, h) = (u64::from(siz.width - siz.x_offset), u64::from(siz.height - siz.y_offset));
+    let (w, h) = (
+        u64::from(siz.width - siz.x_offset),
+        u64::from(siz.height - siz.y_offset),
+    );
     if w * h != n as u64 || siz.components.len() != 1 || siz.tile_grid() != (1, 1) {
         return Err(format!(
             "the JPEG 2000 codestream is {w} x {h} pixels of {} components in {:?} tiles, not one tile of {n} values",
@@ -293,8 +324,15 @@ fn jpeg2000(s5: &[u8], data: &[u8], n: usize) -> Result<Vec<f32>, String> {
         ));
     }
     let planes = crate::codec::jpeg2000::openjpeg::decode_tile(data, 0, 0)?;
-    let plane = planes.first().filter(|p| p.data.len() == n).ok_or("OpenJPEG decoded a tile of another size")?;
-    Ok(plane.data.iter().map(|&x| scaling.value(i64::from(x))).collect())
+    let plane = planes
+        .first()
+        .filter(|p| p.data.len() == n)
+        .ok_or("OpenJPEG decoded a tile of another size")?;
+    Ok(plane
+        .data
+        .iter()
+        .map(|&x| scaling.value(i64::from(x)))
+        .collect())
 }
 
 /// Template 5.41: the integers as the samples of one PNG image, of 1 to
@@ -304,7 +342,9 @@ fn png(s5: &[u8], data: &[u8], n: usize) -> Result<Vec<f32>, String> {
     if scaling.bits == 0 {
         return Ok(scaling.constant(n));
     }
-    let limits = png::Limits { bytes: n.saturating_mul(4).saturating_add(1 << 16) };
+    let limits = png::Limits {
+        bytes: n.saturating_mul(4).saturating_add(1 << 16),
+    };
     let mut decoder = png::Decoder::new_with_limits(Cursor::new(data), limits);
     decoder.set_transformations(png::Transformations::IDENTITY);
     let mut reader = decoder.read_info().map_err(|e| format!("PNG: {e}"))?;
@@ -318,12 +358,14 @@ fn png(s5: &[u8], data: &[u8], n: usize) -> Result<Vec<f32>, String> {
     }
     let size = reader.output_buffer_size().ok_or("PNG: image too large")?;
     let mut buf = vec![0; size];
-    let frame = reader.next_frame(&mut buf).map_err(|e| format!("PNG: {e}"))?;
+    let frame = reader
+        .next_frame(&mut buf)
+        .map_err(|e| format!("PNG: {e}"))?;
     let mut out = Vec::with_capacity(n);
     for row in buf.chunks(frame.line_size).take(h) {
         let mut bits = Bits::new(row);
         for _ in 0..w {
-            out.push(scaling.value(bits.read(pixel_bits)? as i64));
+            out.push(scaling.png_value(bits.read(pixel_bits)? as i64));
         }
     }
     Ok(out)
@@ -335,7 +377,15 @@ pub(super) mod tests {
 
     /// Section 5 of template `number` with reference `r`, scale factors
     /// `e` and `d`, `bits` per value, and `extra` template bytes.
-    pub(in crate::codec) fn section5(number: u16, n: u32, r: f32, e: i16, d: i16, bits: u8, extra: &[u8]) -> Vec<u8> {
+    pub(in crate::codec) fn section5(
+        number: u16,
+        n: u32,
+        r: f32,
+        e: i16,
+        d: i16,
+        bits: u8,
+        extra: &[u8],
+    ) -> Vec<u8> {
         let signed = |v: i16| {
             let m = v.unsigned_abs();
             (if v < 0 { m | 0x8000 } else { m }).to_be_bytes()
@@ -365,8 +415,15 @@ pub(super) mod tests {
     fn simple_packing_scales_as_g2clib() {
         let s5 = section5(0, 4, 1.5, -1, 1, 4, &[]);
         let out = unpack(&s5, &section7(&[0x01, 0xf3]), 4).unwrap();
-        assert_eq!(out, [0.15, 0.2, 0.9, 0.3].map(|v: f32| v));
-        assert!(unpack(&s5, &section7(&[0x01]), 4).unwrap_err().contains("ends before"));
+        // 4-bit values 0, 1, 15, 3: (X * 2^-1 + 1.5) * 10^-1 in single precision.
+        let tenth = 0.1f64 as f32;
+        assert_eq!(
+            out,
+            [0.0f32, 1.0, 15.0, 3.0].map(|x| (x * 0.5 + 1.5) * tenth)
+        );
+        assert!(unpack(&s5, &section7(&[0x01]), 4)
+            .unwrap_err()
+            .contains("ends before"));
         let constant = section5(0, 3, 2.0, 0, 0, 0, &[]);
         assert_eq!(unpack(&constant, &section7(&[]), 3).unwrap(), [2.0; 3]);
         assert_eq!(inverse_power_of_ten(2), 0.1 * 0.1);
@@ -378,11 +435,16 @@ pub(super) mod tests {
         let s5 = section5(4, 2, 0.0, 0, 0, 0, &[]);
         let mut s5 = s5[..11].to_vec();
         s5.push(1);
-        let data: Vec<u8> = [1.25f32, -3.0].iter().flat_map(|v| v.to_bits().to_be_bytes()).collect();
+        let data: Vec<u8> = [1.25f32, -3.0]
+            .iter()
+            .flat_map(|v| v.to_bits().to_be_bytes())
+            .collect();
         assert_eq!(unpack(&s5, &section7(&data), 2).unwrap(), [1.25, -3.0]);
         assert!(unpack(&s5, &section7(&data[..7]), 2).is_err());
         s5[11] = 3;
-        assert!(unpack(&s5, &section7(&data), 2).unwrap_err().contains("precision 3"));
+        assert!(unpack(&s5, &section7(&data), 2)
+            .unwrap_err()
+            .contains("precision 3"));
     }
 
     /// Template 5.2/5.3 bytes after the simple packing part: two groups.
@@ -413,12 +475,22 @@ pub(super) mod tests {
     fn complex_packing_with_missing_values() {
         // Group 1: reference 5, width 2, 3 values (1, 3 = missing, 0);
         // group 2: reference 255 (missing), width 0, 2 values.
-        let s5 = section5(2, 5, 0.0, 0, 0, 8, &complex_extra(1, -999.0, 2, (3, 2), None));
+        let s5 = section5(
+            2,
+            5,
+            0.0,
+            0,
+            0,
+            8,
+            &complex_extra(1, -999.0, 2, (3, 2), None),
+        );
         let data = [5, 255, 2, 0, 0, 0, 0b0111_0000];
         let out = unpack(&s5, &section7(&data), 5).unwrap();
         assert_eq!(out, [6.0, -999.0, 5.0, -999.0, -999.0]);
         assert_eq!(declared_missing(&s5), Some(-999.0));
-        assert!(unpack(&s5, &section7(&data), 6).unwrap_err().contains("add up to 5"));
+        assert!(unpack(&s5, &section7(&data), 6)
+            .unwrap_err()
+            .contains("add up to 5"));
         assert!(unpack(&s5, &section7(&data[..6]), 5).is_err());
     }
 
@@ -426,7 +498,15 @@ pub(super) mod tests {
     fn spatial_differencing_is_undone() {
         // Second order, first values 10 and 12, minimum difference -1; one
         // group of 5 values (placeholders 0, 0, then 1, 2, 1), reference 0, width 2.
-        let s5 = section5(3, 5, 0.0, 0, 0, 8, &complex_extra(0, 0.0, 1, (0, 5), Some((2, 1))));
+        let s5 = section5(
+            3,
+            5,
+            0.0,
+            0,
+            0,
+            8,
+            &complex_extra(0, 0.0, 1, (0, 5), Some((2, 1))),
+        );
         let data = [10, 12, 0x81, 0, 2, 0, 0b0000_0110, 0b0100_0000];
         let out = unpack(&s5, &section7(&data), 5).unwrap();
         // 10, 12, 12*2-10+1-1 = 14, 14*2-12+2-1 = 17, 17*2-14+1-1 = 20
@@ -437,6 +517,8 @@ pub(super) mod tests {
     #[test]
     fn unknown_templates_are_named() {
         let s5 = section5(42, 1, 0.0, 0, 0, 8, &[]);
-        assert!(unpack(&s5, &section7(&[0]), 1).unwrap_err().contains("5.42"));
+        assert!(unpack(&s5, &section7(&[0]), 1)
+            .unwrap_err()
+            .contains("5.42"));
     }
 }

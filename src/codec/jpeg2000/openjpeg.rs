@@ -104,7 +104,11 @@ impl Drop for Guard {
 
 /// Decodes tile `tile` of the codestream `data` (main header, that tile's
 /// tile-parts, EOC) at resolution reduced `reduce` times.
-pub(in crate::codec) fn decode_tile(data: &[u8], tile: u32, reduce: u32) -> Result<Vec<Plane>, String> {
+pub(in crate::codec) fn decode_tile(
+    data: &[u8],
+    tile: u32,
+    reduce: u32,
+) -> Result<Vec<Plane>, String> {
     let mut reader = Reader { data, at: 0 };
     let mut messages = String::new();
     let fail = |what: &str, messages: &String| {
