@@ -89,7 +89,12 @@ def index(chunkref_bin: Path, source: Path, out: Path) -> Path:
     return out
 
 
-def assert_same_as_gdal(got: gdal.Dataset, source: Path, missing: np.ndarray | None = None) -> None:
+def assert_same_as_gdal(
+    got: gdal.Dataset,
+    source: Path,
+    missing: np.ndarray | None = None,
+    geotransform: tuple[float, ...] | None = None,
+) -> None:
     """Pixels, nodata, georeferencing and band times equal GDAL's GRIB driver's.
 
     ``missing`` marks the points written as nodata (bands, rows, columns):
@@ -97,14 +102,16 @@ def assert_same_as_gdal(got: gdal.Dataset, source: Path, missing: np.ndarray | N
     compared: GDAL 3.6 reports complex packing's missing value as nodata
     but, when that value lies within the data range or spatial differencing
     is used, gives the points degrib's substitute instead (the largest value
-    plus one), so its own nodata mask misses them."""
+    plus one), so its own nodata mask misses them.  ``geotransform``, when
+    given, is expected instead of GDAL's (see the scanning mode test)."""
     want = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["GRIB"])
     assert (got.RasterXSize, got.RasterYSize, got.RasterCount) == (
         want.RasterXSize,
         want.RasterYSize,
         want.RasterCount,
     )
-    np.testing.assert_allclose(got.GetGeoTransform(), want.GetGeoTransform(), rtol=1e-9, atol=0)
+    expected_transform = geotransform or want.GetGeoTransform()
+    np.testing.assert_allclose(got.GetGeoTransform(), expected_transform, rtol=1e-9, atol=0)
     assert got.GetSpatialRef().IsSame(want.GetSpatialRef())
     for b in range(1, want.RasterCount + 1):
         g, w = got.GetRasterBand(b), want.GetRasterBand(b)
@@ -181,15 +188,26 @@ def test_antimeridian_and_southern_grid(tmp_path, chunkref_bin):
         assert_same_as_gdal(ds, source)
 
 
-def bitmap_message(message: bytes, present) -> bytes:
+def bitmap_message(message: bytes, present, scan: int | None = None) -> bytes:
     """``message`` (a GDAL-written simple packing message) with its values
-    replaced by 8-bit values at the points ``present`` marks, and a bitmap."""
+    replaced by 8-bit values at the points ``present`` marks, and a bitmap;
+    with ``scan``, section 3 declares that scanning mode instead of GDAL's
+    0x40 (+j), its first and last points swapped to match."""
     sections, at = {}, 16
     while message[at : at + 4] != b"7777":
         length, number = struct.unpack(">IB", message[at : at + 5])
         sections[number] = message[at : at + length]
         at += length
-    values = [k % 200 for k, p in enumerate(present) if p]
+    if scan is not None:
+        s3 = bytearray(sections[3])
+        la1, lo1, la2, lo2 = s3[46:50], s3[50:54], s3[55:59], s3[59:63]
+        if not scan & 0x40:
+            la1, la2 = la2, la1
+        if scan & 0x80:
+            lo1, lo2 = lo2, lo1
+        s3[46:50], s3[50:54], s3[55:59], s3[59:63], s3[71] = la1, lo1, la2, lo2, scan
+        sections[3] = bytes(s3)
+    values = [k * 7 % 200 for k, p in enumerate(present) if p]
     s5 = struct.pack(">IBIH", 21, 5, len(values), 0) + struct.pack(">fhhBB", 0.0, 0, 0, 8, 0)
     bits = bytearray((len(present) + 7) // 8)
     for k, p in enumerate(present):
@@ -223,6 +241,21 @@ def test_bitmap_points_are_gdal_nodata(tmp_path, chunkref_bin):
     ds = open_chunkref(index(chunkref_bin, with_bitmap, tmp_path / "index.json"))
     assert ds.GetRasterBand(1).GetNoDataValue() == 9999.0
     assert_same_as_gdal(ds, with_bitmap)
+
+
+@pytest.mark.parametrize("scan", [0x00, 0x40, 0x80, 0xC0])
+def test_scanning_modes_match_gdal(tmp_path, chunkref_bin, scan):
+    """Rows stored north first or south first, columns east first or west
+    first: GDAL shows every one north-up, and so does the codec.  With
+    columns east first (-i), GDAL 3.6 flips the pixels but takes the first
+    (eastern) longitude for the western edge; the index keeps the grid's
+    true west edge, the geotransform of the same grid scanned +i."""
+    source = write_grib(tmp_path / "plain.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=1)
+    scanned = tmp_path / f"scan{scan:02x}.grb2"
+    scanned.write_bytes(bitmap_message(messages(source)[0], [k % 11 != 3 for k in range(23 * 17)], scan))
+    ds = open_chunkref(index(chunkref_bin, scanned, tmp_path / "index.json"))
+    west_first = gdal.Open(str(source)).GetGeoTransform()
+    assert_same_as_gdal(ds, scanned, geotransform=west_first if scan & 0x80 else None)
 
 
 def test_parameters_make_subdatasets(tmp_path, chunkref_bin):

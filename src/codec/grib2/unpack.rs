@@ -223,6 +223,12 @@ fn complex(s5: &[u8], data: &[u8], n: usize, spatial: bool) -> Result<Vec<f32>, 
     if groups == 0 || groups > n.max(1) {
         return Err(format!("{groups} groups for {n} values"));
     }
+    if t[15] > 32 || t[25] > 32 {
+        return Err(format!(
+            "group widths of {} bits and lengths of {} bits (at most 32 are read)",
+            t[15], t[25]
+        ));
+    }
     let g = Groups {
         refs: bits.read_aligned(groups, u32::from(scaling.bits))?,
         widths: bits.read_aligned(groups, u32::from(t[15]))?,
@@ -242,10 +248,10 @@ fn complex(s5: &[u8], data: &[u8], n: usize, spatial: bool) -> Result<Vec<f32>, 
             }
         })
         .collect();
-    if lengths.iter().sum::<u64>() != n as u64 {
+    let total = lengths.iter().fold(0u64, |sum, &l| sum.saturating_add(l));
+    if total != n as u64 {
         return Err(format!(
-            "the group lengths add up to {} values, not {n}",
-            lengths.iter().sum::<u64>()
+            "the group lengths add up to {total} values, not {n}"
         ));
     }
     // Per value: Some(integer) or the missing value it stands for.
@@ -447,8 +453,8 @@ pub(super) mod tests {
             .contains("precision 3"));
     }
 
-    /// Template 5.2/5.3 bytes after the simple packing part: two groups.
-    fn complex_extra(
+    /// Template 5.2/5.3 bytes after the simple packing part.
+    pub(in crate::codec) fn complex_extra(
         management: u8,
         primary: f32,
         groups: u32,
