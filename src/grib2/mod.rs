@@ -236,3 +236,98 @@ fn band_attributes(members: &[&Message]) -> Map<String, Value> {
     attrs.insert(DATETIME_ATTRIBUTE.into(), json!(datetimes));
     attrs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::grib2::tests::message;
+
+    /// Writes `bytes` to a file of its own and indexes it.
+    fn index_bytes(name: &str, bytes: &[u8]) -> Result<Built> {
+        let dir = std::env::temp_dir().join(format!("chunkref-grib2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let path = path.to_string_lossy().into_owned();
+        index_file(&path, &path)
+    }
+
+    fn zarray(built: &Built, key: &str) -> Value {
+        built.metadata[key].clone()
+    }
+
+    #[test]
+    fn messages_become_bands_of_arrays() {
+        let plain = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let holes = message(0x40, &[7, 8, 9, 10], &[0, 0b1011_0100]);
+        let one = index_bytes("one.grib2", &[plain.clone(), plain.clone()].concat()).unwrap();
+        let a = zarray(&one, "0/data/.zarray");
+        assert_eq!(
+            (a["shape"].clone(), a["chunks"].clone()),
+            (json!([2, 2, 3]), json!([1, 2, 3]))
+        );
+        assert_eq!(a["filters"], json!([{"id": "grib2"}]));
+        let refs = &one.arrays["0/data"];
+        assert_eq!(refs[1].ranges, [(plain.len() as u64, plain.len() as u64)]);
+        let attrs = zarray(&one, "0/data/.zattrs");
+        assert_eq!(
+            attrs[DATETIME_ATTRIBUTE],
+            json!(["2024-02-29T12:30:00", "2024-02-29T12:30:00"])
+        );
+        assert_eq!(
+            attrs[BANDS_ATTRIBUTE][0][METADATA_ITEMS_ATTRIBUTE]["GRIB_FORECAST_SECONDS"],
+            "21600"
+        );
+        // A bitmap message has another missing value: an array of its own.
+        let two = index_bytes("two.grib2", &[plain.clone(), holes, plain].concat()).unwrap();
+        let names: Vec<&str> = two.arrays.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "discipline0_category0_parameter2_level103/0/data",
+                "discipline0_category0_parameter2_level103_2/0/data"
+            ]
+        );
+        let holes = zarray(
+            &two,
+            "discipline0_category0_parameter2_level103_2/0/data/.zarray",
+        );
+        assert_eq!(holes["fill_value"], json!(9999.0));
+        assert_eq!(
+            holes["filters"],
+            json!([{"id": "grib2", "fill_value": 9999.0}])
+        );
+    }
+
+    #[test]
+    fn bad_files_are_refused_naming_the_message() {
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let cut = [m.clone(), m[..m.len() - 1].to_vec()].concat();
+        let e = index_bytes("cut.grib2", &cut).unwrap_err().to_string();
+        assert!(
+            e.contains("cut.grib2") && e.contains("message 2 at byte") && e.contains("truncated"),
+            "{e}"
+        );
+        // Sections 3 to 7 again before 7777: two fields in one message.
+        let fields = &m[16 + 21..m.len() - 4];
+        let mut twice = m[..m.len() - 4].to_vec();
+        twice.extend_from_slice(fields);
+        twice.extend_from_slice(b"7777");
+        let len = twice.len() as u64;
+        twice[8..16].copy_from_slice(&len.to_be_bytes());
+        let e = index_bytes("twice.grib2", &[m.clone(), twice].concat())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("message 2") && e.contains("several fields"),
+            "{e}"
+        );
+        assert!(index_bytes("empty.grib2", b"").is_err());
+        let mut grib1 = m.clone();
+        grib1[7] = 1;
+        assert!(index_bytes("one.grib", &grib1)
+            .unwrap_err()
+            .to_string()
+            .contains("edition 1"));
+    }
+}
