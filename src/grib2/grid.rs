@@ -3,6 +3,7 @@
 //! its georeferencing as GDAL's GRIB driver reports it.
 
 use super::sections::{be_signed, be_u64, field, template};
+use crate::gdal_geo::{grib_crs, Earth, GribProjection};
 use crate::tiff::geo::{Georef, Registration};
 
 /// Grid templates whose size and scanning mode are read (3.0 lat/lon,
@@ -107,39 +108,114 @@ impl Grid {
         row * ni + col
     }
 
-    /// The georeferencing of a regular latitude/longitude grid (template
-    /// 3.0): EPSG:4326 or a geographic CRS on the shape of the earth, and
-    /// the transform of the pixel edges, as GDAL's GRIB driver reports
-    /// them; other grids are refused.
+    /// The georeferencing of the grid as GDAL's GRIB driver reports it:
+    /// regular latitude/longitude (template 3.0), Mercator (3.10), polar
+    /// stereographic (3.20) and Lambert conformal (3.30) grids; others are
+    /// refused.
     pub fn georeferencing(&self) -> Result<Georef, String> {
-        if self.template != 0 {
-            return Err(format!(
-                "indexing grid definition template 3.{} is not supported (only 3.0, regular latitude/longitude)",
-                self.template
-            ));
+        let earth = self.earth()?;
+        match self.template {
+            0 => self.latlon(earth),
+            10 | 20 | 30 => self.projected(earth),
+            other => Err(format!(
+                "indexing grid definition template 3.{other} is not supported (3.0, 3.10, 3.20 and 3.30 are)"
+            )),
         }
-        let d = &self.definition;
-        let angle = |at: usize| be_signed(&d[at - 14..at - 10]) as f64 * MICRO;
-        let unit = |at: usize| be_u64(&d[at - 14..at - 10]) as f64 * MICRO;
-        if be_u64(&d[38 - 14..42 - 14]) != 0 {
-            return Err("latitude/longitude grids with a basic angle other than micro-degrees are not supported".into());
+    }
+
+    /// An angle of the definition at section offset `at`, in degrees.
+    fn angle(&self, at: usize) -> Result<f64, String> {
+        Ok(be_signed(field(&self.definition, 3, at - 14, 4)?) as f64 * MICRO)
+    }
+
+    /// A length of the definition at section offset `at`, in millimetres
+    /// (projected grids) or micro-degrees (latitude/longitude grids).
+    fn step(&self, at: usize) -> Result<f64, String> {
+        Ok(be_u64(field(&self.definition, 3, at - 14, 4)?) as f64)
+    }
+
+    /// Template 3.0: the pixel size from the first and last points (as
+    /// GDAL computes it, more precise than the rounded increments), the
+    /// west edge moved by -360 degrees past 180 degrees east.
+    fn latlon(&self, earth: Earth) -> Result<Georef, String> {
+        if be_u64(field(&self.definition, 3, 38 - 14, 4)?) != 0 {
+            return Err(
+                "latitude/longitude grids with a basic angle other than micro-degrees are not supported".into(),
+            );
         }
-        let (la1, lo1, la2, lo2) = (angle(46), angle(50), angle(55), angle(59));
-        let (di, dj) = (unit(63), unit(67));
-        let west_first = self.scan & MINUS_I == 0;
-        let mut west = if west_first { lo1 } else { lo2 };
+        let (la1, lo1, la2, lo2) = (
+            self.angle(46)?,
+            self.angle(50)?,
+            self.angle(55)?,
+            self.angle(59)?,
+        );
+        let (di, dj) = (self.step(63)? * MICRO, self.step(67)? * MICRO);
+        let (mut west, east) = if self.scan & MINUS_I == 0 {
+            (lo1, lo2)
+        } else {
+            (lo2, lo1)
+        };
+        let (north, south) = (la1.max(la2), la1.min(la2));
+        let span = if west > east {
+            360.0 - (west - east)
+        } else {
+            east - west
+        };
+        let dx = extent_step(span, self.ni, di);
+        let dy = extent_step(north - south, self.nj, dj);
         if west > 180.0 {
             west -= 360.0;
         }
-        let north = la1.max(la2);
-        let (crs_code, crs_wkt2) = match self.earth()? {
+        let (crs_code, crs_wkt2) = match earth {
             Earth::Wgs84 => (Some("EPSG:4326".to_string()), None),
-            Earth::Ellipsoid { a, inv_f } => (None, Some(geographic_wkt(a, inv_f))),
+            _ => {
+                let (wkt, _, _) = grib_crs(None, earth, 0.0, 0.0)
+                    .ok_or("OSR cannot make the grid's geographic CRS")?;
+                (None, Some(wkt))
+            }
         };
         Ok(Georef {
-            transform: Some([di, 0.0, west - di / 2.0, 0.0, -dj, north + dj / 2.0]),
+            transform: Some([dx, 0.0, west - dx / 2.0, 0.0, -dy, north + dy / 2.0]),
             crs_code,
             crs_wkt2,
+            registration: Registration::Unstated,
+        })
+    }
+
+    /// Templates 3.10, 3.20, 3.30: GDAL's projection of the grid's
+    /// parameters, the first point projected on it, steps in metres.
+    fn projected(&self, earth: Earth) -> Result<Georef, String> {
+        let (la1, lo1, lad) = (self.angle(38)?, self.angle(42)?, self.angle(47)?);
+        let projection = match self.template {
+            10 => GribProjection::Mercator { lat_ts: lad },
+            20 => GribProjection::PolarStereographic {
+                lat_ts: lad,
+                lon_0: self.angle(51)?,
+            },
+            _ => {
+                let lov = self.angle(51)?;
+                GribProjection::Lambert {
+                    lat_1: self.angle(65)?,
+                    lat_2: self.angle(69)?,
+                    lat_0: lad,
+                    lon_0: if lov > 180.0 { lov - 360.0 } else { lov },
+                }
+            }
+        };
+        let dx_at = if self.template == 10 { 64 } else { 55 };
+        let (wkt, mut x, mut y) = grib_crs(Some(projection), earth, lo1, la1)
+            .ok_or_else(|| format!("OSR cannot place the grid on {projection:?}"))?;
+        let (dx, dy) = (self.step(dx_at)? / 1000.0, self.step(dx_at + 4)? / 1000.0);
+        if self.scan & MINUS_I != 0 {
+            x -= f64::from(self.ni - 1) * dx;
+        }
+        if self.scan & PLUS_J != 0 {
+            y += f64::from(self.nj - 1) * dy;
+        }
+        Ok(Georef {
+            transform: Some([dx, 0.0, x - dx / 2.0, 0.0, -dy, y + dy / 2.0]),
+            crs_code: None,
+            crs_wkt2: Some(wkt),
             registration: Registration::Unstated,
         })
     }
@@ -179,25 +255,15 @@ impl Grid {
     }
 }
 
-/// The figure of the earth a grid is defined on.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Earth {
-    /// WGS 84 (EPSG:4326).
-    Wgs84,
-    /// An ellipsoid (a sphere when `inv_f` is 0) of semi-major axis `a` metres.
-    Ellipsoid { a: f64, inv_f: f64 },
-}
-
-/// A geographic CRS (latitude, longitude in degrees) on an ellipsoid.
-fn geographic_wkt(a: f64, inv_f: f64) -> String {
-    format!(
-        "GEOGCRS[\"Coordinate System imported from GRIB file\",\
-         DATUM[\"unnamed\",ELLIPSOID[\"Spheroid imported from GRIB file\",{a},{inv_f},LENGTHUNIT[\"metre\",1]]],\
-         PRIMEM[\"Greenwich\",0,ANGLEUNIT[\"degree\",0.0174532925199433]],\
-         CS[ellipsoidal,2],\
-         AXIS[\"latitude\",north,ORDER[1],ANGLEUNIT[\"degree\",0.0174532925199433]],\
-         AXIS[\"longitude\",east,ORDER[2],ANGLEUNIT[\"degree\",0.0174532925199433]]]"
-    )
+/// The step between `n` points `span` apart, unless it strays more than
+/// 0.002 from the declared `step` (GDAL's check).
+fn extent_step(span: f64, n: u32, step: f64) -> f64 {
+    let from_extent = span / f64::from(n.saturating_sub(1).max(1));
+    if n <= 1 || from_extent < 0.0 || (from_extent - step).abs() > 0.002 {
+        step
+    } else {
+        from_extent
+    }
 }
 
 #[cfg(test)]

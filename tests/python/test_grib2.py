@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from osgeo import gdal
+from osgeo import gdal, osr
 
 from conftest import run_chunkref
 from raster_checks import captured_errors, failure_text, open_chunkref
@@ -59,12 +59,15 @@ def write_grib(
     bands: int = 3,
     size: tuple[int, int] = (23, 17),
     geotransform: tuple[float, ...] = (-10.0, 0.5, 0.0, 60.0, 0.0, -0.25),
+    crs: str = "EPSG:4326",
 ) -> Path:
     """A GRIB2 file written by GDAL: one message per band, forecast hours
     0, 6, 12, ... on isobaric levels 500, 600, ... hPa."""
     cols, rows = size
     mem = gdal.GetDriverByName("MEM").Create("", cols, rows, bands, gdal.GDT_Float32)
-    mem.SetProjection("EPSG:4326")
+    srs = osr.SpatialReference()
+    srs.SetFromUserInput(crs)
+    mem.SetProjection(srs.ExportToWkt())
     mem.SetGeoTransform(geotransform)
     for b, pixels in enumerate(source_pixels(bands, rows, cols, nodata)):
         band = mem.GetRasterBand(b + 1)
@@ -186,6 +189,43 @@ def test_antimeridian_and_southern_grid(tmp_path, chunkref_bin):
         source = write_grib(tmp_path / f"{name}.grb2", ["DATA_ENCODING=IEEE_FLOATING_POINT"], geotransform=gt)
         ds = open_chunkref(index(chunkref_bin, source, tmp_path / f"{name}.json"))
         assert_same_as_gdal(ds, source)
+
+
+SPHERE = "+R=6371229 +units=m +no_defs"
+GRIDS = {
+    "latlon-sphere": ("+proj=longlat +R=6371229 +no_defs", (-10.0, 0.5, 0.0, 60.0, 0.0, -0.25)),
+    "lcc-sphere": (
+        f"+proj=lcc +lat_0=25 +lon_0=-95 +lat_1=25 +lat_2=25 +x_0=0 +y_0=0 {SPHERE}",
+        (-1000000.0, 3000.0, 0.0, 1500000.0, 0.0, -3000.0),
+    ),
+    "lcc-2sp-wgs84": (
+        "+proj=lcc +lat_0=40 +lon_0=10 +lat_1=35 +lat_2=45 +x_0=0 +y_0=0 +datum=WGS84 +units=m",
+        (-500000.0, 2000.0, 0.0, 600000.0, 0.0, -2000.0),
+    ),
+    "polar-north": (
+        f"+proj=stere +lat_0=90 +lat_ts=60 +lon_0=-105 +x_0=0 +y_0=0 {SPHERE}",
+        (-2000000.0, 5000.0, 0.0, -1000000.0, 0.0, -5000.0),
+    ),
+    "polar-south": (
+        f"+proj=stere +lat_0=-90 +lat_ts=-71 +lon_0=0 +x_0=0 +y_0=0 {SPHERE}",
+        (-300000.0, 4000.0, 0.0, 200000.0, 0.0, -4000.0),
+    ),
+    "mercator": (
+        f"+proj=merc +lat_ts=20 +lon_0=0 +x_0=0 +y_0=0 {SPHERE}",
+        (1000000.0, 2500.0, 0.0, 2000000.0, 0.0, -2500.0),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRIDS))
+def test_grids_match_gdal(tmp_path, chunkref_bin, name):
+    """Geographic grids on a sphere, Lambert conformal, polar stereographic
+    and Mercator grids as GDAL's GRIB writer makes them (templates 3.0,
+    3.30, 3.20, 3.10): GDAL's geotransform and CRS."""
+    crs, gt = GRIDS[name]
+    source = write_grib(tmp_path / f"{name}.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], geotransform=gt, crs=crs)
+    ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.json"))
+    assert_same_as_gdal(ds, source)
 
 
 def bitmap_message(message: bytes, present, scan: int | None = None) -> bytes:
