@@ -368,3 +368,24 @@ def test_corrupt_message_is_a_read_error_naming_the_chunk(tmp_path, chunkref_bin
     assert ds.GetRasterBand(1).ReadAsArray() is not None
     text = failure_text(ds.GetRasterBand(2).ReadAsArray)
     assert "0/data/1.0.0" in text and "grib2" in text, text
+
+
+def test_remote_file_is_indexed_by_range(tmp_path, chunkref_bin):
+    """A GRIB2 file on an HTTP range server: the index references it by
+    URL, reads as GDAL reads the local copy, and indexing fetched the
+    headers in a few range requests, not the file."""
+    from servers import RangeServer
+
+    source = write_grib(tmp_path / "big.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=40, size=(301, 201))
+    server = RangeServer(tmp_path)
+    try:
+        url = f"{server.url}big.grb2"
+        out = index(chunkref_bin, url, tmp_path / "remote.json")
+        fetched = len(server.log.requests)
+        ds = open_chunkref(out)
+        assert_same_as_gdal(ds, source)
+    finally:
+        server.close()
+    # 40 messages of ~120 KB: about one request per message (the block
+    # read at a message's end holds the next one's headers).
+    assert fetched <= 45, server.log.requests
