@@ -24,6 +24,7 @@ use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::index::stack::DATETIME_ATTRIBUTE;
 use crate::source::Source;
+use crate::tiff::geo::Georef;
 use grid::Grid;
 use product::Product;
 use sections::{indicator, Layout};
@@ -43,6 +44,8 @@ struct Message {
     len: u64,
     product: Product,
     grid: Grid,
+    /// The grid's georeferencing.
+    georef: Georef,
     /// The value of missing points, when the message has any.
     missing: Option<f32>,
 }
@@ -54,7 +57,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let mut offset = 0;
     while offset < src.len() {
         let number = messages.len() + 1;
-        let message = read_message(&src, offset).map_err(|e| match e {
+        let message = read_message(&src, offset, messages.last()).map_err(|e| match e {
             Error::Unsupported { what } => {
                 Error::unsupported(format!("{path}, message {number} at byte {offset}: {what}"))
             }
@@ -73,10 +76,10 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let groups = group(&messages);
     let mut built = Built::default();
     if let [(_, only)] = &groups[..] {
-        return Ok(pyramid(only, url)?.into_built());
+        return Ok(pyramid(only, url).into_built());
     }
     for (name, members) in &groups {
-        pyramid(members, url)?.write(&mut built, name);
+        pyramid(members, url).write(&mut built, name);
     }
     built
         .metadata
@@ -87,8 +90,9 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     Ok(built)
 }
 
-/// Reads the headers of the message at `offset`.
-fn read_message(src: &Source, offset: u64) -> Result<Message> {
+/// Reads the headers of the message at `offset` (the georeferencing of
+/// the `previous` message's grid is taken again when the grid is the same).
+fn read_message(src: &Source, offset: u64, previous: Option<&Message>) -> Result<Message> {
     let head = src.read(offset, HEAD_BYTES.min(src.len() - offset))?;
     let bad = |reason: String| src.malformed(reason);
     let ind = indicator(&head).map_err(bad)?;
@@ -115,9 +119,15 @@ fn read_message(src: &Source, offset: u64) -> Result<Message> {
         read(at, len.min(most))
     };
     let s5 = section(5, u64::MAX)?;
-    let bitmap = section(6, 6)?[5] != 255;
+    let bitmap = match section(6, 6)?.get(5) {
+        Some(&indicator) => indicator != 255,
+        None => return Err(bad("section 6 is too short for its bitmap indicator".into())),
+    };
     let grid = Grid::parse(&section(3, u64::MAX)?).map_err(bad)?;
-    grid.georeferencing().map_err(bad)?;
+    let georef = match previous {
+        Some(p) if p.grid == grid => p.georef.clone(),
+        _ => grid.georeferencing().map_err(bad)?,
+    };
     let product = Product::parse(
         ind.discipline,
         &section(1, u64::MAX)?,
@@ -129,6 +139,7 @@ fn read_message(src: &Source, offset: u64) -> Result<Message> {
         len: ind.total_len,
         product,
         grid,
+        georef,
         missing: declared_missing(&s5).or(bitmap.then_some(BITMAP_MISSING)),
     })
 }
@@ -166,16 +177,10 @@ fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
 }
 
 /// One array of messages sharing a grid: one band per message.
-fn pyramid(members: &[&Message], url: &str) -> Result<Pyramid> {
+fn pyramid(members: &[&Message], url: &str) -> Pyramid {
     let first = members[0];
     let (rows, cols) = (u64::from(first.grid.nj), u64::from(first.grid.ni));
-    let georef = first
-        .grid
-        .georeferencing()
-        .map_err(|e| Error::MalformedSource {
-            path: url.to_string(),
-            reason: e,
-        })?;
+    let georef = &first.georef;
     let url: std::sync::Arc<str> = url.into();
     let refs = members
         .iter()
@@ -196,7 +201,7 @@ fn pyramid(members: &[&Message], url: &str) -> Result<Pyramid> {
         attrs: band_attributes(members),
         refs,
     };
-    Ok(Pyramid {
+    Pyramid {
         source: json!(&*url),
         attrs: georef.root_attributes([rows, cols]),
         levels: vec![pyramid::Level {
@@ -204,7 +209,7 @@ fn pyramid(members: &[&Message], url: &str) -> Result<Pyramid> {
             mask: None,
             attrs: georef.attributes([rows, cols], [1.0, 1.0]),
         }],
-    })
+    }
 }
 
 /// Per-band attributes: band metadata items (GDAL's GRIB time items,

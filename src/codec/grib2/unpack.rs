@@ -13,8 +13,8 @@ use std::io::Cursor;
 use crate::grib2::sections::{be_signed, be_u64, field, template};
 use crate::j2k::codestream::MainHeader;
 
-/// Reads unsigned integers of any width up to 32 bits, most significant
-/// bit first, past whose end every read fails.
+/// Reads unsigned integers of up to 32 bits, most significant bit first,
+/// past whose end every read fails.
 struct Bits<'a> {
     bytes: &'a [u8],
     at: u64,
@@ -27,16 +27,17 @@ impl<'a> Bits<'a> {
 
     fn read(&mut self, width: u32) -> Result<u64, String> {
         let end = self.at + u64::from(width);
-        if end > self.bytes.len() as u64 * 8 {
+        if width > 32 || end > self.bytes.len() as u64 * 8 {
             return Err("section 7 ends before the values it should hold".into());
         }
-        let mut value = 0u64;
-        for bit in self.at..end {
-            let byte = self.bytes[(bit / 8) as usize];
-            value = value << 1 | u64::from(byte >> (7 - bit % 8) & 1);
-        }
+        // The five bytes from the one holding the first bit hold them all.
+        let first = (self.at / 8) as usize;
+        let window = (0..5).fold(0u64, |w, i| {
+            w << 8 | u64::from(self.bytes.get(first + i).copied().unwrap_or(0))
+        });
+        let shift = 40 - (self.at % 8) - u64::from(width);
         self.at = end;
-        Ok(value)
+        Ok(window >> shift & ((1u64 << width) - 1))
     }
 
     /// `n` values of `width` bits, then on to the next byte.
