@@ -31,7 +31,8 @@ pub struct Product {
     pub reference_time: i64,
     /// Valid time, seconds since 1970-01-01T00:00:00Z.
     pub valid_time: i64,
-    /// Forecast time in seconds (valid time minus reference time).
+    /// The forecast time in seconds (for template 4.8 the start of its
+    /// time range, as GDAL's `GRIB_FORECAST_SECONDS` says).
     pub forecast_seconds: i64,
 }
 
@@ -64,7 +65,7 @@ impl Product {
             template: number,
             reference_time,
             valid_time,
-            forecast_seconds: valid_time - reference_time,
+            forecast_seconds: forecast * step,
         })
     }
 

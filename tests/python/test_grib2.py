@@ -173,6 +173,37 @@ def test_complex_packing_nodata_matches_gdal(tmp_path, chunkref_bin, order):
     assert_same_as_gdal(ds, source, missing=source_pixels(3, 17, 23, -999.0) == -999.0)
 
 
+def test_accumulation_valid_time_is_the_end_of_its_range(tmp_path, chunkref_bin):
+    """Product template 4.8 (a 6-hour precipitation total): GDAL's valid
+    time is the end of the time range, its forecast seconds the start."""
+    mem = gdal.GetDriverByName("MEM").Create("", 7, 5, 1, gdal.GDT_Float32)
+    mem.SetProjection("EPSG:4326")
+    mem.SetGeoTransform((-10, 0.5, 0, 60, 0, -0.25))
+    mem.GetRasterBand(1).WriteArray(np.arange(35, dtype=np.float32).reshape(5, 7))
+    # 4.0's fields (APCP, forecast hour 0 on the ground), the end of the
+    # range (2024-02-29T12:00:00), one range: accumulation over 6 hours.
+    head = [1, 8, 2, 0, 96, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255]
+    end = [0x07, 0xE8, 2, 29, 12, 0, 0]
+    ranges = [1, 0, 0, 0, 0, 1, 2, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0]
+    source = tmp_path / "apcp.grb2"
+    gdal.Translate(
+        str(source),
+        mem,
+        format="GRIB",
+        creationOptions=[
+            "DATA_ENCODING=SIMPLE_PACKING",
+            f"IDS_REF_TIME={REF_TIME}",
+            "PDS_PDTN=8",
+            "PDS_TEMPLATE_NUMBERS=" + " ".join(map(str, head + end + ranges)),
+        ],
+    )
+    ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.json"))
+    assert_same_as_gdal(ds, source)
+    band = ds.GetRasterBand(1)
+    assert band.GetMetadataItem("GRIB_VALID_TIME") == str(REF_SECONDS + 6 * 3600)
+    assert band.GetMetadataItem("DATETIME") == "2024-02-29T12:00:00"
+
+
 def test_parquet_index_matches_gdal(tmp_path, chunkref_bin):
     source = write_grib(tmp_path / "s.grib2", ["DATA_ENCODING=COMPLEX_PACKING"], nodata=-5.0)
     ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.parquet"))
