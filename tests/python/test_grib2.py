@@ -1,7 +1,8 @@
 """``chunkref index`` over GDAL-written GRIB2 files, read back through ChunkRef.
 
-Sources are written by GDAL's GRIB driver from MEM datasets on EPSG:4326
-(one message per band), in every data encoding it writes: simple packing,
+Sources are written by GDAL's GRIB driver from MEM datasets (one message
+per band) on EPSG:4326, a sphere, Lambert conformal, polar stereographic
+and Mercator grids, in every data encoding it writes: simple packing,
 complex packing (with a nodata value, which it stores as complex
 packing's missing value; with first- and second-order spatial
 differencing), IEEE floating point, PNG and JPEG 2000, with decimal scale
@@ -13,7 +14,10 @@ with OpenJPEG), the same nodata value, geotransform, CRS, band count and
 order, and the same reference time, valid time and forecast seconds per
 band.  GDAL's writer never writes a bitmap (section 6): a bitmap message is
 made here from a GDAL-written one (GDAL gives its missing points 9999 and
-reports that as nodata).  Parameters are chosen so that GDAL does not
+reports that as nodata), and so are messages of other scanning modes.
+Also: Parquet output, several parameters (subdatasets), a 4.8
+accumulation, a file indexed over HTTP, a truncated file, a refused grid
+template, a corrupt message.  Parameters are chosen so that GDAL does not
 convert units on reading (``GRIB_NORMALIZE_UNITS`` would turn Kelvin into
 Celsius; the codec gives values as stored).
 """
