@@ -1,6 +1,7 @@
 //! Section 3, the grid definition: the grid's size, the order its points
-//! are stored in, and (regular latitude/longitude grids, template 3.0)
-//! its georeferencing as GDAL's GRIB driver reports it.
+//! are stored in, and its georeferencing as GDAL's GRIB driver reports it
+//! (latitude/longitude, rotated, Mercator, polar stereographic and Lambert
+//! conformal grids).
 
 use super::sections::{be_signed, be_u64, field, template};
 use crate::gdal_geo::{grib_crs, Earth, GribProjection};
@@ -109,16 +110,17 @@ impl Grid {
     }
 
     /// The georeferencing of the grid as GDAL's GRIB driver reports it:
-    /// regular latitude/longitude (template 3.0), Mercator (3.10), polar
-    /// stereographic (3.20) and Lambert conformal (3.30) grids; others are
-    /// refused.
+    /// regular latitude/longitude (template 3.0), rotated latitude/longitude
+    /// (3.1), Mercator (3.10), polar stereographic (3.20) and Lambert
+    /// conformal (3.30) grids; others are refused.
     pub fn georeferencing(&self) -> Result<Georef, String> {
         let earth = self.earth()?;
         match self.template {
             0 => self.latlon(earth),
+            1 => self.rotated(earth),
             10 | 20 | 30 => self.projected(earth),
             other => Err(format!(
-                "indexing grid definition template 3.{other} is not supported (3.0, 3.10, 3.20 and 3.30 are)"
+                "indexing grid definition template 3.{other} is not supported (3.0, 3.1, 3.10, 3.20 and 3.30 are)"
             )),
         }
     }
@@ -179,6 +181,45 @@ impl Grid {
             crs_code,
             crs_wkt2,
             registration: Registration::Unstated,
+        })
+    }
+
+    /// Template 3.1: a latitude/longitude grid in rotated coordinates, on
+    /// GDAL's CRS of a pole rotation (GRIB convention).
+    fn rotated(&self, earth: Earth) -> Result<Georef, String> {
+        let (pole_lat, pole_lon) = (self.angle(72)?, self.angle(76)?);
+        let angle = f32::from_bits(be_u64(field(&self.definition, 3, 80 - 14, 4)?) as u32);
+        let degree = "ANGLEUNIT[\"degree\",0.0174532925199433]";
+        let datum = match earth {
+            Earth::Wgs84 => {
+                "DATUM[\"World Geodetic System 1984\",ELLIPSOID[\"WGS 84\",6378137,298.257223563]]"
+                    .to_string()
+            }
+            Earth::Ellipsoid { a, inv_f } => {
+                let name = if inv_f == 0.0 {
+                    "Sphere"
+                } else {
+                    "Spheroid imported from GRIB file"
+                };
+                format!("DATUM[\"unnamed\",ELLIPSOID[\"{name}\",{a},{inv_f}]]")
+            }
+        };
+        let name = "Coordinate System imported from GRIB file";
+        let parameter = |what: &str, value: f64| {
+            format!("PARAMETER[\"{what} (GRIB convention)\",{value},{degree}]")
+        };
+        let wkt = format!(
+            "GEOGCRS[\"{name}\",BASEGEOGCRS[\"{name}\",{datum},PRIMEM[\"Greenwich\",0,{degree}]],\
+             DERIVINGCONVERSION[\"Pole rotation (GRIB convention)\",METHOD[\"Pole rotation (GRIB convention)\"],{},{},{}],\
+             CS[ellipsoidal,2],AXIS[\"latitude\",north,ORDER[1],{degree}],AXIS[\"longitude\",east,ORDER[2],{degree}]]",
+            parameter("Latitude of the southern pole", pole_lat),
+            parameter("Longitude of the southern pole", pole_lon),
+            parameter("Axis rotation", f64::from(angle)),
+        );
+        Ok(Georef {
+            crs_code: None,
+            crs_wkt2: Some(wkt),
+            ..self.latlon(Earth::Wgs84)?
         })
     }
 

@@ -263,6 +263,38 @@ def test_grids_match_gdal(tmp_path, chunkref_bin, name):
     assert_same_as_gdal(ds, source)
 
 
+def rotated_message(message: bytes, pole: tuple[int, int], angle: float) -> bytes:
+    """``message`` (a GDAL-written latitude/longitude message) as grid
+    template 3.1: the same grid in coordinates rotated so that the
+    southern pole is at ``pole`` (micro-degrees latitude, longitude)."""
+    sections, at = {}, 16
+    while message[at : at + 4] != b"7777":
+        length, number = struct.unpack(">IB", message[at : at + 5])
+        sections[number] = message[at : at + length]
+        at += length
+    lat, lon = pole
+    s3 = bytearray(sections[3]) + struct.pack(">II", abs(lat) | (0x80000000 if lat < 0 else 0), lon)
+    s3 += struct.pack(">f", angle)
+    s3[0:4] = struct.pack(">I", len(s3))
+    s3[12:14] = struct.pack(">H", 1)
+    sections[3] = bytes(s3)
+    body = b"".join(sections.get(n, b"") for n in range(1, 8)) + b"7777"
+    return message[:8] + struct.pack(">Q", 16 + len(body)) + body
+
+
+@pytest.mark.parametrize("crs", ["EPSG:4326", "+proj=longlat +R=6371229 +no_defs"])
+def test_rotated_grid_matches_gdal(tmp_path, chunkref_bin, crs):
+    """Grid template 3.1 (rotated latitude/longitude, made from GDAL's 3.0
+    messages: GDAL's writer does not write it): GDAL's pole rotation CRS
+    and the geotransform in rotated coordinates."""
+    source = write_grib(tmp_path / "plain.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], crs=crs)
+    rotated = tmp_path / "rotated.grb2"
+    rotated.write_bytes(b"".join(rotated_message(m, (-40_000_000, 10_000_000), 0.0) for m in messages(source)))
+    ds = open_chunkref(index(chunkref_bin, rotated, tmp_path / "index.json"))
+    assert_same_as_gdal(ds, rotated)
+    assert "Pole rotation" in ds.GetSpatialRef().ExportToWkt(["FORMAT=WKT2_2019"])
+
+
 def bitmap_message(message: bytes, present, scan: int | None = None) -> bytes:
     """``message`` (a GDAL-written simple packing message) with its values
     replaced by 8-bit values at the points ``present`` marks, and a bitmap;
