@@ -386,6 +386,31 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn rotated_grids_carry_the_pole() {
+        let mut s3 = latlon_section(
+            3,
+            2,
+            (1_000_000, 0),
+            (0, 2_000_000),
+            (1_000_000, 1_000_000),
+            0,
+        );
+        s3[12..14].copy_from_slice(&1u16.to_be_bytes());
+        s3.extend_from_slice(&(40_000_000u32 | 0x8000_0000).to_be_bytes());
+        s3.extend_from_slice(&10_000_000u32.to_be_bytes());
+        s3.extend_from_slice(&0f32.to_bits().to_be_bytes());
+        let georef = Grid::parse(&s3).unwrap().georeferencing().unwrap();
+        let wkt = georef.crs_wkt2.unwrap();
+        assert!(
+            wkt.contains("southern pole (GRIB convention)\",-40,"),
+            "{wkt}"
+        );
+        assert_eq!(georef.transform, Some([1.0, 0.0, -0.5, 0.0, -1.0, 1.5]));
+        // Without the pole, the section is too short for its template.
+        assert!(Grid::parse(&s3[..76]).unwrap().georeferencing().is_err());
+    }
+
+    #[test]
     fn bad_grids_are_refused() {
         let mut s3 = latlon_section(3, 2, (0, 0), (0, 0), (1, 1), 0);
         s3[6..10].copy_from_slice(&7u32.to_be_bytes());
