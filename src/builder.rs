@@ -26,6 +26,8 @@ pub enum Format {
     /// A Zarr v2 or v3 store directory, indexed into a Kerchunk document
     /// by [`crate::zarr_store::index_store`] (not into a [`Built`]).
     ZarrStore,
+    /// GRIB2 (one field per message).
+    Grib2,
 }
 
 /// How a format is recognised.
@@ -60,6 +62,12 @@ const SIGNATURES: &[Signature] = &[
         name: "DTED",
         magic: &[b"UHL1", b"VOL", b"HDR"],
         extensions: &["dt0", "dt1", "dt2"],
+    },
+    Signature {
+        format: Format::Grib2,
+        name: "GRIB2",
+        magic: &[b"GRIB"],
+        extensions: &["grib2", "grb2", "grib", "grb"],
     },
     Signature {
         format: Format::Hdf5,
@@ -183,6 +191,7 @@ pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Resu
         Format::Nitf => crate::nitf::index_file(path, url),
         Format::Dted => crate::dted::Cell::read(path, url)
             .and_then(|cell| crate::dted::build_cells(&[cell], options.dted_checksum_warnings)),
+        Format::Grib2 => crate::grib2::index_file(path, url),
         Format::ZarrStore => Err(Error::Usage {
             what: format!("{path} is a Zarr store: it is indexed by zarr_store::index_store"),
         }),

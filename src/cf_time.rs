@@ -161,7 +161,7 @@ fn march_date(doy: i64) -> (u32, u32) {
 }
 
 /// Proleptic Gregorian day number (0 = 1970-01-01).
-fn gregorian_days(y: i64, m: u32, d: u32) -> i64 {
+pub(crate) fn gregorian_days(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;

@@ -12,10 +12,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 // GDAL's C API as `gdal-sys` generates it from the headers (bindgen).
 use gdal_sys::{
     CPLPopErrorHandler, CPLPushErrorHandler, CPLQuietErrorHandler, GDALClose,
-    GDALGCPsToGeoTransform, GDALGetSpatialRef, GDALOpenEx, OGRSpatialReferenceH as OgrSrsH,
-    OSRDestroySpatialReference, OSREPSGTreatsAsLatLong, OSREPSGTreatsAsNorthingEasting,
-    OSRExportToWktEx, OSRImportFromEPSG, OSRImportFromXML, OSRNewSpatialReference, VSIFCloseL,
-    VSIFileFromMemBuffer, VSIFree, VSIUnlink, GDAL_GCP,
+    GDALGCPsToGeoTransform, GDALGetSpatialRef, GDALOpenEx, OCTDestroyCoordinateTransformation,
+    OCTNewCoordinateTransformation, OCTTransform, OGRSpatialReferenceH as OgrSrsH,
+    OSRAxisMappingStrategy, OSRCloneGeogCS, OSRDestroySpatialReference, OSREPSGTreatsAsLatLong,
+    OSREPSGTreatsAsNorthingEasting, OSRExportToWktEx, OSRImportFromEPSG, OSRImportFromXML,
+    OSRNewSpatialReference, OSRSetAxisMappingStrategy, OSRSetGeogCS, OSRSetLCC, OSRSetMercator2SP,
+    OSRSetPS, OSRSetWellKnownGeogCS, VSIFCloseL, VSIFileFromMemBuffer, VSIFree, VSIUnlink,
+    GDAL_GCP,
 };
 
 /// `GDAL_OF_RASTER` (a macro of gdal.h, not in the generated bindings).
@@ -39,7 +42,8 @@ impl Srs {
 
 impl Drop for Srs {
     fn drop(&mut self) {
-        // SAFETY: the handle came from OSRNewSpatialReference, freed once.
+        // SAFETY: a handle from OSRNewSpatialReference or OSRCloneGeogCS,
+        // freed once.
         unsafe { OSRDestroySpatialReference(self.0) };
     }
 }
@@ -125,6 +129,150 @@ pub fn gml_crs_wkt2(xml: &str) -> Option<String> {
         CPLPopErrorHandler();
         if ok {
             wkt2(srs.0)
+        } else {
+            None
+        }
+    }
+}
+
+/// The figure of the earth of a GRIB2 grid (code table 3.2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Earth {
+    /// WGS 84.
+    Wgs84,
+    /// An ellipsoid of semi-major axis `a` metres and inverse flattening
+    /// `inv_f` (0: a sphere).
+    Ellipsoid {
+        /// Semi-major axis in metres.
+        a: f64,
+        /// Inverse flattening, 0 for a sphere.
+        inv_f: f64,
+    },
+}
+
+/// The map projection of a GRIB2 grid, with the parameters GDAL's GRIB
+/// driver gives OSR (degrees).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GribProjection {
+    /// Mercator (template 3.10), true scale at `lat_ts`.
+    Mercator {
+        /// Latitude of true scale.
+        lat_ts: f64,
+    },
+    /// Polar stereographic (template 3.20), true scale at `lat_ts`
+    /// (whose sign is the pole's), `lon_0` straight down from the pole.
+    PolarStereographic {
+        /// Latitude of true scale.
+        lat_ts: f64,
+        /// Orientation meridian.
+        lon_0: f64,
+    },
+    /// Lambert conformal (template 3.30).
+    Lambert {
+        /// First standard parallel.
+        lat_1: f64,
+        /// Second standard parallel.
+        lat_2: f64,
+        /// Latitude of origin.
+        lat_0: f64,
+        /// Central meridian.
+        lon_0: f64,
+    },
+}
+
+/// The CRS GDAL's GRIB driver makes of a grid (`projection` on `earth`,
+/// geographic when `None`), as WKT2 (2019), and the point (`lon`, `lat`)
+/// in its coordinates (where GDAL places the first grid point); None when
+/// OSR cannot make the CRS or transform the point.
+pub fn grib_crs(
+    projection: Option<GribProjection>,
+    earth: Earth,
+    lon: f64,
+    lat: f64,
+) -> Option<(String, f64, f64)> {
+    let srs = Srs::new()?;
+    // SAFETY: live handles (the geographic one destroyed by its guard, the
+    // transformation once, after use), valid C strings, one point; errors
+    // are kept quiet and the handler popped on this thread.
+    unsafe {
+        CPLPushErrorHandler(Some(CPLQuietErrorHandler));
+        let set = match projection {
+            None => 0,
+            Some(GribProjection::Mercator { lat_ts }) => {
+                OSRSetMercator2SP(srs.0, lat_ts, 0.0, 0.0, 0.0, 0.0)
+            }
+            Some(GribProjection::PolarStereographic { lat_ts, lon_0 }) => {
+                OSRSetPS(srs.0, lat_ts, lon_0, 1.0, 0.0, 0.0)
+            }
+            Some(GribProjection::Lambert {
+                lat_1,
+                lat_2,
+                lat_0,
+                lon_0,
+            }) => OSRSetLCC(srs.0, lat_1, lat_2, lat_0, lon_0, 0.0, 0.0),
+        };
+        let name = c"Coordinate System imported from GRIB file";
+        let figure = match earth {
+            Earth::Wgs84 => OSRSetWellKnownGeogCS(srs.0, c"WGS84".as_ptr()),
+            Earth::Ellipsoid { a, inv_f } => {
+                let ellipsoid = if inv_f == 0.0 {
+                    c"Sphere"
+                } else {
+                    c"Spheroid imported from GRIB file"
+                };
+                let none = std::ptr::null();
+                OSRSetGeogCS(
+                    srs.0,
+                    name.as_ptr(),
+                    none,
+                    ellipsoid.as_ptr(),
+                    a,
+                    inv_f,
+                    none,
+                    0.0,
+                    none,
+                    0.0,
+                )
+            }
+        };
+        let mut result = None;
+        if set == 0 && figure == 0 {
+            result = if projection.is_none() {
+                wkt2(srs.0).map(|wkt| (wkt, lon, lat))
+            } else {
+                projected_point(srs.0, lon, lat)
+            };
+        }
+        CPLPopErrorHandler();
+        result
+    }
+}
+
+/// The WKT2 of the projected CRS `srs` and the point (`lon`, `lat`) of its
+/// geographic CRS in its coordinates.
+///
+/// # Safety
+/// `srs` is a live OSR handle.
+unsafe fn projected_point(srs: OgrSrsH, lon: f64, lat: f64) -> Option<(String, f64, f64)> {
+    // SAFETY: see the caller; the clone and the transformation are freed once.
+    unsafe {
+        let geographic = OSRCloneGeogCS(srs);
+        if geographic.is_null() {
+            return None;
+        }
+        let geographic = Srs(geographic);
+        let order = OSRAxisMappingStrategy::OAMS_TRADITIONAL_GIS_ORDER;
+        OSRSetAxisMappingStrategy(srs, order);
+        OSRSetAxisMappingStrategy(geographic.0, order);
+        let ct = OCTNewCoordinateTransformation(geographic.0, srs);
+        if ct.is_null() {
+            return None;
+        }
+        let (mut x, mut y, mut z) = (lon, lat, 0.0);
+        let ok = OCTTransform(ct, 1, &mut x, &mut y, &mut z) != 0;
+        OCTDestroyCoordinateTransformation(ct);
+        if ok {
+            wkt2(srs).map(|wkt| (wkt, x, y))
         } else {
             None
         }

@@ -23,6 +23,7 @@ pub mod fuzzing;
 pub mod gdal;
 pub mod gdal_geo;
 pub mod georef;
+pub mod grib2;
 pub mod hdf5;
 pub mod identify;
 pub mod index;

@@ -759,6 +759,9 @@ impl Dataset {
                     .filter_map(|k| Some((k.to_string(), attrs.get(*k)?.clone())))
                     .collect();
                 items.extend(attribute_items(&cf));
+                if let Some(Value::Object(own)) = attrs.get(band::METADATA_ITEMS_ATTRIBUTE) {
+                    items.extend(attribute_items(own));
+                }
                 items
             }
             ("IMAGE_STRUCTURE", None) => {

@@ -38,8 +38,9 @@ const USAGE: &str =
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory\n\
                                     or Icechunk repository (its main branch);\n\
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
-  SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2) or NITF files\n\
-                   (one index each), or DTED cells; local paths or URLs (s3://, gs://,\n\
+  SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2), NITF or GRIB2 files\n\
+                   (one index each; GRIB2: one band per message), or DTED cells;\n\
+                   local paths or URLs (s3://, gs://,\n\
                    az://, https://, /vsis3/, /vsigs/, /vsiaz/, /vsicurl/), read by range\n\
                    with the AWS_* / GOOGLE_* / AZURE_* / GDAL_HTTP_* settings of the\n\
                    environment; a URL whose key holds * ? [ ] lists the bucket\n\

@@ -15,6 +15,7 @@ pub(crate) mod crc32c;
 mod delta;
 mod dted;
 mod fletcher32;
+pub(crate) mod grib2;
 mod gzip;
 mod imagecodecs;
 mod jbp_block;

@@ -60,6 +60,10 @@ static BUILTINS: &[Entry] = &[
         build: dted::from_config,
     },
     Entry {
+        names: super::grib2::NAMES,
+        build: super::grib2::from_config,
+    },
+    Entry {
         names: &["gzip", "numcodecs.gzip"],
         build: gzip::from_config,
     },

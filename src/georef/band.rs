@@ -26,6 +26,12 @@ pub const COLOR_TABLE_ATTRIBUTE: &str = "chunkref:color_table";
 /// object per band whose entries override the array's for that band.
 pub const BANDS_ATTRIBUTE: &str = "chunkref:bands";
 
+/// Attribute (in an entry of [`BANDS_ATTRIBUTE`]) `chunkref index` writes
+/// for items a source format's GDAL driver shows as band metadata (GRIB's
+/// `GRIB_REF_TIME`, ...): an object of item names and text values, shown
+/// as they are.
+pub const METADATA_ITEMS_ATTRIBUTE: &str = "chunkref:metadata";
+
 /// Most colour table entries read.
 pub const MAX_COLOR_ENTRIES: usize = 65536;
 

@@ -18,7 +18,7 @@
 //! `G = Y - 0.34414 (Cb - 128) - 0.71414 (Cr - 128)`,
 //! `B = Y + 1.772 (Cb - 128)`, truncated and clamped to 0..255).
 
-mod openjpeg;
+pub(super) mod openjpeg;
 
 use base64::Engine;
 use bytes::Bytes;

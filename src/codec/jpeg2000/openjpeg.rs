@@ -14,10 +14,10 @@ use openjpeg_sys as opj;
 
 /// One decoded component: `height` rows of `width` samples.
 #[derive(Debug)]
-pub(super) struct Plane {
-    pub(super) width: usize,
-    pub(super) height: usize,
-    pub(super) data: Vec<i32>,
+pub(in crate::codec) struct Plane {
+    pub(in crate::codec) width: usize,
+    pub(in crate::codec) height: usize,
+    pub(in crate::codec) data: Vec<i32>,
 }
 
 /// Where the stream callbacks read from.
@@ -104,7 +104,11 @@ impl Drop for Guard {
 
 /// Decodes tile `tile` of the codestream `data` (main header, that tile's
 /// tile-parts, EOC) at resolution reduced `reduce` times.
-pub(super) fn decode_tile(data: &[u8], tile: u32, reduce: u32) -> Result<Vec<Plane>, String> {
+pub(in crate::codec) fn decode_tile(
+    data: &[u8],
+    tile: u32,
+    reduce: u32,
+) -> Result<Vec<Plane>, String> {
     let mut reader = Reader { data, at: 0 };
     let mut messages = String::new();
     let fail = |what: &str, messages: &String| {

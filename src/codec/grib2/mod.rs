@@ -1,0 +1,377 @@
+//! `grib2` (chunkref's own codec, written by `chunkref index` on GRIB2
+//! files): one whole GRIB2 message, section 0 (`GRIB`) to section 8
+//! (`7777`), holding one field.
+//!
+//! Output: the field as the array's float type (`<f4` as chunkref writes
+//! it, or 8-byte floats), row-major, the first row the north edge and
+//! columns west to east whatever the message's scanning mode, as GDAL's
+//! GRIB driver shows it. Points a bitmap (section 6) leaves out are
+//! `fill_value` (the codec's configuration, the array's `fill_value`;
+//! NaN when absent); complex packing's missing values are those its
+//! template declares, as in GDAL.
+//!
+//! The grid must have the chunk's size (the last two chunk dimensions
+//! rows x columns, the others 1), checked before anything is unpacked.
+
+mod unpack;
+
+pub(crate) use unpack::declared_missing;
+
+use bytes::Bytes;
+
+use super::registry::{output_buffer, Config};
+use super::{Codec, DecodeContext};
+use crate::error::{Error, Result};
+use crate::grib2::grid::Grid;
+use crate::grib2::sections::{be_u64, indicator, Layout};
+use crate::zarr::dtype::{ByteOrder, ScalarKind};
+
+/// The codec's name.
+pub(crate) const NAME: &str = "grib2";
+
+/// Every name the codec answers to.
+pub(super) const NAMES: &[&str] = &[NAME];
+
+/// Decodes one GRIB2 message.
+#[derive(Debug)]
+struct Grib2 {
+    /// The value of points a bitmap leaves out.
+    fill: f32,
+}
+
+impl Codec for Grib2 {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn compression(&self) -> String {
+        "GRIB2".into()
+    }
+
+    fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
+        let dtype = ctx.dtype;
+        if dtype.kind != ScalarKind::Float {
+            return Err(Error::decode(
+                NAME,
+                format!(
+                    "GRIB2 fields decode to floats, but the array's data type is {:?}",
+                    dtype.kind
+                ),
+            ));
+        }
+        let plane = chunk_plane(ctx)?;
+        if plane.0.saturating_mul(plane.1).saturating_mul(dtype.size) != ctx.decoded_len {
+            return Err(Error::decode(
+                NAME,
+                "the chunk is not one field of the array's data type",
+            ));
+        }
+        let values = self.field(&input, plane)?;
+        let mut out = output_buffer(NAME, ctx.decoded_len)?;
+        let big = dtype.order == ByteOrder::Big;
+        for v in values {
+            match (dtype.size, big) {
+                (4, false) => out.extend_from_slice(&v.to_le_bytes()),
+                (4, true) => out.extend_from_slice(&v.to_be_bytes()),
+                (_, false) => out.extend_from_slice(&f64::from(v).to_le_bytes()),
+                (_, true) => out.extend_from_slice(&f64::from(v).to_be_bytes()),
+            }
+        }
+        Ok(Bytes::from(out))
+    }
+}
+
+impl Grib2 {
+    /// The field of `message`, north-up, for a chunk of `(rows, cols)`.
+    fn field(&self, message: &[u8], (rows, cols): (usize, usize)) -> Result<Vec<f32>> {
+        let bad = |reason: String| Error::decode(NAME, reason);
+        let total = indicator(message).map_err(bad)?.total_len;
+        if total != message.len() as u64 {
+            return Err(bad(format!(
+                "the message declares {total} bytes but the chunk holds {}",
+                message.len()
+            )));
+        }
+        let read = |at: u64, len: u64| {
+            message
+                .get(at as usize..(at + len) as usize)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| bad(format!("bytes {at}..{} are past the message end", at + len)))
+        };
+        let layout = Layout::walk(total, read, bad)?;
+        let section = |n: usize| {
+            let (at, len) = layout.span(n).unwrap_or_default();
+            &message[at as usize..(at + len) as usize]
+        };
+        let grid = Grid::parse(section(3)).map_err(bad)?;
+        if (grid.nj as usize, grid.ni as usize) != (rows, cols) {
+            return Err(bad(format!(
+                "the grid is {} x {} points, the chunk {rows} x {cols}",
+                grid.nj, grid.ni
+            )));
+        }
+        let present = bitmap(section(6), grid.points()).map_err(bad)?;
+        let s5 = section(5);
+        let declared = be_u64(s5.get(5..9).unwrap_or_default());
+        let encoded = present
+            .as_ref()
+            .map_or(grid.points(), |p| p.iter().filter(|&&b| b).count());
+        if declared != encoded as u64 {
+            return Err(bad(format!(
+                "section 5 declares {declared} values where the grid and bitmap have {encoded}"
+            )));
+        }
+        let mut values = unpack::unpack(s5, section(7), encoded)
+            .map_err(bad)?
+            .into_iter();
+        let mut out = vec![self.fill; grid.points()];
+        for k in 0..grid.points() {
+            if present.as_ref().is_none_or(|p| p[k]) {
+                out[grid.north_up_index(k)] = values.next().unwrap_or(self.fill);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The points section 6 marks present (`None`: all of them).
+fn bitmap(s6: &[u8], points: usize) -> std::result::Result<Option<Vec<bool>>, String> {
+    match s6.get(5) {
+        Some(255) => Ok(None),
+        Some(0) => {
+            let bits = &s6[6..];
+            if bits.len() < points.div_ceil(8) {
+                return Err(format!(
+                    "the bitmap holds {} bytes, {points} points need {}",
+                    bits.len(),
+                    points.div_ceil(8)
+                ));
+            }
+            Ok(Some(
+                (0..points)
+                    .map(|k| bits[k / 8] >> (7 - k % 8) & 1 == 1)
+                    .collect(),
+            ))
+        }
+        other => Err(format!(
+            "bitmap indicator {} (a predefined or previously defined bitmap) is not supported",
+            other.copied().unwrap_or_default()
+        )),
+    }
+}
+
+/// Rows and columns of a chunk: its last two dimensions, the others 1.
+fn chunk_plane(ctx: &DecodeContext<'_>) -> Result<(usize, usize)> {
+    match ctx.chunk_shape {
+        [lead @ .., rows, cols] if lead.iter().all(|&d| d == 1) => {
+            Ok((*rows as usize, *cols as usize))
+        }
+        shape => Err(Error::decode(
+            NAME,
+            format!("a message is one field of rows x columns, but the chunk shape is {shape:?}"),
+        )),
+    }
+}
+
+/// Builds the `grib2` codec; `fill_value` (a number, or `"NaN"`) is the
+/// value of points a bitmap leaves out.
+pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
+    let fill = match config.get("fill_value") {
+        None | Some(serde_json::Value::Null) => f32::NAN,
+        Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN) as f32,
+        Some(serde_json::Value::String(s)) if s == "NaN" => f32::NAN,
+        Some(other) => {
+            return Err(Error::codec_config(
+                NAME,
+                format!("'fill_value' should be a number or \"NaN\", found {other}"),
+            ))
+        }
+    };
+    Ok(Box::new(Grib2 { fill }))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::super::registry::tests::config;
+    use super::unpack::tests::{complex_extra, section5};
+    use super::*;
+    use crate::grib2::grid::tests::latlon_section;
+    use crate::grib2::product::tests::{identification, product_section};
+    use crate::zarr::dtype::DataType;
+
+    /// A message of a 3 x 2 grid, scanning mode `scan`, simple packing of
+    /// 8-bit values `values` (the present ones), and `bitmap` (section 6).
+    pub(crate) fn message(scan: u8, values: &[u8], bitmap: &[u8]) -> Vec<u8> {
+        let s5 = section5(0, values.len() as u32, 0.0, 0, 0, 8, &[]);
+        message_with(scan, s5, values, bitmap)
+    }
+
+    /// A message of a 3 x 2 grid with section 5 `s5`, section 7 data
+    /// `values` and section 6 `bitmap`.
+    fn message_with(scan: u8, s5: Vec<u8>, values: &[u8], bitmap: &[u8]) -> Vec<u8> {
+        let mut s6 = vec![0, 0, 0, 0, 6];
+        s6.extend_from_slice(bitmap);
+        s6[3] = s6.len() as u8;
+        let mut s7 = vec![0, 0, 0, 0, 7];
+        s7.extend_from_slice(values);
+        s7[3] = s7.len() as u8;
+        let body = [
+            identification(),
+            latlon_section(
+                3,
+                2,
+                (1_000_000, 0),
+                (0, 2_000_000),
+                (1_000_000, 1_000_000),
+                scan,
+            ),
+            product_section(6),
+            s5,
+            s6,
+            s7,
+        ]
+        .concat();
+        let mut m = b"GRIB\0\0\0\x02".to_vec();
+        m.extend_from_slice(&(body.len() as u64 + 20).to_be_bytes());
+        m.extend_from_slice(&body);
+        m.extend_from_slice(b"7777");
+        m
+    }
+
+    fn decode(message: &[u8], json: &str, shape: &[u64], dtype: &str) -> Result<Vec<f64>> {
+        let dtype = DataType::from_v2(dtype).unwrap();
+        let ctx = DecodeContext {
+            chunk_shape: shape,
+            chunk_index: &[0, 0, 0],
+            dtype,
+            decoded_len: shape.iter().product::<u64>() as usize * dtype.size,
+        };
+        let out = from_config(&config(json))?.decode(Bytes::copy_from_slice(message), &ctx)?;
+        Ok(match dtype.size {
+            4 => out
+                .chunks_exact(4)
+                .map(|b| f64::from(f32::from_le_bytes(b.try_into().unwrap())))
+                .collect(),
+            _ => out
+                .chunks_exact(8)
+                .map(|b| f64::from_be_bytes(b.try_into().unwrap()))
+                .collect(),
+        })
+    }
+
+    #[test]
+    fn decodes_north_up_with_bitmap_fill() {
+        // Stored south row first (+j): 0 1 2 / 3 4 5; north-up: 3 4 5 / 0 1 2.
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        assert_eq!(
+            decode(&m, "{}", &[1, 2, 3], "<f4").unwrap(),
+            [3.0, 4.0, 5.0, 0.0, 1.0, 2.0]
+        );
+        assert_eq!(
+            decode(&m, "{}", &[1, 2, 3], ">f8").unwrap(),
+            [3.0, 4.0, 5.0, 0.0, 1.0, 2.0]
+        );
+        // Bitmap 101101: points 1 and 4 missing.
+        let m = message(0x00, &[7, 8, 9, 10], &[0, 0b1011_0100]);
+        assert_eq!(
+            decode(&m, r#"{"fill_value": 9999}"#, &[1, 2, 3], "<f4").unwrap(),
+            [7.0, 9999.0, 8.0, 9.0, 9999.0, 10.0]
+        );
+        assert!(decode(&m, "{}", &[1, 2, 3], "<f4").unwrap()[1].is_nan());
+    }
+
+    #[test]
+    fn refuses_what_does_not_fit() {
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let e = decode(&m, "{}", &[1, 3, 2], "<f4").unwrap_err().to_string();
+        assert!(e.contains("2 x 3 points, the chunk 3 x 2"), "{e}");
+        assert!(decode(&m, "{}", &[2, 2, 3], "<f4").is_err());
+        assert!(decode(&m, "{}", &[1, 2, 3], "<i4").is_err());
+        let e = decode(&m[..m.len() - 1], "{}", &[1, 2, 3], "<f4")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("declares"), "{e}");
+        let short = message(0x40, &[0, 1, 2, 3, 4], &[255]);
+        assert!(decode(&short, "{}", &[1, 2, 3], "<f4").is_err());
+        assert!(from_config(&config(r#"{"fill_value": [1]}"#)).is_err());
+    }
+
+    #[test]
+    fn survives_mutations() {
+        // Second-order differences over six values: 10, 12, then 0 0 1 2 1 1
+        // (placeholders first) in one group 2 bits wide.
+        let s5 = section5(
+            3,
+            6,
+            0.0,
+            0,
+            0,
+            8,
+            &complex_extra(0, 0.0, 1, (0, 6), Some((2, 1))),
+        );
+        let complex = message_with(
+            0x40,
+            s5,
+            &[10, 12, 0x81, 0, 2, 0, 0b0000_0110, 0b0101_0000],
+            &[255],
+        );
+        let shape = [1u64, 2, 3];
+        let ctx = DecodeContext {
+            chunk_shape: &shape,
+            chunk_index: &[],
+            dtype: DataType::from_v2("<f4").unwrap(),
+            decoded_len: 24,
+        };
+        let codec = from_config(&config("{}")).unwrap();
+        let out = codec
+            .decode(Bytes::copy_from_slice(&complex), &ctx)
+            .unwrap();
+        let values: Vec<f32> = out
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        // Stored 10 12 14 17 20 23 (south row first); north-up.
+        assert_eq!(values, [17.0, 20.0, 23.0, 10.0, 12.0, 14.0]);
+        mutate(&complex, &ctx);
+        mutate(&message(0x40, &[0, 1, 2, 3, 4, 5], &[0, 0xff]), &ctx);
+    }
+
+    /// Decodes many corrupted variants of `m` (changed bytes, cut tails):
+    /// any result but a panic.
+    fn mutate(m: &[u8], ctx: &DecodeContext<'_>) {
+        let codec = from_config(&config("{}")).unwrap();
+        let mut state = 7u64;
+        for round in 0..3000 {
+            let mut bytes = m.to_vec();
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let at = (state >> 33) as usize % bytes.len();
+            bytes[at] = (state >> 20) as u8;
+            if round % 5 == 0 {
+                bytes.truncate(at);
+            }
+            let _ = codec.decode(Bytes::from(bytes), ctx);
+        }
+    }
+
+    #[test]
+    fn decodes_a_bitmap_message_whole() {
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[0, 0xff]);
+        let shape = [1u64, 2, 3];
+        let codec = from_config(&config("{}")).unwrap();
+        let ctx = DecodeContext {
+            chunk_shape: &shape,
+            chunk_index: &[],
+            dtype: DataType::from_v2("<f4").unwrap(),
+            decoded_len: 24,
+        };
+        assert_eq!(
+            codec
+                .decode(Bytes::copy_from_slice(&m), &ctx)
+                .unwrap()
+                .len(),
+            24
+        );
+    }
+}

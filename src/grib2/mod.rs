@@ -1,0 +1,338 @@
+//! GRIB2 files: `chunkref index` reads the headers of every message (one
+//! field each) and references each message whole as one chunk, decoded by
+//! the `grib2` codec.
+//!
+//! Messages of one parameter (discipline, category, number), level type,
+//! grid and missing value make one array `[messages, rows, columns]`, one
+//! band per message in file order. Each band records its reference time,
+//! valid time and forecast seconds as GDAL's GRIB driver reports them
+//! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`, per-band
+//! attributes) and its valid time as the band's datetime.
+
+pub mod grid;
+pub mod product;
+pub mod sections;
+
+use std::borrow::Cow;
+
+use serde_json::{json, Map, Value};
+
+use crate::codec::grib2::{declared_missing, NAME as CODEC};
+use crate::error::{Error, Result};
+use crate::georef::band::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
+use crate::index::built::Built;
+use crate::index::pyramid::{self, Pyramid, Ref};
+use crate::index::stack::DATETIME_ATTRIBUTE;
+use crate::source::Source;
+use crate::tiff::geo::Georef;
+use grid::Grid;
+use product::Product;
+use sections::{indicator, Layout};
+
+/// Bytes read at the start of each message: its sections 0 to 5 usually
+/// fit; a section past them is read on its own.
+const HEAD_BYTES: u64 = 4096;
+
+/// The value GDAL's GRIB driver gives points a bitmap leaves out (and
+/// reports as nodata): degrib's `UNDEFINED_PRIM`.
+const BITMAP_MISSING: f32 = 9999.0;
+
+/// One message, as its headers describe it.
+#[derive(Debug)]
+struct Message {
+    offset: u64,
+    len: u64,
+    product: Product,
+    grid: Grid,
+    /// The grid's georeferencing.
+    georef: Georef,
+    /// The value of missing points, when the message has any.
+    missing: Option<f32>,
+}
+
+/// Indexes the GRIB2 file at `path`, its messages referenced by `url`.
+pub fn index_file(path: &str, url: &str) -> Result<Built> {
+    let src = Source::open(path, "GRIB2 file")?;
+    let mut messages = Vec::new();
+    let mut offset = 0;
+    while offset < src.len() {
+        let number = messages.len() + 1;
+        let message = read_message(&src, offset, messages.last()).map_err(|e| match e {
+            Error::Unsupported { what } => {
+                Error::unsupported(format!("{path}, message {number} at byte {offset}: {what}"))
+            }
+            Error::MalformedSource { path, reason } => Error::MalformedSource {
+                path,
+                reason: format!("message {number} at byte {offset}: {reason}"),
+            },
+            other => other,
+        })?;
+        offset += message.len;
+        messages.push(message);
+    }
+    if messages.is_empty() {
+        return Err(src.malformed("the file holds no message"));
+    }
+    let groups = group(&messages);
+    let mut built = Built::default();
+    if let [(_, only)] = &groups[..] {
+        return Ok(pyramid(only, url).into_built());
+    }
+    for (name, members) in &groups {
+        pyramid(members, url).write(&mut built, name);
+    }
+    built
+        .metadata
+        .insert(".zgroup".into(), json!({"zarr_format": 2}));
+    built
+        .metadata
+        .insert(".zattrs".into(), json!({"source": url}));
+    Ok(built)
+}
+
+/// Reads the headers of the message at `offset` (the georeferencing of
+/// the `previous` message's grid is taken again when the grid is the same).
+fn read_message(src: &Source, offset: u64, previous: Option<&Message>) -> Result<Message> {
+    let head = src.read(offset, HEAD_BYTES.min(src.len() - offset))?;
+    let bad = |reason: String| src.malformed(reason);
+    let ind = indicator(&head).map_err(bad)?;
+    let room = src.len() - offset;
+    if ind.total_len > room {
+        return Err(bad(format!(
+            "the message declares {} bytes, but the file ends {room} bytes after its start (truncated?)",
+            ind.total_len
+        )));
+    }
+    let read = |at: u64, len: u64| -> Result<Cow<'_, [u8]>> {
+        match head.get(at as usize..(at + len) as usize) {
+            Some(bytes) => Ok(Cow::Borrowed(bytes)),
+            None => src.read(offset + at, len).map(Cow::Owned),
+        }
+    };
+    let layout = Layout::walk(
+        ind.total_len,
+        |at, len| read(at, len).map(Cow::into_owned),
+        bad,
+    )?;
+    let section = |n: usize, most: u64| {
+        let (at, len) = layout.span(n).unwrap_or_default();
+        read(at, len.min(most))
+    };
+    let s5 = section(5, u64::MAX)?;
+    let bitmap = match section(6, 6)?.get(5) {
+        Some(&indicator) => indicator != 255,
+        None => return Err(bad("section 6 is too short for its bitmap indicator".into())),
+    };
+    let grid = Grid::parse(&section(3, u64::MAX)?).map_err(bad)?;
+    let georef = match previous {
+        Some(p) if p.grid == grid => p.georef.clone(),
+        _ => grid.georeferencing().map_err(bad)?,
+    };
+    let product = Product::parse(
+        ind.discipline,
+        &section(1, u64::MAX)?,
+        &section(4, u64::MAX)?,
+    )
+    .map_err(bad)?;
+    Ok(Message {
+        offset,
+        len: ind.total_len,
+        product,
+        grid,
+        georef,
+        missing: declared_missing(&s5).or(bitmap.then_some(BITMAP_MISSING)),
+    })
+}
+
+/// Messages grouped into arrays, each named after its parameter and level
+/// type, in order of first appearance.
+fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
+    let mut groups: Vec<(String, Vec<&Message>)> = Vec::new();
+    let same = |a: &Message, b: &Message| {
+        a.product.parameter == b.product.parameter
+            && a.product.level_type == b.product.level_type
+            && a.grid == b.grid
+            && a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits)
+    };
+    for m in messages {
+        match groups.iter_mut().find(|(_, list)| same(list[0], m)) {
+            Some((_, list)) => list.push(m),
+            None => {
+                let (d, c, p) = m.product.parameter;
+                let base = format!(
+                    "discipline{d}_category{c}_parameter{p}_level{}",
+                    m.product.level_type
+                );
+                let taken = groups.iter().filter(|(n, _)| n.starts_with(&base)).count();
+                let name = if taken == 0 {
+                    base
+                } else {
+                    format!("{base}_{}", taken + 1)
+                };
+                groups.push((name, vec![m]));
+            }
+        }
+    }
+    groups
+}
+
+/// One array of messages sharing a grid: one band per message.
+fn pyramid(members: &[&Message], url: &str) -> Pyramid {
+    let first = members[0];
+    let (rows, cols) = (u64::from(first.grid.nj), u64::from(first.grid.ni));
+    let georef = &first.georef;
+    let url: std::sync::Arc<str> = url.into();
+    let refs = members
+        .iter()
+        .enumerate()
+        .map(|(b, m)| Ref::single([b as u64, 0, 0], url.clone(), m.offset, m.len))
+        .collect();
+    let fill = first.missing.map_or(Value::Null, |v| json!(f64::from(v)));
+    let mut codec = json!({"id": CODEC});
+    if !fill.is_null() {
+        codec["fill_value"] = fill.clone();
+    }
+    let data = pyramid::Array {
+        shape: [members.len() as u64, rows, cols],
+        chunks: [1, rows, cols],
+        dtype: "<f4".into(),
+        codec,
+        fill,
+        attrs: band_attributes(members),
+        refs,
+    };
+    Pyramid {
+        source: json!(&*url),
+        attrs: georef.root_attributes([rows, cols]),
+        levels: vec![pyramid::Level {
+            data,
+            mask: None,
+            attrs: georef.attributes([rows, cols], [1.0, 1.0]),
+        }],
+    }
+}
+
+/// Per-band attributes: band metadata items (GDAL's GRIB time items,
+/// and the parameter and level numbers), and the valid time as the band's
+/// datetime.
+fn band_attributes(members: &[&Message]) -> Map<String, Value> {
+    let bands: Vec<Value> = members
+        .iter()
+        .map(|m| {
+            let p = &m.product;
+            let (d, c, n) = p.parameter;
+            json!({METADATA_ITEMS_ATTRIBUTE: {
+                "GRIB_REF_TIME": p.reference_time.to_string(),
+                "GRIB_VALID_TIME": p.valid_time.to_string(),
+                "GRIB_FORECAST_SECONDS": p.forecast_seconds.to_string(),
+                "GRIB2_PARAMETER": format!("{d}-{c}-{n}"),
+                "GRIB2_FIRST_SURFACE_TYPE": p.level_type.to_string(),
+                "GRIB2_FIRST_SURFACE_VALUE": p.level_value.map_or(String::new(), |v| v.to_string()),
+                "GRIB_PDS_PDTN": p.template.to_string(),
+            }})
+        })
+        .collect();
+    let datetimes: Vec<String> = members
+        .iter()
+        .map(|m| Product::iso(m.product.valid_time))
+        .collect();
+    let mut attrs = Map::new();
+    attrs.insert(BANDS_ATTRIBUTE.into(), Value::Array(bands));
+    attrs.insert(DATETIME_ATTRIBUTE.into(), json!(datetimes));
+    attrs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::grib2::tests::message;
+
+    /// Writes `bytes` to a file of its own and indexes it.
+    fn index_bytes(name: &str, bytes: &[u8]) -> Result<Built> {
+        let dir = std::env::temp_dir().join(format!("chunkref-grib2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let path = path.to_string_lossy().into_owned();
+        index_file(&path, &path)
+    }
+
+    fn zarray(built: &Built, key: &str) -> Value {
+        built.metadata[key].clone()
+    }
+
+    #[test]
+    fn messages_become_bands_of_arrays() {
+        let plain = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let holes = message(0x40, &[7, 8, 9, 10], &[0, 0b1011_0100]);
+        let one = index_bytes("one.grib2", &[plain.clone(), plain.clone()].concat()).unwrap();
+        let a = zarray(&one, "0/data/.zarray");
+        assert_eq!(
+            (a["shape"].clone(), a["chunks"].clone()),
+            (json!([2, 2, 3]), json!([1, 2, 3]))
+        );
+        assert_eq!(a["filters"], json!([{"id": "grib2"}]));
+        let refs = &one.arrays["0/data"];
+        assert_eq!(refs[1].ranges, [(plain.len() as u64, plain.len() as u64)]);
+        let attrs = zarray(&one, "0/data/.zattrs");
+        assert_eq!(
+            attrs[DATETIME_ATTRIBUTE],
+            json!(["2024-02-29T12:30:00", "2024-02-29T12:30:00"])
+        );
+        assert_eq!(
+            attrs[BANDS_ATTRIBUTE][0][METADATA_ITEMS_ATTRIBUTE]["GRIB_FORECAST_SECONDS"],
+            "21600"
+        );
+        // A bitmap message has another missing value: an array of its own.
+        let two = index_bytes("two.grib2", &[plain.clone(), holes, plain].concat()).unwrap();
+        let names: Vec<&str> = two.arrays.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "discipline0_category0_parameter2_level103/0/data",
+                "discipline0_category0_parameter2_level103_2/0/data"
+            ]
+        );
+        let holes = zarray(
+            &two,
+            "discipline0_category0_parameter2_level103_2/0/data/.zarray",
+        );
+        assert_eq!(holes["fill_value"], json!(9999.0));
+        assert_eq!(
+            holes["filters"],
+            json!([{"id": "grib2", "fill_value": 9999.0}])
+        );
+    }
+
+    #[test]
+    fn bad_files_are_refused_naming_the_message() {
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let cut = [m.clone(), m[..m.len() - 1].to_vec()].concat();
+        let e = index_bytes("cut.grib2", &cut).unwrap_err().to_string();
+        assert!(
+            e.contains("cut.grib2") && e.contains("message 2 at byte") && e.contains("truncated"),
+            "{e}"
+        );
+        // Sections 3 to 7 again before 7777: two fields in one message.
+        let fields = &m[16 + 21..m.len() - 4];
+        let mut twice = m[..m.len() - 4].to_vec();
+        twice.extend_from_slice(fields);
+        twice.extend_from_slice(b"7777");
+        let len = twice.len() as u64;
+        twice[8..16].copy_from_slice(&len.to_be_bytes());
+        let e = index_bytes("twice.grib2", &[m.clone(), twice].concat())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("message 2") && e.contains("several fields"),
+            "{e}"
+        );
+        assert!(index_bytes("empty.grib2", b"").is_err());
+        let mut grib1 = m.clone();
+        grib1[7] = 1;
+        assert!(index_bytes("one.grib", &grib1)
+            .unwrap_err()
+            .to_string()
+            .contains("edition 1"));
+    }
+}
