@@ -548,14 +548,15 @@ fn expand_consolidated(docs: &mut HashMap<String, Value>) {
 }
 
 /// Splits `a/b/.zarray` into (`a/b`, `.zarray`); a root key has dir `""`.
-fn split_key(key: &str) -> (&str, &str) {
+pub(crate) fn split_key(key: &str) -> (&str, &str) {
     match key.rfind('/') {
         Some(i) => (&key[..i], &key[i + 1..]),
         None => ("", key),
     }
 }
 
-fn join_key(dir: &str, name: &str) -> String {
+/// `dir/name`, or `name` at the root.
+pub(crate) fn join_key(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()
     } else {

@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::index::{join_key, split_key};
 use crate::zarr::chunk_key::ChunkKeyEncoding;
 use shard::Sharding;
 use walk::{Root, StoreFile, METADATA_NAMES};
@@ -376,20 +377,6 @@ fn rewrite_sharded(arrays: &[Array], docs: &mut BTreeMap<String, Document>) {
             obj.remove("consolidated_metadata");
             doc.text = doc.json.to_string();
         }
-    }
-}
-
-/// Splits `a/b/.zarray` into (`a/b`, `.zarray`); a root key has dir `""`.
-fn split_key(key: &str) -> (&str, &str) {
-    key.rsplit_once('/').unwrap_or(("", key))
-}
-
-/// `dir/name`, or `name` at the root.
-fn join_key(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
     }
 }
 

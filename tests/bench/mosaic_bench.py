@@ -30,7 +30,7 @@ from osgeo import gdal, osr
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from patterns import timed  # noqa: E402
+from patterns import print_side_by_side  # noqa: E402
 CHUNKREF = REPO / "target" / "release" / "chunkref"
 ROOT = REPO / "build" / "bench" / "mosaic"
 SIDE, STEP = 2048, 1900
@@ -73,14 +73,7 @@ def main() -> None:
     if gdal.GetDriverByName("ChunkRef") is None:
         sys.exit("ChunkRef is not registered: set GDAL_DRIVER_PATH (see README.md)")
     index, vrt = build()
-    print("| pattern | VRT ms | ChunkRef mosaic ms | ratio |")
-    print("|---|---|---|---|")
-    for pattern in PATTERNS:
-        # Both with GDAL_NUM_THREADS=ALL_CPUS (`gtiff=True` sets it).
-        ref, mine = (timed(name, pattern, args.runs, gtiff=True) for name in (vrt, index))
-        ratio = "-" if ref is None or mine is None else f"{ref[0] / mine[0]:.2f}"
-        ms = lambda v: "-" if v is None else f"{1000 * v[0]:.1f}"  # noqa: E731
-        print(f"| {pattern} | {ms(ref)} | {ms(mine)} | {ratio} |", flush=True)
+    print_side_by_side(vrt, index, PATTERNS, args.runs, ("VRT", "ChunkRef mosaic"))
 
 
 if __name__ == "__main__":

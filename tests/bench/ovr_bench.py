@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench import SIZE, picture  # noqa: E402
-from patterns import CHUNKREF, timed  # noqa: E402
+from patterns import CHUNKREF, print_side_by_side  # noqa: E402
 
 ROOT = REPO / "build" / "bench" / "ovr"
 PATTERNS = ["ov0", "zoom1024", "zoom512", "tile"]
@@ -64,13 +64,7 @@ def main() -> None:
     source, index = build()
     sizes = [Path(f"{p}.ovr").stat().st_size for p in (source, index)]
     print(f".ovr bytes: GTiff {sizes[0]:,}, ChunkRef {sizes[1]:,}\n")
-    print("| pattern | GTiff + .ovr ms | ChunkRef + .ovr ms | ratio |")
-    print("|---|---|---|---|")
-    for pattern in PATTERNS:
-        ref, mine = (timed(name, pattern, args.runs, gtiff=True) for name in (source, index))
-        ratio = "-" if ref is None or mine is None else f"{ref[0] / mine[0]:.2f}"
-        ms = lambda v: "-" if v is None else f"{1000 * v[0]:.2f}"  # noqa: E731
-        print(f"| {pattern} | {ms(ref)} | {ms(mine)} | {ratio} |", flush=True)
+    print_side_by_side(source, index, PATTERNS, args.runs, ("GTiff + .ovr", "ChunkRef + .ovr"), 2)
 
 
 if __name__ == "__main__":

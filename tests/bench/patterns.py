@@ -145,6 +145,20 @@ if pattern.startswith("qgis"):
 """
 
 
+def print_side_by_side(reference: Path, ours: Path, patterns: list[str], runs: int,
+                       headers: tuple[str, str], decimals: int = 1) -> None:
+    """A Markdown table of ``patterns`` timed on ``reference`` and ``ours``
+    (both with GDAL_NUM_THREADS=ALL_CPUS): ms each and the ratio
+    reference / ours (above 1: ours is faster)."""
+    print(f"| pattern | {headers[0]} ms | {headers[1]} ms | ratio |")
+    print("|---|---|---|---|")
+    for pattern in patterns:
+        ref, mine = (timed(name, pattern, runs, gtiff=True) for name in (reference, ours))
+        ratio = "-" if ref is None or mine is None else f"{ref[0] / mine[0]:.2f}"
+        ms = lambda v: "-" if v is None else f"{1000 * v[0]:.{decimals}f}"  # noqa: E731
+        print(f"| {pattern} | {ms(ref)} | {ms(mine)} | {ratio} |", flush=True)
+
+
 def build_fixtures() -> dict[str, Path]:
     """Source files by fixture name, built once."""
     ROOT.mkdir(parents=True, exist_ok=True)

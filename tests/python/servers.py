@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import hashlib
 import http.server
@@ -25,6 +26,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from venvs import ensure_venv
 
@@ -295,3 +297,16 @@ class MotoServer:
         except subprocess.TimeoutExpired:
             self._proc.kill()
         self._log.close()
+
+
+@contextlib.contextmanager
+def moto_bucket(venv: Path, log: Path, bucket: str, root: Path) -> Iterator[MotoServer]:
+    """A moto S3 server holding the bucket ``bucket`` filled with the files
+    under ``root``, closed at the end of the block."""
+    server = MotoServer(venv, log)
+    try:
+        server.make_bucket(bucket)
+        server.upload_tree(bucket, root)
+        yield server
+    finally:
+        server.close()

@@ -35,7 +35,7 @@ from raster_checks import (
     native_levels,
     open_chunkref,
 )
-from servers import Faults, MotoServer, RangeServer
+from servers import Faults, MotoServer, RangeServer, moto_bucket
 from test_tiff_index import TIFF_CASES, index_tiff, write_tiff
 
 #: Reference forms indexed (one range, ranges scattered in reverse file order, whole files).
@@ -108,13 +108,9 @@ def _no_faults(request) -> None:
 
 @pytest.fixture(scope="module")
 def s3(tree, tmp_path_factory) -> Iterator[MotoServer]:
-    server = MotoServer(REPO_ROOT / "build" / "moto-venv", tmp_path_factory.mktemp("moto") / "log")
-    try:
-        server.make_bucket(BUCKET)
-        server.upload_tree(BUCKET, tree.root)
+    with moto_bucket(REPO_ROOT / "build" / "moto-venv", tmp_path_factory.mktemp("moto") / "log",
+                     BUCKET, tree.root) as server:
         yield server
-    finally:
-        server.close()
 
 
 def s3_options(s3: MotoServer, signed: bool) -> dict[str, str]:

@@ -27,7 +27,7 @@ from osgeo import gdal
 
 from conftest import REPO_ROOT, run_chunkref
 from raster_checks import assert_matches, config_options, native_levels, open_chunkref
-from servers import Faults, MotoServer, RangeServer
+from servers import Faults, MotoServer, RangeServer, moto_bucket
 from test_dted import cell_name, write_cell
 from test_nitf import write_nitf
 from test_tiff_index import TIFF_CASES, write_tiff
@@ -66,13 +66,9 @@ def archive(tmp_path_factory) -> Archive:
 
 @pytest.fixture(scope="module")
 def s3(archive, tmp_path_factory) -> Iterator[MotoServer]:
-    server = MotoServer(REPO_ROOT / "build" / "moto-venv", tmp_path_factory.mktemp("moto") / "log")
-    try:
-        server.make_bucket(BUCKET)
-        server.upload_tree(BUCKET, archive.root)
+    with moto_bucket(REPO_ROOT / "build" / "moto-venv", tmp_path_factory.mktemp("moto") / "log",
+                     BUCKET, archive.root) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture(scope="module")
