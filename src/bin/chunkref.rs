@@ -29,59 +29,58 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-const USAGE: &str =
-    "usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]\n\
-                      [--datetime-from-name | --datetime-from-metadata] [--from-list FILE]\n\
-                      [--concurrency N] [--skip-errors] [--failures FILE]\n\
-                      [--append | --shard I/N] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)\n\
-       chunkref index --merge-shards -o OUT\n\
-       chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory\n\
-                                    or Icechunk repository (its main branch);\n\
-                                    OUT: .json Kerchunk JSON, .parquet or .fgb reference table)\n\
-  SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2), NITF or GRIB2 files\n\
-                   (one index each; GRIB2: one band per message), or DTED cells;\n\
-                   local paths or URLs (s3://, gs://,\n\
-                   az://, https://, /vsis3/, /vsigs/, /vsiaz/, /vsicurl/), read by range\n\
-                   with the AWS_* / GOOGLE_* / AZURE_* / GDAL_HTTP_* settings of the\n\
-                   environment; a URL whose key holds * ? [ ] lists the bucket\n\
-                   ('s3://bucket/sst/2021/*.tif'; ** crosses directories);\n\
-                   or local NetCDF4 / HDF5 files (.nc, .h5: one index each, every group\n\
-                   and numeric dataset; several with OUT a file are joined along\n\
-                   --concat-dim NAME (default: the first dimension), to OUT_DIR/ one each);\n\
-                   or Zarr v2 / v3 store directories (one index each: metadata inline,\n\
-                   a reference per chunk file or per inner chunk of a v3 shard)\n\
-                   several sources with OUT a .json/.parquet/.fgb file (not a directory):\n\
-                   one time stack of files on the same grid, in the order given, or\n\
-                   a mosaic of scenes on different grids of one CRS and resolution\n\
-                   (pixel aligned; later scenes over earlier ones)\n\
-                   (.dt0/.dt1/.dt2; several cells make one seamless mosaic index)\n\
-  --template-base  write portable {{base}}NAME URLs with \"templates\": {\"base\": \"\"}\n\
-                   (the index then sits next to its sources, or is opened with\n\
-                   -oo TEMPLATE_base=/where/they/are/)\n\
-  --stack, --mosaic\n\
-                   several sources: make a time stack (files on one grid) or a mosaic\n\
-                   (scenes of one CRS and resolution) whatever their grids\n\
-  --datetime-from-name\n\
-                   time stack: each step's datetime is the first date (YYYYMMDD or\n\
-                   YYYY-MM-DD, optionally with a time) in its file name\n\
-  --datetime-from-metadata\n\
-                   time stack: each step's datetime is the one its file records:\n\
-                   GDAL metadata ACQUISITIONDATETIME, DATETIME or TIFFTAG_DATETIME\n\
-                   (TIFF; JPEG 2000 written with -co WRITE_METADATA=YES), else the\n\
-                   TIFF DateTime tag; NITF IDATIM of the first image segment\n\
-  --from-list FILE sources listed in FILE, one per line (- reads standard input)\n\
-  --concurrency N  sources read at once (default: the cores; 32 when some are remote)\n\
-  --skip-errors    index what can be indexed; the sources that fail are left out and\n\
-                   listed (by default any failure fails the run, naming every source)\n\
-  --failures FILE  write the sources that failed to FILE, one SOURCE<TAB>REASON line each\n\
-  --append         add the sources as new time steps of the collection OUT.parquet\n\
-                   (a directory of Parquet parts; a one-file table becomes its first part)\n\
-  --shard I/N      index the I-th of N contiguous blocks of the sources (0 <= I < N) as\n\
-                   OUT/shard-I-of-N.parquet, steps numbered in the whole list; run every\n\
-                   shard (anywhere), then --merge-shards -o OUT joins them without a rewrite\n\
-  --bad-checksum-warning\n\
-                   DTED: a record with a bad checksum is read with a GDAL warning\n\
-                   instead of failing the read (the peer cannot read such indexes)";
+const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]
+                      [--datetime-from-name | --datetime-from-metadata] [--from-list FILE]
+                      [--concurrency N] [--skip-errors] [--failures FILE]
+                      [--append | --shard I/N] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)
+       chunkref index --merge-shards -o OUT
+       chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory
+                                    or Icechunk repository (its main branch);
+                                    OUT: .json Kerchunk JSON, .parquet or .fgb reference table)
+  SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2), NITF or GRIB2 files
+                   (one index each; GRIB2: one band per message), or DTED cells
+                   (.dt0/.dt1/.dt2; several cells make one seamless mosaic index),
+                   or Zarr v2 / v3 stores (one index each: metadata inline, a
+                   reference per chunk file or per inner chunk of a v3 shard),
+                   or local NetCDF4 / HDF5 files (.nc, .h5: one index each, every group
+                   and numeric dataset; several with OUT a file are joined along
+                   --concat-dim NAME, by default the first dimension);
+                   local paths or URLs (s3://, gs://, az://, https://, /vsis3/,
+                   /vsigs/, /vsiaz/, /vsicurl/), read by range with the AWS_* /
+                   GOOGLE_* / AZURE_* / GDAL_HTTP_* settings of the environment;
+                   a URL whose key holds * ? [ ] lists the bucket
+                   ('s3://bucket/sst/2021/*.tif'; ** crosses directories)
+                   several sources with OUT a .json/.parquet/.fgb file (not a directory):
+                   one time stack of files on the same grid, in the order given, or
+                   a mosaic of scenes on different grids of one CRS and resolution
+                   (pixel aligned; later scenes over earlier ones)
+  --template-base  write portable {{base}}NAME URLs with "templates": {"base": ""}
+                   (the index then sits next to its sources, or is opened with
+                   -oo TEMPLATE_base=/where/they/are/)
+  --stack, --mosaic
+                   several sources: make a time stack (files on one grid) or a mosaic
+                   (scenes of one CRS and resolution) whatever their grids
+  --datetime-from-name
+                   time stack: each step's datetime is the first date (YYYYMMDD or
+                   YYYY-MM-DD, optionally with a time) in its file name
+  --datetime-from-metadata
+                   time stack: each step's datetime is the one its file records:
+                   GDAL metadata ACQUISITIONDATETIME, DATETIME or TIFFTAG_DATETIME
+                   (TIFF; JPEG 2000 written with -co WRITE_METADATA=YES), else the
+                   TIFF DateTime tag; NITF IDATIM of the first image segment
+  --from-list FILE sources listed in FILE, one per line (- reads standard input)
+  --concurrency N  sources read at once (default: the cores; 32 when some are remote)
+  --skip-errors    index what can be indexed; the sources that fail are left out and
+                   listed (by default any failure fails the run, naming every source)
+  --failures FILE  write the sources that failed to FILE, one SOURCE<TAB>REASON line each
+  --append         add the sources as new time steps of the collection OUT.parquet
+                   (a directory of Parquet parts; a one-file table becomes its first part)
+  --shard I/N      index the I-th of N contiguous blocks of the sources (0 <= I < N) as
+                   OUT/shard-I-of-N.parquet, steps numbered in the whole list; run every
+                   shard (anywhere), then --merge-shards -o OUT joins them without a rewrite
+  --bad-checksum-warning
+                   DTED: a record with a bad checksum is read with a GDAL warning
+                   instead of failing the read (the peer cannot read such indexes)"#;
 
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
