@@ -805,6 +805,9 @@ fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), Str
     if formats.contains(&Format::Dted) {
         return Err("DTED cells make mosaics, which do not grow by time steps".into());
     }
+    if Form::of(dir) != Form::Parquet {
+        return Err("a growing collection is a Parquet table: OUT must end in .parquet".into());
+    }
     if dir.is_file() {
         make_first_part(dir)?;
     }

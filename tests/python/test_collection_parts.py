@@ -202,3 +202,9 @@ def test_shards_missing_or_from_other_lists_are_refused(days, tmp_path, chunkref
     chunkref(chunkref_bin, "--shard", "1/2", *days[:3], "-o", coll)
     done = run_chunkref(chunkref_bin, "index", "--merge-shards", "-o", coll)
     assert done.returncode != 0 and "same list of sources" in done.stderr, done.stderr
+
+
+def test_appending_needs_a_parquet_collection(days, tmp_path, chunkref_bin):
+    done = chunkref(chunkref_bin, "--append", days[0], "-o", tmp_path / "c.json", ok=False)
+    assert done.returncode != 0 and "must end in .parquet" in done.stderr, done.stderr
+    assert not (tmp_path / "c.json").exists()
