@@ -19,7 +19,6 @@ ChunkRef is faster). Usage::
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ from osgeo import gdal, osr
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from patterns import print_side_by_side  # noqa: E402
+from patterns import chunkref_bench_args, print_side_by_side  # noqa: E402
 CHUNKREF = REPO / "target" / "release" / "chunkref"
 ROOT = REPO / "build" / "bench" / "mosaic"
 SIDE, STEP = 2048, 1900
@@ -67,11 +66,7 @@ def build() -> tuple[Path, Path]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
-    if gdal.GetDriverByName("ChunkRef") is None:
-        sys.exit("ChunkRef is not registered: set GDAL_DRIVER_PATH (see README.md)")
+    args = chunkref_bench_args(__doc__)
     index, vrt = build()
     print_side_by_side(vrt, index, PATTERNS, args.runs, ("VRT", "ChunkRef mosaic"))
 

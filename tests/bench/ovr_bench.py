@@ -18,7 +18,6 @@ faster). Usage::
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench import SIZE, picture  # noqa: E402
-from patterns import CHUNKREF, print_side_by_side  # noqa: E402
+from patterns import CHUNKREF, chunkref_bench_args, print_side_by_side  # noqa: E402
 
 ROOT = REPO / "build" / "bench" / "ovr"
 PATTERNS = ["ov0", "zoom1024", "zoom512", "tile"]
@@ -56,11 +55,7 @@ def build() -> tuple[Path, Path]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
-    if gdal.GetDriverByName("ChunkRef") is None:
-        sys.exit("ChunkRef is not registered: set GDAL_DRIVER_PATH (see README.md)")
+    args = chunkref_bench_args(__doc__)
     source, index = build()
     sizes = [Path(f"{p}.ovr").stat().st_size for p in (source, index)]
     print(f".ovr bytes: GTiff {sizes[0]:,}, ChunkRef {sizes[1]:,}\n")

@@ -145,6 +145,17 @@ if pattern.startswith("qgis"):
 """
 
 
+def chunkref_bench_args(doc: str) -> argparse.Namespace:
+    """``--runs`` (default 5) of a side-by-side bench described by ``doc``;
+    exits when the ChunkRef driver is not registered."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    if gdal.GetDriverByName("ChunkRef") is None:
+        sys.exit("ChunkRef is not registered: set GDAL_DRIVER_PATH (see README.md)")
+    return args
+
+
 def print_side_by_side(reference: Path, ours: Path, patterns: list[str], runs: int,
                        headers: tuple[str, str], decimals: int = 1) -> None:
     """A Markdown table of ``patterns`` timed on ``reference`` and ``ours``
