@@ -421,9 +421,48 @@ fn decompress(frame: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Most nodes of a repository configuration read: a flexbuffer may refer
+/// to one vector many times, so a few bytes can stand for an exponential
+/// tree (the icechunk fuzz target found one that took seconds).
+const MAX_CONFIG_NODES: usize = 100_000;
+
+/// Deepest nesting of a repository configuration read.
+const MAX_CONFIG_DEPTH: usize = 64;
+
+/// Whether the flexbuffer `bytes` unfolds into at most
+/// [`MAX_CONFIG_NODES`] nodes nested at most [`MAX_CONFIG_DEPTH`] deep
+/// (buffers the reader cannot even start are left to the parser to
+/// refuse).
+fn config_within_limits(bytes: &[u8]) -> bool {
+    fn walk(node: flexbuffers::Reader<&[u8]>, left: &mut usize, depth: usize) -> bool {
+        if *left == 0 || depth > MAX_CONFIG_DEPTH {
+            return false;
+        }
+        *left -= 1;
+        if !node.flexbuffer_type().is_vector() {
+            return true;
+        }
+        node.get_vector().map_or(true, |items| {
+            items.iter().all(|item| walk(item, left, depth + 1))
+        })
+    }
+    flexbuffers::Reader::get_root(bytes)
+        .map_or(true, |root| walk(root, &mut { MAX_CONFIG_NODES }, 0))
+}
+
 /// The URL prefix of each named virtual chunk container of the repository
 /// configuration held in the repository info (spec 2).
 fn containers(info: &RepoInfo) -> Result<HashMap<String, String>> {
+    if let Ok(Some(bytes)) = info.config_bytes_raw() {
+        if !config_within_limits(&bytes) {
+            return Err(Error::Limits {
+                what: format!(
+                    "the repository configuration unfolds into more than {MAX_CONFIG_NODES} \
+                     values or {MAX_CONFIG_DEPTH} levels"
+                ),
+            });
+        }
+    }
     let config: Option<Value> = info.config().unwrap_or(None);
     let mut out = HashMap::new();
     let Some(Value::Object(all)) = config
