@@ -3,7 +3,9 @@ files into one store, against kerchunk's ``SingleHdf5ToZarr`` on every file
 then ``MultiZarrToZarr`` along ``time`` (the kerchunk recipe), in one run.
 
 Run with the python of build/hdf5-venv (netCDF4, kerchunk; made by the
-test suite), after ``cargo build --release``:
+test suite), after ``cargo build --release``; VirtualiZarr (``xr.concat``
+of ``open_virtual_dataset`` over every file, then ``to_kerchunk``) runs
+with the python of build/icechunk-venv when it is there:
 
     build/hdf5-venv/bin/python tests/bench/netcdf_archive_bench.py [--files 100] [--workdir DIR]
 
@@ -41,6 +43,25 @@ refs = MultiZarrToZarr(singles, concat_dims=["time"], identical_dims=["lat", "lo
 with open(out, "w") as f:
     json.dump(refs, f)
 """
+
+
+#: VirtualiZarr's recipe, run with the python of build/icechunk-venv
+#: (VirtualiZarr 2.5.1, made by the test suite).
+VIRTUALIZARR = r"""
+import sys
+import xarray as xr
+from obspec_utils.registry import ObjectStoreRegistry
+from obstore.store import LocalStore
+from virtualizarr import open_virtual_dataset
+from virtualizarr.parsers import HDFParser
+files, out = sys.argv[1:-1], sys.argv[-1]
+registry = ObjectStoreRegistry({"file://": LocalStore()})
+vds = [open_virtual_dataset(f"file://{f}", registry=registry, parser=HDFParser(),
+                            loadable_variables=["time", "lat", "lon"]) for f in files]
+combined = xr.concat(vds, dim="time", coords="minimal", compat="override")
+combined.vz.to_kerchunk(out, format="json")
+"""
+VIRTUALIZARR_PYTHON = REPO / "build" / "icechunk-venv" / "bin" / "python"
 
 
 def write_day(path: Path, day: int) -> None:
@@ -100,6 +121,10 @@ def main() -> None:
         (args.workdir / "kerchunk-in-process.json").write_text(json.dumps(refs))
         in_process.append(time.perf_counter() - start)
     theirs = min(in_process)
+    virtualizarr = None
+    if VIRTUALIZARR_PYTHON.exists():
+        virtualizarr = best(args.runs, [str(VIRTUALIZARR_PYTHON), "-c", VIRTUALIZARR, *files,
+                                        str(args.workdir / "virtualizarr.json")])
     chunks = len([k for k in json.loads((args.workdir / "ours.json").read_text())["refs"]
                   if k.startswith("sst/") and "/." not in k])
     print(f"{args.files} files, {chunks} sst chunks\n")
@@ -109,6 +134,9 @@ def main() -> None:
     print(f"| kerchunk SingleHdf5ToZarr + MultiZarrToZarr, in process | {theirs:.3f} | "
           f"{theirs / ours:.1f}x |")
     print(f"| the same as a command | {theirs_cmd:.3f} | {theirs_cmd / ours:.1f}x |")
+    if virtualizarr is not None:
+        print(f"| VirtualiZarr open_virtual_dataset + xr.concat + to_kerchunk, as a command | "
+              f"{virtualizarr:.3f} | {virtualizarr / ours:.1f}x |")
 
 
 if __name__ == "__main__":
