@@ -1177,6 +1177,31 @@ fn report_failures(args: &Args, code: ExitCode) -> ExitCode {
     code
 }
 
+/// Runs a job that makes one output of all the sources (a collection, a
+/// mosaic, a joined store): on success says what went where (`what -> OUT
+/// (N unit, ms)`), else `chunkref: failure: error`.
+fn run_job(
+    failure: &str,
+    unit: &str,
+    job: impl FnOnce() -> Result<(String, PathBuf, usize), String>,
+) -> ExitCode {
+    let start = Instant::now();
+    match job() {
+        Ok((what, out, refs)) => {
+            eprintln!(
+                "{what} -> {} ({refs} {unit}, {:.1} ms)",
+                out.display(),
+                start.elapsed().as_secs_f64() * 1e3
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("chunkref: {failure}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `chunkref index` with its sources expanded.
 fn run(args: &mut Args) -> ExitCode {
     let detected: Vec<Result<Format, String>> = args
@@ -1216,25 +1241,14 @@ fn run(args: &mut Args) -> ExitCode {
         return ExitCode::FAILURE;
     }
     if args.append || args.shard.is_some() {
-        let start = Instant::now();
-        let written = match args.shard {
-            Some(shard) => index_shard(args, &formats, shard),
-            None => append_steps(args, &formats),
-        };
-        return match written {
-            Ok((part, refs)) => {
-                eprintln!(
-                    "{total} time step(s) -> {} ({refs} chunk references, {:.1} ms)",
-                    part.display(),
-                    start.elapsed().as_secs_f64() * 1e3
-                );
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("chunkref: cannot append to {}: {e}", args.output.display());
-                ExitCode::FAILURE
-            }
-        };
+        let failure = format!("cannot append to {}", args.output.display());
+        return run_job(&failure, "chunk references", || {
+            let (part, refs) = match args.shard {
+                Some(shard) => index_shard(args, &formats, shard)?,
+                None => append_steps(args, &formats)?,
+            };
+            Ok((format!("{total} time step(s)"), part, refs))
+        });
     }
     if total > 1 && formats.contains(&Format::Dted) {
         if let Some(i) = formats.iter().position(|f| *f != Format::Dted) {
@@ -1245,38 +1259,16 @@ fn run(args: &mut Args) -> ExitCode {
             );
             return ExitCode::FAILURE;
         }
-        let start = Instant::now();
-        return match index_mosaic(args) {
-            Ok((out, refs)) => {
-                eprintln!(
-                    "{total} DTED cells -> {} ({refs} keys, {:.1} ms)",
-                    out.display(),
-                    start.elapsed().as_secs_f64() * 1e3
-                );
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("chunkref: cannot build the DTED mosaic: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        return run_job("cannot build the DTED mosaic", "keys", || {
+            let (out, refs) = index_mosaic(args)?;
+            Ok((format!("{total} DTED cells"), out, refs))
+        });
     }
     if stacks(args) && all_hdf5(&formats) {
-        let start = Instant::now();
-        return match index_concatenated(args) {
-            Ok((out, refs)) => {
-                eprintln!(
-                    "{total} NetCDF4 / HDF5 files -> {} ({refs} keys, {:.1} ms)",
-                    out.display(),
-                    start.elapsed().as_secs_f64() * 1e3
-                );
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("chunkref: cannot join the files: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        return run_job("cannot join the files", "keys", || {
+            let (out, refs) = index_concatenated(args)?;
+            Ok((format!("{total} NetCDF4 / HDF5 files"), out, refs))
+        });
     }
     if stacks(args) && formats.contains(&Format::ZarrStore) {
         eprintln!(
@@ -1286,21 +1278,10 @@ fn run(args: &mut Args) -> ExitCode {
         return ExitCode::FAILURE;
     }
     if stacks(args) {
-        let start = Instant::now();
-        return match index_stack(args, &formats) {
-            Ok((what, refs)) => {
-                eprintln!(
-                    "{what} -> {} ({refs} chunk references, {:.1} ms)",
-                    args.output.display(),
-                    start.elapsed().as_secs_f64() * 1e3
-                );
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("chunkref: cannot build the collection: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        return run_job("cannot build the collection", "chunk references", || {
+            let (what, refs) = index_stack(args, &formats)?;
+            Ok((what, args.output.clone(), refs))
+        });
     }
     let failed: usize = args
         .sources
