@@ -101,6 +101,8 @@ fn hdf5_after_user_block(head: &[u8]) -> bool {
 pub struct Options {
     /// DTED: read records with bad checksums with a warning instead of failing.
     pub dted_checksum_warnings: bool,
+    /// GRIB2: values and units as GDAL shows them by default, or as stored.
+    pub grib_units: crate::grib2::Units,
 }
 
 /// The format of the file (or Zarr store directory) at `path` (a local
@@ -191,7 +193,7 @@ pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Resu
         Format::Nitf => crate::nitf::index_file(path, url),
         Format::Dted => crate::dted::Cell::read(path, url)
             .and_then(|cell| crate::dted::build_cells(&[cell], options.dted_checksum_warnings)),
-        Format::Grib2 => crate::grib2::index_file(path, url),
+        Format::Grib2 => crate::grib2::index_file(path, url, options.grib_units),
         Format::ZarrStore => Err(Error::Usage {
             what: format!("{path} is a Zarr store: it is indexed by zarr_store::index_store"),
         }),

@@ -29,7 +29,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-warning] [--stack | --mosaic]
+const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-warning] [--grib-units U]
+                      [--stack | --mosaic]
                       [--datetime-from-name | --datetime-from-metadata] [--from-list FILE]
                       [--concurrency N] [--skip-errors] [--failures FILE]
                       [--append | --shard I/N] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)
@@ -80,7 +81,11 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
                    shard (anywhere), then --merge-shards -o OUT joins them without a rewrite
   --bad-checksum-warning
                    DTED: a record with a bad checksum is read with a GDAL warning
-                   instead of failing the read (the peer cannot read such indexes)"#;
+                   instead of failing the read (the peer cannot read such indexes)
+  --grib-units normalized|raw
+                   GRIB2: values and units as GDAL's GRIB driver shows them by default
+                   (normalized: Kelvin as Celsius, GDAL's GRIB_NORMALIZE_UNITS=YES; the
+                   default) or as the file stores them (raw: GRIB_NORMALIZE_UNITS=NO)"#;
 
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
@@ -238,6 +243,8 @@ struct Args {
     output: PathBuf,
     template_base: bool,
     checksum_warnings: bool,
+    /// GRIB2 values and units (`--grib-units`).
+    grib_units: chunkref::grib2::Units,
     datetime: Option<DatetimeFrom>,
     layout: Layout,
     /// Sources read at once (`--concurrency`).
@@ -331,6 +338,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut concurrency, mut skip_errors, mut failures) = (None, false, None);
     let (mut append, mut shard, mut merge_shards) = (false, None, false);
     let mut concat_dim = None;
+    let mut grib_units = chunkref::grib2::Units::default();
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
@@ -360,6 +368,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--template-base" => template_base = true,
             "--bad-checksum-warning" => checksum_warnings = true,
+            "--grib-units" => {
+                let units = args.next().ok_or("--grib-units needs normalized or raw")?;
+                grib_units = chunkref::grib2::Units::parse(&units).ok_or(format!(
+                    "--grib-units: '{units}' is neither normalized nor raw"
+                ))?;
+            }
             "--datetime-from-name" | "--datetime-from-metadata" => {
                 let from = match a.as_str() {
                     "--datetime-from-name" => DatetimeFrom::Name,
@@ -410,6 +424,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         output: PathBuf::from(output),
         template_base,
         checksum_warnings,
+        grib_units,
         datetime,
         layout,
         concurrency,
@@ -505,6 +520,7 @@ fn source_built(args: &Args, source: &str, format: Format) -> Result<Built, Stri
     let (path, url) = locate(args, source)?;
     let options = builder::Options {
         dted_checksum_warnings: args.checksum_warnings,
+        grib_units: args.grib_units,
     };
     let mut built = builder::build_as(format, &path, &url, options).map_err(|e| e.to_string())?;
     if args.template_base {

@@ -4,20 +4,27 @@
 //!
 //! Messages of one parameter (discipline, category, number), level type,
 //! grid and missing value make one array `[messages, rows, columns]`, one
-//! band per message in file order. Each band records its reference time,
-//! valid time and forecast seconds as GDAL's GRIB driver reports them
-//! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`, per-band
-//! attributes) and its valid time as the band's datetime.
+//! band per message in file order. Each band records what GDAL's GRIB
+//! driver shows of it: its reference time, valid time and forecast seconds
+//! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`), the
+//! names, units and template numbers of [`describe`] and its description;
+//! its valid time is the band's datetime. Values are converted as GDAL
+//! converts them by default (Kelvin to Celsius, ...) unless [`Units::Raw`]
+//! asks for them as stored.
 
+mod describe;
 pub mod grid;
 pub mod product;
 pub mod sections;
+mod tables;
+
+pub use describe::Units;
 
 use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
-use crate::codec::grib2::{declared_missing, NAME as CODEC};
+use crate::codec::grib2::{declared_missing, Conversion, CONVERSION_KEY, NAME as CODEC};
 use crate::error::{Error, Result};
 use crate::georef::band::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
 use crate::index::built::Built;
@@ -25,9 +32,11 @@ use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::index::stack::DATETIME_ATTRIBUTE;
 use crate::source::Source;
 use crate::tiff::geo::Georef;
+use describe::{describe, Description};
 use grid::Grid;
 use product::Product;
 use sections::{indicator, Layout};
+use tables::Tables;
 
 /// Bytes read at the start of each message: its sections 0 to 5 usually
 /// fit; a section past them is read on its own.
@@ -48,16 +57,19 @@ struct Message {
     georef: Georef,
     /// The value of missing points, when the message has any.
     missing: Option<f32>,
+    /// What GDAL shows of the message, and how it converts its values.
+    shown: Description,
 }
 
-/// Indexes the GRIB2 file at `path`, its messages referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<Built> {
+/// Indexes the GRIB2 file at `path`, its messages referenced by `url`,
+/// its values in `units`.
+pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
     let src = Source::open(path, "GRIB2 file")?;
     let mut messages = Vec::new();
     let mut offset = 0;
     while offset < src.len() {
         let number = messages.len() + 1;
-        let message = read_message(&src, offset, messages.last()).map_err(|e| match e {
+        let message = read_message(&src, offset, messages.last(), units).map_err(|e| match e {
             Error::Unsupported { what } => {
                 Error::unsupported(format!("{path}, message {number} at byte {offset}: {what}"))
             }
@@ -91,8 +103,14 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
 }
 
 /// Reads the headers of the message at `offset` (the georeferencing of
-/// the `previous` message's grid is taken again when the grid is the same).
-fn read_message(src: &Source, offset: u64, previous: Option<&Message>) -> Result<Message> {
+/// the `previous` message's grid is taken again when the grid is the same),
+/// described for values in `units`.
+fn read_message(
+    src: &Source,
+    offset: u64,
+    previous: Option<&Message>,
+    units: Units,
+) -> Result<Message> {
     let head = src.read(offset, HEAD_BYTES.min(src.len() - offset))?;
     let bad = |reason: String| src.malformed(reason);
     let ind = indicator(&head).map_err(bad)?;
@@ -128,12 +146,9 @@ fn read_message(src: &Source, offset: u64, previous: Option<&Message>) -> Result
         Some(p) if p.grid == grid => p.georef.clone(),
         _ => grid.georeferencing().map_err(bad)?,
     };
-    let product = Product::parse(
-        ind.discipline,
-        &section(1, u64::MAX)?,
-        &section(4, u64::MAX)?,
-    )
-    .map_err(bad)?;
+    let (s1, s4) = (section(1, u64::MAX)?, section(4, u64::MAX)?);
+    let product = Product::parse(ind.discipline, &s1, &s4).map_err(bad)?;
+    let shown = describe(ind.discipline, &s1, &s4, &product, Tables::gdal(), units);
     Ok(Message {
         offset,
         len: ind.total_len,
@@ -141,11 +156,13 @@ fn read_message(src: &Source, offset: u64, previous: Option<&Message>) -> Result
         grid,
         georef,
         missing: declared_missing(&s5).or(bitmap.then_some(BITMAP_MISSING)),
+        shown,
     })
 }
 
-/// Messages grouped into arrays, each named after its parameter and level
-/// type, in order of first appearance.
+/// Messages grouped into arrays (one parameter, level type, grid, missing
+/// value and unit conversion each), each named after its parameter and
+/// level type, in order of first appearance.
 fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
     let mut groups: Vec<(String, Vec<&Message>)> = Vec::new();
     let same = |a: &Message, b: &Message| {
@@ -153,6 +170,7 @@ fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
             && a.product.level_type == b.product.level_type
             && a.grid == b.grid
             && a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits)
+            && a.shown.conversion == b.shown.conversion
     };
     for m in messages {
         match groups.iter_mut().find(|(_, list)| same(list[0], m)) {
@@ -192,10 +210,20 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
     if !fill.is_null() {
         codec["fill_value"] = fill.clone();
     }
+    let conversion = first.shown.conversion;
+    if let Some(name) = conversion.name() {
+        codec[CONVERSION_KEY] = json!(name);
+    }
+    // Converted values are doubles (GDAL converts after unpacking).
+    let dtype = if conversion == Conversion::None {
+        "<f4"
+    } else {
+        "<f8"
+    };
     let data = pyramid::Array {
         shape: [members.len() as u64, rows, cols],
         chunks: [1, rows, cols],
-        dtype: "<f4".into(),
+        dtype: dtype.into(),
         codec,
         fill,
         attrs: band_attributes(members),
@@ -212,16 +240,16 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
     }
 }
 
-/// Per-band attributes: band metadata items (GDAL's GRIB time items,
-/// and the parameter and level numbers), and the valid time as the band's
-/// datetime.
+/// Per-band attributes: band metadata items (GDAL's GRIB items, and the
+/// parameter and level numbers), the band description (`long_name`), and
+/// the valid time as the band's datetime.
 fn band_attributes(members: &[&Message]) -> Map<String, Value> {
     let bands: Vec<Value> = members
         .iter()
         .map(|m| {
             let p = &m.product;
             let (d, c, n) = p.parameter;
-            json!({METADATA_ITEMS_ATTRIBUTE: {
+            let mut items = json!({
                 "GRIB_REF_TIME": p.reference_time.to_string(),
                 "GRIB_VALID_TIME": p.valid_time.to_string(),
                 "GRIB_FORECAST_SECONDS": p.forecast_seconds.to_string(),
@@ -229,7 +257,14 @@ fn band_attributes(members: &[&Message]) -> Map<String, Value> {
                 "GRIB2_FIRST_SURFACE_TYPE": p.level_type.to_string(),
                 "GRIB2_FIRST_SURFACE_VALUE": p.level_value.map_or(String::new(), |v| v.to_string()),
                 "GRIB_PDS_PDTN": p.template.to_string(),
-            }})
+            });
+            for (key, value) in &m.shown.items {
+                items[*key] = json!(value);
+            }
+            json!({
+                METADATA_ITEMS_ATTRIBUTE: items,
+                "long_name": m.shown.description,
+            })
         })
         .collect();
     let datetimes: Vec<String> = members
@@ -254,7 +289,7 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
         let path = path.to_string_lossy().into_owned();
-        index_file(&path, &path)
+        index_file(&path, &path, Units::Normalized)
     }
 
     fn zarray(built: &Built, key: &str) -> Value {

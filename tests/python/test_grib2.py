@@ -11,21 +11,27 @@ oracle: identical pixels (compared as float64; GDAL unpacks in single
 precision, as the codec does, then widens to Float64, so no tolerance is
 needed, JPEG 2000 included: GDAL writes it losslessly and both read it
 with OpenJPEG), the same nodata value, geotransform, CRS, band count and
-order, and the same reference time, valid time and forecast seconds per
-band.  GDAL's writer never writes a bitmap (section 6): a bitmap message is
+order, every ``GRIB_*`` band metadata item GDAL shows (times, element,
+short name, unit, comment, discipline, identification, template numbers)
+and the band description.  GDAL's writer never writes a bitmap (section 6): a bitmap message is
 made here from a GDAL-written one (GDAL gives its missing points 9999 and
 reports that as nodata), and so are messages of other scanning modes.
 Also: Parquet output, several parameters (subdatasets), a 4.8
 accumulation, a file indexed over HTTP, a truncated file, a refused grid
-template, a corrupt message.  Parameters are chosen so that GDAL does not
-convert units on reading (``GRIB_NORMALIZE_UNITS`` would turn Kelvin into
-Celsius; the codec gives values as stored).
+template, a corrupt message.  Temperatures (Kelvin) are indexed as GDAL
+shows them by default (``GRIB_NORMALIZE_UNITS=YES``: Celsius, computed in
+double precision after unpacking) and, with ``--grib-units raw``, as GDAL
+shows them with ``GRIB_NORMALIZE_UNITS=NO``; names, units and comments of
+parameters GDAL's tables know, a local one and one they do not know equal
+GDAL's under both settings.
 """
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -41,6 +47,8 @@ REF_TIME = "2024-02-29T06:00:00Z"
 REF_SECONDS = 1709186400
 #: Product template 4.0 values: U wind (0-2-2), forecast 6 h * band, isobaric level.
 PDS = "2 2 2 0 96 0 0 1 {hours} 100 0 {pascal} 255 -127 -2147483647"
+#: The same for temperature (0-0-0, Kelvin in the file).
+TMP_PDS = "0 0 2 0 96 0 0 1 {hours} 100 0 {pascal} 255 -127 -2147483647"
 
 
 def source_pixels(bands: int, rows: int, cols: int, nodata: float | None) -> np.ndarray:
@@ -64,9 +72,11 @@ def write_grib(
     size: tuple[int, int] = (23, 17),
     geotransform: tuple[float, ...] = (-10.0, 0.5, 0.0, 60.0, 0.0, -0.25),
     crs: str = "EPSG:4326",
+    pds: str = PDS,
 ) -> Path:
     """A GRIB2 file written by GDAL: one message per band, forecast hours
-    0, 6, 12, ... on isobaric levels 500, 600, ... hPa."""
+    0, 6, 12, ... on isobaric levels 500, 600, ... hPa (GDAL takes a
+    temperature's pixels for Celsius and writes them in Kelvin)."""
     cols, rows = size
     mem = gdal.GetDriverByName("MEM").Create("", cols, rows, bands, gdal.GDT_Float32)
     srs = osr.SpatialReference()
@@ -83,17 +93,30 @@ def write_grib(
         creation += [
             f"BAND_{b + 1}_PDS_PDTN=0",
             f"BAND_{b + 1}_PDS_TEMPLATE_ASSEMBLED_VALUES="
-            + PDS.format(hours=6 * b, pascal=50000 + 10000 * b),
+            + pds.format(hours=6 * b, pascal=50000 + 10000 * b),
         ]
     with captured_errors():
         gdal.Translate(str(path), mem, format="GRIB", creationOptions=creation)
     return path
 
 
-def index(chunkref_bin: Path, source: Path, out: Path) -> Path:
-    result = run_chunkref(chunkref_bin, "index", source, "-o", out)
+def index(chunkref_bin: Path, source: Path, out: Path, units: str | None = None) -> Path:
+    """``chunkref index SOURCE -o OUT`` (with ``--grib-units UNITS``)."""
+    extra = ["--grib-units", units] if units else []
+    result = run_chunkref(chunkref_bin, "index", *extra, source, "-o", out)
     assert result.returncode == 0, result.stderr
     return out
+
+
+@contextlib.contextmanager
+def gdal_units(normalize: bool) -> Iterator[None]:
+    """GDAL's GRIB driver reads with ``GRIB_NORMALIZE_UNITS`` set so."""
+    previous = gdal.GetConfigOption("GRIB_NORMALIZE_UNITS")
+    gdal.SetConfigOption("GRIB_NORMALIZE_UNITS", "YES" if normalize else "NO")
+    try:
+        yield
+    finally:
+        gdal.SetConfigOption("GRIB_NORMALIZE_UNITS", previous)
 
 
 def assert_same_as_gdal(
@@ -133,9 +156,16 @@ def assert_same_as_gdal(
         elif w.GetNoDataValue() is not None:
             np.testing.assert_array_equal(actual == g.GetNoDataValue(), expected == w.GetNoDataValue())
         np.testing.assert_array_equal(actual, expected, err_msg=f"band {b}")
-        have, expect = g.GetMetadata(), w.GetMetadata()
-        for item in ("GRIB_REF_TIME", "GRIB_VALID_TIME", "GRIB_FORECAST_SECONDS", "GRIB_PDS_PDTN"):
-            assert have.get(item) == expect[item], (b, item, have)
+        assert_same_items(g, w, b)
+
+
+def assert_same_items(got: gdal.Band, want: gdal.Band, band: int) -> None:
+    """Every ``GRIB_*`` metadata item of GDAL's band, and its description."""
+    have, expect = got.GetMetadata(), want.GetMetadata()
+    grib = {k: v for k, v in expect.items() if k.startswith("GRIB_")}
+    assert {"GRIB_ELEMENT", "GRIB_UNIT", "GRIB_COMMENT", "GRIB_IDS"} <= grib.keys(), expect
+    assert {k: have.get(k) for k in grib} == grib, f"band {band}"
+    assert got.GetDescription() == want.GetDescription(), f"band {band}"
 
 
 ENCODINGS = {
@@ -456,3 +486,105 @@ def test_remote_file_is_indexed_by_range(tmp_path, chunkref_bin):
     # 40 messages of ~120 KB: about one request per message (the block
     # read at a message's end holds the next one's headers).
     assert fetched <= 45, server.log.requests
+
+
+@pytest.mark.parametrize("normalize", [True, False], ids=["normalized", "raw"])
+@pytest.mark.parametrize(
+    "encoding, nodata",
+    [
+        (["DATA_ENCODING=SIMPLE_PACKING", "DECIMAL_SCALE_FACTOR=2"], None),
+        (["DATA_ENCODING=COMPLEX_PACKING"], -999.0),
+        (["DATA_ENCODING=IEEE_FLOATING_POINT"], None),
+    ],
+    ids=["simple", "complex-nodata", "ieee"],
+)
+def test_temperatures_match_gdal_in_both_units(tmp_path, chunkref_bin, encoding, nodata, normalize):
+    """Temperature (0-0-0) in Kelvin: GDAL shows it in Celsius (value -
+    273.15 in double precision, unit ``[C]``) by default, in Kelvin with
+    ``GRIB_NORMALIZE_UNITS=NO``; ``--grib-units`` picks which, pixels and
+    items bit for bit.  Missing values are not converted, in GDAL either."""
+    source = write_grib(tmp_path / "tmp.grb2", encoding, nodata=nodata, pds=TMP_PDS)
+    units = "normalized" if normalize else "raw"
+    ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.json", units))
+    missing = None if nodata is None else source_pixels(3, 17, 23, nodata) == nodata
+    with gdal_units(normalize):
+        assert_same_as_gdal(ds, source, missing=missing)
+    band = ds.GetRasterBand(1)
+    assert band.DataType == (gdal.GDT_Float64 if normalize else gdal.GDT_Float32)
+    assert band.GetMetadataItem("GRIB_UNIT") == ("[C]" if normalize else "[K]")
+    if nodata is not None:
+        assert band.GetNoDataValue() == nodata
+
+
+@pytest.mark.parametrize("normalize", [True, False], ids=["normalized", "raw"])
+def test_temperature_bitmap_points_stay_gdal_nodata(tmp_path, chunkref_bin, normalize):
+    """A bitmap over a temperature: GDAL converts the present points and
+    gives the others 9999, unconverted; so does the index."""
+    source = write_grib(tmp_path / "plain.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=2, pds=TMP_PDS)
+    with_bitmap = tmp_path / "bitmap.grb2"
+    with_bitmap.write_bytes(
+        b"".join(
+            bitmap_message(m, [(k * (b + 2)) % 5 != 1 for k in range(23 * 17)]) for b, m in enumerate(messages(source))
+        )
+    )
+    units = "normalized" if normalize else "raw"
+    ds = open_chunkref(index(chunkref_bin, with_bitmap, tmp_path / "index.json", units))
+    assert ds.GetRasterBand(1).GetNoDataValue() == 9999.0
+    with gdal_units(normalize):
+        assert_same_as_gdal(ds, with_bitmap)
+
+
+#: Template 4.8 numbers of a 6-hour accumulation ending 2024-02-29T12:00:00.
+ACCUMULATION = (
+    [1, 8, 2, 0, 96, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255]
+    + [0x07, 0xE8, 2, 29, 12, 0, 0]
+    + [1, 0, 0, 0, 0, 1, 2, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0]
+)
+#: Parameters by name: (discipline, center, product template, its values
+#: (template 4.8: its octets)).
+PARAMETERS = {
+    "tmp-isobaric": (0, None, 0, "0 0 2 0 96 0 0 1 6 100 0 50000 255 -127 -2147483647"),
+    "ugrd-height": (0, None, 0, "2 2 2 0 96 0 0 1 6 103 0 10 255 -127 -2147483647"),
+    "apcp-accumulation": (0, None, 8, " ".join(map(str, ACCUMULATION))),
+    "apcp-forecast": (0, None, 0, "1 8 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647"),
+    "rh-2m": (0, None, 0, "1 1 2 0 96 0 0 1 6 103 0 2 255 -127 -2147483647"),
+    "soil-layer": (2, None, 0, "0 192 2 0 96 0 0 1 6 106 2 10 106 2 40"),
+    "local-unknown": (0, None, 0, "0 192 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647"),
+    "local-ncep": (0, 7, 0, "0 192 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647"),
+    "ndfd-temperature": (0, 8, 0, "0 0 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647"),
+    "reserved-level": (0, None, 0, "0 0 2 0 96 0 0 1 6 200 0 0 255 -127 -2147483647"),
+    "ensemble-member": (0, 98, 1, "0 0 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647 3 2 10"),
+    "ensemble-spread": (0, None, 2, "0 0 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647 4 10"),
+    "ocean-waves": (10, None, 0, "0 3 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647"),
+}
+
+
+@pytest.mark.parametrize("normalize", [True, False], ids=["normalized", "raw"])
+@pytest.mark.parametrize("name", sorted(PARAMETERS))
+def test_parameter_names_units_and_description_match_gdal(tmp_path, chunkref_bin, name, normalize):
+    """GDAL's element, short name, unit, comment, discipline,
+    identification, template numbers and band description, from its
+    tables (WMO, NCEP's local table, an unknown local parameter, NDFD's
+    names, accumulations named by their length, a derived ensemble
+    spread in its own unconverted unit), and the pixels, in both units."""
+    discipline, center, template, values = PARAMETERS[name]
+    mem = gdal.GetDriverByName("MEM").Create("", 7, 5, 1, gdal.GDT_Float32)
+    mem.SetProjection("EPSG:4326")
+    mem.SetGeoTransform((-10, 0.5, 0, 60, 0, -0.25))
+    mem.GetRasterBand(1).WriteArray(np.arange(35, dtype=np.float32).reshape(5, 7) * 3.5 + 10)
+    key = "PDS_TEMPLATE_NUMBERS" if template == 8 else "PDS_TEMPLATE_ASSEMBLED_VALUES"
+    options = [
+        "DATA_ENCODING=SIMPLE_PACKING",
+        f"DISCIPLINE={discipline}",
+        f"IDS_REF_TIME={REF_TIME}",
+        f"PDS_PDTN={template}",
+        f"{key}={values}",
+    ]
+    if center is not None:
+        options += [f"IDS_CENTER={center}", "IDS_SUBCENTER=0"]
+    source = tmp_path / f"{name}.grb2"
+    gdal.Translate(str(source), mem, format="GRIB", creationOptions=options)
+    units = "normalized" if normalize else "raw"
+    ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.json", units))
+    with gdal_units(normalize):
+        assert_same_as_gdal(ds, source)

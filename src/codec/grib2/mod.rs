@@ -10,12 +10,21 @@
 //! NaN when absent); complex packing's missing values are those its
 //! template declares, as in GDAL.
 //!
+//! `unit_conversion` (optional) converts the values as GDAL's GRIB driver
+//! does by default (`GRIB_NORMALIZE_UNITS=YES`), in double precision after
+//! unpacking: `"kelvin_to_celsius"` (value - 273.15) or `"exp10"` (10 to
+//! the power of the value, for fields stored as logarithms). As in GDAL,
+//! points a bitmap leaves out and values equal to a declared missing value
+//! are left as they are. Converted values need 8-byte floats.
+//!
 //! The grid must have the chunk's size (the last two chunk dimensions
 //! rows x columns, the others 1), checked before anything is unpacked.
 
 mod unpack;
 
 pub(crate) use unpack::declared_missing;
+
+use unpack::declared_missing_values;
 
 use bytes::Bytes;
 
@@ -32,11 +41,52 @@ pub(crate) const NAME: &str = "grib2";
 /// Every name the codec answers to.
 pub(super) const NAMES: &[&str] = &[NAME];
 
+/// The configuration key of the unit conversion.
+pub(crate) const CONVERSION_KEY: &str = "unit_conversion";
+
+/// The offset from Kelvin to Celsius, as degrib adds it.
+const KELVIN_TO_CELSIUS: f64 = -273.15;
+
+/// A unit conversion of the values: GDAL's `GRIB_NORMALIZE_UNITS`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Conversion {
+    /// The values as stored.
+    #[default]
+    None,
+    /// Kelvin to Celsius: value - 273.15.
+    KelvinToCelsius,
+    /// A logarithm to its value: 10^value.
+    Exp10,
+}
+
+impl Conversion {
+    /// The conversion's name in the codec configuration (`None`: no key).
+    pub(crate) fn name(self) -> Option<&'static str> {
+        match self {
+            Conversion::None => None,
+            Conversion::KelvinToCelsius => Some("kelvin_to_celsius"),
+            Conversion::Exp10 => Some("exp10"),
+        }
+    }
+
+    /// `v` converted, in double precision as degrib computes it.
+    fn apply(self, v: f32) -> f64 {
+        let v = f64::from(v);
+        match self {
+            Conversion::None => v,
+            Conversion::KelvinToCelsius => v + KELVIN_TO_CELSIUS,
+            Conversion::Exp10 => 10f64.powf(v),
+        }
+    }
+}
+
 /// Decodes one GRIB2 message.
 #[derive(Debug)]
 struct Grib2 {
     /// The value of points a bitmap leaves out.
     fill: f32,
+    /// The unit conversion of the values.
+    conversion: Conversion,
 }
 
 impl Codec for Grib2 {
@@ -71,10 +121,10 @@ impl Codec for Grib2 {
         let big = dtype.order == ByteOrder::Big;
         for v in values {
             match (dtype.size, big) {
-                (4, false) => out.extend_from_slice(&v.to_le_bytes()),
-                (4, true) => out.extend_from_slice(&v.to_be_bytes()),
-                (_, false) => out.extend_from_slice(&f64::from(v).to_le_bytes()),
-                (_, true) => out.extend_from_slice(&f64::from(v).to_be_bytes()),
+                (4, false) => out.extend_from_slice(&(v as f32).to_le_bytes()),
+                (4, true) => out.extend_from_slice(&(v as f32).to_be_bytes()),
+                (_, false) => out.extend_from_slice(&v.to_le_bytes()),
+                (_, true) => out.extend_from_slice(&v.to_be_bytes()),
             }
         }
         Ok(Bytes::from(out))
@@ -82,8 +132,9 @@ impl Codec for Grib2 {
 }
 
 impl Grib2 {
-    /// The field of `message`, north-up, for a chunk of `(rows, cols)`.
-    fn field(&self, message: &[u8], (rows, cols): (usize, usize)) -> Result<Vec<f32>> {
+    /// The field of `message`, north-up, for a chunk of `(rows, cols)`,
+    /// converted.
+    fn field(&self, message: &[u8], (rows, cols): (usize, usize)) -> Result<Vec<f64>> {
         let bad = |reason: String| Error::decode(NAME, reason);
         let total = indicator(message).map_err(bad)?.total_len;
         if total != message.len() as u64 {
@@ -124,10 +175,16 @@ impl Grib2 {
         let mut values = unpack::unpack(s5, section(7), encoded)
             .map_err(bad)?
             .into_iter();
-        let mut out = vec![self.fill; grid.points()];
+        let missing = declared_missing_values(s5);
+        let fill = f64::from(self.fill);
+        let mut out = vec![fill; grid.points()];
         for k in 0..grid.points() {
             if present.as_ref().is_none_or(|p| p[k]) {
-                out[grid.north_up_index(k)] = values.next().unwrap_or(self.fill);
+                out[grid.north_up_index(k)] = match values.next() {
+                    Some(v) if missing.contains(&v) => f64::from(v),
+                    Some(v) => self.conversion.apply(v),
+                    None => fill,
+                };
             }
         }
         Ok(out)
@@ -174,7 +231,8 @@ fn chunk_plane(ctx: &DecodeContext<'_>) -> Result<(usize, usize)> {
 }
 
 /// Builds the `grib2` codec; `fill_value` (a number, or `"NaN"`) is the
-/// value of points a bitmap leaves out.
+/// value of points a bitmap leaves out, `unit_conversion` the conversion
+/// of the values.
 pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
     let fill = match config.get("fill_value") {
         None | Some(serde_json::Value::Null) => f32::NAN,
@@ -187,7 +245,22 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             ))
         }
     };
-    Ok(Box::new(Grib2 { fill }))
+    let conversion = match config.get(CONVERSION_KEY) {
+        None | Some(serde_json::Value::Null) => Conversion::None,
+        Some(serde_json::Value::String(s)) if s == "kelvin_to_celsius" => {
+            Conversion::KelvinToCelsius
+        }
+        Some(serde_json::Value::String(s)) if s == "exp10" => Conversion::Exp10,
+        Some(other) => {
+            return Err(Error::codec_config(
+                NAME,
+                format!(
+                    "'{CONVERSION_KEY}' should be \"kelvin_to_celsius\" or \"exp10\", found {other}"
+                ),
+            ))
+        }
+    };
+    Ok(Box::new(Grib2 { fill, conversion }))
 }
 
 #[cfg(test)]
@@ -278,6 +351,24 @@ pub(crate) mod tests {
             [7.0, 9999.0, 8.0, 9.0, 9999.0, 10.0]
         );
         assert!(decode(&m, "{}", &[1, 2, 3], "<f4").unwrap()[1].is_nan());
+    }
+
+    #[test]
+    fn converts_units_but_not_left_out_points() {
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let kelvin = r#"{"unit_conversion": "kelvin_to_celsius"}"#;
+        let want: Vec<f64> = [3.0, 4.0, 5.0, 0.0, 1.0, 2.0]
+            .iter()
+            .map(|v| v - 273.15)
+            .collect();
+        assert_eq!(decode(&m, kelvin, &[1, 2, 3], ">f8").unwrap(), want);
+        let m = message(0x00, &[7, 8, 9, 10], &[0, 0b1011_0100]);
+        let exp10 = r#"{"fill_value": 9999, "unit_conversion": "exp10"}"#;
+        assert_eq!(
+            decode(&m, exp10, &[1, 2, 3], ">f8").unwrap(),
+            [1e7, 9999.0, 1e8, 1e9, 9999.0, 1e10]
+        );
+        assert!(from_config(&config(r#"{"unit_conversion": "F"}"#)).is_err());
     }
 
     #[test]

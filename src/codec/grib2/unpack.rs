@@ -135,15 +135,25 @@ fn missing_values(s5: &[u8]) -> Result<(f32, f32), String> {
     Ok((value(&b[3..7]), value(&b[7..11])))
 }
 
+/// The missing values complex packing declares (template 5.2 or 5.3,
+/// missing value management of code table 5.5): the primary for
+/// management 1, primary and secondary for 2, none otherwise.
+pub(crate) fn declared_missing_values(s5: &[u8]) -> Vec<f32> {
+    let management = match (template(s5, 5), s5.get(22)) {
+        (Ok(2 | 3), Some(&m)) => m,
+        _ => return Vec::new(),
+    };
+    match (missing_values(s5), management) {
+        (Ok((primary, _)), 1) => vec![primary],
+        (Ok((primary, secondary)), 2) => vec![primary, secondary],
+        _ => Vec::new(),
+    }
+}
+
 /// The primary missing value of complex packing with missing value
-/// management (template 5.2 or 5.3, code table 5.5 value 1 or 2), which
-/// GDAL reports as the band's nodata.
+/// management, which GDAL reports as the band's nodata.
 pub(crate) fn declared_missing(s5: &[u8]) -> Option<f32> {
-    let number = template(s5, 5).ok()?;
-    let management = *s5.get(22)?;
-    ((number == 2 || number == 3) && (management == 1 || management == 2))
-        .then(|| missing_values(s5).ok().map(|(primary, _)| primary))
-        .flatten()
+    declared_missing_values(s5).first().copied()
 }
 
 /// Template 5.0: `n` values of `bits` bits.
