@@ -779,11 +779,12 @@ mod tests {
             (item(&local, "GRIB_ELEMENT"), item(&local, "GRIB_UNIT")),
             ("SNOHF", "[W]")
         );
-        assert!(item(&local, "GRIB_IDS")
-            .starts_with("CENTER=7(US-NCEP) SUBCENTER=4(EMC) MASTER_TABLE=0"));
-        assert!(item(&local, "GRIB_IDS").ends_with(
-            "REF_TIME=2024-02-29T06:30:00Z PROD_STATUS=0(Operational) TYPE=0(Analysis)"
-        ));
+        assert_eq!(
+            item(&local, "GRIB_IDS"),
+            "CENTER=7(US-NCEP) SUBCENTER=4(EMC) MASTER_TABLE=0 LOCAL_TABLE=0 \
+             SIGNF_REF_TIME=0(Analysis) REF_TIME=2024-02-29T06:30:00Z \
+             PROD_STATUS=0(Operational) TYPE=0(Analysis)"
+        );
     }
 
     #[test]

@@ -282,14 +282,14 @@ mod tests {
     use super::*;
     use crate::codec::grib2::tests::message;
 
-    /// Writes `bytes` to a file of its own and indexes it.
+    /// Writes `bytes` to a file of its own and indexes it, values as stored.
     fn index_bytes(name: &str, bytes: &[u8]) -> Result<Built> {
         let dir = std::env::temp_dir().join(format!("chunkref-grib2-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
         let path = path.to_string_lossy().into_owned();
-        index_file(&path, &path, Units::Normalized)
+        index_file(&path, &path, Units::Raw)
     }
 
     fn zarray(built: &Built, key: &str) -> Value {

@@ -173,10 +173,13 @@ fn gdal_directory() -> Option<PathBuf> {
 pub(crate) mod tests {
     use super::*;
 
-    /// Tables made of `files` (name, CSV text) in a directory of their own.
+    /// Tables made of `files` (name, CSV text) in a directory of their own
+    /// (one per call: tests run in parallel).
     pub(crate) fn tables_of(tag: &str, files: &[(&str, &str)]) -> Tables {
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!(
-            "chunkref-grib2-tables-{tag}-{}",
+            "chunkref-grib2-tables-{tag}-{}-{call}",
             std::process::id()
         ));
         std::fs::create_dir_all(&dir).unwrap();
