@@ -399,10 +399,9 @@ pub(crate) fn key(position: &[u64]) -> String {
 /// The number of cells of the chunk grid of `shape` in `chunks`; `None`
 /// when it overflows.
 fn grid_cells(shape: &[u64], chunks: &[u64]) -> Option<u64> {
-    shape
-        .iter()
-        .zip(chunks)
-        .try_fold(1u64, |cells, (&n, &c)| cells.checked_mul(n.div_ceil(c.max(1))))
+    shape.iter().zip(chunks).try_fold(1u64, |cells, (&n, &c)| {
+        cells.checked_mul(n.div_ceil(c.max(1)))
+    })
 }
 
 extern "C" {
@@ -475,18 +474,54 @@ mod tests {
     }
 
     const SPECS: &[Spec] = &[
-        Spec { name: "fixed", shape: [10, 13], chunks: [3, 4], unlimited: [false, false],
-               early: false, written: |i| i != 5 },
-        Spec { name: "extensible", shape: [10, 13], chunks: [3, 4], unlimited: [true, false],
-               early: false, written: |i| i % 3 != 1 },
-        Spec { name: "btree2", shape: [10, 13], chunks: [3, 4], unlimited: [true, true],
-               early: false, written: |_| true },
-        Spec { name: "single", shape: [10, 13], chunks: [10, 13], unlimited: [false, false],
-               early: false, written: |_| true },
-        Spec { name: "implicit", shape: [10, 13], chunks: [3, 4], unlimited: [false, false],
-               early: true, written: |_| false },
-        Spec { name: "sparse", shape: [100, 130], chunks: [3, 4], unlimited: [false, false],
-               early: false, written: |i| i % 200 == 3 },
+        Spec {
+            name: "fixed",
+            shape: [10, 13],
+            chunks: [3, 4],
+            unlimited: [false, false],
+            early: false,
+            written: |i| i != 5,
+        },
+        Spec {
+            name: "extensible",
+            shape: [10, 13],
+            chunks: [3, 4],
+            unlimited: [true, false],
+            early: false,
+            written: |i| i % 3 != 1,
+        },
+        Spec {
+            name: "btree2",
+            shape: [10, 13],
+            chunks: [3, 4],
+            unlimited: [true, true],
+            early: false,
+            written: |_| true,
+        },
+        Spec {
+            name: "single",
+            shape: [10, 13],
+            chunks: [10, 13],
+            unlimited: [false, false],
+            early: false,
+            written: |_| true,
+        },
+        Spec {
+            name: "implicit",
+            shape: [10, 13],
+            chunks: [3, 4],
+            unlimited: [false, false],
+            early: true,
+            written: |_| false,
+        },
+        Spec {
+            name: "sparse",
+            shape: [100, 130],
+            chunks: [3, 4],
+            unlimited: [false, false],
+            early: false,
+            written: |i| i % 200 == 3,
+        },
     ];
 
     /// Writes `path` with libhdf5: every dataset of [`SPECS`], chunks
@@ -494,7 +529,7 @@ mod tests {
     /// the latest file format (`latest`) or the earliest.
     fn write_file(path: &std::path::Path, latest: bool, user_block: u64) {
         use hdf5_metno_sys::h5d::{H5D_alloc_time_t, H5Dcreate2, H5Dwrite_chunk};
-        use hdf5_metno_sys::h5f::{H5Fcreate, H5F_libver_t, H5F_ACC_TRUNC, H5F_LIBVER_LATEST};
+        use hdf5_metno_sys::h5f::{H5F_libver_t, H5Fcreate, H5F_ACC_TRUNC, H5F_LIBVER_LATEST};
         use hdf5_metno_sys::h5p::{
             H5Pcreate, H5Pset_alloc_time, H5Pset_chunk, H5Pset_deflate, H5Pset_libver_bounds,
             H5Pset_userblock, H5P_CLS_DATASET_CREATE, H5P_CLS_FILE_ACCESS, H5P_CLS_FILE_CREATE,
@@ -508,8 +543,16 @@ mod tests {
             let fcpl = Handle::new(H5Pcreate(*H5P_CLS_FILE_CREATE), what).unwrap();
             check(H5Pset_userblock(fcpl.id(), user_block), what).unwrap();
             let fapl = Handle::new(H5Pcreate(*H5P_CLS_FILE_ACCESS), what).unwrap();
-            let low = if latest { H5F_LIBVER_LATEST } else { H5F_libver_t::H5F_LIBVER_EARLIEST };
-            check(H5Pset_libver_bounds(fapl.id(), low, H5F_LIBVER_LATEST), what).unwrap();
+            let low = if latest {
+                H5F_LIBVER_LATEST
+            } else {
+                H5F_libver_t::H5F_LIBVER_EARLIEST
+            };
+            check(
+                H5Pset_libver_bounds(fapl.id(), low, H5F_LIBVER_LATEST),
+                what,
+            )
+            .unwrap();
             let file = Handle::new(
                 H5Fcreate(name.as_ptr(), H5F_ACC_TRUNC, fcpl.id(), fapl.id()),
                 what,
@@ -517,13 +560,17 @@ mod tests {
             .unwrap();
             for spec in SPECS {
                 let max: Vec<u64> = (0..2)
-                    .map(|a| if spec.unlimited[a] { H5S_UNLIMITED } else { spec.shape[a] })
+                    .map(|a| {
+                        if spec.unlimited[a] {
+                            H5S_UNLIMITED
+                        } else {
+                            spec.shape[a]
+                        }
+                    })
                     .collect();
-                let space = Handle::new(
-                    H5Screate_simple(2, spec.shape.as_ptr(), max.as_ptr()),
-                    what,
-                )
-                .unwrap();
+                let space =
+                    Handle::new(H5Screate_simple(2, spec.shape.as_ptr(), max.as_ptr()), what)
+                        .unwrap();
                 let dcpl = Handle::new(H5Pcreate(*H5P_CLS_DATASET_CREATE), what).unwrap();
                 check(H5Pset_chunk(dcpl.id(), 2, spec.chunks.as_ptr()), what).unwrap();
                 if spec.early {
@@ -537,8 +584,15 @@ mod tests {
                 }
                 let c = std::ffi::CString::new(spec.name).unwrap();
                 let dset = Handle::new(
-                    H5Dcreate2(file.id(), c.as_ptr(), *H5T_STD_I32LE, space.id(), H5P_DEFAULT,
-                               dcpl.id(), H5P_DEFAULT),
+                    H5Dcreate2(
+                        file.id(),
+                        c.as_ptr(),
+                        *H5T_STD_I32LE,
+                        space.id(),
+                        H5P_DEFAULT,
+                        dcpl.id(),
+                        H5P_DEFAULT,
+                    ),
                     what,
                 )
                 .unwrap();
@@ -547,8 +601,14 @@ mod tests {
                     let offset = [i / grid[1] * spec.chunks[0], i % grid[1] * spec.chunks[1]];
                     let bytes = stored(i);
                     check(
-                        H5Dwrite_chunk(dset.id(), H5P_DEFAULT, 0, offset.as_ptr(), bytes.len(),
-                                       bytes.as_ptr().cast()),
+                        H5Dwrite_chunk(
+                            dset.id(),
+                            H5P_DEFAULT,
+                            0,
+                            offset.as_ptr(),
+                            bytes.len(),
+                            bytes.as_ptr().cast(),
+                        ),
                         what,
                     )
                     .unwrap();
@@ -559,7 +619,10 @@ mod tests {
     }
 
     fn grid_of(spec: &Spec) -> [u64; 2] {
-        [spec.shape[0].div_ceil(spec.chunks[0]), spec.shape[1].div_ceil(spec.chunks[1])]
+        [
+            spec.shape[0].div_ceil(spec.chunks[0]),
+            spec.shape[1].div_ceil(spec.chunks[1]),
+        ]
     }
 
     #[test]
@@ -581,13 +644,18 @@ mod tests {
             let fapl = reader.fapl().unwrap();
             let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
             // SAFETY: valid names and property list; ids owned by Handles.
-            let file =
-                Handle::new(unsafe { H5Fopen(name.as_ptr(), H5F_ACC_RDONLY, fapl.id()) }, what)
-                    .unwrap();
+            let file = Handle::new(
+                unsafe { H5Fopen(name.as_ptr(), H5F_ACC_RDONLY, fapl.id()) },
+                what,
+            )
+            .unwrap();
             for spec in SPECS {
                 let c = std::ffi::CString::new(spec.name).unwrap();
-                let id = Handle::new(unsafe { H5Dopen2(file.id(), c.as_ptr(), H5P_DEFAULT) }, what)
-                    .unwrap();
+                let id = Handle::new(
+                    unsafe { H5Dopen2(file.id(), c.as_ptr(), H5P_DEFAULT) },
+                    what,
+                )
+                .unwrap();
                 let mut kind = 0;
                 check(unsafe { H5Dget_chunk_index_type(id.id(), &mut kind) }, what).unwrap();
                 let want_kind = match (latest, spec.name) {
@@ -598,8 +666,8 @@ mod tests {
                     (true, "btree2") => BTREE2,
                     (true, _) => FIXED_ARRAY,
                 };
-                assert_eq!(kind as u32, want_kind, "{} latest {latest}", spec.name);
-                kinds.insert(kind as u32);
+                assert_eq!(kind, want_kind, "{} latest {latest}", spec.name);
+                kinds.insert(kind);
                 let array = Dataset {
                     id: id.id(),
                     name: spec.name,
@@ -610,7 +678,11 @@ mod tests {
                 };
                 let space = Handle::new(unsafe { H5Dget_space(id.id()) }, what).unwrap();
                 let mut n = 0;
-                check(unsafe { H5Dget_num_chunks(id.id(), space.id(), &mut n) }, what).unwrap();
+                check(
+                    unsafe { H5Dget_num_chunks(id.id(), space.id(), &mut n) },
+                    what,
+                )
+                .unwrap();
                 let by_grid = array.chunks_by_grid(&spec.chunks).unwrap();
                 let mut by_index = array.chunks_by_index(space.id(), n, &spec.chunks).unwrap();
                 by_index.sort_by(|a, b| a.0.cmp(&b.0));
@@ -620,7 +692,9 @@ mod tests {
                 assert_eq!(array.chunked(&spec.chunks).unwrap().refs.len() as u64, n);
                 let grid = grid_of(spec);
                 for (position, bytes) in &by_grid {
-                    let Bytes::Range { offset, length } = bytes else { panic!("{label}") };
+                    let Bytes::Range { offset, length } = bytes else {
+                        panic!("{label}")
+                    };
                     let i = position[0] * grid[1] + position[1];
                     let at = &file_bytes[*offset as usize..(offset + length) as usize];
                     if spec.early {
@@ -636,7 +710,14 @@ mod tests {
         }
         assert_eq!(
             kinds.into_iter().collect::<Vec<_>>(),
-            vec![BTREE, SINGLE, IMPLICIT, FIXED_ARRAY, EXTENSIBLE_ARRAY, BTREE2]
+            vec![
+                BTREE,
+                SINGLE,
+                IMPLICIT,
+                FIXED_ARRAY,
+                EXTENSIBLE_ARRAY,
+                BTREE2
+            ]
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

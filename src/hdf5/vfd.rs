@@ -108,9 +108,12 @@ struct Class {
     set_eoa: Option<unsafe extern "C" fn(*mut H5fd, c_int, haddr_t) -> herr_t>,
     get_eof: Option<unsafe extern "C" fn(*const H5fd, c_int) -> haddr_t>,
     get_handle: Option<unsafe extern "C" fn(*mut H5fd, hid_t, *mut *mut c_void) -> herr_t>,
-    read: Option<unsafe extern "C" fn(*mut H5fd, c_int, hid_t, haddr_t, usize, *mut c_void) -> herr_t>,
-    write:
-        Option<unsafe extern "C" fn(*mut H5fd, c_int, hid_t, haddr_t, usize, *const c_void) -> herr_t>,
+    read: Option<
+        unsafe extern "C" fn(*mut H5fd, c_int, hid_t, haddr_t, usize, *mut c_void) -> herr_t,
+    >,
+    write: Option<
+        unsafe extern "C" fn(*mut H5fd, c_int, hid_t, haddr_t, usize, *const c_void) -> herr_t,
+    >,
     flush: Option<unsafe extern "C" fn(*mut H5fd, hid_t, u8) -> herr_t>,
     truncate: Option<unsafe extern "C" fn(*mut H5fd, hid_t, u8) -> herr_t>,
     lock: Option<unsafe extern "C" fn(*mut H5fd, u8) -> herr_t>,
@@ -291,7 +294,9 @@ fn driver() -> Result<hid_t> {
         unsafe { H5FDregister((&class as *const Class).cast()) }
     });
     if id < 0 {
-        return Err(failure("cannot register the chunkref HDF5 file driver".into()));
+        return Err(failure(
+            "cannot register the chunkref HDF5 file driver".into(),
+        ));
     }
     Ok(id)
 }
@@ -366,7 +371,9 @@ unsafe extern "C" fn fapl_get(file: *mut H5fd) -> *mut c_void {
 unsafe extern "C" fn fapl_copy(info: *const c_void) -> *mut c_void {
     // SAFETY: libhdf5 passes driver information this driver made (or the
     // `Arc<Reader>` given to H5Pset_driver).
-    guarded(std::ptr::null_mut(), || boxed(unsafe { &*info.cast::<Arc<Reader>>() }))
+    guarded(std::ptr::null_mut(), || {
+        boxed(unsafe { &*info.cast::<Arc<Reader>>() })
+    })
 }
 
 /// `fapl_free`: drops a reference made by [`boxed`].
@@ -523,13 +530,13 @@ mod tests {
         let len = bytes.len() as u64;
         let block = BLOCK_BYTES;
         let cases = [
-            (0, 8),                          // in the head
-            (100, 20_000),                   // head and block 0
-            (block - 3, 10),                 // across blocks 0 and 1
-            (5 * block + 7, 3 * block),      // several blocks at once
-            (6 * block, 40),                 // a block kept from before
-            (2 * block + 1, (1 << 20) + 9),  // direct
-            (len - 5, 5),                    // the last bytes
+            (0, 8),                         // in the head
+            (100, 20_000),                  // head and block 0
+            (block - 3, 10),                // across blocks 0 and 1
+            (5 * block + 7, 3 * block),     // several blocks at once
+            (6 * block, 40),                // a block kept from before
+            (2 * block + 1, (1 << 20) + 9), // direct
+            (len - 5, 5),                   // the last bytes
         ];
         for (addr, size) in cases {
             let mut out = vec![0xAA; size as usize];

@@ -10,7 +10,7 @@
 - ``days/day0.nc`` .. ``day2.nc``: one time step each (unlimited
   ``time``), to be joined along it;
 - ``kinds/<kind>.h5``: one chunked dataset per chunk index kind of
-  HDF5 1.10 (``btree1``: libver earliest; with libver latest
+  HDF5 1.10 (``btree1``: libver earliest; with the 1.10 format
   ``fixed``, ``extensible``, ``btree2``, ``single``, ``implicit``), and
   ``sparse.h5`` (3 of 1200 chunks written), each next to kerchunk
   ``SingleHdf5ToZarr``'s references (inline threshold 0) as
@@ -27,6 +27,9 @@ import h5py
 import netCDF4
 import numpy as np
 from kerchunk.hdf import SingleHdf5ToZarr
+
+#: The newest file format libhdf5 1.10 reads (h5py's "latest" is HDF5 2.0's).
+V110 = ("v110", "v110")
 
 
 def ramp(dtype: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
@@ -50,7 +53,7 @@ def write_cube(path: Path) -> None:
                               chunksizes=(1, 16, 16), fill_value=-999.0)
         t.units = "K"
         t[:] = ramp("f4", (3, 40, 60), 1) / 8
-        c = nc.createVariable("c", "i2", ("y", "x"), contiguous=True)
+        c = nc.createVariable("c", "i2", ("y", "x"), contiguous=True, fill_value=-1)
         c[:] = ramp("i2", (40, 60), 2)
 
 
@@ -81,15 +84,15 @@ def write_kinds(out: Path) -> list[Path]:
     kw = dict(data=data, chunks=(8, 8), compression="gzip", shuffle=True)
     with h5py.File(out / "btree1.h5", "w", libver="earliest") as f:
         f.create_dataset("v", **kw)
-    with h5py.File(out / "fixed.h5", "w", libver="latest") as f:
+    with h5py.File(out / "fixed.h5", "w", libver=V110) as f:
         f.create_dataset("v", **kw)
-    with h5py.File(out / "extensible.h5", "w", libver="latest") as f:
+    with h5py.File(out / "extensible.h5", "w", libver=V110) as f:
         f.create_dataset("v", maxshape=(None, 70), **kw)
-    with h5py.File(out / "btree2.h5", "w", libver="latest") as f:
+    with h5py.File(out / "btree2.h5", "w", libver=V110) as f:
         f.create_dataset("v", maxshape=(None, None), **kw)
-    with h5py.File(out / "single.h5", "w", libver="latest") as f:
+    with h5py.File(out / "single.h5", "w", libver=V110) as f:
         f.create_dataset("v", data=data, chunks=(50, 70), compression="gzip")
-    with h5py.File(out / "implicit.h5", "w", libver="latest") as f:
+    with h5py.File(out / "implicit.h5", "w", libver=V110) as f:
         dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
         dcpl.set_chunk((8, 8))
         dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
