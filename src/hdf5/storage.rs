@@ -629,9 +629,11 @@ mod tests {
     fn hdf5_chunks_by_grid_equal_chunks_by_index_on_every_chunk_index_kind() {
         use hdf5_metno_sys::h5d::{H5Dget_chunk_index_type, H5Dopen2};
         use hdf5_metno_sys::h5f::{H5Fopen, H5F_ACC_RDONLY};
+        use std::sync::Arc;
         let _library = hdf5_metno_sys::LOCK.lock();
         // SAFETY: initialises the library (idempotent).
         unsafe { hdf5_metno_sys::h5::H5open() };
+        super::super::handle::silence_library();
         let dir = std::env::temp_dir().join(format!("chunkref-kinds-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let what = || "test".to_string();
@@ -707,6 +709,9 @@ mod tests {
                     assert_eq!(by_grid.len() as u64, grid[0] * grid[1], "{label}");
                 }
             }
+            // Closed, libhdf5 holds no reference to the reader.
+            drop((file, fapl));
+            assert_eq!(Arc::strong_count(&reader), 1);
         }
         assert_eq!(
             kinds.into_iter().collect::<Vec<_>>(),
