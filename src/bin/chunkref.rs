@@ -43,7 +43,7 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index),
                    or Zarr v2 / v3 stores (one index each: metadata inline, a
                    reference per chunk file or per inner chunk of a v3 shard),
-                   or local NetCDF4 / HDF5 files (.nc, .h5: one index each, every group
+                   or NetCDF4 / HDF5 files (.nc, .h5: one index each, every group
                    and numeric dataset; several with OUT a file are joined along
                    --concat-dim NAME, by default the first dimension);
                    local paths or URLs (s3://, gs://, az://, https://, /vsis3/,
@@ -774,19 +774,9 @@ fn index_scenes(
     Ok((what, save_index(&index, &args.output, &out)?))
 }
 
-/// The Kerchunk document of NetCDF4 / HDF5 file `source` (templates set
-/// with `--template-base`).
+/// The Kerchunk document of NetCDF4 / HDF5 file `source`, a local file or a
+/// remote object (templates set with `--template-base`).
 fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
-    if matches!(
-        chunkref::source::locate(source).map_err(|e| e.to_string())?,
-        Location::Object(_)
-    ) {
-        return Err(
-            "NetCDF4 / HDF5 files are read by libhdf5, which reads local files only: \
-                    copy it here first"
-                .into(),
-        );
-    }
     let (path, url) = locate(args, source)?;
     let mut doc = chunkref::hdf5::index_file(&path, &url).map_err(|e| e.to_string())?;
     if args.template_base {

@@ -2,7 +2,8 @@
 //! kerchunk's `SingleHdf5ToZarr` writes for a file (a `.zgroup` and
 //! `.zattrs` per group, a `.zarray` and `.zattrs` per numeric dataset,
 //! chunk references `[url, offset, length]`), the chunk ranges read from
-//! the file's own chunk index through libhdf5 (`H5Dget_chunk_info`).
+//! the file's own chunk index through libhdf5. libhdf5 reads the file, local
+//! or remote, through chunkref's own file driver ([`vfd`]).
 //!
 //! libhdf5 (Debian's serial build) is not thread-safe: every call here
 //! holds the binding crate's library lock, and only the indexer calls it,
@@ -14,8 +15,10 @@ mod dtype;
 pub mod filters;
 mod handle;
 mod storage;
+mod vfd;
 
 use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
 
 use base64::Engine;
 use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t, H5open};
@@ -37,6 +40,7 @@ use self::filters::Filter;
 use self::handle::{c_name, check, in_file, malformed, Handle};
 use self::storage::{Bytes, Storage};
 use crate::error::{Error, Result};
+use crate::source::Source;
 
 /// Attributes netCDF-4 and the HDF5 dimension-scale API keep for
 /// themselves; kerchunk (after h5netcdf) leaves them out.
@@ -51,24 +55,30 @@ const HIDDEN_ATTRIBUTES: &[&str] = &[
     "_NCProperties",
 ];
 
-/// The Kerchunk JSON v1 document indexing the HDF5 file at `path`, its
-/// chunks referenced by `url`. Datasets chunkref cannot read as numbers
-/// (strings, compound, ...) are left out with a warning on stderr; a
-/// filter without a Zarr codec fails the whole index.
+/// The Kerchunk JSON v1 document indexing the HDF5 file at `path` (a
+/// local path or a URL [`crate::source::Source`] reads), its chunks
+/// referenced by `url`. Datasets chunkref cannot read as numbers (strings,
+/// compound, ...) are left out with a warning on stderr; a filter without
+/// a Zarr codec fails the whole index.
 pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let _library = hdf5_metno_sys::LOCK.lock();
     // SAFETY: initialises the library (idempotent).
     unsafe { H5open() };
     handle::silence_library();
-    build(path, url).map_err(|e| in_file(e, path))
+    let reader = vfd::Reader::open(path)?;
+    // A failed read is reported as itself (naming the URL and range), not
+    // as what libhdf5 could not do for want of it.
+    build(&reader, path, url).map_err(|e| in_file(reader.take_failure().unwrap_or(e), path))
 }
 
-fn build(path: &str, url: &str) -> Result<Value> {
-    refuse_netcdf3(path)?;
+fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
+    refuse_netcdf3(reader.source())?;
     let c_path = c_name(path)?;
-    // SAFETY: a NUL-terminated path; the file id is owned by a Handle.
+    let fapl = reader.fapl()?;
+    // SAFETY: a NUL-terminated name and a valid property list; the file id
+    // is owned by a Handle.
     let file = Handle::new(
-        unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) },
+        unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, fapl.id()) },
         || "libhdf5 cannot open it as an HDF5 file".into(),
     )?;
     let user_block = user_block(file.id())?;
@@ -79,6 +89,7 @@ fn build(path: &str, url: &str) -> Result<Value> {
             name: &name,
             path,
             user_block,
+            reader,
         };
         match kind {
             H5O_type_t::H5O_TYPE_GROUP => object.group(&mut refs)?,
@@ -91,15 +102,13 @@ fn build(path: &str, url: &str) -> Result<Value> {
 
 /// An error for a NetCDF-3 file (classic or 64-bit offset, `CDF` then
 /// 1, 2 or 5), which has a `.nc` name but no HDF5 inside.
-fn refuse_netcdf3(path: &str) -> Result<()> {
-    let mut head = [0u8; 4];
-    let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head));
-    match read {
-        Ok(4) if head[..3] == *b"CDF" && matches!(head[3], 1 | 2 | 5) => {
-            Err(Error::unsupported(format!(
-                "{path} is a NetCDF-3 file (classic or 64-bit offset format), not NetCDF4 / HDF5"
-            )))
-        }
+fn refuse_netcdf3(source: &Source) -> Result<()> {
+    let head = source.read(0, source.len().min(4))?;
+    match head[..] {
+        [b'C', b'D', b'F', 1 | 2 | 5] => Err(Error::unsupported(format!(
+            "{} is a NetCDF-3 file (classic or 64-bit offset format), not NetCDF4 / HDF5",
+            source.path()
+        ))),
         _ => Ok(()),
     }
 }
@@ -159,6 +168,8 @@ struct Object<'a> {
     path: &'a str,
     /// The size of the file's user block.
     user_block: u64,
+    /// What libhdf5 reads the file through.
+    reader: &'a vfd::Reader,
 }
 
 impl Object<'_> {
@@ -222,7 +233,7 @@ impl Object<'_> {
             shape: &shape,
             item_size: element.size as u64,
             user_block: self.user_block,
-            source: self.path,
+            reader: self.reader,
         };
         let Some((stored, filters)) = stored_as(&array, dcpl.id(), file_type.id())? else {
             return self.leave_out("its layout is virtual or unknown");

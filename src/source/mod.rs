@@ -235,6 +235,12 @@ impl Source {
         &self.path
     }
 
+    /// How many of the first bytes were read when the file was opened
+    /// (reads within them cost nothing).
+    pub fn head_len(&self) -> u64 {
+        self.head.len() as u64
+    }
+
     /// Length of the file in bytes.
     pub fn len(&self) -> u64 {
         self.len

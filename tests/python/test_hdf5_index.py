@@ -397,14 +397,6 @@ def test_hdf5_sources_make_no_collection_parts(sources, chunkref_bin, tmp_path, 
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
 
 
-def test_remote_hdf5_is_refused_before_any_request(chunkref_bin, tmp_path):
-    """libhdf5 reads local files only: a URL is refused, by its extension,
-    without being fetched."""
-    out = tmp_path / "x.json"
-    done = run_chunkref(chunkref_bin, "index", "s3://no-such-bucket/x.nc", "-o", out)
-    assert done.returncode == 1 and "local files only" in done.stderr, done.stderr
-
-
 def test_several_hdf5_sources_join_or_index_one_each(sources, chunkref_bin, tmp_path):
     """Files that do not line up are not joined (the file and the document
     that differs are named); to OUT_DIR/ each is indexed on its own."""
