@@ -211,18 +211,38 @@ const MAX_SPARES: usize = 4;
 /// whose capacity is `len` to twice that, else a new one, an allocation
 /// failure reported as [`Error::Limits`] instead of aborting.
 pub(crate) fn output_buffer(codec: &str, len: usize) -> Result<Vec<u8>> {
+    let mut buffer = spare_or_new(codec, len)?;
+    buffer.clear();
+    Ok(buffer)
+}
+
+/// A buffer of `len` bytes whose contents are unspecified (an earlier
+/// chunk's bytes where a spare is reused, else zeros), for writers that
+/// overwrite every byte they keep: no pass zeroing it first.
+pub(crate) fn scratch_buffer(what: &str, len: usize) -> Result<Vec<u8>> {
+    let mut buffer = spare_or_new(what, len)?;
+    if buffer.len() >= len {
+        buffer.truncate(len);
+    } else {
+        buffer.resize(len, 0);
+    }
+    Ok(buffer)
+}
+
+/// One of this thread's spares able to hold `len` bytes (see
+/// [`output_buffer`]), its contents as they were, else an empty new one.
+fn spare_or_new(what: &str, len: usize) -> Result<Vec<u8>> {
     let fits = |b: &Vec<u8>| (len..=len.saturating_mul(2)).contains(&b.capacity());
     let spare = SPARES.with_borrow_mut(|spares| {
         let i = spares.iter().position(fits)?;
         Some(spares.swap_remove(i))
     });
-    if let Some(mut spare) = spare {
-        spare.clear();
+    if let Some(spare) = spare {
         return Ok(spare);
     }
     let mut buffer = Vec::new();
     buffer.try_reserve_exact(len).map_err(|_| Error::Limits {
-        what: format!("{codec}: cannot allocate {len} bytes of decoded output"),
+        what: format!("{what}: cannot allocate {len} bytes"),
     })?;
     Ok(buffer)
 }

@@ -32,6 +32,7 @@ use object_store::path::Path as StorePath;
 use object_store::{BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, RetryConfig};
 use tokio::sync::Semaphore;
 
+use crate::codec::registry::scratch_buffer;
 use crate::config::{AwsSettings, AzureSettings, GcsSettings, Settings};
 use crate::error::{Error, Result};
 use crate::process::PerProcess;
@@ -644,13 +645,9 @@ impl LocalFiles {
         };
         let ranges = checked_ranges(source, ranges)?;
         let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
-        let mut buffer = Vec::new();
-        buffer
-            .try_reserve_exact(total as usize)
-            .map_err(|_| Error::Limits {
-                what: format!("cannot allocate {total} bytes to read {}", source.url),
-            })?;
-        buffer.resize(total as usize, 0);
+        // Every byte is read into (a short read is an error): a recycled
+        // buffer is not zeroed first.
+        let mut buffer = scratch_buffer(&format!("reading {}", source.url), total as usize)?;
         let mut at = 0;
         for r in ranges {
             let expected = (r.end - r.start) as usize;

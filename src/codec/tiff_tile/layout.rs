@@ -4,7 +4,7 @@
 
 use super::compression::Compression;
 use crate::assemble::copy_strided;
-use crate::codec::registry::{output_buffer, recycle};
+use crate::codec::registry::{recycle, scratch_buffer};
 use crate::error::Result;
 
 /// One tile as decoded: `height` rows of `width` pixels of `samples`
@@ -115,8 +115,11 @@ impl Layout {
         let size = self.sample_size;
         let pixels = self.width * self.height;
         let count = pixels.min(data.len() / (self.samples * size));
-        let mut out = output_buffer("TIFF tile", data.len())?;
-        out.resize(data.len(), 0);
+        let mut out = scratch_buffer("TIFF tile", data.len())?;
+        if count < pixels || data.len() != pixels * self.samples * size {
+            // A short (or long) tile: not every byte is written below.
+            out.fill(0);
+        }
         if size == 1 && (2..=4).contains(&self.samples) {
             deinterleave_bytes(
                 &data[..count * self.samples],

@@ -10,7 +10,7 @@
 use weezl::decode::Decoder;
 use weezl::{BitOrder, LzwStatus};
 
-use crate::codec::registry::output_buffer;
+use crate::codec::registry::{output_buffer, scratch_buffer};
 
 /// Resets the code table.
 const CLEAR: u16 = 256;
@@ -21,6 +21,10 @@ const FIRST_FREE: u16 = 258;
 /// Codes are at most 12 bits wide.
 const MAX_CODES: usize = 4096;
 
+/// Bytes past the end of the output the decoder may scribble on: strings
+/// are copied in blocks of this many bytes.
+const SLACK: usize = 16;
+
 /// Decodes an LZW stream into at most `limit` bytes; a stream that goes on
 /// past `limit` is an error.
 pub(in crate::codec) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
@@ -28,80 +32,135 @@ pub(in crate::codec) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, St
     if input.len() >= 2 && input[0] == 0 && input[1] & 1 == 1 {
         return decode_old_style(input, limit);
     }
-    let mut out = output_buffer("LZW", limit).map_err(|e| e.to_string())?;
+    let size = limit.saturating_add(SLACK);
+    // Initialised (with whatever an earlier chunk left), so that a block
+    // copy may read past the string it copies.
+    let mut out = scratch_buffer("LZW", size).map_err(|e| e.to_string())?;
+    let written = decode_into(input, &mut out, limit)?;
+    out.truncate(written);
+    Ok(out)
+}
+
+/// MSB-first codes, read from a 64-bit window refilled eight bytes at a
+/// time.
+struct Codes<'a> {
+    input: &'a [u8],
+    /// The next byte of `input` not yet in `window`.
+    at: usize,
+    /// Unread bits, first bit at the top.
+    window: u64,
+    /// How many bits of `window` are unread.
+    held: u32,
+}
+
+impl Codes<'_> {
+    /// The next `width`-bit code, `None` when the input has fewer bits.
+    #[inline(always)]
+    fn next(&mut self, width: u32) -> Option<usize> {
+        if self.held < width {
+            self.refill();
+            if self.held < width {
+                return None;
+            }
+        }
+        let code = (self.window >> (64 - width)) as usize;
+        self.window <<= width;
+        self.held -= width;
+        Some(code)
+    }
+
+    /// Tops the window up to at least 56 bits (or the end of the input).
+    #[inline(always)]
+    fn refill(&mut self) {
+        if let Some(word) = self.input.get(self.at..self.at + 8) {
+            let word = u64::from_be_bytes(word.try_into().expect("eight bytes"));
+            // The bits past the whole bytes taken are the next byte's own,
+            // or-ed in again unchanged by the next refill.
+            self.window |= word >> self.held;
+            let bytes = (63 - self.held) / 8;
+            self.at += bytes as usize;
+            self.held += bytes * 8;
+        } else {
+            while self.held <= 56 && self.at < self.input.len() {
+                self.window |= u64::from(self.input[self.at]) << (56 - self.held);
+                self.held += 8;
+                self.at += 1;
+            }
+        }
+    }
+}
+
+/// Decodes `input` into `out` (`limit` bytes plus [`SLACK`], initialised),
+/// returning how many bytes it holds.
+fn decode_into(input: &[u8], out: &mut [u8], limit: usize) -> Result<usize, String> {
     // (offset in `out`, length) of each code's string; literals are not kept.
     let mut table = vec![(0u32, 0u32); MAX_CODES];
-    let (mut next, mut width) = (FIRST_FREE, 9u32);
-    // The previous code's string, as (offset, length) in `out`.
-    let mut previous: Option<(usize, usize)> = None;
-    let (mut bits, mut held, mut at) = (0u64, 0u32, 0usize);
+    let (mut next, mut width) = (usize::from(FIRST_FREE), 9u32);
+    // The previous code's string, at `out[previous..pos]`; none after a clear.
+    let (mut previous, mut pos, mut after_clear) = (0usize, 0usize, true);
+    let mut codes = Codes {
+        input,
+        at: 0,
+        window: 0,
+        held: 0,
+    };
     let too_long = || format!("stream decodes to more than {limit} bytes, the size of the tile");
-    loop {
-        while held < width && at < input.len() {
-            bits = bits << 8 | u64::from(input[at]);
-            held += 8;
-            at += 1;
-        }
-        if held < width {
-            break; // the stream ends without an end code, as libtiff allows
-        }
-        held -= width;
-        let code = (bits >> held) as u16 & ((1 << width) - 1);
-        bits &= (1u64 << held) - 1;
-        if code == CLEAR {
-            (next, width, previous) = (FIRST_FREE, 9, None);
-            continue;
-        }
-        if code == END {
-            break;
-        }
-        let start = out.len();
-        let len = if code < CLEAR {
+    // The stream may end without an end code, as libtiff allows.
+    while let Some(code) = codes.next(width) {
+        let start = pos;
+        if code < usize::from(CLEAR) {
             if start >= limit {
                 return Err(too_long());
             }
-            out.push(code as u8);
-            1
+            out[start] = code as u8;
+            pos += 1;
+        } else if code == usize::from(CLEAR) {
+            (next, width, after_clear) = (usize::from(FIRST_FREE), 9, true);
+            continue;
+        } else if code == usize::from(END) {
+            break;
         } else {
             let undefined = || format!("corrupt stream after {start} bytes: code {code} undefined");
-            let (p, plen) = previous.ok_or_else(undefined)?;
-            let (from, len) = match code.cmp(&next) {
-                std::cmp::Ordering::Less => {
-                    let (from, len) = table[usize::from(code)];
-                    (from as usize, len as usize)
-                }
-                // The string being defined: the previous one plus its first byte.
-                std::cmp::Ordering::Equal => (p, plen + 1),
-                std::cmp::Ordering::Greater => return Err(undefined()),
+            if after_clear || code > next {
+                return Err(undefined());
+            }
+            // The string being defined is the previous one plus its first
+            // byte; the previous one ends where this one starts.
+            let (from, len) = match code < next {
+                true => (table[code].0 as usize, table[code].1 as usize),
+                false => (previous, start - previous + 1),
             };
             if start + len > limit {
                 return Err(too_long());
             }
-            // Copied in one piece, or (the string being defined) as the
-            // previous string then its first byte.
-            if from + len <= start {
-                out.extend_from_within(from..from + len);
-            } else {
-                out.extend_from_within(from..start);
-                out.push(out[from]);
+            // In blocks of SLACK bytes: the last may read this string's
+            // own bytes (or past them) and write past its end, but every
+            // byte the string needs lies before `start`, read before any
+            // block overwrites it.
+            for at in (0..len).step_by(SLACK) {
+                let block: [u8; SLACK] = out[from + at..from + at + SLACK]
+                    .try_into()
+                    .expect("a block");
+                out[start + at..start + at + SLACK].copy_from_slice(&block);
             }
-            len
-        };
-        if let Some((p, plen)) = previous {
-            if usize::from(next) < MAX_CODES {
-                // The previous string plus this one's first byte, which
-                // follows it in the output.
-                table[usize::from(next)] = (p as u32, plen as u32 + 1);
-                next += 1;
-                // libtiff widens one code early.
-                if u32::from(next) + 1 >= 1 << width && width < 12 {
-                    width += 1;
-                }
+            if code == next {
+                out[start + len - 1] = out[from];
+            }
+            pos += len;
+        }
+        if !after_clear && next < MAX_CODES {
+            // The previous string plus this one's first byte, which
+            // follows it in the output.
+            table[next] = (previous as u32, (start - previous + 1) as u32);
+            next += 1;
+            // libtiff widens one code early.
+            if next + 1 >= 1 << width && width < 12 {
+                width += 1;
             }
         }
-        previous = Some((start, len));
+        (previous, after_clear) = (start, false);
     }
-    Ok(out)
+    Ok(pos)
 }
 
 /// Old-style (LSB-first, no early change) LZW, through weezl.
