@@ -173,7 +173,7 @@ const J2K_MAIN_HEADER: &str = "/0//UQApAAAAAAAQAAAAEAAAAAAAAAAAAAAAEAAAABAAAAAAA
 
 /// Codec configurations decoded by [`codec`] (the `jpeg2000` one's
 /// `main_header` is [`J2K_MAIN_HEADER`]).
-const CODECS: [CodecCase; 17] = [
+const CODECS: [CodecCase; 19] = [
     ("zlib", "{}", "|u1", [1, 16, 16]),
     ("gzip", "{}", "|u1", [1, 16, 16]),
     ("zstd", "{}", "<u2", [1, 16, 16]),
@@ -226,6 +226,13 @@ const CODECS: [CodecCase; 17] = [
         "<i2",
         [1, 16, 16],
     ),
+    (
+        "imagecodecs_lzf",
+        r#"{"header": false}"#,
+        "<u2",
+        [1, 16, 16],
+    ),
+    ("imagecodecs_lzf", "{}", "|u1", [1, 16, 16]),
 ];
 
 /// One chunk through a codec: the first byte picks the codec of

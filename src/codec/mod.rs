@@ -21,6 +21,7 @@ mod imagecodecs;
 mod jbp_block;
 mod jpeg2000;
 mod lz4;
+mod lzf;
 mod lzma;
 mod nitf_jpeg;
 mod shuffle;

@@ -15,7 +15,8 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 use bytes::Bytes;
 
 use super::{
-    blosc, bz2, crc32c, delta, dted, fletcher32, gzip, imagecodecs, lz4, lzma, shuffle, zlib, zstd,
+    blosc, bz2, crc32c, delta, dted, fletcher32, gzip, imagecodecs, lz4, lzf, lzma, shuffle, zlib,
+    zstd,
 };
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
@@ -90,6 +91,10 @@ static BUILTINS: &[Entry] = &[
     Entry {
         names: super::jpeg2000::NAMES,
         build: super::jpeg2000::from_config,
+    },
+    Entry {
+        names: lzf::NAMES,
+        build: lzf::from_config,
     },
     Entry {
         names: &["lzma", "numcodecs.lzma"],

@@ -90,8 +90,43 @@ fn codec(filter: &Filter, item_size: usize) -> Option<Value> {
         FLETCHER32 => Some(json!({"id": "fletcher32"})),
         ZSTD => Some(json!({"id": "zstd", "level": filter.value(0).unwrap_or(0)})),
         BLOSC => blosc(filter),
+        LZF => Some(json!({"id": "imagecodecs_lzf", "header": false})),
         _ => None,
     }
+}
+
+/// A chunk whose filter mask skips a filter and that the codecs still read.
+///
+/// h5py's LZF filter (flagged optional) fails on a chunk it cannot shrink,
+/// and HDF5 then stores the chunk as the earlier filters left it, with the
+/// filter's bit set in the chunk's filter mask. The `imagecodecs_lzf`
+/// codec (without header) takes a stream exactly as long as the decoded
+/// chunk as stored that way, which holds when every filter before LZF keeps
+/// the size (shuffle) and every one after it is shuffle or Fletcher-32
+/// (whose codec strips its 4 bytes first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Skip {
+    /// The filter mask of a chunk stored without LZF.
+    pub mask: u32,
+    /// The stored size of such a chunk.
+    pub stored_len: u64,
+}
+
+/// The [`Skip`] of `pipeline` for chunks of `chunk_bytes` bytes, when it
+/// has one.
+pub fn skip(pipeline: &[Filter], chunk_bytes: u64) -> Option<Skip> {
+    let at = pipeline.iter().position(|f| f.id == LZF)?;
+    let (before, after) = (&pipeline[..at], &pipeline[at + 1..]);
+    let keeps_size = before.iter().all(|f| f.id == SHUFFLE)
+        && after.iter().all(|f| f.id == SHUFFLE || f.id == FLETCHER32);
+    if !keeps_size || at >= 32 {
+        return None;
+    }
+    let checksums = after.iter().filter(|f| f.id == FLETCHER32).count() as u64;
+    Some(Skip {
+        mask: 1 << at,
+        stored_len: chunk_bytes.checked_add(4 * checksums)?,
+    })
 }
 
 /// The Blosc plugin's client data: revision, Blosc version, type size,
@@ -111,7 +146,6 @@ fn blosc(filter: &Filter) -> Option<Value> {
 /// The error for a filter without a codec.
 fn refused(dataset: &str, filter: &Filter) -> Error {
     let why = match filter.id {
-        LZF => "chunkref has no LZF codec",
         SCALEOFFSET | NBIT => "its packing has no Zarr v2 codec",
         SZIP => "chunkref has no szip codec",
         BLOSC => "its compressor code is not one Blosc knows",
@@ -173,13 +207,42 @@ mod tests {
     }
 
     #[test]
+    fn lzf_maps_to_imagecodecs_lzf_without_header() {
+        let pipeline = [
+            filter(2, &[4]),
+            filter(32000, &[4, 261, 4096]),
+            filter(3, &[]),
+        ];
+        let got = codecs("/t", &pipeline, 4).unwrap();
+        assert_eq!(got[1], json!({"id": "imagecodecs_lzf", "header": false}));
+        assert_eq!(
+            skip(&pipeline, 4096),
+            Some(Skip {
+                mask: 0b10,
+                stored_len: 4100
+            })
+        );
+        assert_eq!(
+            skip(&[filter(32000, &[])], 64),
+            Some(Skip {
+                mask: 1,
+                stored_len: 64
+            })
+        );
+        // No LZF, or filters around it that change the size: no skip.
+        assert_eq!(skip(&pipeline[..1], 4096), None);
+        assert_eq!(skip(&[filter(1, &[6]), filter(32000, &[])], 64), None);
+        assert_eq!(skip(&[filter(32000, &[]), filter(1, &[6])], 64), None);
+        assert_eq!(skip(&[filter(3, &[]), filter(32000, &[])], 64), None);
+    }
+
+    #[test]
     fn unsupported_filters_name_dataset_id_and_filter() {
         for (id, name) in [
             (6, "scaleoffset"),
             (5, "nbit"),
             (4, "szip"),
-            (32000, "lzf"),
-            (32008, "unnamed"),
+            (32004, "unnamed"),
         ] {
             let pipeline = [filter(2, &[2]), filter(id, &[])];
             let e = codecs("/grp/v", &pipeline, 2).unwrap_err().to_string();
@@ -189,12 +252,12 @@ mod tests {
             );
         }
         let named = Filter {
-            id: 32008,
-            name: "bitshuffle; see https://github.com/kiyo-masui/bitshuffle".into(),
+            id: 32004,
+            name: "HDF5 lz4 filter; see http://www.hdfgroup.org/services/contributions.html".into(),
             values: vec![],
         };
         let e = codecs("/v", &[named], 4).unwrap_err().to_string();
-        assert!(e.contains("filter 32008 (bitshuffle;"), "{e}");
+        assert!(e.contains("filter 32004 (HDF5 lz4 filter;"), "{e}");
         let bad_blosc = codecs("/v", &[filter(32001, &[2, 2, 4, 0, 5, 1, 9])], 4);
         assert!(bad_blosc
             .unwrap_err()
