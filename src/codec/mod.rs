@@ -8,6 +8,7 @@
 
 pub mod registry;
 
+mod bitshuffle;
 mod blosc;
 mod bz2;
 mod checksum;

@@ -26,6 +26,8 @@ const SCALEOFFSET: i32 = 6;
 const LZF: i32 = 32000;
 /// The registered Blosc plugin.
 const BLOSC: i32 = 32001;
+/// The registered bitshuffle plugin.
+const BITSHUFFLE: i32 = 32008;
 /// The registered Zstandard plugin.
 const ZSTD: i32 = 32015;
 
@@ -57,6 +59,7 @@ impl Filter {
             LZF => "lzf",
             BLOSC => "blosc",
             ZSTD => "zstd",
+            BITSHUFFLE => "bitshuffle",
             _ => "",
         };
         match (self.name.trim(), known) {
@@ -91,6 +94,33 @@ fn codec(filter: &Filter, item_size: usize) -> Option<Value> {
         ZSTD => Some(json!({"id": "zstd", "level": filter.value(0).unwrap_or(0)})),
         BLOSC => blosc(filter),
         LZF => Some(json!({"id": "imagecodecs_lzf", "header": false})),
+        BITSHUFFLE => bitshuffle(filter, item_size),
+        _ => None,
+    }
+}
+
+/// The bitshuffle plugin's client data: major and minor version, element
+/// size, block size (elements, 0 for bitshuffle's default), compression
+/// (0 none, 2 LZ4, 3 Zstandard) and level. Without compression the chunk
+/// is the bit transpose alone, imagecodecs' `imagecodecs_bitshuffle`;
+/// compressed chunks carry their sizes in a header (`hdf5-bitshuffle`).
+fn bitshuffle(filter: &Filter, item_size: usize) -> Option<Value> {
+    let element_size = match filter.value(2) {
+        Some(0) | None => item_size as u64,
+        Some(n) => u64::from(n),
+    };
+    match filter.value(4).unwrap_or(0) {
+        0 => Some(json!({
+            "id": "imagecodecs_bitshuffle",
+            "itemsize": element_size,
+            "blocksize": filter.value(3).unwrap_or(0),
+        })),
+        2 => Some(
+            json!({"id": "hdf5-bitshuffle", "elementsize": element_size, "compression": "lz4"}),
+        ),
+        3 => Some(
+            json!({"id": "hdf5-bitshuffle", "elementsize": element_size, "compression": "zstd"}),
+        ),
         _ => None,
     }
 }
@@ -149,6 +179,7 @@ fn refused(dataset: &str, filter: &Filter) -> Error {
         SCALEOFFSET | NBIT => "its packing has no Zarr v2 codec",
         SZIP => "chunkref has no szip codec",
         BLOSC => "its compressor code is not one Blosc knows",
+        BITSHUFFLE => "its compression code is not one bitshuffle knows (0, 2 or 3)",
         _ => "no Zarr v2 codec in chunkref reads it",
     };
     Error::unsupported(format!(
@@ -234,6 +265,36 @@ mod tests {
         assert_eq!(skip(&[filter(1, &[6]), filter(32000, &[])], 64), None);
         assert_eq!(skip(&[filter(32000, &[]), filter(1, &[6])], 64), None);
         assert_eq!(skip(&[filter(3, &[]), filter(32000, &[])], 64), None);
+    }
+
+    #[test]
+    fn bitshuffle_maps_by_its_compression() {
+        let got = codecs("/t", &[filter(32008, &[0, 3, 4, 0, 2, 0])], 4).unwrap();
+        assert_eq!(
+            got,
+            vec![json!({"id": "hdf5-bitshuffle", "elementsize": 4, "compression": "lz4"})]
+        );
+        let got = codecs("/t", &[filter(32008, &[0, 3, 8, 256, 3, 5])], 8).unwrap();
+        assert_eq!(
+            got,
+            vec![json!({"id": "hdf5-bitshuffle", "elementsize": 8, "compression": "zstd"})]
+        );
+        let got = codecs("/t", &[filter(32008, &[0, 3, 2, 64])], 2).unwrap();
+        assert_eq!(
+            got,
+            vec![json!({"id": "imagecodecs_bitshuffle", "itemsize": 2, "blocksize": 64})]
+        );
+        let got = codecs("/t", &[filter(32008, &[])], 2).unwrap();
+        assert_eq!(
+            got,
+            vec![json!({"id": "imagecodecs_bitshuffle", "itemsize": 2, "blocksize": 0})]
+        );
+        let e = codecs("/t", &[filter(32008, &[0, 3, 2, 0, 1])], 2).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("filter 32008 (bitshuffle): its compression code"),
+            "{e}"
+        );
     }
 
     #[test]

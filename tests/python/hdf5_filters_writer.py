@@ -7,6 +7,9 @@
   shuffle and fletcher32; ``mixed`` and ``mixed_checked`` hold chunks of
   random 32-bit values LZF cannot shrink (stored uncompressed, the LZF
   bit set in their filter mask) next to chunks it compresses;
+- ``bitshuffle.h5``: hdf5plugin's Bitshuffle (32008) with LZ4, Zstandard
+  and no compression, default and small block sizes, chunks whose element
+  count leaves a last short block and a tail;
 - ``ambiguous.h5``: an LZF chunk as long as the chunk uncompressed, its
   filter mask clear;
 - ``expected/<file>/<dataset>.npy``: every dataset as h5py reads it;
@@ -55,6 +58,26 @@ def write_lzf(path: Path) -> None:
                          compression="lzf", shuffle=True, fletcher32=True)
 
 
+def write_bitshuffle(path: Path) -> None:
+    """hdf5plugin's Bitshuffle: LZ4, Zstandard and no compression, with
+    the default block size and small ones (several blocks, a last shorter
+    block and a tail of fewer than 8 elements: 20 x 31 = 620 elements)."""
+    def bitshuffle(**kwargs):
+        return dict(hdf5plugin.Bitshuffle(**kwargs))
+
+    with h5py.File(path, "w") as f:
+        f.create_dataset("lz4", data=ramp("<i2", (40, 60), 6), chunks=(20, 31),
+                         **bitshuffle(cname="lz4"))
+        f.create_dataset("lz4_blocks", data=ramp("<f8", (40, 60), 7) / 3, chunks=(20, 31),
+                         **bitshuffle(nelems=64, cname="lz4"))
+        f.create_dataset("zstd", data=ramp(">u4", (40, 60), 8), chunks=(20, 31),
+                         **bitshuffle(nelems=128, cname="zstd", clevel=5))
+        f.create_dataset("none", data=ramp("<f4", (40, 60), 9), chunks=(20, 31),
+                         **bitshuffle(nelems=16, cname="none"))
+        f.create_dataset("bytes", data=ramp("u1", (3, 40, 60), 10), chunks=(2, 33, 50),
+                         **bitshuffle(cname="lz4"))
+
+
 def write_ambiguous(path: Path) -> None:
     """An LZF chunk exactly as long as the chunk, filter mask clear (written
     directly: liblzf could, in principle, make one)."""
@@ -87,7 +110,7 @@ def save_expected(path: Path, out: Path) -> None:
 
 def main(outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
-    writers = {"lzf.h5": write_lzf}
+    writers = {"lzf.h5": write_lzf, "bitshuffle.h5": write_bitshuffle}
     chunks = {}
     for name, write in writers.items():
         write(outdir / name)

@@ -38,6 +38,13 @@ CODECS = {
         "mixed": [LZF],
         "mixed_checked": [SHUFFLE4, LZF, {"id": "fletcher32"}],
     },
+    "bitshuffle.h5": {
+        "lz4": [{"id": "hdf5-bitshuffle", "elementsize": 2, "compression": "lz4"}],
+        "lz4_blocks": [{"id": "hdf5-bitshuffle", "elementsize": 8, "compression": "lz4"}],
+        "zstd": [{"id": "hdf5-bitshuffle", "elementsize": 4, "compression": "zstd"}],
+        "none": [{"id": "imagecodecs_bitshuffle", "itemsize": 4, "blocksize": 16}],
+        "bytes": [{"id": "hdf5-bitshuffle", "elementsize": 1, "compression": "lz4"}],
+    },
 }
 
 
