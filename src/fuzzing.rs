@@ -173,7 +173,7 @@ const J2K_MAIN_HEADER: &str = "/0//UQApAAAAAAAQAAAAEAAAAAAAAAAAAAAAEAAAABAAAAAAA
 
 /// Codec configurations decoded by [`codec`] (the `jpeg2000` one's
 /// `main_header` is [`J2K_MAIN_HEADER`]).
-const CODECS: [CodecCase; 17] = [
+const CODECS: [CodecCase; 22] = [
     ("zlib", "{}", "|u1", [1, 16, 16]),
     ("gzip", "{}", "|u1", [1, 16, 16]),
     ("zstd", "{}", "<u2", [1, 16, 16]),
@@ -225,6 +225,31 @@ const CODECS: [CodecCase; 17] = [
         r#"{"num_lat_points": 16, "num_lon_lines": 16, "record_size": 44}"#,
         "<i2",
         [1, 16, 16],
+    ),
+    (
+        "imagecodecs_lzf",
+        r#"{"header": false}"#,
+        "<u2",
+        [1, 16, 16],
+    ),
+    ("imagecodecs_lzf", "{}", "|u1", [1, 16, 16]),
+    (
+        "imagecodecs_bitshuffle",
+        r#"{"itemsize": 2}"#,
+        "<u2",
+        [1, 16, 15],
+    ),
+    (
+        "hdf5-bitshuffle",
+        r#"{"elementsize": 4}"#,
+        "<f4",
+        [1, 16, 15],
+    ),
+    (
+        "hdf5-bitshuffle",
+        r#"{"elementsize": 2, "compression": "zstd"}"#,
+        "<i2",
+        [1, 16, 15],
     ),
 ];
 

@@ -8,6 +8,7 @@
 
 pub mod registry;
 
+mod bitshuffle;
 mod blosc;
 mod bz2;
 mod checksum;
@@ -21,6 +22,7 @@ mod imagecodecs;
 mod jbp_block;
 mod jpeg2000;
 mod lz4;
+mod lzf;
 mod lzma;
 mod nitf_jpeg;
 mod shuffle;

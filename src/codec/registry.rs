@@ -15,7 +15,8 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 use bytes::Bytes;
 
 use super::{
-    blosc, bz2, crc32c, delta, dted, fletcher32, gzip, imagecodecs, lz4, lzma, shuffle, zlib, zstd,
+    bitshuffle, blosc, bz2, crc32c, delta, dted, fletcher32, gzip, imagecodecs, lz4, lzf, lzma,
+    shuffle, zlib, zstd,
 };
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
@@ -35,6 +36,10 @@ struct Entry {
 
 /// Every built-in codec, in one place.
 static BUILTINS: &[Entry] = &[
+    Entry {
+        names: bitshuffle::NAMES,
+        build: bitshuffle::from_config,
+    },
     Entry {
         names: &["blosc", "numcodecs.blosc"],
         build: blosc::from_config,
@@ -64,6 +69,10 @@ static BUILTINS: &[Entry] = &[
         build: super::grib2::from_config,
     },
     Entry {
+        names: bitshuffle::H5_NAMES,
+        build: bitshuffle::h5_from_config,
+    },
+    Entry {
         names: &["gzip", "numcodecs.gzip"],
         build: gzip::from_config,
     },
@@ -90,6 +99,10 @@ static BUILTINS: &[Entry] = &[
     Entry {
         names: super::jpeg2000::NAMES,
         build: super::jpeg2000::from_config,
+    },
+    Entry {
+        names: lzf::NAMES,
+        build: lzf::from_config,
     },
     Entry {
         names: &["lzma", "numcodecs.lzma"],

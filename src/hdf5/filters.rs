@@ -26,6 +26,8 @@ const SCALEOFFSET: i32 = 6;
 const LZF: i32 = 32000;
 /// The registered Blosc plugin.
 const BLOSC: i32 = 32001;
+/// The registered bitshuffle plugin.
+const BITSHUFFLE: i32 = 32008;
 /// The registered Zstandard plugin.
 const ZSTD: i32 = 32015;
 
@@ -57,6 +59,7 @@ impl Filter {
             LZF => "lzf",
             BLOSC => "blosc",
             ZSTD => "zstd",
+            BITSHUFFLE => "bitshuffle",
             _ => "",
         };
         match (self.name.trim(), known) {
@@ -90,8 +93,70 @@ fn codec(filter: &Filter, item_size: usize) -> Option<Value> {
         FLETCHER32 => Some(json!({"id": "fletcher32"})),
         ZSTD => Some(json!({"id": "zstd", "level": filter.value(0).unwrap_or(0)})),
         BLOSC => blosc(filter),
+        LZF => Some(json!({"id": "imagecodecs_lzf", "header": false})),
+        BITSHUFFLE => bitshuffle(filter, item_size),
         _ => None,
     }
+}
+
+/// The bitshuffle plugin's client data: major and minor version, element
+/// size, block size (elements, 0 for bitshuffle's default), compression
+/// (0 none, 2 LZ4, 3 Zstandard) and level. Without compression the chunk
+/// is the bit transpose alone, imagecodecs' `imagecodecs_bitshuffle`;
+/// compressed chunks carry their sizes in a header (`hdf5-bitshuffle`).
+fn bitshuffle(filter: &Filter, item_size: usize) -> Option<Value> {
+    let element_size = match filter.value(2) {
+        Some(0) | None => item_size as u64,
+        Some(n) => u64::from(n),
+    };
+    match filter.value(4).unwrap_or(0) {
+        0 => Some(json!({
+            "id": "imagecodecs_bitshuffle",
+            "itemsize": element_size,
+            "blocksize": filter.value(3).unwrap_or(0),
+        })),
+        2 => Some(
+            json!({"id": "hdf5-bitshuffle", "elementsize": element_size, "compression": "lz4"}),
+        ),
+        3 => Some(
+            json!({"id": "hdf5-bitshuffle", "elementsize": element_size, "compression": "zstd"}),
+        ),
+        _ => None,
+    }
+}
+
+/// A chunk whose filter mask skips a filter and that the codecs still read.
+///
+/// h5py's LZF filter (flagged optional) fails on a chunk it cannot shrink,
+/// and HDF5 then stores the chunk as the earlier filters left it, with the
+/// filter's bit set in the chunk's filter mask. The `imagecodecs_lzf`
+/// codec (without header) takes a stream exactly as long as the decoded
+/// chunk as stored that way, which holds when every filter before LZF keeps
+/// the size (shuffle) and every one after it is shuffle or Fletcher-32
+/// (whose codec strips its 4 bytes first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Skip {
+    /// The filter mask of a chunk stored without LZF.
+    pub mask: u32,
+    /// The stored size of such a chunk.
+    pub stored_len: u64,
+}
+
+/// The [`Skip`] of `pipeline` for chunks of `chunk_bytes` bytes, when it
+/// has one.
+pub fn skip(pipeline: &[Filter], chunk_bytes: u64) -> Option<Skip> {
+    let at = pipeline.iter().position(|f| f.id == LZF)?;
+    let (before, after) = (&pipeline[..at], &pipeline[at + 1..]);
+    let keeps_size = before.iter().all(|f| f.id == SHUFFLE)
+        && after.iter().all(|f| f.id == SHUFFLE || f.id == FLETCHER32);
+    if !keeps_size || at >= 32 {
+        return None;
+    }
+    let checksums = after.iter().filter(|f| f.id == FLETCHER32).count() as u64;
+    Some(Skip {
+        mask: 1 << at,
+        stored_len: chunk_bytes.checked_add(4 * checksums)?,
+    })
 }
 
 /// The Blosc plugin's client data: revision, Blosc version, type size,
@@ -111,10 +176,10 @@ fn blosc(filter: &Filter) -> Option<Value> {
 /// The error for a filter without a codec.
 fn refused(dataset: &str, filter: &Filter) -> Error {
     let why = match filter.id {
-        LZF => "chunkref has no LZF codec",
         SCALEOFFSET | NBIT => "its packing has no Zarr v2 codec",
         SZIP => "chunkref has no szip codec",
         BLOSC => "its compressor code is not one Blosc knows",
+        BITSHUFFLE => "its compression code is not one bitshuffle knows (0, 2 or 3)",
         _ => "no Zarr v2 codec in chunkref reads it",
     };
     Error::unsupported(format!(
@@ -173,13 +238,72 @@ mod tests {
     }
 
     #[test]
+    fn lzf_maps_to_imagecodecs_lzf_without_header() {
+        let pipeline = [
+            filter(2, &[4]),
+            filter(32000, &[4, 261, 4096]),
+            filter(3, &[]),
+        ];
+        let got = codecs("/t", &pipeline, 4).unwrap();
+        assert_eq!(got[1], json!({"id": "imagecodecs_lzf", "header": false}));
+        assert_eq!(
+            skip(&pipeline, 4096),
+            Some(Skip {
+                mask: 0b10,
+                stored_len: 4100
+            })
+        );
+        assert_eq!(
+            skip(&[filter(32000, &[])], 64),
+            Some(Skip {
+                mask: 1,
+                stored_len: 64
+            })
+        );
+        // No LZF, or filters around it that change the size: no skip.
+        assert_eq!(skip(&pipeline[..1], 4096), None);
+        assert_eq!(skip(&[filter(1, &[6]), filter(32000, &[])], 64), None);
+        assert_eq!(skip(&[filter(32000, &[]), filter(1, &[6])], 64), None);
+        assert_eq!(skip(&[filter(3, &[]), filter(32000, &[])], 64), None);
+    }
+
+    #[test]
+    fn bitshuffle_maps_by_its_compression() {
+        let got = codecs("/t", &[filter(32008, &[0, 3, 4, 0, 2, 0])], 4).unwrap();
+        assert_eq!(
+            got,
+            vec![json!({"id": "hdf5-bitshuffle", "elementsize": 4, "compression": "lz4"})]
+        );
+        let got = codecs("/t", &[filter(32008, &[0, 3, 8, 256, 3, 5])], 8).unwrap();
+        assert_eq!(
+            got,
+            vec![json!({"id": "hdf5-bitshuffle", "elementsize": 8, "compression": "zstd"})]
+        );
+        let got = codecs("/t", &[filter(32008, &[0, 3, 2, 64])], 2).unwrap();
+        assert_eq!(
+            got,
+            vec![json!({"id": "imagecodecs_bitshuffle", "itemsize": 2, "blocksize": 64})]
+        );
+        let got = codecs("/t", &[filter(32008, &[])], 2).unwrap();
+        assert_eq!(
+            got,
+            vec![json!({"id": "imagecodecs_bitshuffle", "itemsize": 2, "blocksize": 0})]
+        );
+        let e = codecs("/t", &[filter(32008, &[0, 3, 2, 0, 1])], 2).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("filter 32008 (bitshuffle): its compression code"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn unsupported_filters_name_dataset_id_and_filter() {
         for (id, name) in [
             (6, "scaleoffset"),
             (5, "nbit"),
             (4, "szip"),
-            (32000, "lzf"),
-            (32008, "unnamed"),
+            (32004, "unnamed"),
         ] {
             let pipeline = [filter(2, &[2]), filter(id, &[])];
             let e = codecs("/grp/v", &pipeline, 2).unwrap_err().to_string();
@@ -189,12 +313,12 @@ mod tests {
             );
         }
         let named = Filter {
-            id: 32008,
-            name: "bitshuffle; see https://github.com/kiyo-masui/bitshuffle".into(),
+            id: 32004,
+            name: "HDF5 lz4 filter; see http://www.hdfgroup.org/services/contributions.html".into(),
             values: vec![],
         };
         let e = codecs("/v", &[named], 4).unwrap_err().to_string();
-        assert!(e.contains("filter 32008 (bitshuffle;"), "{e}");
+        assert!(e.contains("filter 32004 (HDF5 lz4 filter;"), "{e}");
         let bad_blosc = codecs("/v", &[filter(32001, &[2, 2, 4, 0, 5, 1, 9])], 4);
         assert!(bad_blosc
             .unwrap_err()

@@ -234,6 +234,7 @@ impl Object<'_> {
             item_size: element.size as u64,
             user_block: self.user_block,
             reader: self.reader,
+            skip: None,
         };
         let Some((stored, filters)) = stored_as(&array, dcpl.id(), file_type.id())? else {
             return self.leave_out("its layout is virtual or unknown");
@@ -311,6 +312,13 @@ fn stored_as(
             let pipeline = pipeline(dcpl, array.name)?;
             let codecs = filters::codecs(array.name, &pipeline, array.item_size as usize)?;
             let chunks = chunk_shape(dcpl, array.shape.len(), array.name)?;
+            let chunk_bytes = chunks
+                .iter()
+                .fold(array.item_size, |total, &n| total.saturating_mul(n));
+            let array = storage::Dataset {
+                skip: filters::skip(&pipeline, chunk_bytes),
+                ..*array
+            };
             (array.chunked(&chunks)?, codecs)
         }
         H5D_layout_t::H5D_CONTIGUOUS => (array.contiguous()?, Vec::new()),

@@ -11,6 +11,7 @@ use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::h5p::H5P_DEFAULT;
 use hdf5_metno_sys::h5s::H5S_ALL;
 
+use super::filters;
 use super::handle::{check, malformed, Handle};
 use super::vfd::Reader;
 use crate::error::{Error, Result};
@@ -55,6 +56,7 @@ pub(crate) struct Storage {
 }
 
 /// A dataset being indexed.
+#[derive(Clone, Copy)]
 pub(crate) struct Dataset<'a> {
     /// The dataset's identifier.
     pub(crate) id: hid_t,
@@ -69,6 +71,9 @@ pub(crate) struct Dataset<'a> {
     pub(crate) user_block: u64,
     /// What libhdf5 reads the file through.
     pub(crate) reader: &'a Reader,
+    /// The chunks with a skipped filter its codecs read (see
+    /// [`filters::Skip`]), if any.
+    pub(crate) skip: Option<filters::Skip>,
 }
 
 impl Dataset<'_> {
@@ -201,7 +206,9 @@ impl Dataset<'_> {
     }
 
     /// The reference to a stored chunk at grid `position`; an error when
-    /// its filter mask skips a filter.
+    /// its filter mask skips a filter the codecs cannot tell was skipped
+    /// (all but LZF's, see [`filters::Skip`]), or when an LZF chunk is as
+    /// long as one stored without LZF would be.
     fn reference(
         &self,
         position: &[u64],
@@ -209,6 +216,21 @@ impl Dataset<'_> {
         offset: u64,
         length: u64,
     ) -> Result<(Vec<u64>, Bytes)> {
+        match self.skip {
+            Some(skip) if length == skip.stored_len && mask == skip.mask => {
+                return Ok((position.to_vec(), Bytes::Range { offset, length }));
+            }
+            Some(skip) if length == skip.stored_len && mask == 0 => {
+                return Err(Error::unsupported(format!(
+                    "chunk {} of dataset '{}' holds an LZF stream exactly as long as the \
+                     chunk uncompressed ({length} bytes), which the imagecodecs_lzf codec \
+                     would read as a chunk stored uncompressed",
+                    key(position),
+                    self.name
+                )));
+            }
+            _ => {}
+        }
         if mask != 0 {
             return Err(Error::unsupported(format!(
                 "chunk {} of dataset '{}' skips filters (filter mask {mask:#x}), which a \
@@ -677,6 +699,7 @@ mod tests {
                     item_size: 4,
                     user_block,
                     reader: &reader,
+                    skip: None,
                 };
                 let space = Handle::new(unsafe { H5Dget_space(id.id()) }, what).unwrap();
                 let mut n = 0;

@@ -15,8 +15,8 @@ OUTDIR:
 - ``plugins.h5``: datasets with the Zstandard (32015) and Blosc (32001)
   plugin filters, their chunks encoded by numcodecs and written directly
   (h5py has no such plugins: the filters are declared optional);
-- ``scaleoffset.h5``, ``lzf.h5``: a dataset each with a filter chunkref
-  has no codec for (HDF5 scale-offset, h5py's LZF); ``masked.h5``: a
+- ``scaleoffset.h5``, ``lz4.h5``: a dataset each with a filter chunkref
+  has no codec for (HDF5 scale-offset, the LZ4 plugin); ``masked.h5``: a
   chunk whose filter mask says its Zstandard filter was skipped;
 - ``classic.nc``: a NetCDF-3 classic file (not HDF5);
 - ``expected/<file>/<dataset>.npy``: every numeric dataset of the HDF5
@@ -129,9 +129,9 @@ def write_refused(outdir: Path) -> None:
         packed = f.create_group("packed")
         packed.create_dataset("so", data=ramp("f4", (20, 20), 12), chunks=(10, 10),
                               scaleoffset=2)
-    with h5py.File(outdir / "lzf.h5", "w") as f:
-        f.create_dataset("squeezed", data=ramp("i2", (20, 20), 13), chunks=(10, 10),
-                         compression="lzf")
+    with h5py.File(outdir / "lz4.h5", "w") as f:
+        plugin_dataset(f, "squeezed", 32004, (0,), ramp("<i2", (20, 20), 13), (10, 10),
+                       lambda block: block)
     with h5py.File(outdir / "masked.h5", "w") as f:
         plugin_dataset(f, "partly", 32015, (3,), ramp("<i2", (20, 20), 15), (10, 10),
                        numcodecs.Zstd(level=3).encode, masks={(10, 0): 1})

@@ -336,7 +336,7 @@ def test_compact_dataset_is_inlined(indexed):
     "file, words",
     [
         ("scaleoffset.h5", ["'/packed/so'", "filter 6 (scaleoffset)"]),
-        ("lzf.h5", ["'/squeezed'", "filter 32000 (lzf)"]),
+        ("lz4.h5", ["'/squeezed'", "filter 32004"]),
         ("masked.h5", ["chunk 1.0 of dataset '/partly'", "filter mask 0x1"]),
         ("classic.nc", ["NetCDF-3"]),
     ],
