@@ -32,6 +32,8 @@ constexpr const char *CONNECTION_PREFIX = "CHUNKREF:";
 constexpr const char *HELP_TOPIC = "https://github.com/chunkref/chunkref/blob/main/docs/driver.md";
 /** Metadata domains the Rust core serves. */
 constexpr const char *DOMAINS[] = {"", "IMAGE_STRUCTURE", "SUBDATASETS", "RPC", "GEOLOCATION"};
+/** The metadata domains bands have (raster.rs `Dataset::metadata`); asking for the others costs each open. */
+constexpr const char *BAND_DOMAINS[] = {"", "IMAGE_STRUCTURE"};
 /** Config option: NO sends every window read through IReadBlock and the block cache. */
 constexpr const char *WINDOW_READS_OPTION = "CHUNKREF_WINDOW_READS";
 /** Most bytes of the native-type copy a window read in another data type goes through. */
@@ -493,7 +495,7 @@ void ChunkRefDataset::LoadMetadata() {
             GDALDataset::SetMetadata(items, domain);
     }
     for (int b = 1; b <= nBands; ++b) {
-        for (const char *domain : DOMAINS) {
+        for (const char *domain : BAND_DOMAINS) {
             auto items =
                 const_cast<char **>(chunkref_metadata(m_handle.get(), domain, static_cast<uint32_t>(b)));
             if (items != nullptr && items[0] != nullptr)
