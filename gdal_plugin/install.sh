@@ -9,13 +9,19 @@
 #                                     searches without GDAL_DRIVER_PATH
 #   CHUNKREF_KEEP_DEBUG=1 ...         install unstripped (for perf and gdb)
 #
-# Builds target/release/libchunkref.so first if it is missing. The plugin
+# Builds target/release/libchunkref.so first (a no-op when it is up to
+# date: `cargo test` alone may leave an older one behind), unless
+# CHUNKREF_LIB names a library built elsewhere. The plugin
 # only loads into the GDAL major.minor it was built for (see README.md,
 # "Install and troubleshooting").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lib=${CHUNKREF_LIB:-target/release/libchunkref.so}
-[ -f "$lib" ] || cargo build --release
+if [ -n "${CHUNKREF_LIB:-}" ]; then
+  lib=$CHUNKREF_LIB
+else
+  lib=target/release/libchunkref.so
+  cargo build --release --lib --quiet
+fi
 if [ "${1:-}" = "--system" ]; then
   version=$(gdal-config --version | cut -d. -f1,2)
   # GDAL looks in <libdir>/gdalplugins/<major.minor>/ first, then <libdir>/gdalplugins/.
