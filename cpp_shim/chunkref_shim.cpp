@@ -131,6 +131,7 @@ class ChunkRefDataset final : public GDALPamDataset {
                      GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace,
                      const GDALRasterIOExtraArg *extra, CPLErr *err);
     bool CoversSharing(const int *bandMap, int bandCount);
+    bool AnyBlockCached(int blockX, int blockY, const int *bandMap, int bandCount);
     CPLErr ReadNative(int xOff, int yOff, int xSize, int ySize, GByte *data, int bandCount,
                       const int *bandMap, size_t pixelSpace, size_t lineSpace, size_t bandSpace,
                       size_t bufferBytes);
@@ -628,7 +629,9 @@ static size_t BufferExtent(int bands, int width, int height, size_t pixel, size_
            (static_cast<size_t>(width) - 1) * pixel + size;
 }
 
-/** Serves a full-resolution read of more than one block. A window made of
+/** Serves a full-resolution read of more than one block, or of one whole
+ *  block of every band sharing its chunk that is not cached yet (a tile
+ *  server's request). A window made of
  *  whole chunks of every band they hold is read straight into the caller's
  *  buffer by the Rust window reader (all chunks fetched together, decoded in
  *  parallel). Any other window (a scanline, a strip, one band of
@@ -637,7 +640,7 @@ static size_t BufferExtent(int bands, int width, int height, size_t pixel, size_
  *  the bands sharing their chunks, are loaded into GDAL's block cache in one
  *  batch, and the read is left to GDAL's block path, which copies them out
  *  (unless they would not fit in the cache; then the window reader serves
- *  it). Returns false, leaving the read to GDAL, for resampled or
+ *  it). Returns false, leaving the read to GDAL, for resampled reads, other
  *  single-block reads, negative spacings, when CHUNKREF_WINDOW_READS=NO, or
  *  once the blocks are cached. */
 bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void *data,
@@ -655,12 +658,14 @@ bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void 
     const int lastX = (xOff + xSize - 1) / blockWidth;
     const int firstY = yOff / blockHeight;
     const int lastY = (yOff + ySize - 1) / blockHeight;
-    if (firstX == lastX && firstY == lastY)
-        return false;
     const bool wholeBlocks =
         xOff % blockWidth == 0 && yOff % blockHeight == 0 &&
         ((xOff + xSize) % blockWidth == 0 || xOff + xSize == nRasterXSize) &&
         ((yOff + ySize) % blockHeight == 0 || yOff + ySize == nRasterYSize);
+    if (firstX == lastX && firstY == lastY &&
+        !(wholeBlocks && CoversSharing(bandMap, bandCount) &&
+          !AnyBlockCached(firstX, firstY, bandMap, bandCount)))
+        return false;
     const size_t blocks =
         static_cast<size_t>(lastX - firstX + 1) * static_cast<size_t>(lastY - firstY + 1);
     if (!(wholeBlocks && CoversSharing(bandMap, bandCount))) {
@@ -775,6 +780,17 @@ bool ChunkRefDataset::ReadSampled(int xOff, int yOff, int xSize, int ySize, void
 }
 
 /** True if the bands asked for include every band sharing their chunks. */
+bool ChunkRefDataset::AnyBlockCached(int blockX, int blockY, const int *bandMap, int bandCount) {
+    for (int i = 0; i < bandCount; ++i) {
+        if (GDALRasterBlock *cached =
+                GetRasterBand(bandMap[i])->TryGetLockedBlockRef(blockX, blockY)) {
+            cached->DropLock();
+            return true;
+        }
+    }
+    return false;
+}
+
 bool ChunkRefDataset::CoversSharing(const int *bandMap, int bandCount) {
     const std::vector<int> sharing = SharingBands(bandMap, bandCount);
     return std::all_of(sharing.begin(), sharing.end(), [&](int b) {

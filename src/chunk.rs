@@ -61,6 +61,11 @@ impl Locations {
         }
     }
 
+    /// Whether decoded chunks are kept (see [`Locations::keep_decoded`]).
+    pub fn keeps_decoded(&self) -> bool {
+        self.decoded.is_some()
+    }
+
     /// Keeps decoded chunks for later reads (for datasets whose blocks
     /// straddle chunks, such as mosaics): `wanted` bytes, or what the
     /// settings say, at most a quarter of GDAL's block cache unless the

@@ -80,7 +80,7 @@ pub struct HttpSettings {
 }
 
 /// Everything the resolve and fetch stages are configured with.
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 pub struct Settings {
     /// S3
     pub aws: AwsSettings,
@@ -113,12 +113,10 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Reads the settings from GDAL configuration options, then the environment.
+    /// Reads the settings from GDAL configuration options (which GDAL takes
+    /// from the environment when they are not set).
     pub fn from_gdal() -> Result<Settings> {
-        Settings::from_lookup(|k| {
-            crate::gdal::config_option(k)
-                .or_else(|| std::env::var(k).ok().filter(|v| !v.is_empty()))
-        })
+        Settings::from_lookup(crate::gdal::config_option)
     }
 
     /// Reads the settings through `get` (option name -> value).

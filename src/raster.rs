@@ -150,10 +150,9 @@ pub struct Dataset {
 
 impl Dataset {
     /// Opens a dataset name with open options (`TEMPLATE_<name>=<value>`,
-    /// `TIME_STEP`, `TIME_START`, `TIME_END`).
-    pub fn open(name: &str, options: &[(String, String)]) -> Result<Dataset> {
+    /// `TIME_STEP`, `TIME_START`, `TIME_END`), reading with `settings`.
+    pub fn open(name: &str, options: &[(String, String)], settings: &Settings) -> Result<Dataset> {
         let parsed = DatasetName::parse(name)?;
-        let settings = Settings::from_gdal()?;
         let source = resolve::index_source(&parsed.index)?;
         let how = LoadOptions {
             overrides: options
@@ -172,7 +171,7 @@ impl Dataset {
         let load = || Index::load(&parsed.index, &source.vsi_path, &how, &open);
         let mut index = if settings.index_cache {
             let options = format!("{}\n{how:?}", parsed.index);
-            index_cache::get_or_load(&source.vsi_path, options, load)?
+            index_cache::INDEXES.get_or_load(&source.vsi_path, options, load, |_| true)?
         } else {
             Arc::new(load()?)
         };
@@ -195,7 +194,7 @@ impl Dataset {
             }
             index = Arc::new(own);
         }
-        Dataset::from_index(index, &source.base, &settings, parsed.target.as_deref())
+        Dataset::from_index(index, &source.base, settings, parsed.target.as_deref())
     }
 
     /// The dataset an index read from `base` shows: the raster `target`
@@ -220,6 +219,13 @@ impl Dataset {
         };
         ds.choose(target)?;
         Ok(ds)
+    }
+
+    /// Whether later opens may share this dataset: it keeps no decoded
+    /// pixels (a mosaic's chunk cache belongs to one open, so that a scene
+    /// rewritten between opens is read again).
+    pub fn shareable(&self) -> bool {
+        !self.locations.keeps_decoded()
     }
 
     /// The GDAL names (local paths, `/vsis3/...`, `/vsicurl/...`) of the

@@ -8,10 +8,13 @@
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Mutex, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::config::Settings;
 use crate::error::{CplCode, Error, Result};
 use crate::georef::band;
+use crate::index_cache::FileCache;
 use crate::raster::{Dataset, DatasetName};
 use crate::sampled::Sampling;
 use crate::window::{Spacing, Window};
@@ -153,8 +156,21 @@ impl CStringList {
     }
 }
 
-/// The opaque handle given to the shim.
-pub struct CrHandle {
+/// The opaque handle given to the shim: an opened dataset, shared by the
+/// opens of an unchanged local index with the same name, options and
+/// settings (see [`OPENED`]).
+pub struct CrHandle(Arc<Opened>);
+
+impl std::ops::Deref for CrHandle {
+    type Target = Opened;
+
+    fn deref(&self) -> &Opened {
+        &self.0
+    }
+}
+
+/// A dataset and what the shim asks of it, as C values made once.
+pub struct Opened {
     dataset: Dataset,
     warnings: CStringList,
     metadata: Mutex<HashMap<(String, u32), Box<CStringList>>>,
@@ -168,6 +184,69 @@ pub struct CrHandle {
     names: CStringList,
     /// GDAL names of the files the index refers to, listed on first use.
     files: OnceLock<CStringList>,
+}
+
+/// What shapes an opened dataset besides its index file: the dataset name,
+/// the open options, the working directory a relative name is read from,
+/// the settings and GDAL's block cache size.
+type OpenKey = (String, Vec<(String, String)>, PathBuf, Settings, usize);
+
+/// Datasets opened from local index files, for the next open of the same
+/// one: a tile server opening the dataset per request reads the index,
+/// chooses its raster and georeferences it once.
+static OPENED: FileCache<OpenKey, Opened> = FileCache::new();
+
+impl Opened {
+    /// Opens `name` with the open options `opts`, reading with `settings`.
+    fn open(name: &str, opts: &[(String, String)], settings: &Settings) -> Result<Opened> {
+        let dataset = Dataset::open(name, opts, settings)?;
+        let parsed = DatasetName::parse(name)?;
+        let names = CStringList::new(vec![parsed.index, parsed.target.unwrap_or_default()]);
+        let warnings = CStringList::new(dataset.warnings.clone());
+        let crs = dataset
+            .georef
+            .iter()
+            .map(|g| g.crs.as_deref().map(c_string))
+            .collect();
+        let gcps = dataset
+            .level_meta(0)
+            .ok()
+            .and_then(crate::georef::gcps)
+            .map(|(points, crs)| (points, c_string(&crs)));
+        Ok(Opened {
+            dataset,
+            warnings,
+            metadata: Mutex::new(HashMap::new()),
+            crs,
+            gcps,
+            band_text: Mutex::new(HashMap::new()),
+            names,
+            files: OnceLock::new(),
+        })
+    }
+
+    /// The opened `name`: a kept one when its index is a local file that
+    /// has not changed (unless `CHUNKREF_INDEX_CACHE=NO`), else a new one.
+    fn shared(name: &str, opts: Vec<(String, String)>) -> Result<Arc<Opened>> {
+        let settings = Settings::from_gdal()?;
+        let index = DatasetName::parse(name)?.index;
+        if !settings.index_cache {
+            return Opened::open(name, &opts, &settings).map(Arc::new);
+        }
+        let cwd = match Path::new(&index).is_relative() {
+            true => std::env::current_dir().unwrap_or_default(),
+            false => PathBuf::new(),
+        };
+        let open = || Opened::open(name, &opts, &settings);
+        let key = (
+            name.to_string(),
+            opts.clone(),
+            cwd,
+            settings.clone(),
+            crate::gdal::cache_max(),
+        );
+        OPENED.get_or_load(&index, key, open, |o| o.dataset.shareable())
+    }
 }
 
 /// (unit, description) of one band as C strings.
@@ -290,30 +369,9 @@ pub unsafe extern "C" fn chunkref_open(
                 i += 1;
             }
         }
-        let dataset = Dataset::open(name, &opts)?;
-        let parsed = DatasetName::parse(name)?;
-        let names = CStringList::new(vec![parsed.index, parsed.target.unwrap_or_default()]);
-        let warnings = CStringList::new(dataset.warnings.clone());
-        let crs = dataset
-            .georef
-            .iter()
-            .map(|g| g.crs.as_deref().map(c_string))
-            .collect();
-        let gcps = dataset
-            .level_meta(0)
-            .ok()
-            .and_then(crate::georef::gcps)
-            .map(|(points, crs)| (points, c_string(&crs)));
-        Ok(Box::into_raw(Box::new(CrHandle {
-            dataset,
-            warnings,
-            metadata: Mutex::new(HashMap::new()),
-            crs,
-            gcps,
-            band_text: Mutex::new(HashMap::new()),
-            names,
-            files: OnceLock::new(),
-        })))
+        Ok(Box::into_raw(Box::new(CrHandle(Opened::shared(
+            name, opts,
+        )?))))
     })
 }
 

@@ -10,6 +10,7 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 from osgeo import gdal
 
 from raster_checks import config_options, open_chunkref
@@ -61,3 +62,44 @@ def test_reopening_sees_every_change(chunkref_bin, tmp_path):
     assert open_chunkref(templated).ReadRaster() == want_a
     with config_options({"CHUNKREF_INDEX_CACHE": "NO"}):
         assert open_chunkref(templated).ReadRaster() == want_a
+
+
+def test_a_kept_dataset_serves_every_open_alike(chunkref_bin, tmp_path):
+    """Opens of an unchanged index share what the first open worked out
+    (its raster, overviews and georeferencing): handles open at once stay
+    independent, warnings are given at every open, and settings are read
+    at every open."""
+    a = write_tiff(tmp_path / "a.tif", TIFF_CASES["cog-none-3band"])
+    index = tmp_path / "i.json"
+    doc = index_tiff(chunkref_bin, a, index)
+    array = next(k.rsplit("/", 1)[0] for k in doc["refs"] if k.endswith("/.zarray"))
+    doc["refs"][f"{array}/99.99.99"] = doc["refs"][f"{array}/0.0.0"]
+    index.write_text(json.dumps(doc))
+    settle(index)
+    source = gdal.Open(str(a))
+    want = source.ReadRaster()
+    first = open_chunkref(index)
+    second = open_chunkref(index)
+    assert first.GetGeoTransform() == second.GetGeoTransform() == source.GetGeoTransform()
+    assert (second.GetRasterBand(1).GetOverviewCount()
+            == source.GetRasterBand(1).GetOverviewCount())
+    first = None
+    assert second.ReadRaster() == want
+    for i in range(source.GetRasterBand(1).GetOverviewCount()):
+        ov = second.GetRasterBand(1).GetOverview(i)
+        assert ov.ReadRaster() == source.GetRasterBand(1).GetOverview(i).ReadRaster()
+    second = None
+    for _ in range(2):
+        messages = []
+        gdal.PushErrorHandler(lambda _cls, _no, msg: messages.append(msg))
+        try:
+            ds = open_chunkref(index)
+        finally:
+            gdal.PopErrorHandler()
+        assert any("match no array's chunk grid" in m for m in messages)
+        assert ds.ReadRaster(0, 0, 64, 64) == source.ReadRaster(0, 0, 64, 64)
+        ds = None
+    with config_options({"CHUNKREF_MAX_REQUESTS": "0"}):
+        with pytest.raises(RuntimeError, match="CHUNKREF_MAX_REQUESTS=0"):
+            gdal.OpenEx(str(index), gdal.OF_RASTER, allowed_drivers=["ChunkRef"])
+    assert open_chunkref(index).ReadRaster() == want
