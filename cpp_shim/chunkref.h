@@ -169,6 +169,13 @@ int64_t chunkref_chunk_bands(const CrHandle *handle, uint32_t level, uint64_t ba
  *  strings owned by the handle. */
 const char *const *chunkref_names(const CrHandle *handle);
 
+/** The PAM sidecars (.aux.xml, Imagine .aux) next to the local index file
+ *  `index`, when known without probing: calls `add(ctx, name)` with the
+ *  file name of each one there and returns 1; returns 0 (and calls
+ *  nothing) when GDAL must look for them itself. */
+int32_t chunkref_sidecars(const char *index, void (*add)(void *ctx, const char *name),
+                          void *ctx);
+
 /** GDAL names (local paths, /vsis3/..., /vsicurl/...) of every file the
  *  index refers to, NULL-terminated, owned by the handle. */
 const char *const *chunkref_files(const CrHandle *handle);

@@ -432,7 +432,16 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
                                     !VSIIsLocal(ds->m_indexPath.c_str()))
                           ? info->GetSiblingFiles()
                           : nullptr;
-    ds->TryLoadXML(siblings);
+    // Or the sidecars Rust has seen in the unchanged directory: GDAL's PAM
+    // then looks only for those (a list even with none in it).
+    CPLStringList sidecars;
+    const auto addName = [](void *list, const char *name) {
+        static_cast<CPLStringList *>(list)->AddString(name);
+    };
+    if (siblings == nullptr && plainName &&
+        chunkref_sidecars(ds->m_indexPath.c_str(), addName, &sidecars) != 0)
+        sidecars.AddString("");
+    ds->TryLoadXML(siblings != nullptr ? siblings : sidecars.List());
     // External overviews (gdaladdo, QGIS "Build Pyramids"): <index>.ovr, or
     // <index>.<array>.ovr for one array of a store.
     std::string ovrBase = ds->m_indexPath;

@@ -38,6 +38,7 @@ pub mod raster;
 pub mod refs;
 pub mod resolve;
 pub mod sampled;
+pub mod sidecars;
 pub mod source;
 pub mod tiff;
 pub mod warnings;

@@ -633,6 +633,33 @@ pub unsafe extern "C" fn chunkref_names(handle: *const CrHandle) -> *const *cons
 /// See chunkref.h.
 ///
 /// # Safety
+/// `index` is NULL or a C string; `add` is called with `ctx` and C strings
+/// valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_sidecars(
+    index: *const c_char,
+    add: Option<unsafe extern "C" fn(ctx: *mut c_void, name: *const c_char)>,
+    ctx: *mut c_void,
+) -> i32 {
+    guard(std::ptr::null_mut(), 0, || {
+        let (Some(add), false) = (add, index.is_null()) else {
+            return Ok(0);
+        };
+        let Some(names) = crate::sidecars::sidecars(unsafe { c_str(index, "index path") }?) else {
+            return Ok(0);
+        };
+        for name in names {
+            let name = c_string(&name);
+            // SAFETY: the shim's callback copies the string before returning.
+            unsafe { add(ctx, name.as_ptr()) };
+        }
+        Ok(1)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
 /// `handle` must be a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn chunkref_files(handle: *const CrHandle) -> *const *const c_char {

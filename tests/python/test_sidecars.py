@@ -7,8 +7,10 @@ file list tools use to copy or package a dataset (``GetFileList``).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,33 @@ def test_file_list_of_a_remote_source_uses_gdal_names(flat, tmp_path):
         assert files == [str(remote), f"/vsicurl/{server.url}src.tif"], files
     finally:
         server.close()
+
+
+def test_sidecars_are_seen_however_the_directory_changes(flat, tmp_path):
+    """The sidecars found beside an index are kept while its directory is
+    unchanged: an ``.aux.xml`` written, edited or removed later is seen at
+    the next open, even in a directory dated long ago."""
+    _, index = flat
+
+    def settle() -> None:
+        old = time.time() - 3600
+        os.utime(tmp_path, (old, old))
+        os.utime(index, (old, old))
+
+    def note() -> str | None:
+        return open_chunkref(index).GetMetadataItem("NOTE")
+
+    settle()
+    assert note() is None
+    assert note() is None
+    pam = Path(f"{index}.aux.xml")
+    pam.write_text('<PAMDataset><Metadata><MDI key="NOTE">one</MDI></Metadata></PAMDataset>')
+    settle()
+    assert note() == "one"
+    # Edited in place (the directory does not change): read again.
+    pam.write_text('<PAMDataset><Metadata><MDI key="NOTE">two</MDI></Metadata></PAMDataset>')
+    settle()
+    assert note() == "two"
+    pam.unlink()
+    settle()
+    assert note() is None
