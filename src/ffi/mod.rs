@@ -5,6 +5,7 @@
 
 #![allow(unsafe_code)]
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -178,8 +179,9 @@ pub struct Opened {
     crs: Vec<Option<CString>>,
     /// Ground control points (pixel, line, x, y) of level 0 and their CRS.
     gcps: Option<(Vec<[f64; 4]>, CString)>,
-    /// (unit, description) of bands by (level, band), kept while the handle lives.
-    band_text: Mutex<HashMap<(u32, u64), Box<BandText>>>,
+    /// Each band asked for by (level, band): its description and its
+    /// (unit, description) as C strings.
+    bands: Mutex<HashMap<(u32, u64), Box<KeptBand>>>,
     /// The index file and the target array or group (empty) the name opened.
     names: CStringList,
     /// GDAL names of the files the index refers to, listed on first use.
@@ -219,7 +221,7 @@ impl Opened {
             metadata: Mutex::new(HashMap::new()),
             crs,
             gcps,
-            band_text: Mutex::new(HashMap::new()),
+            bands: Mutex::new(HashMap::new()),
             names,
             files: OnceLock::new(),
         })
@@ -249,8 +251,8 @@ impl Opened {
     }
 }
 
-/// (unit, description) of one band as C strings.
-type BandText = [CString; 2];
+/// A band's description and its (unit, description) as C strings.
+type KeptBand = (band::BandInfo, [CString; 2]);
 
 fn c_string(s: &str) -> CString {
     CString::new(s.replace('\0', " ")).unwrap_or_default()
@@ -533,11 +535,15 @@ pub unsafe extern "C" fn chunkref_band_info(
 ) -> i32 {
     guard(status, -1, || {
         let h = unsafe { handle_ref(handle) }?;
-        let b = h.dataset.band_info(level as usize, band)?;
-        let mut texts = h.band_text.lock().unwrap_or_else(|p| p.into_inner());
-        let text = texts
-            .entry((level, band))
-            .or_insert_with(|| Box::new([c_string(&b.unit), c_string(&b.description)]));
+        let mut bands = h.bands.lock().unwrap_or_else(|p| p.into_inner());
+        let (b, text) = match bands.entry((level, band)) {
+            Entry::Occupied(kept) => &**kept.into_mut(),
+            Entry::Vacant(v) => {
+                let b = h.dataset.band_info(level as usize, band)?;
+                let text = [c_string(&b.unit), c_string(&b.description)];
+                &**v.insert(Box::new((b, text)))
+            }
+        };
         let info = CrBandInfo {
             has_scale: b.scale.is_some() as i32,
             scale: b.scale.unwrap_or(1.0),
