@@ -610,6 +610,16 @@ CPLErr ChunkRefDataset::IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, 
          ReadSampled(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize, bufType, bandCount,
                      bandMap, pixelSpace, lineSpace, bandSpace, extra, &err)))
         return err;
+    // A zoomed-out read an overview serves: all bands from the overview
+    // dataset at once, as GTiff does (GDAL's default reads band by band).
+    if (rw == GF_Read && (bufXSize < xSize || bufYSize < ySize)) {
+        int tried = FALSE;
+        err = TryOverviewRasterIO(rw, xOff, yOff, xSize, ySize, data, bufXSize, bufYSize, bufType,
+                                  bandCount, bandMap, pixelSpace, lineSpace, bandSpace, extra,
+                                  &tried);
+        if (tried)
+            return err;
+    }
     return GDALPamDataset::IRasterIO(rw, xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
                                      bufType, bandCount, bandMap, pixelSpace, lineSpace,
                                      bandSpace, extra);

@@ -72,6 +72,13 @@ def test_band_by_band_and_overviews_match_gdal(pair):
         assert chunkref.ReadRaster(0, 0, w, h, side, side) == native.ReadRaster(
             0, 0, w, h, side, side
         ), side
+    # A zoomed-out window of some bands, in another order, averaged.
+    bands = list(range(native.RasterCount, 0, -2))
+    for alg in (gdal.GRIORA_NearestNeighbour, gdal.GRIORA_Average):
+        args = dict(buf_xsize=65, buf_ysize=50, band_list=bands, resample_alg=alg)
+        assert chunkref.ReadRaster(20, 10, 260, 200, **args) == native.ReadRaster(
+            20, 10, 260, 200, **args
+        ), alg
 
 
 def test_advise_read_then_blocks_match_gdal(pair):
