@@ -52,13 +52,14 @@ pub struct FileCache<K: 'static, T: 'static> {
     entries: PerProcess<Entries<K, T>>,
 }
 
-impl<K: PartialEq, T> Default for FileCache<K, T> {
+impl<K: PartialEq + Send, T: Send + Sync> Default for FileCache<K, T> {
     fn default() -> Self {
         FileCache::new()
     }
 }
 
-impl<K: PartialEq, T> FileCache<K, T> {
+// Kept values are handed to any thread of the process.
+impl<K: PartialEq + Send, T: Send + Sync> FileCache<K, T> {
     /// An empty cache.
     pub const fn new() -> FileCache<K, T> {
         FileCache {
