@@ -10,6 +10,23 @@ fn query(cmd: &str, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// Compiles src/hdf5/vfd_layout.c against libhdf5's headers (found with
+/// pkg-config, else Debian's serial build): its static assertions fail the
+/// build when libhdf5's driver structures are not those vfd.rs declares.
+fn check_hdf5_layout() {
+    println!("cargo:rerun-if-changed=src/hdf5/vfd_layout.c");
+    let cflags = query("pkg-config", &["--cflags", "hdf5"])
+        .unwrap_or_else(|| "-I/usr/include/hdf5/serial".into());
+    let mut build = cc::Build::new();
+    build.file("src/hdf5/vfd_layout.c").warnings(true);
+    for flag in cflags.split_whitespace() {
+        if let Some(dir) = flag.strip_prefix("-I") {
+            build.include(dir);
+        }
+    }
+    build.compile("chunkref_vfd_layout");
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=cpp_shim");
     println!("cargo:rerun-if-env-changed=GDAL_CONFIG");
@@ -44,6 +61,7 @@ fn main() {
         }
     }
     build.compile("chunkref_shim");
+    check_hdf5_layout();
     for flag in libs.split_whitespace() {
         if let Some(dir) = flag.strip_prefix("-L") {
             println!("cargo:rustc-link-search=native={dir}");

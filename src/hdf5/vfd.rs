@@ -121,6 +121,17 @@ struct Class {
     fl_map: [c_int; 7],
 }
 
+// The numbers vfd_layout.c checks libhdf5's headers against at build time.
+const _: () = {
+    assert!(std::mem::size_of::<H5fd>() == 80);
+    assert!(std::mem::offset_of!(H5fd, maxaddr) == 40);
+    assert!(std::mem::offset_of!(H5fd, paged_aggr) == 72);
+    assert!(std::mem::size_of::<Class>() == 280);
+    assert!(std::mem::offset_of!(Class, open) == 112);
+    assert!(std::mem::offset_of!(Class, read) == 200);
+    assert!(std::mem::offset_of!(Class, fl_map) == 248);
+};
+
 /// An open file: libhdf5's part first (libhdf5 holds a pointer to it),
 /// then the driver's.
 #[repr(C)]
