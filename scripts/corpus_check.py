@@ -1,0 +1,302 @@
+#!/usr/bin/python3
+"""Reads files other people wrote through `chunkref index` + ChunkRef and
+through GDAL's own driver, and says where they differ.
+
+    GDAL_DRIVER_PATH=build/gdalplugins scripts/corpus_check.py DIR_OR_FILE... \
+        [--json OUT.json] [--jobs 2] [--timeout 120]
+
+Every file under the given directories whose first bytes say NITF, JPEG 2000,
+TIFF, NetCDF/HDF5, GRIB or DTED is checked in a child process of its own
+(a crash or hang is reported, not fatal). A file is one of:
+
+- ``match``: size, bands, data types, geotransform or GCPs, CRS, nodata, mask
+  flags, colour interpretation and table, overview count and every pixel of
+  every level both have are the same (for several images or subdatasets:
+  each of them, in order);
+- ``differ``: both read it; the first differences are listed;
+- ``refused``: GDAL reads it, chunkref refuses it (the message is kept);
+- ``both-refuse``: GDAL cannot read it either.
+
+The corpora are public repositories (docs/real-files.md names them); this
+script only reads them, it does not fetch them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHUNKREF = ROOT / "target" / "release" / "chunkref"
+
+MAGICS = [
+    (b"NITF", "nitf"),
+    (b"NSIF", "nitf"),
+    (b"\x00\x00\x00\x0cjP  \r\n\x87\n", "jp2"),
+    (b"\xff\x4f\xff\x51", "j2k"),
+    (b"II*\x00", "tiff"),
+    (b"MM\x00*", "tiff"),
+    (b"II+\x00", "tiff"),
+    (b"MM\x00+", "tiff"),
+    (b"CDF\x01", "netcdf3"),
+    (b"CDF\x02", "netcdf3"),
+    (b"\x89HDF\r\n\x1a\n", "hdf5"),
+    (b"GRIB", "grib"),
+    (b"UHL1", "dted"),
+]
+
+
+def kind_of(path: Path) -> str | None:
+    """The format the file's first bytes announce, or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    for magic, kind in MAGICS:
+        if head.startswith(magic):
+            return kind
+    return None
+
+
+def candidates(roots: list[str]) -> list[tuple[Path, str]]:
+    """Every file under ``roots`` of a kind chunkref indexes."""
+    out = []
+    for root in roots:
+        p = Path(root)
+        files = [p] if p.is_file() else sorted(q for q in p.rglob("*") if q.is_file())
+        for f in files:
+            kind = kind_of(f)
+            if kind:
+                out.append((f, kind))
+    return out
+
+
+# ---------------------------------------------------------------- one file
+
+
+def describe(ds, gdal) -> dict:
+    """The properties compared, of one dataset."""
+    gt = ds.GetGeoTransform(can_return_null=True)
+    bands = []
+    for i in range(1, ds.RasterCount + 1):
+        b = ds.GetRasterBand(i)
+        ct = b.GetColorTable()
+        bands.append(
+            {
+                "type": gdal.GetDataTypeName(b.DataType),
+                "nodata": b.GetNoDataValue(),
+                "mask": b.GetMaskFlags(),
+                "colour": gdal.GetColorInterpretationName(b.GetColorInterpretation()),
+                "ct": None
+                if ct is None
+                else [ct.GetColorEntry(k) for k in range(ct.GetCount())],
+                "overviews": b.GetOverviewCount(),
+                "pixeltype": b.GetMetadataItem("PIXELTYPE", "IMAGE_STRUCTURE"),
+            }
+        )
+    return {
+        "size": [ds.RasterXSize, ds.RasterYSize, ds.RasterCount],
+        "gt": list(gt) if gt else None,
+        "srs": ds.GetSpatialRef(),
+        "gcps": [(g.GCPPixel, g.GCPLine, g.GCPX, g.GCPY, g.GCPZ) for g in ds.GetGCPs()],
+        "gcp_srs": ds.GetGCPSpatialRef(),
+        "bands": bands,
+    }
+
+
+def same_srs(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return bool(a.IsSame(b))
+
+
+def close(a, b, tol) -> bool:
+    return all(abs(x - y) <= tol * max(1.0, abs(x), abs(y)) for x, y in zip(a, b))
+
+
+def compare_props(n: dict, c: dict, what: str) -> list[str]:
+    """Differences of two ``describe`` results."""
+    diffs = []
+    if n["size"] != c["size"]:
+        return [f"{what}size {c['size']} != {n['size']}"]
+    if (n["gt"] is None) != (c["gt"] is None) or (n["gt"] and not close(n["gt"], c["gt"], 1e-9)):
+        diffs.append(f"{what}geotransform {c['gt']} != {n['gt']}")
+    if not same_srs(n["srs"], c["srs"]):
+        name = lambda s: s.GetName() if s is not None else None  # noqa: E731
+        diffs.append(f"{what}CRS {name(c['srs'])} != {name(n['srs'])}")
+    if len(n["gcps"]) != len(c["gcps"]):
+        diffs.append(f"{what}{len(c['gcps'])} GCPs != {len(n['gcps'])}")
+    elif n["gcps"] and not all(close(x, y, 1e-9) for x, y in zip(n["gcps"], c["gcps"])):
+        diffs.append(f"{what}GCP values differ")
+    for i, (nb, cb) in enumerate(zip(n["bands"], c["bands"]), 1):
+        for key in ("type", "nodata", "mask", "colour", "ct", "pixeltype"):
+            if nb[key] != cb[key] and not (
+                key == "nodata" and nb[key] != nb[key] and cb[key] != cb[key]
+            ):
+                shown = (len(cb[key] or []), len(nb[key] or [])) if key == "ct" else (cb[key], nb[key])
+                diffs.append(f"{what}band {i} {key} {shown[0]} != {shown[1]}")
+    return diffs
+
+
+def compare_pixels(nds, cds, what: str) -> list[str]:
+    """Every pixel of level 0 and of each overview level both have."""
+    import numpy as np
+
+    diffs = []
+    for i in range(1, nds.RasterCount + 1):
+        nb, cb = nds.GetRasterBand(i), cds.GetRasterBand(i)
+        levels = [(nb, cb)] + [
+            (nb.GetOverview(k), cb.GetOverview(k))
+            for k in range(min(nb.GetOverviewCount(), cb.GetOverviewCount()))
+        ]
+        for lev, (x, y) in enumerate(levels):
+            if (x.XSize, x.YSize) != (y.XSize, y.YSize):
+                diffs.append(f"{what}band {i} level {lev} size {y.XSize}x{y.YSize} != {x.XSize}x{x.YSize}")
+                continue
+            try:
+                a = x.ReadAsArray()
+            except Exception:
+                continue  # GDAL cannot read this level: nothing to compare with
+            try:
+                b = y.ReadAsArray()
+            except Exception as e:
+                diffs.append(f"{what}band {i} level {lev} read fails: {str(e)[:200]}")
+                continue
+            if a is None or b is None:
+                continue
+            if a.dtype.kind == "f":
+                same = np.array_equal(a, b, equal_nan=True)
+            else:
+                same = np.array_equal(a, b)
+            if not same:
+                bad = np.argwhere(a != b)
+                y0, x0 = bad[0]
+                diffs.append(
+                    f"{what}band {i} level {lev}: {len(bad)} pixels differ, first at "
+                    f"({x0},{y0}) {b[y0, x0]} != {a[y0, x0]}"
+                )
+    return diffs
+
+
+def subdatasets(ds) -> list[str]:
+    md = ds.GetMetadata("SUBDATASETS") or {}
+    return [v for k, v in sorted(md.items(), key=lambda kv: _sd_key(kv[0])) if k.endswith("_NAME")]
+
+
+def _sd_key(k: str):
+    parts = k.split("_")
+    return (int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0, k)
+
+
+def check_one(path: str) -> dict:
+    """Compare one file; returns the verdict record."""
+    from osgeo import gdal
+
+    gdal.UseExceptions()
+    result = {"file": path, "kind": kind_of(Path(path))}
+    try:
+        nds = gdal.Open(path)
+        native_driver = nds.GetDriver().ShortName
+    except Exception as e:
+        result.update(verdict="both-refuse", gdal_error=str(e)[:300])
+        return result
+    result["driver"] = native_driver
+    with tempfile.TemporaryDirectory() as tmp:
+        index = os.path.join(tmp, "index.json")
+        run = subprocess.run(
+            [str(CHUNKREF), "index", path, "-o", index], capture_output=True, text=True, timeout=120
+        )
+        if run.returncode != 0:
+            result.update(verdict="refused", stage="index", error=(run.stderr or run.stdout).strip()[-400:])
+            return result
+        try:
+            cds = gdal.OpenEx(index, gdal.OF_RASTER, allowed_drivers=["ChunkRef"])
+        except Exception as e:
+            result.update(verdict="refused", stage="open", error=str(e)[:400])
+            return result
+        pairs = []
+        nsub, csub = subdatasets(nds), subdatasets(cds)
+        if nds.RasterCount == 0 and nsub:
+            if len(nsub) != len(csub):
+                result.update(verdict="differ", diffs=[f"{len(csub)} subdatasets != {len(nsub)}"])
+                return result
+            for k, (a, b) in enumerate(zip(nsub, csub)):
+                try:
+                    pairs.append((gdal.Open(a), gdal.OpenEx(b, allowed_drivers=["ChunkRef"]), f"sd{k + 1} "))
+                except Exception as e:
+                    result.update(verdict="refused", stage="open subdataset", error=str(e)[:400])
+                    return result
+        else:
+            pairs.append((nds, cds, ""))
+        diffs = []
+        for a, b, what in pairs:
+            try:
+                d = compare_props(describe(a, gdal), describe(b, gdal), what)
+                if not any("size" in x for x in d):
+                    d += compare_pixels(a, b, what)
+            except Exception as e:
+                d = [f"{what}comparison failed: {str(e)[:300]}"]
+            diffs += d
+        result.update(verdict="differ" if diffs else "match", diffs=diffs[:8])
+    return result
+
+
+def run_child(path: Path, timeout: int) -> dict:
+    try:
+        p = subprocess.run(
+            [sys.executable, __file__, "--one", str(path)], capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return {"file": str(path), "kind": kind_of(path), "verdict": "hang", "diffs": [f"no answer in {timeout} s"]}
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return {
+            "file": str(path),
+            "kind": kind_of(path),
+            "verdict": "crash",
+            "diffs": [f"exit {p.returncode}: {p.stderr.strip()[-300:]}"],
+        }
+    return json.loads(lines[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="*")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--json", help="write every verdict to this file")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=int, default=180)
+    ap.add_argument("--quiet", action="store_true", help="print only files that do not match")
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(check_one(args.one), default=str))
+        return 0
+    files = candidates(args.paths)
+    with ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda fk: run_child(fk[0], args.timeout), files))
+    counts: dict[tuple[str, str], int] = {}
+    for r in results:
+        counts[(r["kind"], r["verdict"])] = counts.get((r["kind"], r["verdict"]), 0) + 1
+        if args.quiet and r["verdict"] in ("match", "both-refuse"):
+            continue
+        detail = r.get("error") or "; ".join(r.get("diffs") or []) or r.get("gdal_error", "")
+        print(f"{r['verdict']:11} {r['kind']:7} {r['file']}: {detail[:600]}")
+    verdicts = ["match", "differ", "refused", "both-refuse", "crash", "hang"]
+    print("\n| format | " + " | ".join(verdicts) + " |")
+    print("|---" * (len(verdicts) + 1) + "|")
+    for kind in sorted({k for k, _ in counts}):
+        print(f"| {kind} | " + " | ".join(str(counts.get((kind, v), 0)) for v in verdicts) + " |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
