@@ -235,8 +235,19 @@ fn parse_uhl(uhl: &[u8], dsi: &[u8], data_offset: u64) -> Result<Header, String>
 }
 
 /// `DDDMMSSH` -> (tenths of an arc second, hemisphere letter).
+///
+/// Some producers write a latitude with two degree digits, `DDMMSSH` and a
+/// trailing blank (`380000N `). GDAL 3.6 reads that field by fixed columns
+/// as 380 degrees; it is read here as the 38 degrees it says
+/// (docs/real-files.md, DTED).
 fn angle(text: &[u8]) -> Result<(i64, u8), String> {
     let show = String::from_utf8_lossy(text).into_owned();
+    let short_form = text[7] == b' ' && matches!(text[6], b'N' | b'S' | b'E' | b'W');
+    let (text, hemisphere) = if short_form {
+        (&[b"0", &text[..6]].concat()[..], text[6])
+    } else {
+        (text, text[7])
+    };
     let digits = |r: std::ops::Range<usize>| -> Result<i64, String> {
         std::str::from_utf8(&text[r])
             .ok()
@@ -248,7 +259,7 @@ fn angle(text: &[u8]) -> Result<(i64, u8), String> {
     if m >= 60 || s >= 60 || d > 180 {
         return Err(format!("'{show}' is out of range"));
     }
-    Ok(((d * 3600 + m * 60 + s) * 10, text[7]))
+    Ok(((d * 3600 + m * 60 + s) * 10, hemisphere))
 }
 
 #[cfg(test)]
@@ -337,6 +348,20 @@ mod tests {
         );
         let h = read_bytes("swap", &bytes).unwrap();
         assert_eq!((h.lon_origin, h.lat_origin), (15 * 36000, 45 * 36000));
+    }
+
+    #[test]
+    fn latitude_with_two_degree_digits_and_a_blank() {
+        let bytes = with_data(
+            headers("0770000W", "380000N ", (300, 300), (121, 121), 0),
+            121,
+            254,
+        );
+        let h = read_bytes("short", &bytes).unwrap();
+        assert_eq!((h.lon_origin, h.lat_origin), (-77 * 36000, 38 * 36000));
+        // The short form's digits are still checked.
+        let err = angle(b"38x000N ").unwrap_err();
+        assert!(err.contains("not DDDMMSSH"), "{err}");
     }
 
     #[test]

@@ -107,6 +107,25 @@ def test_cell_reads_like_gdal(name, tmp_path, chunkref_bin):
     assert ds.GetSpatialRef().IsSame(native.GetSpatialRef()), ds.GetSpatialRef().ExportToWkt()
 
 
+def test_latitude_with_two_degree_digits(tmp_path, chunkref_bin):
+    """A UHL latitude written ``380000N `` (DDMMSSH and a blank) is indexed
+    as 38N. GDAL 3.6 reads those columns as 380 degrees (its geotransform
+    is off the globe); the pixels are GDAL's, the origin is the unedited
+    cell's (docs/real-files.md, DTED)."""
+    source = write_cell(tmp_path / "n38w077.dt0", 38, -77, 121, 121)
+    reference = gdal.Open(str(source)).GetGeoTransform()
+    edited = tmp_path / "short.dt0"
+    data = bytearray(source.read_bytes())
+    assert data[12:20] == b"0380000N"
+    data[12:20] = b"380000N "
+    edited.write_bytes(bytes(data))
+    native = gdal.Open(str(edited))
+    assert native.GetGeoTransform()[3] > 380  # GDAL's fixed-column reading
+    ds = open_chunkref(index(chunkref_bin, tmp_path / "short.json", edited))
+    assert_geotransform(ds.GetGeoTransform(), reference, "short latitude")
+    assert_pixels_equal(ds.ReadAsArray(), native.ReadAsArray(), "short latitude")
+
+
 #: The 3x3 block of level 0 cells: latitudes north to south, longitudes west to east.
 LATS, LONS = (47, 46, 45), (15, 16, 17)
 
