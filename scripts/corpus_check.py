@@ -221,9 +221,9 @@ def check_one(path: str) -> dict:
         except Exception as e:
             result.update(verdict="refused", stage="open", error=str(e)[:400])
             return result
-        pairs = []
+        pairs = [(nds, cds, "")] if nds.RasterCount or not subdatasets(nds) else []
         nsub, csub = subdatasets(nds), subdatasets(cds)
-        if nds.RasterCount == 0 and nsub:
+        if nsub:
             if len(nsub) != len(csub):
                 result.update(verdict="differ", diffs=[f"{len(csub)} subdatasets != {len(nsub)}"])
                 return result
@@ -233,8 +233,6 @@ def check_one(path: str) -> dict:
                 except Exception as e:
                     result.update(verdict="refused", stage="open subdataset", error=str(e)[:400])
                     return result
-        else:
-            pairs.append((nds, cds, ""))
         diffs = []
         for a, b, what in pairs:
             try:
@@ -278,6 +276,10 @@ def main() -> int:
     if args.one:
         print(json.dumps(check_one(args.one), default=str))
         return 0
+    from osgeo import gdal
+
+    if gdal.GetDriverByName("ChunkRef") is None:
+        sys.exit("no ChunkRef driver: set GDAL_DRIVER_PATH to the installed plugin's directory")
     files = candidates(args.paths)
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda fk: run_child(fk[0], args.timeout), files))

@@ -27,6 +27,11 @@ use crate::zarr::ArrayMeta;
 /// The connection prefix of the driver.
 pub const PREFIX: &str = "CHUNKREF:";
 
+/// Root group attribute naming the raster a store opens as when it holds
+/// several (its subdatasets are still listed), as GDAL opens the first image
+/// of a NITF file with several image segments.
+pub const DEFAULT_RASTER: &str = "chunkref:default_raster";
+
 /// Most bands one dataset may have.
 pub const MAX_BANDS: u64 = 1 << 20;
 
@@ -325,6 +330,20 @@ impl Dataset {
             }),
             (1, Some(a)) => self.set_levels(vec![(a, None)], None),
             _ => {
+                let default = index
+                    .groups
+                    .get("")
+                    .and_then(|attrs| attrs.get(DEFAULT_RASTER))
+                    .and_then(Value::as_str)
+                    .filter(|d| {
+                        candidates
+                            .iter()
+                            .any(|c| c.name == self.subdataset(d, "").name)
+                    })
+                    .map(str::to_string);
+                if let Some(d) = default {
+                    self.choose(Some(&d))?;
+                }
                 self.subdatasets = candidates;
                 Ok(())
             }

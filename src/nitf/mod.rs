@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::j2k::Codestream;
+use crate::raster::DEFAULT_RASTER;
 use crate::source::Source;
 use header::Image;
 
@@ -113,7 +114,11 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             }
             let meta = &mut built.metadata;
             meta.insert(".zgroup".into(), json!({"zarr_format": 2}));
-            meta.insert(".zattrs".into(), json!({"source": url}));
+            // GDAL's NITF driver opens the first image and lists them all.
+            meta.insert(
+                ".zattrs".into(),
+                json!({"source": url, DEFAULT_RASTER: "image_0"}),
+            );
             built
         }
     };

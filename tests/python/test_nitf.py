@@ -509,6 +509,8 @@ def test_each_image_segment_is_a_subdataset(tmp_path, chunkref_bin):
     ], listed
     for n, (gdal_name, _) in enumerate(subdatasets):
         assert_reads_like_gdal(out, gdal_name, f"image_{n}")
+    # The file itself opens as its first image, as GDAL's NITF driver opens it.
+    assert_reads_like_gdal(out, source)
 
 
 # --------------------------------------------------------------------------
