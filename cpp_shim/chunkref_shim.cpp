@@ -164,6 +164,9 @@ class ChunkRefDataset final : public GDALPamDataset {
     static int Identify(GDALOpenInfo *info);
     static GDALDataset *Open(GDALOpenInfo *info);
     char **GetFileList() override;
+    CPLErr IBuildOverviews(const char *resampling, int overviewCount, const int *overviewList,
+                           int bandCount, const int *bandList, GDALProgressFunc progress,
+                           void *progressData, CSLConstList options) override;
 
     CPLErr GetGeoTransform(double *transform) override;
     const OGRSpatialReference *GetSpatialRef() const override;
@@ -529,6 +532,24 @@ GDALRasterBand *ChunkRefRasterBand::GetOverview(int i) {
     if (i < 0 || i >= static_cast<int>(ds->m_overviews.size()))
         return nullptr;
     return ds->m_overviews[static_cast<size_t>(i)]->GetRasterBand(nBand);
+}
+
+/** External overviews (gdaladdo, QGIS pyramids), unless the index has
+ *  levels of its own: GDAL would try to write into those. */
+CPLErr ChunkRefDataset::IBuildOverviews(const char *resampling, int overviewCount,
+                                        const int *overviewList, int bandCount,
+                                        const int *bandList, GDALProgressFunc progress,
+                                        void *progressData, CSLConstList options) {
+    if (!m_overviews.empty()) {
+        CPLError(CE_Failure, CPLE_NotSupported,
+                 "ChunkRef: cannot add external overviews to %s: the index already has %d "
+                 "overview levels of its own (they are read as its overviews; build "
+                 "overviews of a copy instead, e.g. gdal_translate to a GTiff)",
+                 m_indexPath.c_str(), static_cast<int>(m_overviews.size()));
+        return CE_Failure;
+    }
+    return GDALPamDataset::IBuildOverviews(resampling, overviewCount, overviewList, bandCount,
+                                           bandList, progress, progressData, options);
 }
 
 /** The index, its sidecars and every file its chunks are read from. */

@@ -64,6 +64,20 @@ def test_gdaladdo_builds_external_overviews_equal_to_gtiffs(flat, tmp_path):
     assert "Overviews: 150x100, 75x50" in info, info
 
 
+def test_gdaladdo_on_an_index_with_its_own_levels_says_why(chunkref_bin, tmp_path):
+    """GDAL would try to write into the index's own overview levels; the
+    refusal names the index and the reason, as GTiff's does."""
+    tif, index = tmp_path / "cog.tif", tmp_path / "cog.json"
+    write_tiff(tif, TIFF_CASES["cog-lzw-1band"])
+    index_tiff(chunkref_bin, tif, index)
+    assert open_chunkref(index).GetRasterBand(1).GetOverviewCount() == 3
+    done = subprocess.run(["gdaladdo", str(index), "2"], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "cannot add external overviews" in done.stderr and str(index) in done.stderr, done.stderr
+    assert "already has 3 overview levels" in done.stderr, done.stderr
+    assert not Path(f"{index}.ovr").exists()
+
+
 def test_statistics_are_saved_for_prefixed_names(flat):
     tif, index = flat
     name = f"CHUNKREF:{index}"
