@@ -145,7 +145,10 @@ mod tests {
         let config = format!(r#"{{"codebook": "{}"}}"#, codebook());
         let out = decode_with(NAME, &config, &codes, SUBFRAME * SUBFRAME).unwrap();
         assert_eq!(out[..8], [0xBC, 0, 0xAB, 9, 0x23, 0, 0x12, 9]);
-        assert_eq!(out[3 * SUBFRAME..][..8], [0xBC, 3, 0xAB, 9, 0x23, 3, 0x12, 9]);
+        assert_eq!(
+            out[3 * SUBFRAME..][..8],
+            [0xBC, 3, 0xAB, 9, 0x23, 3, 0x12, 9]
+        );
         assert_eq!(out[4 * SUBFRAME..][..4], [0, 0, 0, 9]);
         let last = (SUBFRAME - 1) * SUBFRAME + SUBFRAME - 8;
         assert_eq!(out[last..][..8], [0xFF, 3, 0xFF, 9, 1, 3, 0, 9]);

@@ -187,12 +187,8 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
             // leaves undefined from its header box.
             let (start, len, colours) = if jp2::is_jp2_at(src, data_start, len)? {
                 let (start, cs_len) = jp2::jp2c_box(src, data_start, data_start + len)?;
-                let base = jp2::colour_interpretation_in(
-                    src,
-                    data_start,
-                    data_start + len,
-                    bands as u64,
-                )?;
+                let base =
+                    jp2::colour_interpretation_in(src, data_start, data_start + len, bands as u64)?;
                 (start, cs_len, Some(colour::attributes_over(img, &base)))
             } else {
                 (data_start, len, None)

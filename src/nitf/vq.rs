@@ -49,7 +49,10 @@ fn locations(tres: &[u8]) -> Vec<(u16, u64)> {
     let Some(tre) = super::rpc::find(tres, b"RPFIMG") else {
         return Vec::new();
     };
-    let be16 = |at: usize| tre.get(at..at + 2).map(|b| u16::from_be_bytes([b[0], b[1]]));
+    let be16 = |at: usize| {
+        tre.get(at..at + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+    };
     let be32 = |at: usize| {
         tre.get(at..at + 4)
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
@@ -186,7 +189,7 @@ fn subframes(
 fn on_subframe_bounds(offsets: &[u32]) -> bool {
     offsets
         .iter()
-        .all(|&o| o == ABSENT || o as usize % CODED_LEN == 0)
+        .all(|&o| o == ABSENT || (o as usize).is_multiple_of(CODED_LEN))
 }
 
 /// Offsets from `base`, absent ones kept as [`ABSENT`].
@@ -206,7 +209,11 @@ fn with_base(offsets: &[u32], base: u64) -> Vec<u64> {
 /// The band's lookup table as GDAL holds it (red, green, blue planes of 256
 /// entries; a single table is grey) and its number of entries, with the
 /// CADRG colour map of the colour/grey section applied.
-fn lookup_table(src: &Source, img: &Image, locs: &[(u16, u64)]) -> Result<Option<([Vec<u8>; 3], usize)>> {
+fn lookup_table(
+    src: &Source,
+    img: &Image,
+    locs: &[(u16, u64)],
+) -> Result<Option<([Vec<u8>; 3], usize)>> {
     let Some(luts) = img.band_luts.first().filter(|l| !l.is_empty()) else {
         return Ok(None);
     };
@@ -221,10 +228,8 @@ fn lookup_table(src: &Source, img: &Image, locs: &[(u16, u64)]) -> Result<Option
     } else {
         [plane(0), plane(0), plane(0)]
     };
-    if let (Some(section), Some(map)) = (
-        location(locs, COLOR_GRAYSCALE),
-        location(locs, COLORMAP),
-    ) {
+    if let (Some(section), Some(map)) = (location(locs, COLOR_GRAYSCALE), location(locs, COLORMAP))
+    {
         let records = src.read(section, 1)?[0];
         if records > 0 {
             // The first offset record: table ID, entries, entry length,
@@ -282,7 +287,12 @@ pub(super) fn array(
         }
         let i = i as u64;
         let (row, col) = (i / img.blocks_across, i % img.blocks_across);
-        refs.push(Ref::single([0, row, col], url.clone(), at, CODED_LEN as u64));
+        refs.push(Ref::single(
+            [0, row, col],
+            url.clone(),
+            at,
+            CODED_LEN as u64,
+        ));
     }
     let mut attrs = Map::new();
     if let Some((mut rgb, entries)) = lookup_table(src, img, &locs)? {
@@ -307,10 +317,7 @@ pub(super) fn array(
             .collect();
         if entries > 0 {
             attrs.insert(COLOR_TABLE_ATTRIBUTE.into(), json!(table));
-            attrs.insert(
-                COLOR_ATTRIBUTE.into(),
-                json!([ColorInterp::Palette.name()]),
-            );
+            attrs.insert(COLOR_ATTRIBUTE.into(), json!([ColorInterp::Palette.name()]));
         }
     }
     Ok(pyramid::Array {
