@@ -25,6 +25,7 @@ mod lz4;
 mod lzf;
 mod lzma;
 mod nitf_jpeg;
+pub(crate) mod nitf_vq;
 mod shuffle;
 mod tiff_tile;
 mod turbojpeg;

@@ -113,6 +113,10 @@ static BUILTINS: &[Entry] = &[
         build: super::nitf_jpeg::from_config,
     },
     Entry {
+        names: super::nitf_vq::NAMES,
+        build: super::nitf_vq::from_config,
+    },
+    Entry {
         names: &["shuffle", "numcodecs.shuffle"],
         build: shuffle::from_config,
     },
@@ -415,6 +419,14 @@ pub(crate) mod tests {
             (
                 super::super::nitf_jpeg::URI,
                 r#"{"num_bands": 1, "block_height": 8, "block_width": 8}"#.to_string(),
+            ),
+            (
+                super::super::nitf_vq::NAME,
+                format!(
+                    r#"{{"codebook": "{}"}}"#,
+                    base64::engine::general_purpose::STANDARD
+                        .encode(vec![0u8; super::super::nitf_vq::CODEBOOK_LEN])
+                ),
             ),
         ];
         for entry in BUILTINS {

@@ -74,11 +74,28 @@ pub(super) fn locate_codestream(src: &Source) -> Result<(u64, u64)> {
             "neither a JPEG 2000 codestream (FF4F FF51) nor a JP2 file (signature box)",
         ));
     }
-    boxes(src, 0, src.len())?
+    jp2c_box(src, 0, src.len())
+}
+
+/// True when the `len` bytes at `start` of `src` begin with the JP2
+/// signature box (a JP2 file embedded in another, as in a NITF image
+/// segment).
+pub fn is_jp2_at(src: &Source, start: u64, len: u64) -> Result<bool> {
+    Ok(len >= 12 && src.read(start, 12)? == JP2_SIGNATURE)
+}
+
+/// The byte range `(start, length)` of the codestream box (`jp2c`) of the
+/// JP2 file in `start..end` of `src`.
+pub fn jp2c_box(src: &Source, start: u64, end: u64) -> Result<(u64, u64)> {
+    boxes(src, start, end)?
         .into_iter()
         .find(|b| &b.kind == b"jp2c")
         .map(|b| (b.start, b.len))
-        .ok_or_else(|| src.malformed("no contiguous codestream box (jp2c)"))
+        .ok_or_else(|| {
+            src.malformed(format!(
+                "JP2 file at byte {start} has no contiguous codestream box (jp2c)"
+            ))
+        })
 }
 
 /// The default-domain items (`<MDI key="NAME">value</MDI>` in a
@@ -142,11 +159,22 @@ pub(super) fn colour_interpretation(src: &Source, bands: u64) -> Result<Option<V
     if !is_jp2(src)? {
         return Ok(None);
     }
-    let Some(header) = boxes(src, 0, src.len())?
+    colour_interpretation_in(src, 0, src.len(), bands).map(Some)
+}
+
+/// [`colour_interpretation`] of the JP2 file in `start..end` of `src`
+/// (all undefined when it has no header box).
+pub fn colour_interpretation_in(
+    src: &Source,
+    start: u64,
+    end: u64,
+    bands: u64,
+) -> Result<Vec<ColorInterp>> {
+    let Some(header) = boxes(src, start, end)?
         .into_iter()
         .find(|b| &b.kind == b"jp2h")
     else {
-        return Ok(None);
+        return Ok(vec![ColorInterp::Undefined; bands as usize]);
     };
     let mut space = None;
     let mut alpha = Vec::new();
@@ -171,16 +199,14 @@ pub(super) fn colour_interpretation(src: &Source, bands: u64) -> Result<Option<V
         }
     }
     let rgb = [ColorInterp::Red, ColorInterp::Green, ColorInterp::Blue];
-    Ok(Some(
-        (0..bands)
-            .map(|band| match space {
-                _ if alpha.contains(&band) => ColorInterp::Alpha,
-                Some(ENUM_GREY) if bands <= 2 => ColorInterp::Gray,
-                Some(ENUM_SRGB | ENUM_SYCC) if band < 3 && bands >= 3 => rgb[band as usize],
-                _ => ColorInterp::Undefined,
-            })
-            .collect(),
-    ))
+    Ok((0..bands)
+        .map(|band| match space {
+            _ if alpha.contains(&band) => ColorInterp::Alpha,
+            Some(ENUM_GREY) if bands <= 2 => ColorInterp::Gray,
+            Some(ENUM_SRGB | ENUM_SYCC) if band < 3 && bands >= 3 => rgb[band as usize],
+            _ => ColorInterp::Undefined,
+        })
+        .collect())
 }
 
 #[cfg(test)]

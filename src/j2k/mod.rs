@@ -10,7 +10,7 @@
 
 pub mod codestream;
 mod geo;
-mod jp2;
+pub mod jp2;
 
 use serde_json::{json, Map, Value};
 

@@ -1,7 +1,8 @@
 //! The colour interpretation GDAL's NITF driver gives each band of an image
 //! segment, from its IREPBANDn: R, G, B as red, green, blue, M as gray,
 //! Y, Cb, Cr as YCbCr (GDAL 3.6 says so even of C3 blocks it decodes to
-//! RGB); anything else undefined.
+//! RGB); anything else undefined, or, for a JPEG 2000 segment, what GDAL's
+//! JPEG 2000 driver says of that band.
 
 use serde_json::{json, Map, Value};
 
@@ -10,10 +11,18 @@ use crate::georef::band::{ColorInterp, COLOR_ATTRIBUTE};
 
 /// The `chunkref:color_interpretation` array attribute of image `img`.
 pub(super) fn attributes(img: &Image) -> Map<String, Value> {
+    attributes_over(img, &[])
+}
+
+/// The `chunkref:color_interpretation` array attribute of image `img`
+/// whose bands are otherwise `base` (the JPEG 2000 driver's view of a C8
+/// segment): IREPBANDn decides where it names a colour.
+pub(super) fn attributes_over(img: &Image, base: &[ColorInterp]) -> Map<String, Value> {
     let names: Vec<&str> = img
         .band_reps
         .iter()
-        .map(|rep| {
+        .enumerate()
+        .map(|(i, rep)| {
             match rep.to_ascii_uppercase().as_str() {
                 "R" => ColorInterp::Red,
                 "G" => ColorInterp::Green,
@@ -22,7 +31,7 @@ pub(super) fn attributes(img: &Image) -> Map<String, Value> {
                 "Y" => ColorInterp::YCbCrY,
                 "CB" => ColorInterp::YCbCrCb,
                 "CR" => ColorInterp::YCbCrCr,
-                _ => ColorInterp::Undefined,
+                _ => base.get(i).copied().unwrap_or(ColorInterp::Undefined),
             }
             .name()
         })

@@ -9,8 +9,11 @@
 //!   value, which is also the nodata value.
 //! - IC = C3 / M3: each block's JPEG stream is a chunk for the `jpeg` codec
 //!   (found through the mask table, or by walking the JPEG markers).
-//! - IC = C8 / M8: the segment's JPEG 2000 codestream, indexed by tiles with
-//!   its resolution levels as overviews (see [`crate::j2k`]).
+//! - IC = C8 / M8: the segment's JPEG 2000 codestream (bare, or in the
+//!   codestream box of a JP2 file), indexed by tiles with its resolution
+//!   levels as overviews (see [`crate::j2k`]).
+//! - IC = C4 / M4: the 256 x 256 subframes of RPF vector quantisation, with
+//!   their codebook and colour table (see [`vq`]).
 //!
 //! R-set companions (`image.ntf.r1`, ...) of a file with one image segment
 //! become its overview levels, in place of its own (see [`rsets`]).
@@ -22,13 +25,14 @@ mod jpeg;
 pub mod mgrs;
 pub mod rpc;
 mod rsets;
+mod vq;
 
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
-use crate::j2k::Codestream;
+use crate::j2k::{jp2, Codestream};
 use crate::raster::DEFAULT_RASTER;
 use crate::source::Source;
 use header::Image;
@@ -96,7 +100,9 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
         for level in &mut levels {
             let shape = [level.data.shape[1], level.data.shape[2]];
             level.attrs.extend(georef.level_attributes(base, shape));
-            level.data.attrs.extend(colour::attributes(&img));
+            for (key, value) in colour::attributes(&img) {
+                level.data.attrs.entry(key).or_insert(value);
+            }
         }
         pyramids.push(Pyramid {
             source: json!(url),
@@ -180,8 +186,19 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
         }
         "C8" | "M8" => {
             let len = img.data_len - (data_start - img.data_offset);
-            let cs = Codestream::read(src, data_start, len)?;
             let bands = img.band_reps.len();
+            // A JP2 file in place of a bare codestream: GDAL reads its
+            // codestream box, and takes the colours of bands IREPBANDn
+            // leaves undefined from its header box.
+            let (start, len, colours) = if jp2::is_jp2_at(src, data_start, len)? {
+                let (start, cs_len) = jp2::jp2c_box(src, data_start, data_start + len)?;
+                let base =
+                    jp2::colour_interpretation_in(src, data_start, data_start + len, bands as u64)?;
+                (start, cs_len, Some(colour::attributes_over(img, &base)))
+            } else {
+                (data_start, len, None)
+            };
+            let cs = Codestream::read(src, start, len)?;
             if cs.header.siz.components.len() != bands {
                 return Err(src.malformed(format!(
                     "image segment {n} has {bands} bands but its codestream {} components",
@@ -191,9 +208,14 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
             Ok(cs
                 .levels()
                 .into_iter()
-                .map(|r| level(cs.array(r, url)))
+                .map(|r| {
+                    let mut array = cs.array(r, url);
+                    array.attrs.extend(colours.clone().unwrap_or_default());
+                    level(array)
+                })
                 .collect())
         }
+        "C4" | "M4" => Ok(vec![level(vq::array(src, img, n, mask.as_ref(), url)?)]),
         other => Err(unsupported(format!("compression IC = {other}"))),
     }
 }
@@ -208,6 +230,8 @@ struct MaskTable {
     blocks: Vec<u32>,
     /// The pad pixel value's bytes, if any.
     pad: Option<Vec<u8>>,
+    /// TPXCDLNTH: bits of the pad pixel value.
+    pad_bits: u64,
 }
 
 impl MaskTable {
@@ -246,6 +270,7 @@ impl MaskTable {
             data_offset,
             blocks,
             pad,
+            pad_bits,
         })
     }
 }

@@ -72,7 +72,7 @@ pub fn attribute(tres: &[u8]) -> Option<Value> {
 }
 
 /// The data of the first extension tagged `tag`.
-fn find<'a>(mut tres: &'a [u8], tag: &[u8; 6]) -> Option<&'a [u8]> {
+pub(super) fn find<'a>(mut tres: &'a [u8], tag: &[u8; 6]) -> Option<&'a [u8]> {
     while tres.len() >= 11 {
         let len: usize = std::str::from_utf8(&tres[6..11])
             .ok()?
