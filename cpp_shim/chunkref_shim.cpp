@@ -40,6 +40,9 @@ constexpr const char *WINDOW_READS_OPTION = "CHUNKREF_WINDOW_READS";
 constexpr size_t MAX_CONVERSION_BYTES = 256 * 1024 * 1024;
 /** Most bytes of blocks filled by one batched block read. */
 constexpr size_t MAX_BATCH_BYTES = 128 * 1024 * 1024;
+/** Most bands read ahead at once when bands are read one after another at
+ *  the same block (the read-ahead doubles from 4 up to this). */
+constexpr int MAX_READ_AHEAD_BANDS = 256;
 
 constexpr const char *OPEN_OPTIONS =
     "<OpenOptionList>"
@@ -150,6 +153,14 @@ class ChunkRefDataset final : public GDALPamDataset {
     CPLErr ReadPlanes(std::vector<Plane> &planes);
     CPLErr LoadBlocks(int firstX, int lastX, int firstY, int lastY, const std::vector<int> &bands);
     bool FitsInCache(size_t blocks, size_t bands);
+    int ReadAhead(int blockX, int blockY, int band);
+
+    /** Read-ahead state: the block and band the next read of the band after
+     *  the last one read would ask for, and how many bands were read ahead. */
+    int m_nextBlockX = -1;
+    int m_nextBlockY = -1;
+    int m_nextBand = 0;
+    int m_readAhead = 0;
 
   protected:
     CPLErr IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize, void *data,
@@ -581,10 +592,15 @@ GDALRasterBand *ChunkRefRasterBand::GetMaskBand() {
 CPLErr ChunkRefRasterBand::IReadBlock(int blockX, int blockY, void *image) {
     auto *ds = static_cast<ChunkRefDataset *>(poDS);
     try {
-        // Bands decoded from the same chunk: fill their blocks while we have it.
+        // Bands decoded from the same chunk: fill their blocks while we have
+        // it; and the blocks of the bands read ahead.
         std::vector<ChunkRefDataset::Plane> planes{{blockX, blockY, nBand, image, nullptr}};
         const size_t blockBytes = ds->BlockBytes();
-        for (int b : ds->SharingBands(&nBand, 1)) {
+        std::vector<int> wanted{nBand};
+        const int ahead = ds->ReadAhead(blockX, blockY, nBand);
+        for (int b = nBand + 1; b <= nBand + ahead; ++b)
+            wanted.push_back(b);
+        for (int b : ds->SharingBands(wanted.data(), static_cast<int>(wanted.size()))) {
             if (b == nBand || (planes.size() + 1) * blockBytes > MAX_BATCH_BYTES)
                 continue;
             GDALRasterBand *other = ds->GetRasterBand(b);
@@ -680,9 +696,10 @@ static size_t BufferExtent(int bands, int width, int height, size_t pixel, size_
  *  the bands sharing their chunks, are loaded into GDAL's block cache in one
  *  batch, and the read is left to GDAL's block path, which copies them out
  *  (unless they would not fit in the cache; then the window reader serves
- *  it). Returns false, leaving the read to GDAL, for resampled reads, other
- *  single-block reads, negative spacings, when CHUNKREF_WINDOW_READS=NO, or
- *  once the blocks are cached. */
+ *  it). Part of one block of several bands has the missing blocks of those
+ *  bands loaded in one batch too. Returns false, leaving the read to GDAL,
+ *  for resampled reads, other single-block reads of one band, negative
+ *  spacings, when CHUNKREF_WINDOW_READS=NO, or once the blocks are cached. */
 bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void *data,
                                  int bufXSize, int bufYSize, GDALDataType bufType, int bandCount,
                                  const int *bandMap, GSpacing pixelSpace, GSpacing lineSpace,
@@ -704,8 +721,19 @@ bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void 
         ((yOff + ySize) % blockHeight == 0 || yOff + ySize == nRasterYSize);
     if (firstX == lastX && firstY == lastY &&
         !(wholeBlocks && CoversSharing(bandMap, bandCount) &&
-          !AnyBlockCached(firstX, firstY, bandMap, bandCount)))
+          !AnyBlockCached(firstX, firstY, bandMap, bandCount))) {
+        // Part of one block of several bands (a pixel drill through a time
+        // stack, whose steps are separate chunks, often of separate files):
+        // their missing blocks are loaded in one batch, every chunk fetched
+        // at once, instead of one band, and one round trip, after another.
+        if (bandCount > 1) {
+            const std::vector<int> sharing = SharingBands(bandMap, bandCount);
+            if (FitsInCache(1, sharing.size()))
+                *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
+            return *err != CE_None;
+        }
         return false;
+    }
     const size_t blocks =
         static_cast<size_t>(lastX - firstX + 1) * static_cast<size_t>(lastY - firstY + 1);
     if (!(wholeBlocks && CoversSharing(bandMap, bandCount))) {
@@ -889,6 +917,24 @@ bool ChunkRefDataset::FitsInCache(size_t blocks, size_t bands) {
     const double bytes = static_cast<double>(blocks) * static_cast<double>(bands) *
                          static_cast<double>(BlockBytes());
     return bytes <= static_cast<double>(GDALGetCacheMax64()) / 2;
+}
+
+/** How many bands after `band` to read ahead with its block: none, unless
+ *  the bands are being read one after another at the same block (a pixel
+ *  drill through a time stack by gdallocationinfo, or a client's loop of
+ *  band reads), then 4, twice as many at each next read, at most
+ *  MAX_READ_AHEAD_BANDS, the last band and what fits in half the block
+ *  cache. */
+int ChunkRefDataset::ReadAhead(int blockX, int blockY, int band) {
+    const bool sequential = blockX == m_nextBlockX && blockY == m_nextBlockY && band == m_nextBand;
+    m_readAhead = sequential ? std::min(std::max(4, 2 * m_readAhead), MAX_READ_AHEAD_BANDS) : 0;
+    m_readAhead = std::min(m_readAhead, nBands - band);
+    while (m_readAhead > 0 && !FitsInCache(1, static_cast<size_t>(m_readAhead) + 1))
+        m_readAhead /= 2;
+    m_nextBlockX = blockX;
+    m_nextBlockY = blockY;
+    m_nextBand = band + m_readAhead + 1;
+    return m_readAhead;
 }
 
 /** The bands (1-based, ascending, no repeats) whose pixels live in the same

@@ -77,6 +77,18 @@ class RequestLog:
     faults: list[tuple[str, str]] = field(default_factory=list)
     attempts: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Requests being answered now, and the most at once so far.
+    in_flight: int = 0
+    most_in_flight: int = 0
+
+    def enter(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
     def record(self, key: str) -> int:
         """Counts an attempt of ``key``; returns its number (1-based)."""
@@ -104,6 +116,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._serve(body=True)
 
     def _serve(self, body: bool) -> None:
+        log = self.server.owner.log
+        log.enter()
+        try:
+            self._answer(body)
+        finally:
+            log.leave()
+
+    def _answer(self, body: bool) -> None:
         owner = self.server.owner
         path = self.path.split("?", 1)[0]
         rng = self.headers.get("Range", "")
@@ -192,6 +212,9 @@ def _parse_range(header: str, size: int) -> tuple[int, int] | None:
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    # Clients open many connections at once (socketserver's default backlog
+    # of 5 would make the server, not the client, the limit).
+    request_queue_size = 128
     owner: "RangeServer"
 
     def handle_error(self, request, client_address) -> None:

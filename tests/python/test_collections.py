@@ -15,6 +15,7 @@ from osgeo import gdal
 
 from conftest import run_chunkref
 from raster_checks import assert_matches, assert_pixels_equal, failure_text, native_levels, open_chunkref
+from servers import RangeServer
 
 DATES = ["20210101", "20210102", "20210215", "20210301"]
 
@@ -221,3 +222,39 @@ def test_datetime_from_metadata_needs_one(tmp_path, chunkref_bin):
         chunkref_bin, "index", "--datetime-from-name", "--datetime-from-metadata", dated, bare, "-o", out
     )
     assert done.returncode != 0 and "exclude each other" in done.stderr, done.stderr
+
+
+def test_pixel_drill_fetches_every_step_at_once(tmp_path, chunkref_bin):
+    """One pixel over every step of a remote stack (``ds.ReadRaster(x, y, 1,
+    1)`` of all bands, rasterio's ``src.read(window=...)``): the steps'
+    chunks are fetched together, not one band's round trip after another."""
+    steps = 12
+    for i in range(steps):
+        write_step(tmp_path / f"sst_202101{i + 1:02d}.tif", i)
+    server = RangeServer(tmp_path, delay=0.05)
+    try:
+        urls = [f"{server.url}sst_202101{i + 1:02d}.tif" for i in range(steps)]
+        out = tmp_path / "stack.json"
+        stack(chunkref_bin, urls, out, "--datetime-from-name")
+        ds = open_chunkref(out)
+        assert ds.RasterCount == steps
+        server.log.most_in_flight = 0
+        got = np.frombuffer(ds.ReadRaster(130, 70, 1, 1), dtype=np.int16)
+        want = [gdal.Open(str(tmp_path / f"sst_202101{i + 1:02d}.tif")).ReadAsArray(130, 70, 1, 1)[0, 0]
+                for i in range(steps)]
+        assert got.tolist() == want
+        assert server.log.most_in_flight > steps // 2, server.log.most_in_flight
+        # Band by band (gdallocationinfo, a client's loop): the following
+        # steps' blocks are read ahead, more at each next band.
+        ds = open_chunkref(out)  # a new dataset: its block cache is empty
+        server.log.most_in_flight = 0
+        got = [
+            np.frombuffer(ds.GetRasterBand(b).ReadRaster(250, 150, 1, 1), dtype=np.int16)[0]
+            for b in range(1, steps + 1)
+        ]
+        want = [gdal.Open(str(tmp_path / f"sst_202101{i + 1:02d}.tif")).ReadAsArray(250, 150, 1, 1)[0, 0]
+                for i in range(steps)]
+        assert got == want
+        assert server.log.most_in_flight >= 4, server.log.most_in_flight
+    finally:
+        server.close()
