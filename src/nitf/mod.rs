@@ -184,7 +184,7 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
                 )));
             }
             Ok(cs
-                .levels()
+                .levels(false)
                 .into_iter()
                 .map(|r| level(cs.array(r, url)))
                 .collect())
