@@ -298,3 +298,105 @@ def test_palette_gives_a_colour_table_and_no_overviews(tmp_path, chunkref_bin):
     band = ours.GetRasterBand(1)
     assert band.GetColorInterpretation() == gdal.GCI_PaletteIndex
     assert band.GetOverviewCount() == 0
+
+
+# --------------------------------------------------------------------------
+# TIFF
+# --------------------------------------------------------------------------
+
+
+def mem_dataset(data: np.ndarray, gdal_type: int = gdal.GDT_Byte) -> gdal.Dataset:
+    bands, height, width = data.shape
+    mem = gdal.GetDriverByName("MEM").Create("", width, height, bands, gdal_type)
+    for b in range(bands):
+        mem.GetRasterBand(b + 1).WriteArray(data[b])
+    return mem
+
+
+def grid_gcps(width: int, height: int) -> list[gdal.GCP]:
+    """A 5 x 4 grid of GCPs on a slightly warped lon/lat surface, with z."""
+    gcps = []
+    for j in range(4):
+        for i in range(5):
+            px, ln = i * (width - 1) / 4, j * (height - 1) / 3
+            lon = 78.2 - 0.002 * px + 0.0004 * ln + 1e-7 * px * ln
+            lat = 10.7 + 0.0004 * px - 0.002 * ln
+            gcps.append(gdal.GCP(lon, lat, 250.0 + i + 0.25 * j, px, ln))
+    return gcps
+
+
+@pytest.mark.parametrize(
+    "name, srs, area_or_point",
+    [
+        ("wgs84", "EPSG:4326", None),
+        ("utm-point", "EPSG:32633", "Point"),
+        ("no-crs", None, None),
+    ],
+)
+def test_tie_points_without_pixel_scale_are_gcps(tmp_path, chunkref_bin, name, srs, area_or_point):
+    src = mem_dataset(pattern(1, 300, 280))
+    options = {"GCPs": grid_gcps(280, 300), "outputSRS": srs}
+    if area_or_point:
+        options["metadataOptions"] = [f"AREA_OR_POINT={area_or_point}"]
+    source = tmp_path / f"{name}.tif"
+    gdal.Translate(str(source), src, creationOptions=["TILED=YES"], **options)
+    ours = assert_reads_like_gdal(index(chunkref_bin, source, tmp_path / f"{name}.json"), source)
+    assert ours.GetGCPCount() == 20
+    assert ours.GetSpatialRef() is None
+    assert ours.GetGeoTransform(can_return_null=True) is None
+
+
+@pytest.mark.parametrize(
+    "name, colours, options",
+    [
+        ("rgba", (gdal.GCI_RedBand, gdal.GCI_GreenBand, gdal.GCI_BlueBand, gdal.GCI_AlphaBand), ()),
+        ("four-grey", (), ("PHOTOMETRIC=MINISBLACK",)),
+    ],
+)
+def test_jpeg_tiles_of_four_samples(tmp_path, chunkref_bin, name, colours, options):
+    src = mem_dataset(pattern(4, 300, 270))
+    for b, colour in enumerate(colours):
+        src.GetRasterBand(b + 1).SetColorInterpretation(colour)
+    source = tmp_path / f"{name}.tif"
+    gdal.Translate(
+        str(source),
+        src,
+        creationOptions=["TILED=YES", "COMPRESS=JPEG", "BLOCKXSIZE=128", "BLOCKYSIZE=128", *options],
+    )
+    assert_reads_like_gdal(index(chunkref_bin, source, tmp_path / f"{name}.json"), source)
+
+
+def set_nodata_text(path: Path, text: str) -> None:
+    """Rewrite the GDAL_NODATA tag (42113) of the little-endian classic
+    TIFF at ``path`` to ``text`` as other writers spell it (GDAL writes the
+    Float32-rounded value); ``text`` has 4 characters or more and at most
+    as many as GDAL wrote, so it stays where GDAL put it."""
+    data = bytearray(path.read_bytes())
+    (ifd,) = struct.unpack("<I", data[4:8])
+    (count,) = struct.unpack("<H", data[ifd : ifd + 2])
+    for k in range(count):
+        at = ifd + 2 + 12 * k
+        tag, kind, n, value = struct.unpack("<HHII", data[at : at + 12])
+        if tag == 42113:
+            assert kind == 2 and 4 < len(text) + 1 <= n
+            start = value if n > 4 else at + 8
+            data[start : start + n] = text.encode() + b"\0" * (n - len(text))
+            data[at + 4 : at + 8] = struct.pack("<I", len(text) + 1)
+            path.write_bytes(bytes(data))
+            return
+    raise AssertionError("no GDAL_NODATA tag")
+
+
+@pytest.mark.parametrize("text", ["-3.4e+38", "-3.40282346638529e+38", "0.10", "-9999"])
+def test_float32_nodata_is_rounded_as_gdal_reports_it(tmp_path, chunkref_bin, text):
+    # rasterio's float_raster_with_nodata.tif says -3.4e+38; GDAL reports
+    # the Float32 the pixels hold, -3.3999999521443642e+38.
+    nodata = float(text)
+    data = pattern(1, 60, 50).astype(np.float32)
+    data[0, :5, :5] = np.float32(nodata)
+    source = tmp_path / "f32.tif"
+    gdal.Translate(str(source), mem_dataset(data, gdal.GDT_Float32), noData=nodata)
+    set_nodata_text(source, text)
+    ours = assert_reads_like_gdal(index(chunkref_bin, source, tmp_path / "f32.json"), source)
+    band = ours.GetRasterBand(1)
+    assert (band.ReadAsArray() == band.GetNoDataValue()).sum() == 25
