@@ -135,8 +135,9 @@ int32_t chunkref_georef(const CrHandle *handle, uint32_t level, CrGeoref *out, C
 
 /** Ground control points of the dataset (full resolution), for images
  *  placed by GCPs instead of a geotransform: writes up to `cap` points
- *  (pixel, line, x, y: 4 doubles each) to `out` (NULL to count) and their
- *  CRS definition to `*crs` (owned by the handle; may be NULL); returns how
+ *  (pixel, line, x, y, z: 5 doubles each) to `out` (NULL to count) and
+ *  their CRS definition to `*crs` (owned by the handle; NULL when the
+ *  points have none); returns how
  *  many points there are, or -1. */
 int64_t chunkref_gcps(const CrHandle *handle, double *out, size_t cap, const char **crs,
                       CrStatus *status);

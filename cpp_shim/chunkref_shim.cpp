@@ -184,7 +184,7 @@ class ChunkRefDataset final : public GDALPamDataset {
     int GetGCPCount() override { return static_cast<int>(m_gcps.size()); }
     const GDAL_GCP *GetGCPs() override { return m_gcps.empty() ? nullptr : m_gcps.data(); }
     const OGRSpatialReference *GetGCPSpatialRef() const override {
-        return m_gcps.empty() ? nullptr : &m_gcpSrs;
+        return m_gcps.empty() || m_gcpSrs.IsEmpty() ? nullptr : &m_gcpSrs;
     }
 };
 
@@ -371,7 +371,7 @@ void ChunkRefDataset::LoadGcps() {
     }
     if (n == 0 || n > INT_MAX)
         return;
-    std::vector<double> points(static_cast<size_t>(n) * 4);
+    std::vector<double> points(static_cast<size_t>(n) * 5);
     chunkref_gcps(m_handle.get(), points.data(), static_cast<size_t>(n), &crs, &status);
     m_gcpIds.resize(static_cast<size_t>(n));
     m_gcps.resize(static_cast<size_t>(n));
@@ -380,11 +380,11 @@ void ChunkRefDataset::LoadGcps() {
         GDAL_GCP &gcp = m_gcps[i];
         gcp.pszId = const_cast<char *>(m_gcpIds[i].c_str());
         gcp.pszInfo = const_cast<char *>("");
-        gcp.dfGCPPixel = points[4 * i];
-        gcp.dfGCPLine = points[4 * i + 1];
-        gcp.dfGCPX = points[4 * i + 2];
-        gcp.dfGCPY = points[4 * i + 3];
-        gcp.dfGCPZ = 0.0;
+        gcp.dfGCPPixel = points[5 * i];
+        gcp.dfGCPLine = points[5 * i + 1];
+        gcp.dfGCPX = points[5 * i + 2];
+        gcp.dfGCPY = points[5 * i + 3];
+        gcp.dfGCPZ = points[5 * i + 4];
     }
     m_gcpSrs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
     if (crs != nullptr && m_gcpSrs.SetFromUserInput(crs) != OGRERR_NONE) {

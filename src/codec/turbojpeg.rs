@@ -113,16 +113,20 @@ pub(super) fn decode(
         )));
     }
     let colorspace = handle.get(tj::TJPARAM_TJPARAM_COLORSPACE);
-    if colorspace == tj::TJCS_TJCS_CMYK as c_int || colorspace == tj::TJCS_TJCS_YCCK as c_int {
+    // Four components without an Adobe marker saying YCCK are CMYK to
+    // libjpeg, decoded as stored: what libtiff's JCS_UNKNOWN gives GDAL for
+    // 4-sample JPEG tiles. YCCK would be converted, GDAL does not.
+    if colorspace == tj::TJCS_TJCS_YCCK as c_int {
         return Err(Failure::Unsupported(
-            "CMYK JPEG (grey, RGB and YCbCr are supported)".into(),
+            "YCCK JPEG (grey, RGB, YCbCr and 4 components as stored are supported)".into(),
         ));
     }
     let width = usize::try_from(handle.get(tj::TJPARAM_TJPARAM_JPEGWIDTH)).unwrap_or(0);
     let height = usize::try_from(handle.get(tj::TJPARAM_TJPARAM_JPEGHEIGHT)).unwrap_or(0);
-    let gray = colorspace == tj::TJCS_TJCS_GRAY as c_int;
-    let (components, format) = if gray {
+    let (components, format) = if colorspace == tj::TJCS_TJCS_GRAY as c_int {
         (1, tj::TJPF_TJPF_GRAY)
+    } else if colorspace == tj::TJCS_TJCS_CMYK as c_int {
+        (4, tj::TJPF_TJPF_CMYK)
     } else {
         (3, tj::TJPF_TJPF_RGB)
     };

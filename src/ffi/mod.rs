@@ -177,8 +177,9 @@ pub struct Opened {
     metadata: Mutex<HashMap<(String, u32), Box<CStringList>>>,
     /// CRS definition of each level.
     crs: Vec<Option<CString>>,
-    /// Ground control points (pixel, line, x, y) of level 0 and their CRS.
-    gcps: Option<(Vec<[f64; 4]>, CString)>,
+    /// Ground control points (pixel, line, x, y, z) of level 0 and their
+    /// CRS, if given.
+    gcps: Option<(Vec<[f64; 5]>, Option<CString>)>,
     /// Each band asked for by (level, band): its description and its
     /// (unit, description) as C strings.
     bands: Mutex<HashMap<(u32, u64), Box<KeptBand>>>,
@@ -214,7 +215,7 @@ impl Opened {
             .level_meta(0)
             .ok()
             .and_then(crate::georef::gcps)
-            .map(|(points, crs)| (points, c_string(&crs)));
+            .map(|(points, crs)| (points, crs.as_deref().map(c_string)));
         Ok(Opened {
             dataset,
             warnings,
@@ -493,7 +494,7 @@ pub unsafe extern "C" fn chunkref_georef(
 ///
 /// # Safety
 /// `handle` must be a live handle; `out` NULL or writable for `cap` points
-/// (4 doubles each); `crs` NULL or writable.
+/// (5 doubles each); `crs` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn chunkref_gcps(
     handle: *const CrHandle,
@@ -508,13 +509,14 @@ pub unsafe extern "C" fn chunkref_gcps(
             return Ok(0);
         };
         if !crs.is_null() {
+            let definition = definition.as_ref().map_or(std::ptr::null(), |d| d.as_ptr());
             // SAFETY: checked non-NULL; the caller guarantees it is writable.
-            unsafe { crs.write(definition.as_ptr()) };
+            unsafe { crs.write(definition) };
         }
         if !out.is_null() {
             for (i, p) in points.iter().take(cap).enumerate() {
-                // SAFETY: i < cap; the caller guarantees 4 * cap doubles.
-                unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), out.add(4 * i), 4) };
+                // SAFETY: i < cap; the caller guarantees 5 * cap doubles.
+                unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), out.add(5 * i), 5) };
             }
         }
         Ok(points.len() as i64)

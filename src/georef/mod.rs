@@ -44,26 +44,31 @@ use crate::index::{Array, Index};
 pub const RPC_ATTRIBUTE: &str = "chunkref:rpc";
 
 /// Array attribute holding ground control points, for images GDAL places
-/// by GCPs (NITF corners that are no affine frame): `{"crs": "EPSG:4326",
-/// "points": [[pixel, line, x, y], ...]}`.
+/// by GCPs (NITF corners that are no affine frame, GeoTIFF tie points
+/// without a pixel scale): `{"crs": "EPSG:4326", "points": [[pixel, line,
+/// x, y], ...]}`, each point optionally with a fifth value, its z; `crs`
+/// may be absent.
 pub const GCPS_ATTRIBUTE: &str = "chunkref:gcps";
 
-/// Ground control points of the full-resolution array `meta` and their CRS
-/// definition, from its [`GCPS_ATTRIBUTE`].
-pub fn gcps(meta: &crate::zarr::ArrayMeta) -> Option<(Vec<[f64; 4]>, String)> {
+/// Ground control points `[pixel, line, x, y, z]` of the full-resolution
+/// array `meta` and their CRS definition, from its [`GCPS_ATTRIBUTE`].
+pub fn gcps(meta: &crate::zarr::ArrayMeta) -> Option<(Vec<[f64; 5]>, Option<String>)> {
     let value = meta.attributes.get(GCPS_ATTRIBUTE)?;
-    let crs = value.get("crs")?.as_str()?.to_string();
+    let crs = match value.get("crs") {
+        None | Some(Value::Null) => None,
+        Some(c) => Some(c.as_str()?.to_string()),
+    };
     let points = value
         .get("points")?
         .as_array()?
         .iter()
         .map(|p| {
             let p = p.as_array()?;
-            let mut out = [0.0; 4];
+            let mut out = [0.0; 5];
             for (o, v) in out.iter_mut().zip(p) {
                 *o = v.as_f64()?;
             }
-            (p.len() == 4).then_some(out)
+            matches!(p.len(), 4 | 5).then_some(out)
         })
         .collect::<Option<Vec<_>>>()?;
     Some((points, crs))

@@ -197,7 +197,7 @@ fn gcp_surface(meta: &ArrayMeta) -> Option<Placement> {
     if points.len() < 3 {
         return None;
     }
-    let basis = |p: &[f64; 4]| {
+    let basis = |p: &[f64; 5]| {
         let (u, v) = (p[0] / w.max(1) as f64, p[1] / h.max(1) as f64);
         [1.0, u, v, u * v]
     };

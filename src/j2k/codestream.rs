@@ -112,6 +112,19 @@ impl Siz {
         self.is_ycbcr420() || self.components.iter().all(|c| (c.dx, c.dy) == (1, 1))
     }
 
+    /// Width and height of the image: the reference grid from its origin
+    /// (XOsiz, YOsiz) on.
+    pub fn image_size(&self) -> (u32, u32) {
+        (self.width - self.x_offset, self.height - self.y_offset)
+    }
+
+    /// Whether the tile grid starts where the image does (XTOsiz = XOsiz and
+    /// YTOsiz = YOsiz), so that tiles are blocks of the image: the only
+    /// offset image GDAL's JP2OpenJPEG driver reads.
+    pub fn tiles_at_image_origin(&self) -> bool {
+        self.tile_x_offset == self.x_offset && self.tile_y_offset == self.y_offset
+    }
+
     /// Tiles across and down.
     pub fn tile_grid(&self) -> (u32, u32) {
         (

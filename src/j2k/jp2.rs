@@ -29,6 +29,11 @@ pub(super) fn is_jp2(src: &Source) -> Result<bool> {
 
 /// The boxes laid end to end in `start..end` of `src` (the whole file for
 /// the top level, a superbox's contents for its children).
+///
+/// A box whose length runs past `end` ends the walk, as GDAL's box reader
+/// stops there: a `jp2c` box is kept, cut at `end` (writers that got the
+/// codestream's length wrong), any other such box and what follows it are
+/// left out.
 pub(super) fn boxes(src: &Source, start: u64, end: u64) -> Result<Vec<JBox>> {
     let mut out = Vec::new();
     let mut at = start;
@@ -37,6 +42,7 @@ pub(super) fn boxes(src: &Source, start: u64, end: u64) -> Result<Vec<JBox>> {
             return Err(src.malformed(format!("more than {MAX_BOXES} boxes from byte {start}")));
         }
         let b = src.read(at, 8)?;
+        let kind = [b[4], b[5], b[6], b[7]];
         let lbox = u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
         let (header, length) = match lbox {
             0 => (8, end - at),
@@ -46,15 +52,35 @@ pub(super) fn boxes(src: &Source, start: u64, end: u64) -> Result<Vec<JBox>> {
             }
             n => (8, n),
         };
-        if length < header || length > end - at {
+        if length < header {
             return Err(src.malformed(format!(
-                "box '{}' at byte {at} claims {length} bytes; only {} are left",
-                String::from_utf8_lossy(&b[4..8]),
-                end - at
+                "box '{}' at byte {at} claims {length} bytes, less than its own header",
+                String::from_utf8_lossy(&kind)
             )));
         }
+        if length > end - at {
+            eprintln!(
+                "chunkref: {}: box '{}' at byte {at} claims {length} bytes; only {} are left{}",
+                src.path(),
+                String::from_utf8_lossy(&kind),
+                end - at,
+                if &kind == b"jp2c" {
+                    "; its codestream is read to the end"
+                } else {
+                    "; it and what follows are left out"
+                }
+            );
+            if &kind == b"jp2c" {
+                out.push(JBox {
+                    kind,
+                    start: at + header,
+                    len: end - at - header,
+                });
+            }
+            break;
+        }
         out.push(JBox {
-            kind: [b[4], b[5], b[6], b[7]],
+            kind,
             start: at + header,
             len: length - header,
         });
@@ -144,69 +170,171 @@ fn mdi_items(xml: &str) -> Vec<(String, String)> {
     out
 }
 
-/// `colr` enumerated colour spaces GDAL maps to RGB (sRGB, sYCC) and gray.
+/// `colr` enumerated colour spaces: sRGB, greyscale, sYCC, and e-sRGB and
+/// ROMM-RGB, which GDAL takes as sRGB.
 const ENUM_SRGB: u32 = 16;
 const ENUM_GREY: u32 = 17;
 const ENUM_SYCC: u32 = 18;
+const ENUM_E_SRGB: u32 = 20;
+const ENUM_ROMM_RGB: u32 = 21;
+
+/// The colour space of a JP2 header as GDAL's JP2OpenJPEG driver classes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Space {
+    Rgb,
+    Grey,
+    Unknown,
+}
+
+/// How GDAL shows the components of a JP2 file: each band's colour
+/// interpretation and the colour table of the first band, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Colours {
+    /// Colour interpretation of each band.
+    pub bands: Vec<ColorInterp>,
+    /// The `pclr` palette GDAL gives band 1 as its colour table (entries
+    /// `[r, g, b, a]`); GDAL then offers no reduced resolutions.
+    pub palette: Option<Vec<[u8; 4]>>,
+}
+
+/// The red, green, blue and alpha channels a `cdef` box names, as GDAL's
+/// JP2OpenJPEG driver reads it: only a box of one entry per band; an
+/// entry naming a channel past the bands, or an association it does not
+/// know, ends the reading with what was found so far; type 1 (opacity) is
+/// alpha.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Channels {
+    rgb: [Option<u64>; 3],
+    alpha: Option<u64>,
+}
+
+impl Channels {
+    const DEFAULT: Channels = Channels {
+        rgb: [Some(0), Some(1), Some(2)],
+        alpha: None,
+    };
+
+    fn from_cdef(d: &[u8], bands: u64) -> Option<Channels> {
+        let n = u64::from(u16::from_be_bytes([*d.first()?, *d.get(1)?]));
+        if d.len() as u64 != 2 + 6 * bands || n != bands {
+            return None;
+        }
+        let mut out = Channels {
+            rgb: [None; 3],
+            alpha: Channels::DEFAULT.alpha,
+        };
+        for e in d[2..].chunks_exact(6) {
+            let field = |i: usize| u64::from(u16::from_be_bytes([e[i], e[i + 1]]));
+            let (channel, kind, assoc) = (field(0), field(2), field(4));
+            if channel >= bands {
+                break;
+            }
+            match (kind, assoc) {
+                (0, 1..=3) => out.rgb[assoc as usize - 1] = Some(channel),
+                (0, a) if a > bands && a != 65535 => break,
+                (1, _) => out.alpha = Some(channel),
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+}
+
+/// A `pclr` box as GDAL takes it for a colour table: at most 256 entries of
+/// 3 or 4 unsigned 8-bit columns, the box exactly that long.
+fn palette(d: &[u8]) -> Option<Vec<[u8; 4]>> {
+    if d.len() < 3 {
+        return None;
+    }
+    let entries = usize::from(u16::from_be_bytes([d[0], d[1]]));
+    let columns = usize::from(d[2]);
+    if entries > 256
+        || !matches!(columns, 3 | 4)
+        || d.len() != 3 + columns + columns * entries
+        || d[3..3 + columns].iter().any(|&b| b != 7)
+    {
+        return None;
+    }
+    let table = d[3 + columns..]
+        .chunks_exact(columns)
+        .map(|e| [e[0], e[1], e[2], if columns == 4 { e[3] } else { 255 }])
+        .collect();
+    Some(table)
+}
 
 /// GDAL's colour interpretation of each of the `bands` components of a
-/// JP2 file, from the `colr` (enumerated colour space) and `cdef` (opacity
-/// channels) boxes of its header box, as GDAL's JP2OpenJPEG driver reports
-/// them: sRGB/sYCC make the first three bands red, green, blue; greyscale
-/// makes one or two bands gray; opacity channels are alpha; the rest is
-/// undefined. None for a raw codestream.
-pub(super) fn colour_interpretation(src: &Source, bands: u64) -> Result<Option<Vec<ColorInterp>>> {
+/// JP2 file, from the boxes of its header box as GDAL's JP2OpenJPEG driver
+/// reads them: the last enumerated `colr` box gives the colour space (sRGB,
+/// sYCC, e-sRGB and ROMM-RGB make bands red, green and blue; greyscale makes
+/// one or two bands gray), `cdef` says which channel is red, green, blue or
+/// alpha, and a `pclr` palette makes band 1 a palette band with a colour
+/// table. None for a raw codestream.
+pub(super) fn colours(src: &Source, bands: u64) -> Result<Option<Colours>> {
     if !is_jp2(src)? {
         return Ok(None);
     }
-    colour_interpretation_in(src, 0, src.len(), bands).map(Some)
+    colours_in(src, 0, src.len(), bands)
 }
 
-/// [`colour_interpretation`] of the JP2 file in `start..end` of `src`
-/// (all undefined when it has no header box).
-pub fn colour_interpretation_in(
-    src: &Source,
-    start: u64,
-    end: u64,
-    bands: u64,
-) -> Result<Vec<ColorInterp>> {
+/// [`colours`] of the JP2 file in `start..end` of `src` (None when it has
+/// no header box).
+pub fn colours_in(src: &Source, start: u64, end: u64, bands: u64) -> Result<Option<Colours>> {
     let Some(header) = boxes(src, start, end)?
         .into_iter()
         .find(|b| &b.kind == b"jp2h")
     else {
-        return Ok(vec![ColorInterp::Undefined; bands as usize]);
+        return Ok(None);
     };
-    let mut space = None;
-    let mut alpha = Vec::new();
+    let mut space = Space::Unknown;
+    let mut channels = Channels::DEFAULT;
+    let mut table = None;
     for b in boxes(src, header.start, header.start + header.len)? {
         match &b.kind {
-            b"colr" if b.len >= 7 && space.is_none() => {
+            b"colr" if b.len == 7 => {
                 let c = src.read(b.start, 7)?;
                 if c[0] == 1 {
-                    space = Some(u32::from_be_bytes([c[3], c[4], c[5], c[6]]));
+                    space = match u32::from_be_bytes([c[3], c[4], c[5], c[6]]) {
+                        ENUM_SRGB | ENUM_SYCC | ENUM_E_SRGB | ENUM_ROMM_RGB => Space::Rgb,
+                        ENUM_GREY => Space::Grey,
+                        _ => Space::Unknown,
+                    };
                 }
             }
-            b"cdef" if b.len >= 2 && b.len <= 2 + 6 * 65535 => {
-                let d = src.read(b.start, b.len)?;
-                for e in d[2..].chunks_exact(6) {
-                    let field = |i: usize| u16::from_be_bytes([e[i], e[i + 1]]);
-                    if matches!(field(2), 1 | 2) && field(4) == 0 {
-                        alpha.push(u64::from(field(0)));
-                    }
+            b"cdef" => {
+                if let Some(c) = Channels::from_cdef(&src.read(b.start, b.len)?, bands) {
+                    channels = c;
                 }
+            }
+            b"pclr" if table.is_none() && (3..=2 + 1 + 4 + 4 * 256).contains(&b.len) => {
+                table = palette(&src.read(b.start, b.len)?);
             }
             _ => {}
         }
     }
     let rgb = [ColorInterp::Red, ColorInterp::Green, ColorInterp::Blue];
-    Ok((0..bands)
-        .map(|band| match space {
-            _ if alpha.contains(&band) => ColorInterp::Alpha,
-            Some(ENUM_GREY) if bands <= 2 => ColorInterp::Gray,
-            Some(ENUM_SRGB | ENUM_SYCC) if band < 3 && bands >= 3 => rgb[band as usize],
-            _ => ColorInterp::Undefined,
+    let interp = (0..bands)
+        .map(|band| {
+            if band == 0 && table.is_some() {
+                return ColorInterp::Palette;
+            }
+            if channels.alpha == Some(band) {
+                return ColorInterp::Alpha;
+            }
+            match space {
+                Space::Grey if bands <= 2 => ColorInterp::Gray,
+                Space::Rgb => channels
+                    .rgb
+                    .iter()
+                    .position(|&c| c == Some(band))
+                    .map_or(ColorInterp::Undefined, |i| rgb[i]),
+                _ => ColorInterp::Undefined,
+            }
         })
-        .collect())
+        .collect();
+    Ok(Some(Colours {
+        bands: interp,
+        palette: table,
+    }))
 }
 
 #[cfg(test)]

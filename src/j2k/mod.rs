@@ -61,14 +61,10 @@ impl Codestream {
             }
         };
         let siz = &header.siz;
-        if siz.x_offset != 0
-            || siz.y_offset != 0
-            || siz.tile_x_offset != 0
-            || siz.tile_y_offset != 0
-        {
+        if !siz.tiles_at_image_origin() {
             return Err(crate::error::Error::unsupported(format!(
-                "{}: JPEG 2000 image or tile offsets other than 0 (image at ({}, {}), tiles at \
-                 ({}, {}))",
+                "{}: JPEG 2000 tile grid not aligned with the image (image at ({}, {}), tiles at \
+                 ({}, {}); GDAL's JP2OpenJPEG driver cannot read such tiles either)",
                 src.path(),
                 siz.x_offset,
                 siz.y_offset,
@@ -111,22 +107,42 @@ impl Codestream {
 
     /// The index levels GDAL's JP2OpenJPEG driver shows: full resolution,
     /// then reduced ones while the previous level is over 128 pixels wide or
-    /// high and its tiles have an even size.
-    pub fn levels(&self) -> Vec<u32> {
+    /// high and its tiles have an even size. A paletted JP2 (`palette`) has
+    /// none: GDAL offers no reduced resolution with a colour table.
+    ///
+    /// Levels also stop where an image whose origin is not (0, 0) reduces
+    /// to another size than GDAL's halving says (GDAL could not read that
+    /// level either).
+    pub fn levels(&self, palette: bool) -> Vec<u32> {
         let siz = &self.header.siz;
+        let (width, height) = siz.image_size();
         let mut levels = vec![0];
+        if palette {
+            return levels;
+        }
         for r in 1..=u32::from(self.header.levels) {
-            let (w, h) = reduced(siz.width, siz.height, r - 1);
+            let (w, h) = reduced(width, height, r - 1);
             let halves = |size: u32| size.is_multiple_of(1 << r);
             if (w <= OVERVIEW_MIN && h <= OVERVIEW_MIN)
                 || !halves(siz.tile_width)
                 || !halves(siz.tile_height)
+                || self.level_size(r) != reduced(width, height, r)
             {
                 break;
             }
             levels.push(r);
         }
         levels
+    }
+
+    /// Width and height of the image at resolution level r: its corners on
+    /// the reference grid, divided by 2^r and rounded up (ISO/IEC 15444-1
+    /// B.5).
+    fn level_size(&self, r: u32) -> (u64, u64) {
+        let siz = &self.header.siz;
+        let (x1, y1) = reduced(siz.width, siz.height, r);
+        let (x0, y0) = reduced(siz.x_offset, siz.y_offset, r);
+        (x1 - x0, y1 - y0)
     }
 
     /// Whether level r can reference only the first `levels + 1 - r`
@@ -148,7 +164,7 @@ impl Codestream {
         let url: std::sync::Arc<str> = url.into();
         let siz = &self.header.siz;
         let comps = siz.components.len() as u64;
-        let (w, h) = reduced(siz.width, siz.height, r);
+        let (w, h) = self.level_size(r);
         let (tw, th) = reduced(siz.tile_width, siz.tile_height, r);
         let (across, _) = siz.tile_grid();
         let keep = if self.parts_by_resolution() {
@@ -174,13 +190,15 @@ impl Codestream {
                 }
             })
             .collect();
+        // GDAL's types: Byte up to 8 bits whatever the sign (signed samples
+        // clamped to 0..255, as GDAL copies them), then (U)Int16, (U)Int32.
         let c = &siz.components[0];
         let size = match c.bits {
             0..=8 => 1,
             9..=16 => 2,
             _ => 4,
         };
-        let kind = if c.signed { 'i' } else { 'u' };
+        let kind = if c.signed && size > 1 { 'i' } else { 'u' };
         let order = if size == 1 { '|' } else { '<' };
         pyramid::Array {
             shape: [comps, h, w],
@@ -203,8 +221,7 @@ fn base64_encode(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Size of `w` x `h` reduced `r` times (rounding up, as JPEG 2000 does for
-/// an image at the origin).
+/// `w` and `h` divided by 2^r, rounded up.
 fn reduced(w: u32, h: u32, r: u32) -> (u64, u64) {
     let scale = 1u64 << r;
     (u64::from(w).div_ceil(scale), u64::from(h).div_ceil(scale))
@@ -280,18 +297,25 @@ pub fn index_file(path: &str, url: &str) -> Result<crate::index::built::Built> {
     let (start, len) = jp2::locate_codestream(&src)?;
     let cs = Codestream::read(&src, start, len)?;
     let georef = geo::georef(&src)?.unwrap_or_default();
-    let siz = &cs.header.siz;
-    let base = [u64::from(siz.height), u64::from(siz.width)];
-    let colours = jp2::colour_interpretation(&src, siz.components.len() as u64)?;
+    let (width, height) = cs.header.siz.image_size();
+    let base = [u64::from(height), u64::from(width)];
+    let colours = jp2::colours(&src, cs.header.siz.components.len() as u64)?;
+    let palette = colours.as_ref().and_then(|c| c.palette.as_ref());
     let levels = cs
-        .levels()
+        .levels(palette.is_some())
         .into_iter()
         .map(|r| {
             let mut data = cs.array(r, url);
             if let Some(colours) = &colours {
-                let names: Vec<&str> = colours.iter().map(|c| c.name()).collect();
+                let names: Vec<&str> = colours.bands.iter().map(|c| c.name()).collect();
                 data.attrs
                     .insert(crate::georef::band::COLOR_ATTRIBUTE.into(), json!(names));
+            }
+            if let Some(table) = palette {
+                data.attrs.insert(
+                    crate::georef::band::COLOR_TABLE_ATTRIBUTE.into(),
+                    json!(table),
+                );
             }
             pyramid::Level {
                 attrs: georef.level_attributes(base, [data.shape[1], data.shape[2]]),

@@ -30,6 +30,7 @@ mod vq;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::georef::band::ColorInterp;
 use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::j2k::{jp2, Codestream};
@@ -192,8 +193,8 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
             // leaves undefined from its header box.
             let (start, len, colours) = if jp2::is_jp2_at(src, data_start, len)? {
                 let (start, cs_len) = jp2::jp2c_box(src, data_start, data_start + len)?;
-                let base =
-                    jp2::colour_interpretation_in(src, data_start, data_start + len, bands as u64)?;
+                let base = jp2::colours_in(src, data_start, data_start + len, bands as u64)?
+                    .map_or_else(|| vec![ColorInterp::Undefined; bands], |c| c.bands);
                 (start, cs_len, Some(colour::attributes_over(img, &base)))
             } else {
                 (data_start, len, None)
@@ -206,7 +207,7 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
                 )));
             }
             Ok(cs
-                .levels()
+                .levels(false)
                 .into_iter()
                 .map(|r| {
                     let mut array = cs.array(r, url);

@@ -276,6 +276,27 @@ impl Georef {
     }
 }
 
+/// The ground control points `[pixel, line, x, y, z]` of an image placed by
+/// ModelTiepoint alone (`georef` has no transform: no ModelPixelScale, no
+/// ModelTransformation), one per tie point, as GDAL's GTiff driver reads
+/// them: PixelIsPoint shifts them by half a pixel. None when the image has
+/// a transform or no tie point.
+pub fn tie_point_gcps(ifd: &Ifd, georef: &Georef) -> Option<Vec<[f64; 5]>> {
+    if georef.transform.is_some() {
+        return None;
+    }
+    let shift = match georef.registration {
+        Registration::Point => 0.5,
+        _ => 0.0,
+    };
+    let points: Vec<[f64; 5]> = ifd
+        .floats(tags::MODEL_TIEPOINT)?
+        .chunks_exact(6)
+        .map(|t| [t[0] + shift, t[1] + shift, t[3], t[4], t[5]])
+        .collect();
+    (!points.is_empty()).then_some(points)
+}
+
 /// (key id, SHORT value) pairs of the GeoKeyDirectory.
 fn geo_keys(ifd: &Ifd) -> Vec<(u16, u64)> {
     let Some(dir) = ifd.ints(tags::GEO_KEY_DIRECTORY) else {

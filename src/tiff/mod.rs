@@ -65,9 +65,18 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             eprintln!("chunkref: {path}: IFD {n} is another page, not an overview; it is left out");
         }
     }
-    let georef = Georef::from_ifd_with(&tiff.ifds[0], path, || {
+    let mut georef = Georef::from_ifd_with(&tiff.ifds[0], path, || {
         crate::gdal_geo::geotiff_crs_wkt2(path)
     });
+    // Tie points without a pixel scale place the image by GCPs: the CRS is
+    // theirs, the dataset has none (as GDAL shows it).
+    if let Some(points) = geo::tie_point_gcps(&tiff.ifds[0], &georef) {
+        let crs = georef.crs_code.take().or(georef.crs_wkt2.take());
+        levels[0].1.attrs.insert(
+            crate::georef::GCPS_ATTRIBUTE.into(),
+            json!({"crs": crs, "points": points}),
+        );
+    }
     // Band scale/offset/unit/description and colour interpretations GDAL
     // recorded for the full image apply to every level.
     let gdal_xml = tiff.ifds[0].ascii(tags::GDAL_METADATA).unwrap_or_default();
@@ -78,9 +87,13 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
         img.attrs.extend(band_attrs.clone());
         override_colors(&mut img.attrs, &colors);
     }
+    // GDAL reports the nodata of a Float32 image rounded to Float32, the
+    // value its pixels hold.
+    let float32 = levels[0].1.dtype.ends_with("f4");
     let fill = tiff.ifds[0]
         .ascii(tags::GDAL_NODATA)
         .and_then(|s| s.trim().parse::<f64>().ok())
+        .map(|v| if float32 { f64::from(v as f32) } else { v })
         .map_or(Value::Null, crate::zarr::dtype::fill_json);
     let base = [levels[0].1.height, levels[0].1.width];
     let levels = levels

@@ -5,8 +5,9 @@
 //! `JPEGCOLORMODE_RGB`: photometric 6 tiles are converted to RGB, any other
 //! three-component tile is returned as stored (libtiff decodes those with
 //! `JCS_UNKNOWN`, so an RGB tile gets no YCbCr conversion, whatever its
-//! component ids or Adobe marker suggest). Tiles of one or three samples are
-//! supported (not CMYK).
+//! component ids or Adobe marker suggest). Tiles of one, three or four
+//! samples are supported; four (RGBA, CMYK) are returned as stored, as
+//! libtiff's `JCS_UNKNOWN` returns them (not YCCK).
 
 use jpeg_decoder::{ColorTransform, Decoder, PixelFormat, UnsupportedFeature};
 
@@ -52,9 +53,9 @@ pub(super) fn decode(
         )));
     }
     let stream = full_stream(tables, tile);
-    // Grey and YCbCr tiles go through libjpeg-turbo, GDAL's own decoder
-    // (same IDCT and chroma upsampling, so the same pixels).
-    if layout.samples == 1 || photometric == Some(PHOTOMETRIC_YCBCR) {
+    // Grey, YCbCr and 4-sample tiles go through libjpeg-turbo, GDAL's own
+    // decoder (same IDCT and chroma upsampling, so the same pixels).
+    if matches!(layout.samples, 1 | 4) || photometric == Some(PHOTOMETRIC_YCBCR) {
         return decode_turbo(&stream, layout);
     }
     let mut decoder = Decoder::new(&stream[..]);
@@ -67,7 +68,7 @@ pub(super) fn decode(
         (_, 1 | 3) => {}
         (_, samples) => {
             return Err(Failure::Unsupported(format!(
-                "JPEG tiles with {samples} samples per pixel (1 or 3 are supported)"
+                "JPEG tiles with {samples} samples per pixel (1, 3 or 4 are supported)"
             )))
         }
     }
