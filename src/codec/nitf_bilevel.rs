@@ -840,7 +840,7 @@ mod tests {
             "{EOL} 1000 11 01000 {EOL} 00110101 0000010111 {EOL}{EOL}"
         ));
         let out = decode_with(NAME, &config(16, 2, "1D"), &data, 32).unwrap();
-        let mut want = vec![0u8; 32];
+        let mut want = [0u8; 32];
         want[3..5].fill(1);
         want[16..].fill(1);
         assert_eq!(out[..], want[..]);
