@@ -24,6 +24,7 @@ mod jpeg2000;
 mod lz4;
 mod lzf;
 mod lzma;
+pub(crate) mod nitf_bilevel;
 mod nitf_jpeg;
 pub(crate) mod nitf_vq;
 mod shuffle;

@@ -109,6 +109,10 @@ static BUILTINS: &[Entry] = &[
         build: lzma::from_config,
     },
     Entry {
+        names: super::nitf_bilevel::NAMES,
+        build: super::nitf_bilevel::from_config,
+    },
+    Entry {
         names: super::nitf_jpeg::NAMES,
         build: super::nitf_jpeg::from_config,
     },
@@ -419,6 +423,10 @@ pub(crate) mod tests {
             (
                 super::super::nitf_jpeg::URI,
                 r#"{"num_bands": 1, "block_height": 8, "block_width": 8}"#.to_string(),
+            ),
+            (
+                super::super::nitf_bilevel::NAME,
+                r#"{"block_width": 8, "block_height": 8, "coding": "1D"}"#.to_string(),
             ),
             (
                 super::super::nitf_vq::NAME,

@@ -36,6 +36,8 @@ pub struct Image {
     pub irep: String,
     /// Compression: NC, NM, C3, M3, C8, M8, ...
     pub ic: String,
+    /// COMRAT: the compression rate code (blank for NC / NM).
+    pub comrat: String,
     /// IREPBANDn of each band.
     pub band_reps: Vec<String>,
     /// LUTDnm of each band: its NLUTSn lookup tables of NELUTn entries.
@@ -212,9 +214,11 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
     let nicom = f.num(1, "NICOM")? as usize;
     f.skip(80 * nicom);
     let ic = f.text(2, "IC")?;
-    if ic != "NC" && ic != "NM" {
-        f.skip(4); // COMRAT
-    }
+    let comrat = if ic != "NC" && ic != "NM" {
+        f.text(4, "COMRAT")?
+    } else {
+        String::new()
+    };
     let mut nbands = f.num(1, "NBANDS")?;
     if nbands == 0 {
         nbands = f.num(5, "XBANDS")?;
@@ -257,6 +261,7 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
         pvtype,
         irep,
         ic,
+        comrat,
         band_reps,
         band_luts,
         imode,

@@ -14,10 +14,13 @@
 //!   levels as overviews (see [`crate::j2k`]).
 //! - IC = C4 / M4: the 256 x 256 subframes of RPF vector quantisation, with
 //!   their codebook and colour table (see [`vq`]).
+//! - IC = C1 / M1: bi-level blocks, each one T.4 (fax) coded chunk for the
+//!   `nitf-bilevel` codec (see [`bilevel`]).
 //!
 //! R-set companions (`image.ntf.r1`, ...) of a file with one image segment
 //! become its overview levels, in place of its own (see [`rsets`]).
 
+mod bilevel;
 mod colour;
 pub mod header;
 pub mod igeolo;
@@ -217,6 +220,14 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
                 .collect())
         }
         "C4" | "M4" => Ok(vec![level(vq::array(src, img, n, mask.as_ref(), url)?)]),
+        "C1" | "M1" => Ok(vec![level(bilevel::array(
+            src,
+            img,
+            n,
+            data_start,
+            mask.as_ref(),
+            url,
+        )?)]),
         other => Err(unsupported(format!("compression IC = {other}"))),
     }
 }
