@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::georef::band::ColorInterp;
 use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
+use crate::zarr::dtype::DataType;
 use geo::Georef;
 use ifd::{Ifd, Source};
 
@@ -88,13 +89,22 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
         override_colors(&mut img.attrs, &colors);
     }
     // GDAL reports the nodata of a Float32 image rounded to Float32, the
-    // value its pixels hold.
+    // value its pixels hold; a nodata no pixel can hold (-10000 of a Byte
+    // image) as it is written: as `_FillValue`, the fill value staying 0.
     let float32 = levels[0].1.dtype.ends_with("f4");
-    let fill = tiff.ifds[0]
+    let nodata = tiff.ifds[0]
         .ascii(tags::GDAL_NODATA)
         .and_then(|s| s.trim().parse::<f64>().ok())
-        .map(|v| if float32 { f64::from(v as f32) } else { v })
-        .map_or(Value::Null, crate::zarr::dtype::fill_json);
+        .map(|v| if float32 { f64::from(v as f32) } else { v });
+    let fill = match nodata {
+        Some(v) if !DataType::from_v2(&levels[0].1.dtype)?.holds(v) => {
+            for (_, img) in levels.iter_mut() {
+                img.attrs.insert("_FillValue".into(), json!(v));
+            }
+            Value::Null
+        }
+        v => v.map_or(Value::Null, crate::zarr::dtype::fill_json),
+    };
     let base = [levels[0].1.height, levels[0].1.width];
     let levels = levels
         .into_iter()

@@ -149,6 +149,20 @@ impl DataType {
         DataType { order, ..*self }
     }
 
+    /// Whether an element of this type can hold `v` exactly (any number
+    /// for floating-point types).
+    pub fn holds(&self, v: f64) -> bool {
+        let bits = 8 * self.size as i32;
+        match self.kind {
+            ScalarKind::UInt => v.fract() == 0.0 && v >= 0.0 && v < 2f64.powi(bits),
+            ScalarKind::Int => {
+                v.fract() == 0.0 && v >= -(2f64.powi(bits - 1)) && v < 2f64.powi(bits - 1)
+            }
+            ScalarKind::Bool => v == 0.0 || v == 1.0,
+            _ => true,
+        }
+    }
+
     /// Encodes a JSON fill value (number, bool, "NaN", "Infinity", base64 for
     /// v2 strings is not used here) into `size` native-order bytes.
     pub fn fill_bytes(&self, fill: &serde_json::Value) -> Result<Vec<u8>> {

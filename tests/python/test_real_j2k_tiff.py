@@ -400,3 +400,18 @@ def test_float32_nodata_is_rounded_as_gdal_reports_it(tmp_path, chunkref_bin, te
     ours = assert_reads_like_gdal(index(chunkref_bin, source, tmp_path / "f32.json"), source)
     band = ours.GetRasterBand(1)
     assert (band.ReadAsArray() == band.GetNoDataValue()).sum() == 25
+
+
+@pytest.mark.parametrize("nodata", [-10000.0, 300.0, 0.5])
+def test_nodata_no_pixel_can_hold(tmp_path, chunkref_bin, nodata):
+    # rio-tiler's pix4d_alpha_nodata.tif: a Byte image with nodata -10000,
+    # which GDAL reports as written (no pixel matches it).
+    source = tmp_path / "byte.tif"
+    mem = gdal.GetDriverByName("MEM").Create("", 50, 60, 1, gdal.GDT_Byte)
+    mem.GetRasterBand(1).WriteArray(pattern(1, 60, 50)[0].astype(np.uint8))
+    mem.GetRasterBand(1).SetNoDataValue(nodata)
+    gdal.Translate(str(source), mem)
+    native = gdal.Open(str(source))
+    assert native.GetRasterBand(1).GetNoDataValue() == nodata
+    ours = assert_reads_like_gdal(index(chunkref_bin, source, tmp_path / "byte.json"), source)
+    assert ours.GetRasterBand(1).GetNoDataValue() == nodata
