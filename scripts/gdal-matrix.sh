@@ -122,6 +122,9 @@ mount_root() {
   [ -d "$root/root/cargo-home/registry" ] ||
     cp -a "${CARGO_HOME:-$HOME/.cargo}/registry" "$root/root/cargo-home/registry"
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  # The host's CA bundle: a proxy on the way to the registries may sign
+  # with a CA only the host knows.
+  cp "${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}" "$root/etc/ssl/certs/host-ca-certificates.crt"
 }
 
 umount_root() {
@@ -138,6 +141,10 @@ in_root() {
     PATH=/opt/cargo-bin:/usr/local/bin:/usr/bin:/bin \
     RUSTUP_HOME=/root/.rustup CARGO_HOME=/root/cargo-home \
     CARGO_TARGET_DIR="build/target-$suite" MATRIX_TESTS="${MATRIX_TESTS:-}" \
+    SSL_CERT_FILE=/etc/ssl/certs/host-ca-certificates.crt \
+    CARGO_HTTP_CAINFO=/etc/ssl/certs/host-ca-certificates.crt \
+    PIP_CERT=/etc/ssl/certs/host-ca-certificates.crt \
+    REQUESTS_CA_BUNDLE=/etc/ssl/certs/host-ca-certificates.crt \
     /bin/bash -c 'cd /src && "$@"' bash "$@"
 }
 
