@@ -4,9 +4,9 @@
 //! - `cfg(gdal_int8)` on GDAL >= 3.7 (the one place Rust reads it is
 //!   src/gdal_compat.rs; the shim's is cpp_shim/gdal_compat.h, chosen by
 //!   `GDAL_VERSION_NUM` from the same headers);
-//! - `cfg(hdf5_vfd_1_14)` when libhdf5's file driver structures are those of
-//!   1.14 (and 2.x) rather than 1.10 (src/hdf5/vfd.rs, checked by
-//!   vfd_layout.c).
+//! - `cfg(hdf5_1_14)` when libhdf5 is 1.14 or 2.x rather than 1.10: its
+//!   file driver structures (src/hdf5/vfd.rs, checked by vfd_layout.c) and
+//!   the API names 1.12 changed (src/hdf5/compat.rs).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -180,12 +180,12 @@ fn hdf5_version(dirs: &[PathBuf]) -> (u32, u32) {
 /// ones vfd.rs declares.
 fn check_hdf5_layout() {
     println!("cargo:rerun-if-changed=src/hdf5/vfd_layout.c");
-    println!("cargo::rustc-check-cfg=cfg(hdf5_vfd_1_14)");
+    println!("cargo::rustc-check-cfg=cfg(hdf5_1_14)");
     let dirs = hdf5_include_dirs();
     let layout = match hdf5_version(&dirs) {
         (1, 10) => 110,
         (1, 14) | (2, _) => {
-            println!("cargo::rustc-cfg=hdf5_vfd_1_14");
+            println!("cargo::rustc-cfg=hdf5_1_14");
             114
         }
         (major, minor) => panic!(

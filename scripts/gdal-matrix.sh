@@ -7,9 +7,11 @@
 #                                          trixie (GDAL 3.10), sid (GDAL 3.13);
 #                                          default: all three
 #   MATRIX_TESTS="tests/python/test_x.py ..." scripts/gdal-matrix.sh ...
-#                                          the pytest files to run (default: all
-#                                          of tests/python, about N minutes per
-#                                          environment: docs/gdal-versions.md)
+#                                          the pytest files to run (default: the
+#                                          oracle tests of the formats, types,
+#                                          georeferencing, HDF5 and packaging,
+#                                          $DEFAULT_TESTS below)
+#   MATRIX_TESTS=all ...                   the whole of tests/python
 #   MATRIX_TESTS=none ...                  build and client checks only
 #   scripts/gdal-matrix.sh --shell ENV     a shell in ENV's root, set up as the builds
 #
@@ -21,6 +23,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+# The tests where GDAL versions differ: data types (int8), every format's
+# driver against GDAL's own, georeferencing, libhdf5's file driver, packages.
+DEFAULT_TESTS="tests/python/test_builders.py tests/python/test_hdf5_index.py
+  tests/python/test_georef.py tests/python/test_tiff_index.py tests/python/test_nitf.py
+  tests/python/test_j2k.py tests/python/test_dted.py tests/python/test_grib2.py
+  tests/python/test_package.py"
 
 # ---- inside one environment (the host, or a root at /src) ----------------
 if [ "${1:-}" = "--here" ]; then
@@ -31,6 +39,13 @@ if [ "${1:-}" = "--here" ]; then
   hdf5=$(sed -n 's/^#define H5_VERSION *"\(.*\)"/\1/p' "$(pkg-config --variable=includedir hdf5 2>/dev/null || echo /usr/include/hdf5/serial)/H5public.h" 2>/dev/null || true)
   [ -n "$hdf5" ] || hdf5=$(sed -n 's/^#define H5_VERSION *"\(.*\)"/\1/p' /usr/include/hdf5/serial/H5public.h)
   features=$(scripts/cargo-features.sh)
+  # Debian unstable's hdf5.pc links -lhdf5_serial, whose library
+  # hdf5-metno-sys does not look for: point it at Debian's serial build.
+  serial=/usr/lib/$(gcc -print-multiarch)/hdf5/serial
+  if [ -z "${HDF5_DIR:-}" ] && [ -e "$serial/libhdf5.so" ] &&
+     pkg-config --libs hdf5 | grep -q -- -lhdf5_serial; then
+    export HDF5_DIR=$serial
+  fi
   target=${CARGO_TARGET_DIR:-target}
   start=$(date +%s)
   build=failed
@@ -69,7 +84,8 @@ if [ "${1:-}" = "--here" ]; then
       clients="$clients package:FAILED"
     fi
     rm -rf "$work"
-    tests_list=${MATRIX_TESTS:-tests/python}
+    tests_list=${MATRIX_TESTS:-$DEFAULT_TESTS}
+    [ "$tests_list" != all ] || tests_list=tests/python
     if [ "$tests_list" != none ]; then
       tstart=$(date +%s)
       # shellcheck disable=SC2086  # a list of paths

@@ -11,7 +11,7 @@
 //! how `H5Dread_chunk` tells where a chunk is (see `storage.rs`).
 //!
 //! The driver's class and file structures are declared here as libhdf5
-//! 1.10 (`H5FDpublic.h`) or 1.14 and 2.x (`H5FDdevelop.h`, `cfg(hdf5_vfd_1_14)`)
+//! 1.10 (`H5FDpublic.h`) or 1.14 and 2.x (`H5FDdevelop.h`, `cfg(hdf5_1_14)`)
 //! declares them, build.rs choosing by the headers libhdf5 is built with
 //! and vfd_layout.c checking them: the binding crate's declarations follow
 //! another release. A file is opened with [`Reader::fapl`], a file
@@ -85,9 +85,9 @@ struct H5fd {
 #[repr(C)]
 #[allow(dead_code)] // the fields are read by libhdf5, not by Rust
 struct Class {
-    #[cfg(hdf5_vfd_1_14)]
+    #[cfg(hdf5_1_14)]
     version: c_uint,
-    #[cfg(hdf5_vfd_1_14)]
+    #[cfg(hdf5_1_14)]
     value: c_int,
     name: *const c_char,
     maxaddr: haddr_t,
@@ -121,7 +121,7 @@ struct Class {
         unsafe extern "C" fn(*mut H5fd, c_int, hid_t, haddr_t, usize, *const c_void) -> herr_t,
     >,
     /// Vector and selection I/O (1.14): unset, libhdf5 falls back to `read`.
-    #[cfg(hdf5_vfd_1_14)]
+    #[cfg(hdf5_1_14)]
     vector_and_selection_io: [Option<unsafe extern "C" fn()>; 4],
     flush: Option<unsafe extern "C" fn(*mut H5fd, hid_t, u8) -> herr_t>,
     truncate: Option<unsafe extern "C" fn(*mut H5fd, hid_t, u8) -> herr_t>,
@@ -129,26 +129,26 @@ struct Class {
     unlock: Option<unsafe extern "C" fn(*mut H5fd) -> herr_t>,
     /// `del` and `ctl` (1.14): unset (no file is deleted; no operation is
     /// known to this driver).
-    #[cfg(hdf5_vfd_1_14)]
+    #[cfg(hdf5_1_14)]
     del_and_ctl: [Option<unsafe extern "C" fn()>; 2],
     fl_map: [c_int; 7],
 }
 
 /// `H5FD_CLASS_VERSION` of libhdf5 1.14 and 2.x.
-#[cfg(hdf5_vfd_1_14)]
+#[cfg(hdf5_1_14)]
 const CLASS_VERSION: c_uint = 1;
 
 /// The driver's `H5FD_class_value_t` (1.14): one of those libhdf5 leaves
 /// to drivers of its users (256 to 511).
-#[cfg(hdf5_vfd_1_14)]
+#[cfg(hdf5_1_14)]
 const CLASS_VALUE: c_int = 0x1C4;
 
 /// Sizes and offsets vfd_layout.c checks libhdf5's headers against at
 /// build time: `H5FD_class_t`'s size and the offsets of `open`, `read`
 /// and `fl_map`.
-#[cfg(not(hdf5_vfd_1_14))]
+#[cfg(not(hdf5_1_14))]
 const CLASS_LAYOUT: [usize; 4] = [280, 112, 200, 248];
-#[cfg(hdf5_vfd_1_14)]
+#[cfg(hdf5_1_14)]
 const CLASS_LAYOUT: [usize; 4] = [336, 120, 208, 304];
 
 // The numbers vfd_layout.c checks libhdf5's headers against at build time.
@@ -345,9 +345,9 @@ fn driver() -> Result<hid_t> {
 /// The driver's class: read-only, one open file per reader.
 fn class() -> Class {
     Class {
-        #[cfg(hdf5_vfd_1_14)]
+        #[cfg(hdf5_1_14)]
         version: CLASS_VERSION,
-        #[cfg(hdf5_vfd_1_14)]
+        #[cfg(hdf5_1_14)]
         value: CLASS_VALUE,
         name: NAME.as_ptr(),
         maxaddr: MAX_ADDR,
@@ -376,13 +376,13 @@ fn class() -> Class {
         get_handle: None,
         read: Some(read),
         write: Some(write),
-        #[cfg(hdf5_vfd_1_14)]
+        #[cfg(hdf5_1_14)]
         vector_and_selection_io: [None; 4],
         flush: None,
         truncate: None,
         lock: Some(lock),
         unlock: Some(unlock),
-        #[cfg(hdf5_vfd_1_14)]
+        #[cfg(hdf5_1_14)]
         del_and_ctl: [None; 2],
         // H5FD_FLMAP_DICHOTOMY: metadata and raw data.
         fl_map: [
