@@ -21,6 +21,7 @@
 #include "ogr_spatialref.h"
 
 #include "chunkref.h"
+#include "gdal_compat.h"
 
 namespace {
 
@@ -70,7 +71,7 @@ void RaiseStatus(const CrStatus &status) {
              status.message);
 }
 
-/** Maps a Rust element type to GDAL's; GDT_Unknown if GDAL 3.6 has none. */
+/** Maps a Rust element type to GDAL's; GDT_Unknown if this GDAL has none. */
 GDALDataType ToGDALType(const CrLevelInfo &info) {
     switch (info.data_kind) {
     case CR_BOOL:
@@ -81,7 +82,7 @@ GDALDataType ToGDALType(const CrLevelInfo &info) {
                : info.data_size == 4 ? GDT_UInt32
                                      : GDT_UInt64;
     case CR_INT:
-        return info.data_size == 1   ? GDT_Byte /* PIXELTYPE=SIGNEDBYTE */
+        return info.data_size == 1   ? CR_SIGNED_BYTE_TYPE
                : info.data_size == 2 ? GDT_Int16
                : info.data_size == 4 ? GDT_Int32
                                      : GDT_Int64;
@@ -171,7 +172,7 @@ class ChunkRefDataset final : public GDALPamDataset {
   public:
     CPLErr AdviseRead(int xOff, int yOff, int xSize, int ySize, int bufXSize, int bufYSize,
                       GDALDataType bufType, int bandCount, int *bandList,
-                      char **options) override;
+                      CrOptionList options) override;
     static int Identify(GDALOpenInfo *info);
     static GDALDataset *Open(GDALOpenInfo *info);
     char **GetFileList() override;
@@ -179,7 +180,7 @@ class ChunkRefDataset final : public GDALPamDataset {
                            int bandCount, const int *bandList, GDALProgressFunc progress,
                            void *progressData, CSLConstList options) override;
 
-    CPLErr GetGeoTransform(double *transform) override;
+    CPLErr GetGeoTransform(CrGeoTransformOut transform) CR_GEOTRANSFORM_CONST override;
     const OGRSpatialReference *GetSpatialRef() const override;
     int GetGCPCount() override { return static_cast<int>(m_gcps.size()); }
     const GDAL_GCP *GetGCPs() override { return m_gcps.empty() ? nullptr : m_gcps.data(); }
@@ -216,7 +217,7 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
                      int bufXSize, int bufYSize, GDALDataType bufType, GSpacing pixelSpace,
                      GSpacing lineSpace, GDALRasterIOExtraArg *extra) override;
     CPLErr AdviseRead(int xOff, int yOff, int xSize, int ySize, int bufXSize, int bufYSize,
-                      GDALDataType bufType, char **options) override {
+                      GDALDataType bufType, CrOptionList options) override {
         return poDS->AdviseRead(xOff, yOff, xSize, ySize, bufXSize, bufYSize, bufType, 1, &nBand,
                                 options);
     }
@@ -322,10 +323,10 @@ bool ChunkRefRasterBand::LoadInfo() {
     return true;
 }
 
-CPLErr ChunkRefDataset::GetGeoTransform(double *transform) {
+CPLErr ChunkRefDataset::GetGeoTransform(CrGeoTransformOut transform) CR_GEOTRANSFORM_CONST {
     if (!m_hasGeoTransform)
         return GDALPamDataset::GetGeoTransform(transform);
-    memcpy(transform, m_geoTransform, sizeof(m_geoTransform));
+    memcpy(CrGeoTransformData(transform), m_geoTransform, sizeof(m_geoTransform));
     return CE_None;
 }
 
@@ -873,7 +874,7 @@ bool ChunkRefDataset::CoversSharing(const int *bandMap, int bandCount) {
  *  blocks would not fit in the cache, are left alone. */
 CPLErr ChunkRefDataset::AdviseRead(int xOff, int yOff, int xSize, int ySize, int bufXSize,
                                    int bufYSize, GDALDataType, int bandCount, int *bandList,
-                                   char **) {
+                                   CrOptionList) {
     if (nBands == 0 || bufXSize != xSize || bufYSize != ySize || xSize < 1 || ySize < 1 ||
         xOff < 0 || yOff < 0 || xOff + xSize > nRasterXSize || yOff + ySize > nRasterYSize ||
         !CPLTestBool(CPLGetConfigOption(WINDOW_READS_OPTION, "YES")))

@@ -19,8 +19,9 @@ cd "$(dirname "$0")/.."
 if [ -n "${CHUNKREF_LIB:-}" ]; then
   lib=$CHUNKREF_LIB
 else
-  lib=target/release/libchunkref.so
-  cargo build --release --lib --quiet
+  lib=${CARGO_TARGET_DIR:-target}/release/libchunkref.so
+  # shellcheck disable=SC2046  # nothing, or --features bindgen (GDAL > 3.12)
+  cargo build --release --lib --quiet $(scripts/cargo-features.sh)
 fi
 if [ "${1:-}" = "--system" ]; then
   version=$(gdal-config --version | cut -d. -f1,2)

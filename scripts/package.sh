@@ -9,15 +9,18 @@
 # plugin was built for, naming both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet   # up to date: a no-op; `cargo test` alone may leave an older library
+# Up to date: a no-op (`cargo test` alone may leave an older library).
+# shellcheck disable=SC2046  # nothing, or --features bindgen (GDAL > 3.12)
+cargo build --release --quiet $(scripts/cargo-features.sh)
+target=${CARGO_TARGET_DIR:-target}
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 gdal=$(gdal-config --version | cut -d. -f1,2)
 arch=$(uname -m)
 name="chunkref-$version-gdal$gdal-$arch"
 out=build/dist
 rm -rf "${out:?}/$name" && mkdir -p "$out/$name/bin" "$out/$name/docs"
-strip --strip-unneeded -o "$out/$name/gdal_ChunkRef.so" target/release/libchunkref.so
-strip --strip-unneeded -o "$out/$name/bin/chunkref" target/release/chunkref
+strip --strip-unneeded -o "$out/$name/gdal_ChunkRef.so" "$target/release/libchunkref.so"
+strip --strip-unneeded -o "$out/$name/bin/chunkref" "$target/release/chunkref"
 cp README.md "$out/$name/"
 cp docs/*.md "$out/$name/docs/"
 echo "$gdal" > "$out/$name/GDAL_VERSION"

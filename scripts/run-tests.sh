@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
+# The shim and the HDF5 driver layout against GDAL 3.10 / 3.13 and libhdf5
+# 1.14 / 2.2 headers (about 1 minute); the whole matrix, build and oracle
+# tests in Debian 13 and unstable roots, is scripts/gdal-matrix.sh.
+scripts/gdal-headers-check.sh
 cargo clippy --release --all-targets -- -D warnings
 cargo test --release
 gdal_plugin/install.sh build/gdalplugins

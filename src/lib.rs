@@ -21,6 +21,7 @@ pub mod fetch;
 pub mod ffi;
 pub mod fuzzing;
 pub mod gdal;
+pub mod gdal_compat;
 pub mod gdal_geo;
 pub mod georef;
 pub mod grib2;

@@ -819,7 +819,8 @@ impl Dataset {
                 if let Some(bits) = meta.codecs.stored_bits() {
                     items.push(format!("NBITS={bits}"));
                 }
-                if meta.dtype.kind == ScalarKind::Int
+                if !crate::gdal_compat::INT8_BANDS
+                    && meta.dtype.kind == ScalarKind::Int
                     && meta.dtype.size == 1
                     && !band::is_unsigned(meta)
                 {

@@ -3,14 +3,14 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
+use super::compat::{vlen_reclaim, OBJECT_REFERENCE};
 use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t};
 use hdf5_metno_sys::h5a::{
     H5A_info_t, H5Aexists, H5Aget_space, H5Aget_type, H5Aiterate2, H5Aopen, H5Aread,
 };
-use hdf5_metno_sys::h5d::H5Dvlen_reclaim;
 use hdf5_metno_sys::h5i::{hid_t, H5Iget_name};
 use hdf5_metno_sys::h5p::H5P_DEFAULT;
-use hdf5_metno_sys::h5r::{hobj_ref_t, H5R_type_t, H5Rdereference2};
+use hdf5_metno_sys::h5r::{hobj_ref_t, H5Rdereference2};
 use hdf5_metno_sys::h5s::{H5S_class_t, H5Sget_simple_extent_npoints, H5Sget_simple_extent_type};
 use hdf5_metno_sys::h5t::{
     hvl_t, H5T_class_t, H5T_sign_t, H5Tcopy, H5Tget_class, H5Tget_cset, H5Tget_sign, H5Tget_size,
@@ -187,7 +187,7 @@ impl Attribute {
             .collect();
         // SAFETY: frees what H5Aread allocated for `pointers`.
         unsafe {
-            H5Dvlen_reclaim(
+            vlen_reclaim(
                 memory.id(),
                 self.space.id(),
                 H5P_DEFAULT,
@@ -293,7 +293,7 @@ pub(crate) fn dimension_scales(obj: hid_t, rank: usize) -> Result<Vec<Vec<String
         .collect::<Result<Vec<Vec<String>>>>();
     // SAFETY: frees what H5Aread allocated for `lists`.
     unsafe {
-        H5Dvlen_reclaim(
+        vlen_reclaim(
             memory.id(),
             attribute.space.id(),
             H5P_DEFAULT,
@@ -314,7 +314,7 @@ fn referenced_name(obj: hid_t, reference: &hobj_ref_t) -> Result<String> {
             H5Rdereference2(
                 obj,
                 H5P_DEFAULT,
-                H5R_type_t::H5R_OBJECT,
+                OBJECT_REFERENCE,
                 (reference as *const hobj_ref_t).cast(),
             )
         },

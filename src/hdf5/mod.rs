@@ -11,6 +11,7 @@
 //! NetCDF4 / HDF5", for what maps to what and what is refused.
 
 mod attrs;
+mod compat;
 mod dtype;
 pub mod filters;
 mod handle;

@@ -11,8 +11,10 @@
 //! how `H5Dread_chunk` tells where a chunk is (see `storage.rs`).
 //!
 //! The driver's class and file structures are declared here as libhdf5
-//! 1.10.8 declares them (`H5FDpublic.h`): the binding crate's declarations
-//! follow another release. A file is opened with [`Reader::fapl`], a file
+//! 1.10 (`H5FDpublic.h`) or 1.14 and 2.x (`H5FDdevelop.h`, `cfg(hdf5_1_14)`)
+//! declares them, build.rs choosing by the headers libhdf5 is built with
+//! and vfd_layout.c checking them: the binding crate's declarations follow
+//! another release. A file is opened with [`Reader::fapl`], a file
 //! access property list holding a reference to the reader (copied and freed
 //! by libhdf5 through the class's `fapl_copy` / `fapl_free`). Every libhdf5
 //! call, and so every callback here, runs under `hdf5_metno_sys::LOCK`.
@@ -60,7 +62,7 @@ const FEAT_ACCUMULATE_METADATA: c_ulong = 0x0002 | 0x0004;
 /// The largest address (that of the POSIX driver).
 const MAX_ADDR: haddr_t = (1 << 63) - 1;
 
-/// `H5FD_t` of libhdf5 1.10.8: the part of an open file libhdf5 reads
+/// `H5FD_t` of libhdf5 1.10, 1.14 and 2.x: the part of an open file libhdf5 reads
 /// and fills in; the driver allocates it as the head of its own state.
 #[repr(C)]
 #[allow(dead_code)] // the fields are read and written by libhdf5, not by Rust
@@ -77,12 +79,16 @@ struct H5fd {
     paged_aggr: u8,
 }
 
-/// `H5FD_class_t` of libhdf5 1.10.8 (memory kinds `H5FD_mem_t` and the
-/// close degree as C `int`s, `hbool_t` as a byte). libhdf5 copies it when
-/// the driver is registered and reads every field.
+/// `H5FD_class_t` of libhdf5 1.10, or 1.14 and 2.x (memory kinds `H5FD_mem_t` and
+/// the close degree as C `int`s, `hbool_t` as a byte). libhdf5 copies it
+/// when the driver is registered and reads every field.
 #[repr(C)]
 #[allow(dead_code)] // the fields are read by libhdf5, not by Rust
 struct Class {
+    #[cfg(hdf5_1_14)]
+    version: c_uint,
+    #[cfg(hdf5_1_14)]
+    value: c_int,
     name: *const c_char,
     maxaddr: haddr_t,
     fc_degree: c_int,
@@ -114,22 +120,46 @@ struct Class {
     write: Option<
         unsafe extern "C" fn(*mut H5fd, c_int, hid_t, haddr_t, usize, *const c_void) -> herr_t,
     >,
+    /// Vector and selection I/O (1.14): unset, libhdf5 falls back to `read`.
+    #[cfg(hdf5_1_14)]
+    vector_and_selection_io: [Option<unsafe extern "C" fn()>; 4],
     flush: Option<unsafe extern "C" fn(*mut H5fd, hid_t, u8) -> herr_t>,
     truncate: Option<unsafe extern "C" fn(*mut H5fd, hid_t, u8) -> herr_t>,
     lock: Option<unsafe extern "C" fn(*mut H5fd, u8) -> herr_t>,
     unlock: Option<unsafe extern "C" fn(*mut H5fd) -> herr_t>,
+    /// `del` and `ctl` (1.14): unset (no file is deleted; no operation is
+    /// known to this driver).
+    #[cfg(hdf5_1_14)]
+    del_and_ctl: [Option<unsafe extern "C" fn()>; 2],
     fl_map: [c_int; 7],
 }
+
+/// `H5FD_CLASS_VERSION` of libhdf5 1.14 and 2.x.
+#[cfg(hdf5_1_14)]
+const CLASS_VERSION: c_uint = 1;
+
+/// The driver's `H5FD_class_value_t` (1.14): one of those libhdf5 leaves
+/// to drivers of its users (256 to 511).
+#[cfg(hdf5_1_14)]
+const CLASS_VALUE: c_int = 0x1C4;
+
+/// Sizes and offsets vfd_layout.c checks libhdf5's headers against at
+/// build time: `H5FD_class_t`'s size and the offsets of `open`, `read`
+/// and `fl_map`.
+#[cfg(not(hdf5_1_14))]
+const CLASS_LAYOUT: [usize; 4] = [280, 112, 200, 248];
+#[cfg(hdf5_1_14)]
+const CLASS_LAYOUT: [usize; 4] = [336, 120, 208, 304];
 
 // The numbers vfd_layout.c checks libhdf5's headers against at build time.
 const _: () = {
     assert!(std::mem::size_of::<H5fd>() == 80);
     assert!(std::mem::offset_of!(H5fd, maxaddr) == 40);
     assert!(std::mem::offset_of!(H5fd, paged_aggr) == 72);
-    assert!(std::mem::size_of::<Class>() == 280);
-    assert!(std::mem::offset_of!(Class, open) == 112);
-    assert!(std::mem::offset_of!(Class, read) == 200);
-    assert!(std::mem::offset_of!(Class, fl_map) == 248);
+    assert!(std::mem::size_of::<Class>() == CLASS_LAYOUT[0]);
+    assert!(std::mem::offset_of!(Class, open) == CLASS_LAYOUT[1]);
+    assert!(std::mem::offset_of!(Class, read) == CLASS_LAYOUT[2]);
+    assert!(std::mem::offset_of!(Class, fl_map) == CLASS_LAYOUT[3]);
 };
 
 /// An open file: libhdf5's part first (libhdf5 holds a pointer to it),
@@ -315,6 +345,10 @@ fn driver() -> Result<hid_t> {
 /// The driver's class: read-only, one open file per reader.
 fn class() -> Class {
     Class {
+        #[cfg(hdf5_1_14)]
+        version: CLASS_VERSION,
+        #[cfg(hdf5_1_14)]
+        value: CLASS_VALUE,
         name: NAME.as_ptr(),
         maxaddr: MAX_ADDR,
         fc_degree: CLOSE_WEAK,
@@ -342,10 +376,14 @@ fn class() -> Class {
         get_handle: None,
         read: Some(read),
         write: Some(write),
+        #[cfg(hdf5_1_14)]
+        vector_and_selection_io: [None; 4],
         flush: None,
         truncate: None,
         lock: Some(lock),
         unlock: Some(unlock),
+        #[cfg(hdf5_1_14)]
+        del_and_ctl: [None; 2],
         // H5FD_FLMAP_DICHOTOMY: metadata and raw data.
         fl_map: [
             MEM_SUPER, MEM_SUPER, MEM_SUPER, MEM_DRAW, MEM_DRAW, MEM_SUPER, MEM_SUPER,

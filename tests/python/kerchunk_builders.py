@@ -38,11 +38,16 @@ from osgeo import gdal, gdal_array
 # Data types
 # --------------------------------------------------------------------------
 
+#: Whether this GDAL has an Int8 data type (3.7 and later); older ones
+#: serve int8 as Byte bands marked PIXELTYPE=SIGNEDBYTE.
+HAS_INT8 = hasattr(gdal, "GDT_Int8")
+
 #: Zarr v2 type codes (without byte order) covered by the contract, with the
-#: GDAL data type each must map to (i1 maps to Byte + PIXELTYPE=SIGNEDBYTE).
+#: GDAL data type each must map to on this GDAL (i1: Int8, or Byte +
+#: PIXELTYPE=SIGNEDBYTE before GDAL 3.7).
 GDAL_TYPE_BY_CODE = {
     "u1": gdal.GDT_Byte,
-    "i1": gdal.GDT_Byte,
+    "i1": gdal.GDT_Int8 if HAS_INT8 else gdal.GDT_Byte,
     "u2": gdal.GDT_UInt16,
     "i2": gdal.GDT_Int16,
     "u4": gdal.GDT_UInt32,
@@ -122,10 +127,11 @@ def sample_pixels(dtype: Any, shape: Sequence[int], seed: int = 0) -> np.ndarray
 
 def mem_dataset(array: np.ndarray) -> gdal.Dataset:
     """A GDAL MEM dataset holding ``array`` (2-D, or 3-D as bands, y, x).
-    int8 is stored as the same bytes in a Byte band (GDAL 3.6 has no Int8)."""
+    int8 is stored as the same bytes in a Byte band before GDAL 3.7, which
+    has no Int8."""
     bands = array if array.ndim == 3 else array[np.newaxis]
     native = bands.astype(bands.dtype.newbyteorder("="))
-    if native.dtype == np.int8:
+    if native.dtype == np.int8 and not HAS_INT8:
         native = native.view(np.uint8)
     ds = gdal.GetDriverByName("MEM").Create(
         "", native.shape[2], native.shape[1], native.shape[0], gdal_type_for(native.dtype)
