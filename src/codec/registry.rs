@@ -69,6 +69,10 @@ static BUILTINS: &[Entry] = &[
         build: super::grib2::from_config,
     },
     Entry {
+        names: super::grib2::KERCHUNK_NAMES,
+        build: super::grib2::kerchunk_from_config,
+    },
+    Entry {
         names: bitshuffle::H5_NAMES,
         build: bitshuffle::h5_from_config,
     },
@@ -416,6 +420,7 @@ pub(crate) mod tests {
                 super::super::nitf_jpeg::URI,
                 r#"{"num_bands": 1, "block_height": 8, "block_width": 8}"#.to_string(),
             ),
+            ("grib", r#"{"var": "t2m", "dtype": "float32"}"#.to_string()),
         ];
         for entry in BUILTINS {
             let json = configs

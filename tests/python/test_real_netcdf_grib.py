@@ -201,10 +201,13 @@ def test_netcdf_longitudes_east_of_180_move_by_360(tmp_path, chunkref_bin, first
             assert_pixels_equal(ours.ReadAsArray(), theirs.ReadAsArray(), what)
 
 
-def write_global_grib(path: Path, west: float, step: float, rows: int = 9) -> tuple[Path, np.ndarray]:
-    """A GRIB2 file written by GDAL: a global latitude/longitude grid whose
-    first pixel's west edge is ``west`` (0 to 360 degrees), two messages."""
-    cols = round(360 / step)
+def write_global_grib(
+    path: Path, west: float, step: float, rows: int = 9, cols: int | None = None
+) -> tuple[Path, np.ndarray]:
+    """A GRIB2 file written by GDAL: a latitude/longitude grid (global
+    unless ``cols`` says otherwise) whose first pixel's west edge is
+    ``west``, two messages."""
+    cols = cols or round(360 / step)
     mem = gdal.GetDriverByName("MEM").Create("", cols, rows, 2, gdal.GDT_Float32)
     srs = osr.SpatialReference()
     srs.ImportFromEPSG(4326)
@@ -240,3 +243,95 @@ def test_global_grib_is_rolled_at_the_antimeridian(tmp_path, chunkref_bin, west,
             what = f"west {west}, GRIB_ADJUST_LONGITUDE_RANGE={setting}"
             assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), what)
             assert_reads_as(ours, theirs, what, widen=True)
+
+
+@pytest.mark.parametrize(
+    "gdal_type, default",
+    [
+        (gdal.GDT_Int16, -32767.0),
+        (gdal.GDT_UInt16, 65535.0),
+        (gdal.GDT_Int32, -2147483647.0),
+        (gdal.GDT_Float32, 9.969209968386869e36),
+        (gdal.GDT_Float64, 9.969209968386869e36),
+        (gdal.GDT_Byte, None),
+    ],
+    ids=lambda v: gdal.GetDataTypeName(v) if isinstance(v, int) and v < 20 else str(v),
+)
+def test_netcdf_default_fill_is_nodata(tmp_path, chunkref_bin, gdal_type, default):
+    """A NetCDF-4 variable without _FillValue: GDAL's netCDF driver reports
+    its type's default fill (NC_FILL_*) as nodata, none for bytes; so does
+    ChunkRef on the index (whose Zarr fill_value stays null, as kerchunk's)."""
+    mem = gdal.GetDriverByName("MEM").Create("", 6, 4, 1, gdal_type)
+    mem.SetGeoTransform((0.0, 1.0, 0.0, 4.0, 0.0, -1.0))
+    mem.GetRasterBand(1).WriteArray(np.arange(24).reshape(4, 6))
+    source = tmp_path / "fill.nc"
+    gdal.Translate(str(source), mem, format="netCDF", creationOptions=["FORMAT=NC4"])
+    out = index(chunkref_bin, source, tmp_path / "fill.json")
+    theirs = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["netCDF"])
+    ours = open_chunkref(f'CHUNKREF:"{out}":Band1')
+    assert theirs.GetRasterBand(1).GetNoDataValue() == default
+    assert ours.GetRasterBand(1).GetNoDataValue() == default
+    assert ours.GetRasterBand(1).GetMaskFlags() == theirs.GetRasterBand(1).GetMaskFlags()
+    assert_pixels_equal(ours.ReadAsArray(), theirs.ReadAsArray(), "pixels")
+
+
+def kerchunk_grib_refs(source: Path, lat: np.ndarray, lon: np.ndarray, shape: tuple[int, int]) -> dict:
+    """The references kerchunk's ``scan_grib`` writes for the first message
+    of ``source`` (variable ``u``, codec ``grib``, inlined coordinates),
+    written here as kerchunk 0.2 writes them."""
+    import base64
+    import json
+
+    first = source.read_bytes()
+    length = int.from_bytes(first[8:16], "big")
+    rows, cols = shape
+
+    def coordinate(values: np.ndarray, name: str, units: str) -> dict:
+        zarray = {"chunks": [len(values)], "compressor": None, "dtype": "<f8", "fill_value": None,
+                  "filters": None, "order": "C", "shape": [len(values)], "zarr_format": 2}
+        attrs = {"_ARRAY_DIMENSIONS": [name], "units": units, "standard_name": name,
+                 "long_name": name}
+        data = "base64:" + base64.b64encode(values.astype("<f8").tobytes()).decode()
+        return {f"{name}/.zarray": json.dumps(zarray), f"{name}/.zattrs": json.dumps(attrs),
+                f"{name}/0": data}
+
+    refs = {".zgroup": json.dumps({"zarr_format": 2}),
+            ".zattrs": json.dumps({"GRIB_edition": 2, "GRIB_centre": "unknown"})}
+    refs.update(coordinate(lat, "latitude", "degrees_north"))
+    refs.update(coordinate(lon, "longitude", "degrees_east"))
+    refs["u/.zarray"] = json.dumps({
+        "chunks": [rows, cols], "compressor": None, "dtype": "<f8", "fill_value": None,
+        "filters": [{"dtype": "float64", "id": "grib", "var": "u"}], "order": "C",
+        "shape": [rows, cols], "zarr_format": 2})
+    refs["u/.zattrs"] = json.dumps({"_ARRAY_DIMENSIONS": ["latitude", "longitude"],
+                                    "GRIB_shortName": "u", "units": "m s**-1"})
+    refs["u/0.0"] = [str(source), 0, length]
+    return {"version": 1, "refs": refs}
+
+
+@pytest.mark.parametrize("west, step", [(0.0, 10.0), (-20.0, 0.5)], ids=["global", "regional"])
+def test_kerchunk_grib_references_read_as_the_grib_driver(tmp_path, west, step):
+    """kerchunk's GRIB2 references (codec ``grib``, one whole message per
+    chunk, coordinates inlined) read as GDAL's GRIB driver reads the file:
+    the same pixels (of the first message) and geotransform, a global
+    0..360 grid rolled at the antimeridian."""
+    import json
+
+    rows = 9
+    if step == 10.0:
+        source, pixels = write_global_grib(tmp_path / "k.grb2", west, step, rows)
+    else:
+        source, pixels = write_global_grib(tmp_path / "k.grb2", west, step, rows, cols=30)
+    cols = pixels.shape[2]
+    # eccodes gives values and coordinates in the message's scanning order:
+    # GDAL's writer stores rows south first (+j), so latitudes increase.
+    lat = 45.0 - step / 2 - step * np.arange(rows)[::-1]
+    lon = (west + step / 2 + step * np.arange(cols)) % 360.0
+    refs = tmp_path / "k.json"
+    refs.write_text(json.dumps(kerchunk_grib_refs(source, lat, lon, (rows, cols))))
+    ours = open_chunkref(f'CHUNKREF:"{refs}":u')
+    theirs = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["GRIB"])
+    assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), "kerchunk grib")
+    got = ours.GetRasterBand(1).ReadAsArray().astype(np.float64)
+    want = theirs.GetRasterBand(1).ReadAsArray().astype(np.float64)
+    assert_pixels_equal(got, want, "kerchunk grib band 1")
