@@ -813,8 +813,10 @@ impl Dataset {
         let name = |path: &str| path.rsplit('/').next().unwrap_or_default().to_string();
         let served = self.index.arrays.iter().map(|a| {
             let mut attrs = a.meta.attributes.clone();
+            // (A netCDF default fill is no attribute of the variable.)
+            let default = attrs.contains_key(band::NETCDF_DEFAULT_FILL_ATTRIBUTE);
             attrs.retain(|k, _| !k.starts_with("chunkref:"));
-            if a.meta.path == meta.path && !attrs.contains_key("_FillValue") {
+            if a.meta.path == meta.path && !attrs.contains_key("_FillValue") && !default {
                 if let Some(fill) = band::nodata(meta).and_then(serde_json::Number::from_f64) {
                     attrs.insert("_FillValue".into(), Value::Number(fill));
                 }

@@ -264,7 +264,8 @@ impl Object<'_> {
         });
         let mut zattrs = visible_attributes(dataset.id())?;
         zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
-        if let Some(default) = fill.netcdf_default {
+        if let Some(default) = fill.netcdf_default.filter(|_| shape.len() >= 2) {
+            // Rasters only: coordinates carry no nodata.
             zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
         }
         let prefix = self.prefix();
