@@ -339,7 +339,10 @@ pub fn levels(
                         size,
                         coords::x_is_longitude(index, level.array),
                         is_grib(level.array),
-                        y_order,
+                        match coords::y_is_cf_coordinate(index, level.array) {
+                            true => y_order,
+                            false => YOrder::Stored,
+                        },
                     );
                     (axes, Some(gt))
                 }
