@@ -61,6 +61,10 @@ constexpr const char *OPEN_OPTIONS =
     "to read'/>"
     "  <Option name='SNAPSHOT' type='string' description='Icechunk repository: the "
     "snapshot id to read'/>"
+    "  <Option name='Y_ORDER' type='string-select' default='NORTH_UP' description='Row "
+    "order of grids whose y coordinate increases (south-up NetCDF): NORTH_UP as "
+    "GDAL netCDF driver serves them, or STORED'>"
+    "    <Value>NORTH_UP</Value><Value>STORED</Value></Option>"
     "</OpenOptionList>";
 
 using HandlePtr = std::shared_ptr<CrHandle>;

@@ -17,15 +17,24 @@ pub struct Rect {
 }
 
 /// Where a rectangle goes in a buffer: its first element at byte `start`,
-/// the next column `pixel` bytes on, the next row `line` bytes on.
+/// the next column `pixel` bytes on, the next row `line` bytes on (back,
+/// when negative: the rectangle's rows land bottom-up, as a level whose
+/// rows are served in reverse stored order places them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Target {
     /// Byte offset of the rectangle's first element.
     pub start: usize,
-    /// Bytes between rows.
-    pub line: usize,
+    /// Bytes between rows (negative: the next row lands above).
+    pub line: isize,
     /// Bytes between columns.
     pub pixel: usize,
+}
+
+impl Target {
+    /// Byte offset of the first element of the rectangle's row `r`.
+    fn row(&self, r: usize) -> usize {
+        self.start.wrapping_add_signed(r as isize * self.line)
+    }
 }
 
 /// Copies the whole (y, x) plane at leading offsets `within` (one per
@@ -43,7 +52,7 @@ pub fn copy_plane(meta: &ArrayMeta, chunk: &[u8], within: &[u64], out: &mut [u8]
     };
     let target = Target {
         start: 0,
-        line: cols * size,
+        line: (cols * size) as isize,
         pixel: size,
     };
     copy_rect(meta, chunk, within, rect, out, target);
@@ -68,7 +77,7 @@ pub fn copy_rect(
     } = Walk::new(meta, within, rect);
     for r in 0..rect.rows {
         let src_row = first + r * sy;
-        let dst_row = target.start + r * target.line;
+        let dst_row = target.row(r);
         if sx == 1 && target.pixel == size {
             let bytes = rect.cols * size;
             let dst = &mut out[dst_row..dst_row + bytes];
@@ -150,7 +159,7 @@ pub fn fill(out: &mut [u8], value: &[u8]) {
 pub fn fill_rect(value: &[u8], rect: Rect, out: &mut [u8], target: Target) {
     let size = value.len();
     for r in 0..rect.rows {
-        let row = target.start + r * target.line;
+        let row = target.row(r);
         if target.pixel == size {
             fill(&mut out[row..row + rect.cols * size], value);
         } else {
@@ -258,7 +267,7 @@ pub fn copy_rect_except(
                 e.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
             }
             if !nodata.matches(&e) {
-                let dst = target.start + r * target.line + c * target.pixel;
+                let dst = target.row(r) + c * target.pixel;
                 out[dst..dst + size].copy_from_slice(&e);
             }
         }

@@ -7,6 +7,8 @@
 //! (levels, bands, subdatasets) and [`ffi`] the C ABI used by the C++ shim.
 
 pub mod assemble;
+pub mod axes;
+pub mod block_windows;
 pub mod blocks;
 pub mod builder;
 pub mod cf_time;

@@ -7,12 +7,15 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
+use crate::axes::AxisMap;
+use crate::block_windows::{self, BlockOut};
 use crate::blocks::{self, BlockPlane};
 use crate::chunk::Locations;
 use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::gdal::VsiFile;
 use crate::georef::dims::{self, Coordinate, Dimension};
+use crate::georef::orientation::YOrder;
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::index::file::IndexFile;
 use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
@@ -105,6 +108,9 @@ pub struct Level {
     pub entry: Option<Map<String, Value>>,
     /// The scenes of a mosaic level (then `array` is the first scene's).
     pub mosaic: Option<Scenes>,
+    /// How the served plane maps to the stored one (rows reversed,
+    /// columns rolled), as the level's georeferencing decided.
+    pub axes: AxisMap,
 }
 
 /// A level listed by a multiscale group, before its array is found.
@@ -151,6 +157,8 @@ pub struct Dataset {
     pub warnings: Vec<String>,
     /// Georeferencing of each level.
     pub georef: Vec<Georef>,
+    /// The row order south-up grids are served in.
+    y_order: YOrder,
 }
 
 impl Dataset {
@@ -199,17 +207,26 @@ impl Dataset {
             }
             index = Arc::new(own);
         }
-        Dataset::from_index(index, &source.base, settings, parsed.target.as_deref())
+        let y_order = YOrder::from_options(options)?;
+        Dataset::from_index(
+            index,
+            &source.base,
+            settings,
+            parsed.target.as_deref(),
+            y_order,
+        )
     }
 
     /// The dataset an index read from `base` shows: the raster `target`
     /// names (an array or multiscale group), else the mosaic, pyramid or
-    /// single raster of the store, else its subdatasets.
+    /// single raster of the store, else its subdatasets; south-up grids
+    /// served in `y_order`.
     pub fn from_index(
         index: Arc<Index>,
         base: &resolve::Base,
         settings: &Settings,
         target: Option<&str>,
+        y_order: YOrder,
     ) -> Result<Dataset> {
         let locations = Locations::resolve(&index, base, settings);
         let mut ds = Dataset {
@@ -221,6 +238,7 @@ impl Dataset {
             base: base.clone(),
             coordinates: Mutex::default(),
             georef: Vec::new(),
+            y_order,
         };
         ds.choose(target)?;
         Ok(ds)
@@ -411,6 +429,7 @@ impl Dataset {
                 asset: spec.as_ref().map(|s| s.asset.clone()),
                 entry: spec.and_then(|s| s.entry),
                 mosaic: None,
+                axes: AxisMap::default(),
             };
             if let Some(base) = levels.first() {
                 let bm = &index.arrays[base.array].meta;
@@ -441,7 +460,14 @@ impl Dataset {
                 multiscales: index.groups.get(g)?.get("multiscales")?,
             })
         });
-        let geo = georef::levels(&index, &self.locations, pyramid, &refs, &mut self.warnings);
+        let geo = georef::levels(
+            &index,
+            &self.locations,
+            pyramid,
+            &refs,
+            self.y_order,
+            &mut self.warnings,
+        );
         drop(refs);
         // GDAL takes overviews to cover the extent of the dataset.
         let (base_gt, base_size) = (geo[0].transform, (levels[0].height, levels[0].width));
@@ -457,9 +483,29 @@ impl Dataset {
                     continue;
                 }
             }
-            kept.push((l, g));
+            kept.push((Level { axes: g.axes, ..l }, g));
         }
         (self.levels, self.georef) = kept.into_iter().unzip();
+        if self.levels.iter().any(|l| !l.axes.is_identity()) {
+            // Served blocks straddle stored chunks: keep the chunks under
+            // four rows of blocks decoded, as for mosaics.
+            let l = &self.levels[0];
+            let meta = &index.arrays[l.array].meta;
+            let n = meta.chunks.len();
+            let wanted = [
+                meta.chunks[n - 1],
+                meta.chunks[n - 2],
+                l.bands,
+                meta.dtype.size as u64,
+            ]
+            .into_iter()
+            .fold(
+                4 * l.width.div_ceil(meta.chunks[n - 1]),
+                u64::saturating_mul,
+            );
+            self.locations
+                .keep_decoded(usize::try_from(wanted).unwrap_or(usize::MAX));
+        }
         Ok(())
     }
 
@@ -567,6 +613,32 @@ impl Dataset {
                 .collect();
             return scenes.read_blocks(&self.index, &self.locations, block, outs);
         }
+        let l = &self.levels[level];
+        if !l.axes.is_identity() {
+            let n = meta.chunks.len();
+            let block = (meta.chunks[n - 1], meta.chunks[n - 2]);
+            let outs = outputs
+                .into_iter()
+                .enumerate()
+                .map(|(i, out)| BlockOut {
+                    x: blocks[i].0,
+                    y: blocks[i].1,
+                    band: bands[i],
+                    out,
+                })
+                .collect();
+            let fill = meta
+                .fill
+                .clone()
+                .unwrap_or_else(|| vec![0; meta.dtype.size]);
+            return block_windows::read(
+                (l.width, l.height),
+                block,
+                &fill,
+                outs,
+                &mut |w, b, o, s| self.read_window(level, w, b, o, s),
+            );
+        }
         let mut planes: Vec<BlockPlane<'_>> = outputs
             .into_iter()
             .enumerate()
@@ -607,13 +679,62 @@ impl Dataset {
             .iter()
             .map(|&b| Dataset::band_indices(meta, b))
             .collect();
-        let array = &self.index.arrays[self.levels[level].array];
-        window::read(
-            &self.index,
-            &self.locations,
-            array,
+        let l = &self.levels[level];
+        self.read_served(
+            &self.index.arrays[l.array],
+            l.axes,
             window,
             &band_idx,
+            out,
+            spacing,
+        )
+    }
+
+    /// Reads the served `window` of the bands at leading-axis indices
+    /// `bands` of `array`, whose plane `axes` maps to the stored one, into
+    /// `out` at `spacing`.
+    fn read_served(
+        &self,
+        array: &crate::index::Array,
+        axes: AxisMap,
+        window: Window,
+        bands: &[Vec<u64>],
+        out: &mut [u8],
+        spacing: Spacing,
+    ) -> Result<()> {
+        if axes.is_identity() {
+            return window::read(
+                &self.index,
+                &self.locations,
+                array,
+                window,
+                bands,
+                out,
+                spacing,
+                window::BATCH_BYTES,
+            );
+        }
+        let meta = &array.meta;
+        let n = meta.shape.len();
+        let (height, width) = (meta.shape[n - 2], meta.shape[n - 1]);
+        window::check_window(window, width, height, &meta.path)?;
+        window::check_buffer(window, bands.len(), meta.dtype.size, spacing, out.len())?;
+        let layers: Vec<window::Layer<'_>> = axes
+            .parts(window, width, height)
+            .into_iter()
+            .map(|part| window::Layer {
+                array,
+                window: part.stored,
+                bands,
+                at: part.at,
+                nodata: None,
+                rows_reversed: axes.rows_reversed,
+            })
+            .collect();
+        window::read_layers(
+            &self.index,
+            &self.locations,
+            &layers,
             out,
             spacing,
             window::BATCH_BYTES,
@@ -634,13 +755,30 @@ impl Dataset {
             what: format!("level {level} has no mask"),
         })?;
         let array = &self.index.arrays[array];
-        let plane = BlockPlane {
-            x: block_x,
-            y: block_y,
-            lead: vec![0; array.meta.shape.len() - 2],
-            out: &mut *out,
-        };
-        blocks::read(&self.index, &self.locations, array, &mut [plane])?;
+        let lead = vec![0; array.meta.shape.len() - 2];
+        let axes = self.levels[level].axes;
+        if axes.is_identity() {
+            let plane = BlockPlane {
+                x: block_x,
+                y: block_y,
+                lead,
+                out: &mut *out,
+            };
+            blocks::read(&self.index, &self.locations, array, &mut [plane])?;
+        } else {
+            let m = &array.meta;
+            let n = m.chunks.len();
+            let (bw, bh) = (m.chunks[n - 1], m.chunks[n - 2]);
+            let (x, y) = (block_x.saturating_mul(bw), block_y.saturating_mul(bh));
+            let window = Window {
+                x,
+                y,
+                width: bw.min(m.shape[n - 1].saturating_sub(x)),
+                height: bh.min(m.shape[n - 2].saturating_sub(y)),
+            };
+            let spacing = Spacing::packed(1, bw as usize, bh as usize);
+            self.read_served(array, axes, window, &[lead], out, spacing)?;
+        }
         for v in out.iter_mut() {
             *v = if *v == 0 { 0 } else { 255 };
         }
@@ -694,8 +832,10 @@ impl Dataset {
         let name = |path: &str| path.rsplit('/').next().unwrap_or_default().to_string();
         let served = self.index.arrays.iter().map(|a| {
             let mut attrs = a.meta.attributes.clone();
+            // (A netCDF default fill is no attribute of the variable.)
+            let default = attrs.contains_key(band::NETCDF_DEFAULT_FILL_ATTRIBUTE);
             attrs.retain(|k, _| !k.starts_with("chunkref:"));
-            if a.meta.path == meta.path && !attrs.contains_key("_FillValue") {
+            if a.meta.path == meta.path && !attrs.contains_key("_FillValue") && !default {
                 if let Some(fill) = band::nodata(meta).and_then(serde_json::Number::from_f64) {
                     attrs.insert("_FillValue".into(), Value::Number(fill));
                 }
@@ -1136,12 +1276,14 @@ mod tests {
                 asset: None,
                 entry: None,
                 mosaic: None,
+                axes: AxisMap::default(),
             }],
             subdatasets: vec![],
             base: Base::Dir("/".into()),
             coordinates: Mutex::default(),
             warnings: vec![],
             georef: vec![],
+            y_order: YOrder::default(),
         };
         // band = i0 * 5 + i1; chunk (0, 0) holds i0 in 0..2, i1 in 0..2.
         assert_eq!(ds.bands_sharing_chunk(0, 6).unwrap(), vec![0, 1, 5, 6]);

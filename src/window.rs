@@ -58,8 +58,10 @@ impl Spacing {
 
 /// One array's share of a window read: `window` of `array` (bands
 /// `bands`, one list of leading-axis indices per request slot) lands at row
-/// `at.0`, column `at.1` of the caller's window. Elements equal to `nodata`
-/// are left out, so what an earlier layer put there shows through.
+/// `at.0`, column `at.1` of the caller's window, its rows in stored order or
+/// reversed (`rows_reversed`: its last row lands at row `at.0`). Elements
+/// equal to `nodata` are left out, so what an earlier layer put there shows
+/// through.
 #[derive(Debug, Clone, Copy)]
 pub struct Layer<'a> {
     /// The array read.
@@ -72,6 +74,8 @@ pub struct Layer<'a> {
     pub at: (u64, u64),
     /// Elements not pasted, if any.
     pub nodata: Option<&'a Nodata>,
+    /// Whether the rectangle's rows land bottom-up.
+    pub rows_reversed: bool,
 }
 
 /// The part of one chunk a window needs, and the bands taking it.
@@ -82,7 +86,8 @@ struct Piece {
     chunk: Vec<u64>,
     /// The rectangle, in chunk and window coordinates.
     rect: Rect,
-    /// Row of the window the rectangle starts at, and its column.
+    /// Row of the window the rectangle's first row lands at (its last row,
+    /// for a layer whose rows are reversed), and its column.
     at: (usize, usize),
     /// The bands of the request taking part of the chunk.
     bands: Vec<BandPart>,
@@ -117,6 +122,7 @@ pub fn read(
         bands,
         at: (0, 0),
         nodata: None,
+        rows_reversed: false,
     };
     read_layers(index, locations, &[layer], out, spacing, batch_bytes)
 }
@@ -195,7 +201,10 @@ pub fn read_layers(
                             cols: (x1 - x0) as usize,
                         },
                         at: (
-                            (y0 - window.y + layer.at.0) as usize,
+                            match layer.rows_reversed {
+                                false => y0 - window.y + layer.at.0,
+                                true => window.y + window.height - 1 - y0 + layer.at.0,
+                            } as usize,
                             (x0 - window.x + layer.at.1) as usize,
                         ),
                         bands: members.clone(),
@@ -318,9 +327,10 @@ fn paste(layer: &Layer<'_>, piece: &Piece, chunk: Option<&[u8]>, out: &mut [u8],
         .unwrap_or_else(|| vec![0; meta.dtype.size]);
     for (slot, within) in &piece.bands {
         let start = slot * spacing.band + piece.at.0 * spacing.line + piece.at.1 * spacing.pixel;
+        let line = spacing.line as isize;
         let target = assemble::Target {
             start,
-            line: spacing.line,
+            line: if layer.rows_reversed { -line } else { line },
             pixel: spacing.pixel,
         };
         match (chunk, layer.nodata) {
@@ -504,6 +514,7 @@ mod tests {
                 bands: &under,
                 at: (0, 0),
                 nodata: None,
+                rows_reversed: false,
             },
             Layer {
                 array,
@@ -516,6 +527,7 @@ mod tests {
                 bands: &over,
                 at: (0, 2),
                 nodata: Some(&nodata),
+                rows_reversed: false,
             },
         ];
         let (w, h) = (6usize, 4usize);

@@ -69,6 +69,10 @@ static BUILTINS: &[Entry] = &[
         build: super::grib2::from_config,
     },
     Entry {
+        names: super::grib2::KERCHUNK_NAMES,
+        build: super::grib2::kerchunk_from_config,
+    },
+    Entry {
         names: bitshuffle::H5_NAMES,
         build: bitshuffle::h5_from_config,
     },
@@ -436,6 +440,7 @@ pub(crate) mod tests {
                         .encode(vec![0u8; super::super::nitf_vq::CODEBOOK_LEN])
                 ),
             ),
+            ("grib", r#"{"var": "t2m", "dtype": "float32"}"#.to_string()),
         ];
         for entry in BUILTINS {
             let json = configs

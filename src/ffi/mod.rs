@@ -192,7 +192,14 @@ pub struct Opened {
 /// What shapes an opened dataset besides its index file: the dataset name,
 /// the open options, the working directory a relative name is read from,
 /// the settings and GDAL's block cache size.
-type OpenKey = (String, Vec<(String, String)>, PathBuf, Settings, usize);
+type OpenKey = (
+    String,
+    Vec<(String, String)>,
+    PathBuf,
+    Settings,
+    usize,
+    (bool, bool),
+);
 
 /// Datasets opened from local index files, for the next open of the same
 /// one: a tile server opening the dataset per request reads the index,
@@ -247,6 +254,7 @@ impl Opened {
             cwd,
             settings.clone(),
             crate::gdal::cache_max(),
+            crate::georef::orientation::longitude_options(),
         );
         OPENED.get_or_load(&index, key, open, |o| o.dataset.shareable())
     }

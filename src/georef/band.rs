@@ -216,8 +216,15 @@ pub fn color_table(meta: &ArrayMeta) -> Option<Vec<[i16; 4]>> {
         .collect()
 }
 
-/// Nodata: `_FillValue`, else `missing_value`, else the Zarr `fill_value`;
-/// negative values of `_Unsigned` arrays wrap to the unsigned domain.
+/// Array attribute `chunkref index` writes on a netCDF-4 variable without
+/// `_FillValue`: the fill value netCDF gave it (its type's default,
+/// `NC_FILL_*`), which GDAL's netCDF driver reports as nodata (not for
+/// 1-byte types, nor for variables written without fill).
+pub const NETCDF_DEFAULT_FILL_ATTRIBUTE: &str = "chunkref:netcdf_default_fill";
+
+/// Nodata: `_FillValue`, else `missing_value`, else the Zarr `fill_value`,
+/// else [`NETCDF_DEFAULT_FILL_ATTRIBUTE`]; negative values of `_Unsigned`
+/// arrays wrap to the unsigned domain.
 pub fn nodata(meta: &ArrayMeta) -> Option<f64> {
     let a = &meta.attributes;
     let v = a
@@ -228,7 +235,8 @@ pub fn nodata(meta: &ArrayMeta) -> Option<f64> {
             meta.fill
                 .as_ref()
                 .and_then(|_| json_number(&meta.fill_json))
-        })?;
+        })
+        .or_else(|| a.get(NETCDF_DEFAULT_FILL_ATTRIBUTE).and_then(json_number))?;
     Some(if is_unsigned(meta) && v < 0.0 {
         v + 2f64.powi(8 * meta.dtype.size as i32)
     } else {

@@ -174,6 +174,49 @@ pub fn dimension_coordinate<'a>(
     Some((coord, values))
 }
 
+/// Whether the coordinate array of `array`'s last (x) dimension holds
+/// longitudes, as GDAL's netCDF driver tells them (`NCDFIsVarLongitude`):
+/// `standard_name` `longitude`, east-degree `units`, or the name `lon` /
+/// `longitude`.
+pub fn x_is_longitude(index: &Index, array: &Array) -> bool {
+    let Some(name) = array.meta.dimension_names.as_ref().and_then(|n| n.last()) else {
+        return false;
+    };
+    let Some(coord) = coordinate_array(index, array, name) else {
+        return false;
+    };
+    let attr = |k: &str| coord.meta.attributes.get(k).and_then(|v| v.as_str());
+    const EAST: &[&str] = &[
+        "degrees_east",
+        "degree_east",
+        "degree_E",
+        "degrees_E",
+        "degreeE",
+        "degreesE",
+    ];
+    let lower = name.to_ascii_lowercase();
+    attr("standard_name") == Some("longitude")
+        || attr("units").is_some_and(|u| EAST.iter().any(|e| e.eq_ignore_ascii_case(u)))
+        || lower == "lon"
+        || lower == "longitude"
+}
+
+/// Whether the coordinate array of `array`'s y dimension is a CF
+/// coordinate (it has `units`, `standard_name` or `axis`), not a bare
+/// index such as the dimension scales of plain HDF5 files, which GDAL's
+/// HDF5 driver serves as stored.
+pub fn y_is_cf_coordinate(index: &Index, array: &Array) -> bool {
+    let names = array.meta.dimension_names.as_deref().unwrap_or_default();
+    let Some(name) = names.len().checked_sub(2).map(|i| &names[i]) else {
+        return false;
+    };
+    coordinate_array(index, array, name).is_some_and(|c| {
+        ["units", "standard_name", "axis"]
+            .iter()
+            .any(|k| c.meta.attributes.contains_key(*k))
+    })
+}
+
 /// The array named `name` in `array`'s group or the nearest parent holding one.
 fn coordinate_array<'a>(index: &'a Index, array: &Array, name: &str) -> Option<&'a Array> {
     super::parents(&array.meta.path).find_map(|g| {

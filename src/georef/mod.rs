@@ -32,12 +32,15 @@ pub mod cf;
 pub mod coords;
 pub mod dims;
 pub mod geotiff;
+pub mod orientation;
 pub mod tms;
 
 use serde_json::{Map, Value};
 
+use crate::axes::AxisMap;
 use crate::chunk::Locations;
 use crate::index::{Array, Index};
+use orientation::YOrder;
 
 /// Array attribute holding the items of GDAL's `RPC` metadata domain (an
 /// object of strings, e.g. `"LINE_OFF": "100"`).
@@ -87,6 +90,9 @@ pub struct Georef {
     /// GDAL's `AREA_OR_POINT` (`Area` or `Point`), from an explicit
     /// `spatial:registration` (`pixel` or `node`) of the level.
     pub area_or_point: Option<&'static str>,
+    /// How the served plane (the one `transform` places) maps to the
+    /// stored one: see [`orientation`].
+    pub axes: AxisMap,
 }
 
 impl Georef {
@@ -288,12 +294,14 @@ fn proj_crs(scope: &Scope<'_>) -> Option<String> {
     )
 }
 
-/// Georeferences every level; `warnings` receives what could not be used.
+/// Georeferences every level, south-up grids served in `y_order`;
+/// `warnings` receives what could not be used.
 pub fn levels(
     index: &Index,
     locations: &Locations,
     pyramid: Option<Pyramid<'_>>,
     levels: &[LevelRef<'_>],
+    y_order: YOrder,
     warnings: &mut Vec<String>,
 ) -> Vec<Georef> {
     let point_geo_ignore = geotiff::point_geo_ignore();
@@ -309,12 +317,16 @@ pub fn levels(
             let tile = pyramid.and_then(|p| tms::level(p.multiscales, level.asset?, warnings));
             let tags = geotiff::from_attributes(|k| own.get(k), point_geo_ignore);
             let mut geolocation = None;
+            let mut from_coordinates = false;
             let transform = spatial_transform(&own, size)
                 .or_else(|| gm.and_then(cf::geotransform))
                 .or_else(|| tags.as_ref().and_then(|t| t.transform))
                 .or_else(
                     || match coords::grid(index, locations, level.array, warnings)? {
-                        coords::Grid::Regular(gt) => Some(gt),
+                        coords::Grid::Regular(gt) => {
+                            from_coordinates = true;
+                            Some(gt)
+                        }
                         coords::Grid::Irregular(paths) => {
                             geolocation = Some(paths);
                             None
@@ -325,6 +337,29 @@ pub fn levels(
             if transform.is_some() {
                 geolocation = None;
             }
+            let (axes, transform) = match transform {
+                Some(gt) if from_coordinates => {
+                    let (axes, gt) = orientation::from_coordinates(
+                        gt,
+                        size,
+                        coords::x_is_longitude(index, level.array),
+                        is_grib(level.array),
+                        match coords::y_is_cf_coordinate(index, level.array) {
+                            true => y_order,
+                            false => YOrder::Stored,
+                        },
+                    );
+                    (axes, Some(gt))
+                }
+                Some(gt) => match antimeridian_column(level.array) {
+                    Some(column) => {
+                        let (axes, gt) = orientation::split(gt, column);
+                        (axes, Some(gt))
+                    }
+                    None => (AxisMap::default(), Some(gt)),
+                },
+                None => (AxisMap::default(), None),
+            };
             let crs = proj_crs(&all)
                 .or_else(|| cf::gdal_crs(&level.array.meta.attributes))
                 .or_else(|| gm.and_then(cf::crs))
@@ -340,11 +375,31 @@ pub fn levels(
                 crs,
                 geolocation,
                 area_or_point,
+                axes,
             }
         })
         .collect();
     derive_overviews(levels, &mut out);
     out
+}
+
+/// Whether `array`'s chunks are whole GRIB messages (chunkref's `grib2`
+/// codec, kerchunk's `grib`).
+fn is_grib(array: &Array) -> bool {
+    let names = array.meta.codecs.names();
+    names.contains(&"grib") || names.contains(&"grib2")
+}
+
+/// The stored column GDAL's GRIB driver serves first, recorded by `chunkref
+/// index` ([`orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE`]), when it is in
+/// the array and `GRIB_ADJUST_LONGITUDE_RANGE` is not off.
+fn antimeridian_column(array: &Array) -> Option<u64> {
+    let column = array
+        .meta
+        .attributes
+        .get(orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE)?
+        .as_u64()?;
+    (column < yx_size(array).1 && orientation::grib_adjusts_longitudes()).then_some(column)
 }
 
 /// Fills the transforms of overview levels from the level they derive from.
@@ -382,21 +437,29 @@ fn derive_overviews(levels: &[LevelRef<'_>], out: &mut [Georef]) {
                 shift = [shift[0] + t[m - 1], shift[1] + t[m - 2]];
             }
             if let Some(gt) = out[p].transform {
-                found = Some(gt);
+                found = Some((gt, p));
                 break;
             }
             cur = p;
         }
-        let (gt, scale) = match found {
-            Some(gt) => (gt, scale),
+        let (gt, scale, from) = match found {
+            Some((gt, p)) => (gt, scale, p),
             None => {
                 // No usable chain: keep the extent of level 0.
                 let Some(gt) = out[0].transform else { continue };
                 let (h0, w0) = yx_size(levels[0].array);
                 let (h, w) = yx_size(levels[i].array);
                 shift = [0.0, 0.0];
-                (gt, [w0 as f64 / w as f64, h0 as f64 / h as f64])
+                (gt, [w0 as f64 / w as f64, h0 as f64 / h as f64], 0)
             }
+        };
+        // The overview is stored as the level it derives from: served the
+        // same way (a roll scaled to its width).
+        let axes = out[from].axes;
+        let (w_from, w) = (yx_size(levels[from].array).1, yx_size(levels[i].array).1);
+        out[i].axes = AxisMap {
+            rows_reversed: axes.rows_reversed,
+            columns_rolled: (axes.columns_rolled * w).checked_div(w_from).unwrap_or(0),
         };
         out[i].transform = Some([
             gt[0] + shift[0],
@@ -513,7 +576,14 @@ mod tests {
             multiscales: ms,
         };
         let mut warnings = Vec::new();
-        let g = levels(index, &locations, Some(pyramid), &refs, &mut warnings);
+        let g = levels(
+            index,
+            &locations,
+            Some(pyramid),
+            &refs,
+            YOrder::default(),
+            &mut warnings,
+        );
         (g, warnings)
     }
 

@@ -5,6 +5,7 @@
 
 use super::sections::{be_signed, be_u64, field, template};
 use crate::gdal_geo::{grib_crs, Earth, GribProjection};
+use crate::georef::orientation::{self, GribLongitudes};
 use crate::tiff::geo::{Georef, Registration};
 
 /// Grid templates whose size and scanning mode are read (3.0 lat/lon,
@@ -145,25 +146,10 @@ impl Grid {
                 "latitude/longitude grids with a basic angle other than micro-degrees are not supported".into(),
             );
         }
-        let (la1, lo1, la2, lo2) = (
-            self.angle(46)?,
-            self.angle(50)?,
-            self.angle(55)?,
-            self.angle(59)?,
-        );
-        let (di, dj) = (self.step(63)? * MICRO, self.step(67)? * MICRO);
-        let (mut west, east) = if self.scan & MINUS_I == 0 {
-            (lo1, lo2)
-        } else {
-            (lo2, lo1)
-        };
+        let (la1, la2) = (self.angle(46)?, self.angle(55)?);
+        let dj = self.step(67)? * MICRO;
+        let (mut west, dx) = self.columns()?;
         let (north, south) = (la1.max(la2), la1.min(la2));
-        let span = if west > east {
-            360.0 - (west - east)
-        } else {
-            east - west
-        };
-        let dx = extent_step(span, self.ni, di);
         let dy = extent_step(north - south, self.nj, dj);
         if west > 180.0 {
             west -= 360.0;
@@ -182,6 +168,40 @@ impl Grid {
             crs_wkt2,
             registration: Registration::Unstated,
         })
+    }
+
+    /// Template 3.0 (and 3.1): the west pixel centre of a row, 0 to 360
+    /// degrees as the message states it, and the pixel width.
+    fn columns(&self) -> Result<(f64, f64), String> {
+        let (lo1, lo2) = (self.angle(50)?, self.angle(59)?);
+        let di = self.step(63)? * MICRO;
+        let (west, east) = if self.scan & MINUS_I == 0 {
+            (lo1, lo2)
+        } else {
+            (lo2, lo1)
+        };
+        let span = if west > east {
+            360.0 - (west - east)
+        } else {
+            east - west
+        };
+        Ok((west, extent_step(span, self.ni, di)))
+    }
+
+    /// The stored column GDAL's GRIB driver serves first when it splits a
+    /// global latitude/longitude grid (template 3.0) from 0 to 360 degrees
+    /// at the antimeridian (`GRIB_ADJUST_LONGITUDE_RANGE`, see
+    /// [`orientation::grib_rule`]).
+    pub fn antimeridian_column(&self) -> Option<u64> {
+        if self.template != 0 {
+            return None;
+        }
+        let (west, dx) = self.columns().ok()?;
+        let east = west + f64::from(self.ni.saturating_sub(1)) * dx;
+        match orientation::grib_rule(west, east, dx, u64::from(self.ni)) {
+            GribLongitudes::Split(column) => Some(column),
+            _ => None,
+        }
     }
 
     /// Template 3.1: a latitude/longitude grid in rotated coordinates, on

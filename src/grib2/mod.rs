@@ -27,6 +27,7 @@ use serde_json::{json, Map, Value};
 use crate::codec::grib2::{declared_missing, Conversion, CONVERSION_KEY, NAME as CODEC};
 use crate::error::{Error, Result};
 use crate::georef::band::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
+use crate::georef::orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
 use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::index::stack::DATETIME_ATTRIBUTE;
@@ -220,7 +221,7 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
     } else {
         "<f8"
     };
-    let data = pyramid::Array {
+    let mut data = pyramid::Array {
         shape: [members.len() as u64, rows, cols],
         chunks: [1, rows, cols],
         dtype: dtype.into(),
@@ -229,6 +230,10 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
         attrs: band_attributes(members),
         refs,
     };
+    if let Some(column) = first.grid.antimeridian_column() {
+        data.attrs
+            .insert(ANTIMERIDIAN_COLUMN_ATTRIBUTE.into(), json!(column));
+    }
     Pyramid {
         source: json!(&*url),
         attrs: georef.root_attributes([rows, cols]),

@@ -22,16 +22,19 @@ use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
 use base64::Engine;
+
+use crate::georef::band::NETCDF_DEFAULT_FILL_ATTRIBUTE;
 use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t, H5open};
 use hdf5_metno_sys::h5d::{
-    H5D_fill_value_t, H5D_layout_t, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2,
+    H5D_fill_time_t, H5D_fill_value_t, H5D_layout_t, H5Dget_create_plist, H5Dget_space,
+    H5Dget_type, H5Dopen2,
 };
 use hdf5_metno_sys::h5f::{H5Fget_create_plist, H5Fopen, H5F_ACC_RDONLY};
 use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::h5o::{H5O_info1_t, H5O_type_t, H5Oopen, H5Ovisit2, H5O_INFO_BASIC};
 use hdf5_metno_sys::h5p::{
-    H5Pfill_value_defined, H5Pget_chunk, H5Pget_fill_value, H5Pget_filter2, H5Pget_layout,
-    H5Pget_nfilters, H5Pget_userblock, H5P_DEFAULT,
+    H5Pfill_value_defined, H5Pget_chunk, H5Pget_fill_time, H5Pget_fill_value, H5Pget_filter2,
+    H5Pget_layout, H5Pget_nfilters, H5Pget_userblock, H5P_DEFAULT,
 };
 use hdf5_metno_sys::h5s::{H5S_class_t, H5Sget_simple_extent_dims, H5Sget_simple_extent_type};
 use serde_json::{json, Map, Value};
@@ -253,7 +256,7 @@ impl Object<'_> {
             "shape": shape,
             "chunks": stored.chunks,
             "dtype": element.zarr_dtype(),
-            "fill_value": fill,
+            "fill_value": fill.zarr,
             "order": "C",
             "filters": if filters.is_empty() { Value::Null } else { Value::from(filters) },
             "compressor": null,
@@ -262,6 +265,10 @@ impl Object<'_> {
         });
         let mut zattrs = visible_attributes(dataset.id())?;
         zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
+        if let Some(default) = fill.netcdf_default.filter(|_| shape.len() >= 2) {
+            // Rasters only: coordinates carry no nodata.
+            zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
+        }
         let prefix = self.prefix();
         refs.insert(format!("{prefix}.zarray"), zarray.to_string().into());
         refs.insert(
@@ -370,20 +377,32 @@ fn is_dimension_scale(dataset: hid_t, names: &[String]) -> Result<bool> {
     Ok(attrs::value(dataset, "CLASS")? == Some(json!("DIMENSION_SCALE")))
 }
 
+/// What a dataset says of fill values.
+struct Fill {
+    /// The Zarr fill value, as kerchunk chooses it.
+    zarr: Value,
+    /// [`NETCDF_DEFAULT_FILL_ATTRIBUTE`], when it applies.
+    netcdf_default: Option<Value>,
+}
+
 /// The Zarr fill value, as kerchunk chooses it: `_FillValue` when the
 /// dataset has one; else none for netCDF-4 variables and CF times (whose
-/// HDF5 fill value is netCDF's default, not a declared one); else the
-/// HDF5 fill value (zero when undefined).
+/// HDF5 fill value is netCDF's default, not a declared one: kept as
+/// [`Fill::netcdf_default`] for a netCDF-4 variable); else the HDF5 fill
+/// value (zero when undefined).
 fn fill_value(
     dataset: hid_t,
     dcpl: hid_t,
     file_type: hid_t,
     element: &Element,
     names: &[String],
-) -> Result<Value> {
+) -> Result<Fill> {
     if names.iter().any(|n| n == "_FillValue") {
         if let Some(bytes) = attrs::first_as(dataset, "_FillValue", file_type)? {
-            return Ok(element.fill_value(&bytes));
+            return Ok(Fill {
+                zarr: element.fill_value(&bytes),
+                netcdf_default: None,
+            });
         }
     }
     let netcdf_variable = names.iter().any(|n| n.contains("_Netcdf4"));
@@ -392,10 +411,8 @@ fn fill_value(
             .as_ref()
             .and_then(Value::as_str)
             .is_some_and(|u| u.contains("since"));
-    if netcdf_variable || cf_time {
-        return Ok(Value::Null);
-    }
     let mut defined = H5D_fill_value_t::H5D_FILL_VALUE_UNDEFINED;
+    let mut time = H5D_fill_time_t::H5D_FILL_TIME_IFSET;
     let mut bytes = vec![0u8; element.size];
     // SAFETY: valid ids; `bytes` holds one element of the file datatype.
     unsafe {
@@ -408,8 +425,23 @@ fn fill_value(
                 || "cannot read the fill value".into(),
             )?;
         }
+        check(H5Pget_fill_time(dcpl, &mut time), || {
+            "cannot read the fill time".into()
+        })?;
     }
-    Ok(element.fill_value(&bytes))
+    if netcdf_variable || cf_time {
+        let filled = defined != H5D_fill_value_t::H5D_FILL_VALUE_UNDEFINED
+            && time != H5D_fill_time_t::H5D_FILL_TIME_NEVER;
+        return Ok(Fill {
+            zarr: Value::Null,
+            netcdf_default: (netcdf_variable && filled && element.size > 1)
+                .then(|| element.fill_value(&bytes)),
+        });
+    }
+    Ok(Fill {
+        zarr: element.fill_value(&bytes),
+        netcdf_default: None,
+    })
 }
 
 /// The dataset's shape; `None` for a null dataspace.

@@ -10,6 +10,7 @@ use super::grid::{self, Footprint};
 use super::{Description, SceneEntry, MOSAIC_ATTRIBUTE};
 use crate::config::Settings;
 use crate::error::{Error, Result};
+use crate::georef::orientation::YOrder;
 use crate::index::{Index, Store};
 use crate::raster::Dataset;
 use crate::refs::FileTable;
@@ -37,7 +38,13 @@ pub fn mosaic(source: &str, scenes: Vec<Index>, settings: &Settings) -> Result<I
     let mut views = Vec::with_capacity(scenes.len());
     for index in scenes {
         let name = scene_name(&index);
-        let dataset = Dataset::from_index(std::sync::Arc::new(index), &cwd, settings, None)?;
+        let dataset = Dataset::from_index(
+            std::sync::Arc::new(index),
+            &cwd,
+            settings,
+            None,
+            YOrder::Stored,
+        )?;
         views.push(View { dataset, name });
     }
     let first = views

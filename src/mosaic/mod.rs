@@ -12,8 +12,9 @@ pub mod build;
 pub mod grid;
 pub mod read;
 
-pub use read::BlockOut;
+pub use crate::block_windows::BlockOut;
 
+use crate::axes::AxisMap;
 use serde::{Deserialize, Serialize};
 
 use crate::assemble::Nodata;
@@ -131,6 +132,8 @@ pub fn levels(
             asset: None,
             entry: None,
         }],
+        // Scenes are read in stored order.
+        georef::orientation::YOrder::Stored,
         warnings,
     )
     .remove(0);
@@ -141,6 +144,7 @@ pub fn levels(
         crs: crs.clone(),
         geolocation: None,
         area_or_point,
+        axes: AxisMap::default(),
     }];
     let mut levels = vec![base];
     while let Some((level, f)) = overview(index, desc, &levels[0], levels.len()) {
@@ -150,6 +154,7 @@ pub fn levels(
             crs: crs.clone(),
             geolocation: None,
             area_or_point,
+            axes: AxisMap::default(),
         });
         levels.push(level);
     }
@@ -287,6 +292,7 @@ fn mosaic_level(scenes: Vec<Scene>, width: u64, height: u64, bands: u64, gap: Ve
         mask: None,
         asset: None,
         entry: None,
+        axes: AxisMap::default(),
         mosaic: Some(Scenes {
             width,
             height,

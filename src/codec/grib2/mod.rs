@@ -19,6 +19,15 @@
 //!
 //! The grid must have the chunk's size (the last two chunk dimensions
 //! rows x columns, the others 1), checked before anything is unpacked.
+//!
+//! `grib` (kerchunk's `GRIBCodec`, written by `kerchunk.grib2.scan_grib`):
+//! the same message decoded as kerchunk decodes it with eccodes (config
+//! `var`, the variable, and `dtype`): the values in the message's stored
+//! order (kerchunk's latitude and longitude coordinates follow that
+//! order), points a bitmap leaves out and values equal to eccodes'
+//! `missingValue` (9999) NaN, no unit conversion. `var` `latitude` or
+//! `longitude` (coordinates eccodes computes, which kerchunk inlines) is
+//! refused.
 
 mod unpack;
 
@@ -40,6 +49,15 @@ pub(crate) const NAME: &str = "grib2";
 
 /// Every name the codec answers to.
 pub(super) const NAMES: &[&str] = &[NAME];
+
+/// kerchunk's GRIB codec.
+pub(crate) const KERCHUNK_NAME: &str = "grib";
+
+/// Every name kerchunk's GRIB codec answers to.
+pub(super) const KERCHUNK_NAMES: &[&str] = &[KERCHUNK_NAME];
+
+/// eccodes' `missingValue`, which kerchunk's codec turns into NaN.
+const ECCODES_MISSING: f32 = 9999.0;
 
 /// The configuration key of the unit conversion.
 pub(crate) const CONVERSION_KEY: &str = "unit_conversion";
@@ -87,11 +105,17 @@ struct Grib2 {
     fill: f32,
     /// The unit conversion of the values.
     conversion: Conversion,
+    /// kerchunk's codec: values in stored order, eccodes' missing value NaN.
+    kerchunk: bool,
 }
 
 impl Codec for Grib2 {
     fn name(&self) -> &str {
-        NAME
+        if self.kerchunk {
+            KERCHUNK_NAME
+        } else {
+            NAME
+        }
     }
 
     fn compression(&self) -> String {
@@ -132,8 +156,8 @@ impl Codec for Grib2 {
 }
 
 impl Grib2 {
-    /// The field of `message`, north-up, for a chunk of `(rows, cols)`,
-    /// converted.
+    /// The field of `message`, north-up (kerchunk's codec: in stored
+    /// order), for a chunk of `(rows, cols)`, converted.
     fn field(&self, message: &[u8], (rows, cols): (usize, usize)) -> Result<Vec<f64>> {
         let bad = |reason: String| Error::decode(NAME, reason);
         let total = indicator(message).map_err(bad)?.total_len;
@@ -180,7 +204,15 @@ impl Grib2 {
         let mut out = vec![fill; grid.points()];
         for k in 0..grid.points() {
             if present.as_ref().is_none_or(|p| p[k]) {
-                out[grid.north_up_index(k)] = match values.next() {
+                let at = if self.kerchunk {
+                    k
+                } else {
+                    grid.north_up_index(k)
+                };
+                out[at] = match values.next() {
+                    Some(v) if self.kerchunk && (missing.contains(&v) || v == ECCODES_MISSING) => {
+                        f64::NAN
+                    }
                     Some(v) if missing.contains(&v) => f64::from(v),
                     Some(v) => self.conversion.apply(v),
                     None => fill,
@@ -260,7 +292,38 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             ))
         }
     };
-    Ok(Box::new(Grib2 { fill, conversion }))
+    Ok(Box::new(Grib2 {
+        fill,
+        conversion,
+        kerchunk: false,
+    }))
+}
+
+/// Builds kerchunk's `grib` codec: `var` names the variable (values; the
+/// eccodes-computed `latitude` / `longitude` are refused), `dtype` the
+/// output type (the array's is used).
+pub(super) fn kerchunk_from_config(config: &Config) -> Result<Box<dyn Codec>> {
+    match config.get("var").and_then(serde_json::Value::as_str) {
+        Some("latitude" | "longitude") => {
+            return Err(Error::codec_config(
+                KERCHUNK_NAME,
+                "'var' latitude / longitude asks for coordinates eccodes computes from the grid; \
+                 only field values are decoded (kerchunk inlines coordinates)",
+            ))
+        }
+        Some(_) => {}
+        None => {
+            return Err(Error::codec_config(
+                KERCHUNK_NAME,
+                "'var' (the variable name) is missing",
+            ))
+        }
+    }
+    Ok(Box::new(Grib2 {
+        fill: f32::NAN,
+        conversion: Conversion::None,
+        kerchunk: true,
+    }))
 }
 
 #[cfg(test)]
@@ -351,6 +414,32 @@ pub(crate) mod tests {
             [7.0, 9999.0, 8.0, 9.0, 9999.0, 10.0]
         );
         assert!(decode(&m, "{}", &[1, 2, 3], "<f4").unwrap()[1].is_nan());
+    }
+
+    #[test]
+    fn kerchunk_codec_keeps_the_stored_order_and_nans_missing_points() {
+        let ctx = DecodeContext {
+            chunk_shape: &[2, 3],
+            chunk_index: &[0, 0],
+            dtype: DataType::from_v2("<f8").unwrap(),
+            decoded_len: 48,
+        };
+        let codec = kerchunk_from_config(&config(r#"{"var": "u", "dtype": "float64"}"#)).unwrap();
+        assert_eq!(codec.name(), "grib");
+        let values = |m: Vec<u8>| -> Vec<f64> {
+            let out = codec.decode(Bytes::from(m), &ctx).unwrap();
+            out.chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+                .collect()
+        };
+        // Stored south row first (+j): eccodes keeps that order.
+        let got = values(message(0x40, &[0, 1, 2, 3, 4, 5], &[255]));
+        assert_eq!(got, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let got = values(message(0x00, &[7, 8, 9, 10], &[0, 0b1011_0100]));
+        assert!(got[1].is_nan() && got[4].is_nan() && got[0] == 7.0);
+        for bad in [r#"{"var": "latitude"}"#, "{}"] {
+            assert!(kerchunk_from_config(&config(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,0 +1,337 @@
+"""NetCDF and GRIB files read as GDAL 3.6's netCDF and GRIB drivers read them.
+
+Sources are written by GDAL: NetCDF-4 files through its multidimensional
+API (coordinate variables, chunk sizes of our choosing that do not divide
+the grid), GRIB2 files through its GRIB writer.  ``chunkref index`` indexes
+them; ChunkRef on the index must read as GDAL's own driver reads the file:
+
+- rows of a grid whose latitudes increase (stored south-up) are served
+  north-up, as the netCDF driver serves them: pixels through whole reads,
+  odd windows, blocks (which then straddle stored chunks) and resampled
+  reads, and the same geotransform; ``-oo Y_ORDER=STORED`` keeps the stored
+  order (a positive y pixel size);
+- longitudes whose first pixel centre lies east of 180 degrees move by -360
+  degrees (netCDF driver, ``GDAL_NETCDF_CENTERLONG_180``);
+- a global GRIB2 grid from 0 to 360 degrees is served from -180 degrees,
+  its columns rolled at the antimeridian as the GRIB driver rolls them
+  (``GRIB_ADJUST_LONGITUDE_RANGE``, also honoured when set to NO).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal, gdal_array, osr
+
+from conftest import run_chunkref
+from raster_checks import (
+    assert_band_matches,
+    assert_pixels_equal,
+    captured_errors,
+    config_options,
+    failure_text,
+    odd_windows,
+    open_chunkref,
+)
+
+gdal.UseExceptions()
+
+#: Bands (time steps), rows and columns of the NetCDF grids.
+BANDS, ROWS, COLS = 2, 23, 17
+#: Chunk (block) size of the NetCDF variables: (time, y, x), not dividing the grid.
+BLOCK = (1, 7, 5)
+
+
+def add_attribute(obj, name: str, value) -> None:
+    """A string or float64 attribute on a GDAL multidimensional object."""
+    if isinstance(value, str):
+        attr = obj.CreateAttribute(name, [], gdal.ExtendedDataType.CreateString())
+        attr.WriteString(value)
+    else:
+        attr = obj.CreateAttribute(name, [], gdal.ExtendedDataType.Create(gdal.GDT_Float64))
+        attr.WriteDouble(value)
+
+
+def write_netcdf(
+    path: Path,
+    lat: np.ndarray,
+    lon: np.ndarray,
+    pixels: np.ndarray,
+    nodata: float | None = None,
+) -> Path:
+    """A NetCDF-4 file written by GDAL: variable ``tas(time, lat, lon)``
+    chunked as :data:`BLOCK`, with ``lat``/``lon`` coordinate variables."""
+    ds = gdal.GetDriverByName("netCDF").CreateMultiDimensional(str(path), [], ["FORMAT=NC4"])
+    root = ds.GetRootGroup()
+    f64 = gdal.ExtendedDataType.Create(gdal.GDT_Float64)
+    dims = []
+    for name, kind, values, attrs in [
+        ("time", "TEMPORAL", np.arange(pixels.shape[0], dtype=np.float64), {"units": "days since 2000-01-01"}),
+        ("lat", "HORIZONTAL_Y", lat, {"units": "degrees_north", "standard_name": "latitude"}),
+        ("lon", "HORIZONTAL_X", lon, {"units": "degrees_east", "standard_name": "longitude"}),
+    ]:
+        dim = root.CreateDimension(name, kind, None, len(values))
+        var = root.CreateMDArray(name, [dim], f64)
+        var.Write(np.asarray(values, dtype=np.float64))
+        for key, value in attrs.items():
+            add_attribute(var, key, value)
+        dims.append(dim)
+    dtype = gdal.ExtendedDataType.Create(gdal.GDT_Float32)
+    block = ",".join(map(str, BLOCK))
+    tas = root.CreateMDArray("tas", dims, dtype, [f"BLOCKSIZE={block}"])
+    if nodata is not None:
+        tas.SetNoDataValueDouble(nodata)
+    add_attribute(tas, "units", "K")
+    tas.Write(pixels.astype(np.float32))
+    del tas, root, ds
+    return path
+
+
+def ramp(bands: int = BANDS, rows: int = ROWS, cols: int = COLS) -> np.ndarray:
+    """Distinct values: band * 10000 + stored row * 100 + column."""
+    b, y, x = np.mgrid[0:bands, 0:rows, 0:cols]
+    return (b * 10000 + y * 100 + x).astype(np.float32)
+
+
+def index(chunkref_bin: Path, source: Path, out: Path) -> Path:
+    result = run_chunkref(chunkref_bin, "index", source, "-o", out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def native_netcdf(source: Path) -> gdal.Dataset:
+    return gdal.OpenEx(f'NETCDF:"{source}":tas', gdal.OF_RASTER, allowed_drivers=["netCDF"])
+
+
+def assert_same_transform(got: tuple, want: tuple, what: str) -> None:
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-9), f"{what}: {got} != {want}"
+
+
+def assert_reads_as(ours: gdal.Dataset, theirs: gdal.Dataset, what: str, widen: bool = False) -> None:
+    """Every band in whole, in odd windows and by blocks, the dataset at
+    once, and a resampled read equal the native driver's (``widen``:
+    compared as float64, for GRIB, which GDAL shows as Float64 and chunkref
+    as the Float32 it decodes)."""
+    def same(got: np.ndarray, want: np.ndarray, text: str) -> None:
+        if widen:
+            got, want = got.astype(np.float64), want.astype(np.float64)
+        assert_pixels_equal(got, want, text)
+
+    assert (ours.RasterXSize, ours.RasterYSize, ours.RasterCount) == (
+        theirs.RasterXSize,
+        theirs.RasterYSize,
+        theirs.RasterCount,
+    ), what
+    for b in range(1, ours.RasterCount + 1):
+        mine, native = ours.GetRasterBand(b), theirs.GetRasterBand(b)
+        plane = native.ReadAsArray()
+        if widen:
+            for xoff, yoff, w, h in odd_windows(ours.RasterXSize, ours.RasterYSize):
+                window = plane[yoff : yoff + h, xoff : xoff + w]
+                same(mine.ReadAsArray(xoff, yoff, w, h), window, f"{what} band {b} window")
+        else:
+            assert_band_matches(mine, plane, f"{what} band {b}")
+        bw, bh = mine.GetBlockSize()
+        dtype = gdal_array.GDALTypeCodeToNumericTypeCode(mine.DataType)
+        for by in range((ours.RasterYSize + bh - 1) // bh):
+            for bx in range((ours.RasterXSize + bw - 1) // bw):
+                block = np.frombuffer(mine.ReadBlock(bx, by), dtype=dtype).reshape(bh, bw)
+                want = plane[by * bh : (by + 1) * bh, bx * bw : (bx + 1) * bw]
+                got = block[: want.shape[0], : want.shape[1]]
+                same(got, want, f"{what} band {b} block {(bx, by)}")
+        for size in [(7, 5), (40, 31)]:
+            got = mine.ReadAsArray(buf_xsize=size[0], buf_ysize=size[1])
+            want = native.ReadAsArray(buf_xsize=size[0], buf_ysize=size[1])
+            same(got, want, f"{what} band {b} resampled to {size}")
+    same(ours.ReadAsArray(), theirs.ReadAsArray(), f"{what} dataset read")
+
+
+def test_south_up_netcdf_is_served_north_up(tmp_path, chunkref_bin):
+    """Latitudes increasing: rows served bottom-up, as the netCDF driver
+    serves them, with its north-up geotransform; Y_ORDER=STORED keeps the
+    stored rows and a positive y pixel size."""
+    lat = 10.0 + 0.5 * np.arange(ROWS)
+    lon = -20.0 + 0.25 * np.arange(COLS)
+    source = write_netcdf(tmp_path / "southup.nc", lat, lon, ramp())
+    out = index(chunkref_bin, source, tmp_path / "southup.json")
+    ours, theirs = open_chunkref(f'CHUNKREF:"{out}":tas'), native_netcdf(source)
+    assert theirs.GetGeoTransform()[5] < 0
+    assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), "north-up")
+    assert_reads_as(ours, theirs, "south-up grid")
+    stored = open_chunkref(f'CHUNKREF:"{out}":tas', ["Y_ORDER=STORED"])
+    gt = stored.GetGeoTransform()
+    assert gt[5] == pytest.approx(0.5) and gt[3] == pytest.approx(lat[0] - 0.25)
+    assert_pixels_equal(stored.ReadAsArray(), ramp(), "Y_ORDER=STORED")
+    text = failure_text(open_chunkref, f'CHUNKREF:"{out}":tas', ["Y_ORDER=UP"])
+    assert "Y_ORDER=UP" in text and "NORTH_UP or STORED" in text, text
+
+
+def test_north_up_netcdf_is_served_as_stored(tmp_path, chunkref_bin):
+    """Latitudes decreasing: nothing moves."""
+    lat = 20.0 - 0.5 * np.arange(ROWS)
+    lon = 0.125 + 0.25 * np.arange(COLS)
+    source = write_netcdf(tmp_path / "northup.nc", lat, lon, ramp())
+    out = index(chunkref_bin, source, tmp_path / "northup.json")
+    ours, theirs = open_chunkref(f'CHUNKREF:"{out}":tas'), native_netcdf(source)
+    assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), "north-up")
+    assert_pixels_equal(ours.ReadAsArray(), ramp(), "stored order")
+    assert_reads_as(ours, theirs, "north-up grid")
+
+
+@pytest.mark.parametrize(
+    "first, step",
+    [(200.5, 1.0), (180.1, 0.4), (180.0, 0.3), (0.5, 1.0), (-10.0, 0.5)],
+    ids=["east", "just-east", "at-180", "from-0", "negative"],
+)
+def test_netcdf_longitudes_east_of_180_move_by_360(tmp_path, chunkref_bin, first, step):
+    """A grid whose first longitude (pixel centre) lies east of 180 degrees
+    is placed 360 degrees west, as the netCDF driver places it (pixels
+    stay); others stay; GDAL_NETCDF_CENTERLONG_180=NO keeps them all."""
+    lat = 50.0 - np.arange(ROWS)
+    lon = first + step * np.arange(COLS)
+    source = write_netcdf(tmp_path / "lon.nc", lat, lon, ramp())
+    out = index(chunkref_bin, source, tmp_path / "lon.json")
+    for setting in ["YES", "NO"]:
+        with config_options({"GDAL_NETCDF_CENTERLONG_180": setting}):
+            ours, theirs = open_chunkref(f'CHUNKREF:"{out}":tas'), native_netcdf(source)
+            what = f"first longitude {first}, CENTERLONG_180={setting}"
+            assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), what)
+            assert_pixels_equal(ours.ReadAsArray(), theirs.ReadAsArray(), what)
+
+
+def write_global_grib(
+    path: Path, west: float, step: float, rows: int = 9, cols: int | None = None
+) -> tuple[Path, np.ndarray]:
+    """A GRIB2 file written by GDAL: a latitude/longitude grid (global
+    unless ``cols`` says otherwise) whose first pixel's west edge is
+    ``west``, two messages."""
+    cols = cols or round(360 / step)
+    mem = gdal.GetDriverByName("MEM").Create("", cols, rows, 2, gdal.GDT_Float32)
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(4326)
+    mem.SetSpatialRef(srs)
+    mem.SetGeoTransform((west, step, 0.0, 45.0, 0.0, -step))
+    pixels = ramp(2, rows, cols)
+    for b in range(2):
+        mem.GetRasterBand(b + 1).WriteArray(pixels[b])
+    creation = ["DATA_ENCODING=IEEE_FLOATING_POINT", "DISCIPLINE=0"]
+    for b in range(2):
+        creation += [
+            f"BAND_{b + 1}_PDS_PDTN=0",
+            f"BAND_{b + 1}_PDS_TEMPLATE_ASSEMBLED_VALUES=2 2 2 0 96 0 0 1 {6 * b} 100 0 50000 255 -127 -2147483647",
+        ]
+    with captured_errors():
+        gdal.Translate(str(path), mem, format="GRIB", creationOptions=creation)
+    return path, pixels
+
+
+@pytest.mark.parametrize(
+    "west, step", [(0.0, 10.0), (5.0, 10.0), (-0.5, 1.0)], ids=["from-0", "offset", "one-degree"]
+)
+def test_global_grib_is_rolled_at_the_antimeridian(tmp_path, chunkref_bin, west, step):
+    """GDAL's GRIB driver serves a global 0..360 grid from -180 degrees,
+    its columns rolled; ChunkRef serves the same pixels and geotransform,
+    and with GRIB_ADJUST_LONGITUDE_RANGE=NO both serve the stored grid."""
+    source, _ = write_global_grib(tmp_path / "global.grb2", west, step)
+    out = index(chunkref_bin, source, tmp_path / "global.json")
+    for setting in ["YES", "NO"]:
+        with config_options({"GRIB_ADJUST_LONGITUDE_RANGE": setting}):
+            ours = open_chunkref(out)
+            theirs = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["GRIB"])
+            what = f"west {west}, GRIB_ADJUST_LONGITUDE_RANGE={setting}"
+            assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), what)
+            assert_reads_as(ours, theirs, what, widen=True)
+
+
+@pytest.mark.parametrize(
+    "gdal_type, default",
+    [
+        (gdal.GDT_Int16, -32767.0),
+        (gdal.GDT_UInt16, 65535.0),
+        (gdal.GDT_Int32, -2147483647.0),
+        (gdal.GDT_Float32, 9.969209968386869e36),
+        (gdal.GDT_Float64, 9.969209968386869e36),
+        (gdal.GDT_Byte, None),
+    ],
+    ids=lambda v: gdal.GetDataTypeName(v) if isinstance(v, int) and v < 20 else str(v),
+)
+def test_netcdf_default_fill_is_nodata(tmp_path, chunkref_bin, gdal_type, default):
+    """A NetCDF-4 variable without _FillValue: GDAL's netCDF driver reports
+    its type's default fill (NC_FILL_*) as nodata, none for bytes; so does
+    ChunkRef on the index (whose Zarr fill_value stays null, as kerchunk's)."""
+    mem = gdal.GetDriverByName("MEM").Create("", 6, 4, 1, gdal_type)
+    mem.SetGeoTransform((0.0, 1.0, 0.0, 4.0, 0.0, -1.0))
+    mem.GetRasterBand(1).WriteArray(np.arange(24).reshape(4, 6))
+    source = tmp_path / "fill.nc"
+    gdal.Translate(str(source), mem, format="netCDF", creationOptions=["FORMAT=NC4"])
+    out = index(chunkref_bin, source, tmp_path / "fill.json")
+    theirs = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["netCDF"])
+    ours = open_chunkref(f'CHUNKREF:"{out}":Band1')
+    assert theirs.GetRasterBand(1).GetNoDataValue() == default
+    assert ours.GetRasterBand(1).GetNoDataValue() == default
+    assert ours.GetRasterBand(1).GetMaskFlags() == theirs.GetRasterBand(1).GetMaskFlags()
+    assert_pixels_equal(ours.ReadAsArray(), theirs.ReadAsArray(), "pixels")
+
+
+def kerchunk_grib_refs(source: Path, lat: np.ndarray, lon: np.ndarray, shape: tuple[int, int]) -> dict:
+    """The references kerchunk's ``scan_grib`` writes for the first message
+    of ``source`` (variable ``u``, codec ``grib``, inlined coordinates),
+    written here as kerchunk 0.2 writes them."""
+    import base64
+    import json
+
+    first = source.read_bytes()
+    length = int.from_bytes(first[8:16], "big")
+    rows, cols = shape
+
+    def coordinate(values: np.ndarray, name: str, units: str) -> dict:
+        zarray = {"chunks": [len(values)], "compressor": None, "dtype": "<f8", "fill_value": None,
+                  "filters": None, "order": "C", "shape": [len(values)], "zarr_format": 2}
+        attrs = {"_ARRAY_DIMENSIONS": [name], "units": units, "standard_name": name,
+                 "long_name": name}
+        data = "base64:" + base64.b64encode(values.astype("<f8").tobytes()).decode()
+        return {f"{name}/.zarray": json.dumps(zarray), f"{name}/.zattrs": json.dumps(attrs),
+                f"{name}/0": data}
+
+    refs = {".zgroup": json.dumps({"zarr_format": 2}),
+            ".zattrs": json.dumps({"GRIB_edition": 2, "GRIB_centre": "unknown"})}
+    refs.update(coordinate(lat, "latitude", "degrees_north"))
+    refs.update(coordinate(lon, "longitude", "degrees_east"))
+    refs["u/.zarray"] = json.dumps({
+        "chunks": [rows, cols], "compressor": None, "dtype": "<f8", "fill_value": None,
+        "filters": [{"dtype": "float64", "id": "grib", "var": "u"}], "order": "C",
+        "shape": [rows, cols], "zarr_format": 2})
+    refs["u/.zattrs"] = json.dumps({"_ARRAY_DIMENSIONS": ["latitude", "longitude"],
+                                    "GRIB_shortName": "u", "units": "m s**-1"})
+    refs["u/0.0"] = [str(source), 0, length]
+    return {"version": 1, "refs": refs}
+
+
+@pytest.mark.parametrize("west, step", [(0.0, 10.0), (-20.0, 0.5)], ids=["global", "regional"])
+def test_kerchunk_grib_references_read_as_the_grib_driver(tmp_path, west, step):
+    """kerchunk's GRIB2 references (codec ``grib``, one whole message per
+    chunk, coordinates inlined) read as GDAL's GRIB driver reads the file:
+    the same pixels (of the first message) and geotransform, a global
+    0..360 grid rolled at the antimeridian."""
+    import json
+
+    rows = 9
+    if step == 10.0:
+        source, pixels = write_global_grib(tmp_path / "k.grb2", west, step, rows)
+    else:
+        source, pixels = write_global_grib(tmp_path / "k.grb2", west, step, rows, cols=30)
+    cols = pixels.shape[2]
+    # eccodes gives values and coordinates in the message's scanning order:
+    # GDAL's writer stores rows south first (+j), so latitudes increase.
+    lat = 45.0 - step / 2 - step * np.arange(rows)[::-1]
+    lon = (west + step / 2 + step * np.arange(cols)) % 360.0
+    refs = tmp_path / "k.json"
+    refs.write_text(json.dumps(kerchunk_grib_refs(source, lat, lon, (rows, cols))))
+    ours = open_chunkref(f'CHUNKREF:"{refs}":u')
+    theirs = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["GRIB"])
+    assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), "kerchunk grib")
+    got = ours.GetRasterBand(1).ReadAsArray().astype(np.float64)
+    want = theirs.GetRasterBand(1).ReadAsArray().astype(np.float64)
+    assert_pixels_equal(got, want, "kerchunk grib band 1")
