@@ -22,6 +22,7 @@ mod jpeg;
 pub mod mgrs;
 pub mod rpc;
 mod rsets;
+mod tre;
 
 use serde_json::{json, Map, Value};
 
@@ -73,7 +74,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
                 });
             }
         }
-        let placement = igeolo::placement(&img.icords, &img.igeolo, img.rows, img.cols)
+        let placement = igeolo::placement(&img.icords, &img.igeolo, &img.tres, img.rows, img.cols)
             .unwrap_or_else(|why| {
                 eprintln!("chunkref: {path}: image segment {n}: no georeferencing: {why}");
                 None

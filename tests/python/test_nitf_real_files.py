@@ -1,0 +1,189 @@
+"""NITF structures real producers write around the pixels, read through
+``chunkref index`` + ChunkRef as GDAL's NITF driver reads them (issue 28):
+image corners from the BLOCKA and GEOLOB extensions and from ICORDS C,
+crossed IGEOLO corners. Each source is written by GDAL (creation options
+``TRE=``, ``ICORDS=``), with a field patched in place where GDAL cannot
+write it, and GDAL's driver reading the same file is the oracle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal, osr
+
+from conftest import run_chunkref
+from raster_checks import open_chunkref
+
+WIDTH, HEIGHT = 120, 80
+
+
+def epsg_srs(code: int) -> osr.SpatialReference:
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(code)
+    return srs
+
+
+def write_nitf(
+    path: Path,
+    gt: tuple | None = None,
+    epsg: int | None = None,
+    options: list[str] | None = None,
+    data: np.ndarray | None = None,
+) -> Path:
+    """A one-band NITF of WIDTH x HEIGHT bytes written by GDAL."""
+    if data is None:
+        y, x = np.mgrid[0:HEIGHT, 0:WIDTH]
+        data = ((x * 3 + y * 7) % 251).astype(np.uint8)
+    mem = gdal.GetDriverByName("MEM").Create("", data.shape[1], data.shape[0], 1)
+    mem.GetRasterBand(1).WriteArray(data)
+    if gt is not None:
+        mem.SetGeoTransform(gt)
+        mem.SetSpatialRef(epsg_srs(epsg))
+    gdal.Translate(str(path), mem, format="NITF", creationOptions=options or [])
+    return path
+
+
+def patch(path: Path, old: bytes, new: bytes) -> None:
+    """Replace the one occurrence of ``old`` in the file by ``new`` (same
+    length)."""
+    data = path.read_bytes()
+    assert data.count(old) == 1 and len(old) == len(new), (old, new)
+    path.write_bytes(data.replace(old, new))
+
+
+def index_of(binary: Path, source: Path) -> Path:
+    out = source.with_suffix(".json")
+    done = run_chunkref(binary, "index", source, "-o", out)
+    assert done.returncode == 0, done.stderr
+    json.loads(out.read_text())
+    return out
+
+
+def georef(ds: gdal.Dataset) -> dict:
+    """What places a dataset: geotransform, GCPs and their CRS."""
+    srs = ds.GetSpatialRef() or ds.GetGCPSpatialRef()
+    return {
+        "transform": ds.GetGeoTransform(can_return_null=True),
+        "gcps": [(g.GCPPixel, g.GCPLine, g.GCPX, g.GCPY) for g in ds.GetGCPs()],
+        "crs": srs.GetAuthorityCode(None) if srs is not None else None,
+    }
+
+
+def assert_placed_like_gdal(binary: Path, source: Path) -> dict:
+    """The index of ``source`` is placed exactly as GDAL places the file,
+    and reads the same pixels; returns GDAL's placement."""
+    native = gdal.Open(str(source))
+    idx = open_chunkref(index_of(binary, source))
+    want = georef(native)
+    assert georef(idx) == want
+    np.testing.assert_array_equal(idx.ReadAsArray(), native.ReadAsArray())
+    return want
+
+
+# --------------------------------------------------------------------------
+# Corners: BLOCKA, GEOLOB, ICORDS C, crossed IGEOLO
+# --------------------------------------------------------------------------
+
+#: 0.001-degree pixels at (10.0E, 46.0N): corners of the pixel centres.
+GT_DEG = (10.0, 0.001, 0.0, 46.0, 0.0, -0.001)
+
+
+def blocka(lines: int, corners: list[str]) -> str:
+    """A BLOCKA extension's data: L_LINES and FRLC, LRLC, LRFC, FRFC."""
+    text = f"01{0:05d}{lines:05d}" + " " * 22 + "".join(corners) + "010.0"
+    assert len(text) == 123
+    return text
+
+
+def decimal(lon: float, lat: float) -> str:
+    return f"{lat:+010.6f}{lon:+011.6f}"
+
+
+def dms(lon: float, lat: float) -> str:
+    def part(v: float, width: int) -> str:
+        a = abs(v)
+        d, m = int(a), int((a - int(a)) * 60)
+        s = (a - d - m / 60) * 3600
+        return f"{d:0{width}d}{m:02d}{s:05.2f}"
+
+    return f"{'N' if lat >= 0 else 'S'}{part(lat, 2)}{'E' if lon >= 0 else 'W'}{part(lon, 3)}"
+
+
+def centres(gt: tuple, width: int = WIDTH, height: int = HEIGHT) -> list[tuple[float, float]]:
+    """FRLC, LRLC, LRFC, FRFC: pixel centres of the corners (BLOCKA's order)."""
+    at = [(width - 0.5, 0.5), (width - 0.5, height - 0.5), (0.5, height - 0.5), (0.5, 0.5)]
+    return [(gt[0] + p * gt[1] + l * gt[2], gt[3] + p * gt[4] + l * gt[5]) for p, l in at]
+
+
+def blocka_of(gt: tuple, form=decimal, lines: int = HEIGHT, skew: float = 0.0) -> str:
+    """The BLOCKA extension (``TAG=data``) of an image placed by ``gt``,
+    its last row's last column moved ``skew`` degrees east (no frame)."""
+    points = centres(gt)
+    points[1] = (points[1][0] + skew, points[1][1])
+    return "BLOCKA=" + blocka(lines, [form(x, y) for x, y in points])
+
+
+#: name -> (geotransform and EPSG of the written image, or None;
+#: extensions as ``TAG=data``).
+#: The extensions' corners are 0.0001234 degrees off the image's own
+#: (IGEOLO rounds them away), so reading them shows.
+OFF = (10.0001234, 0.001, 0.0, 46.0001234, 0.0, -0.001)
+CORNER_CASES = {
+    "blocka-decimal": ((GT_DEG, 4326), [blocka_of(OFF)]),
+    "blocka-dms": ((GT_DEG, 4326), [blocka_of(OFF, dms)]),
+    "blocka-over-utm": (((500000.0, 10.0, 0.0, 5000000.0, 0.0, -10.0), 32633), [blocka_of(OFF)]),
+    "blocka-without-igeolo": (None, [blocka_of(OFF)]),
+    "blocka-rotated": ((GT_DEG, 4326), [blocka_of((10.0, 0.001, 0.0002, 46.0, 0.0001, -0.001))]),
+    "blocka-no-frame-is-gcps": ((GT_DEG, 4326), [blocka_of(OFF, skew=0.01)]),
+    "blocka-other-rows-ignored": ((GT_DEG, 4326), [blocka_of(OFF, lines=HEIGHT - 1)]),
+    "blocka-blank-corner-ignored": ((GT_DEG, 4326), ["BLOCKA=" + blocka(HEIGHT, [" " * 21] * 4)]),
+    "geolob": ((GT_DEG, 4326), ["GEOLOB=000360000000360000+010.0001234000+046.0001234000"]),
+    "geolob-without-igeolo": (None, ["GEOLOB=002060370003590149-123.0749837910+044.0622542218"]),
+    "geolob-over-blocka": ((GT_DEG, 4326), [
+        blocka_of(OFF), "GEOLOB=000360000000360000+010.0004321000+046.0004321000"]),
+}
+
+
+@pytest.mark.parametrize("case", CORNER_CASES)
+def test_corners_from_extensions(tmp_path, chunkref_bin, case):
+    place, tres = CORNER_CASES[case]
+    gt, epsg = place if place else (None, None)
+    source = write_nitf(tmp_path / "src.ntf", gt, epsg, [f"TRE={t}" for t in tres])
+    want = assert_placed_like_gdal(chunkref_bin, source)
+    plain = georef(gdal.Open(str(write_nitf(tmp_path / "plain.ntf", gt, epsg))))
+    if case.endswith("gcps"):
+        assert want["transform"] is None and len(want["gcps"]) == 4
+    elif case.endswith("ignored"):
+        assert want == plain
+    else:
+        assert want["crs"] == "4326" and want["transform"] != plain["transform"]
+
+
+def test_geocentric_icords_c(tmp_path, chunkref_bin):
+    """ICORDS C (GDAL reads it, does not write it): IGEOLO as for G, its
+    latitudes geocentric."""
+    source = write_nitf(tmp_path / "src.ntf", GT_DEG, 4326)
+    igeolo = gdal.Open(str(source)).GetMetadataItem("NITF_IGEOLO").encode()
+    patch(source, b"G" + igeolo, b"C" + igeolo)
+    assert gdal.Open(str(source)).GetMetadataItem("NITF_ICORDS") == "C"
+    want = assert_placed_like_gdal(chunkref_bin, source)
+    assert want["transform"][3] > 46.1  # geodetic latitudes are larger
+
+
+@pytest.mark.parametrize("order", ["crossed", "quarter-turn"])
+def test_igeolo_corner_order(tmp_path, chunkref_bin, order):
+    """Corners written in a crossed order are put back by quadrant; a
+    quarter turn is a rotated frame, as GDAL has them."""
+    source = write_nitf(tmp_path / "src.ntf", GT_DEG, 4326, ["ICORDS=D"])
+    igeolo = gdal.Open(str(source)).GetMetadataItem("NITF_IGEOLO").encode()
+    ul, ur, lr, ll = (igeolo[i * 15 : (i + 1) * 15] for i in range(4))
+    new = ul + ur + ll + lr if order == "crossed" else ur + lr + ll + ul
+    patch(source, b"D" + igeolo, b"D" + new)
+    want = assert_placed_like_gdal(chunkref_bin, source)
+    if order == "crossed":
+        assert want["transform"][1] > 0 and want["transform"][5] < 0
+    else:
+        assert want["transform"][1] == 0
