@@ -1,19 +1,24 @@
 //! The colour interpretation GDAL's NITF driver gives each band of an image
 //! segment, from its IREPBANDn: R, G, B as red, green, blue, M as gray,
 //! Y, Cb, Cr as YCbCr (GDAL 3.6 says so even of C3 blocks it decodes to
-//! RGB); anything else undefined.
+//! RGB); anything else undefined, but for an image GDAL hands whole to its
+//! JPEG driver (IC = C3 in one block), which says gray of one band and red,
+//! green, blue of three.
 
 use serde_json::{json, Map, Value};
 
 use super::header::Image;
+use super::lut::Reader;
 use crate::georef::band::{ColorInterp, COLOR_ATTRIBUTE};
 
 /// The `chunkref:color_interpretation` array attribute of image `img`.
 pub(super) fn attributes(img: &Image) -> Map<String, Value> {
+    let jpeg = Reader::of(img) == Reader::Jpeg;
     let names: Vec<&str> = img
         .band_reps
         .iter()
-        .map(|rep| {
+        .enumerate()
+        .map(|(b, rep)| {
             match rep.to_ascii_uppercase().as_str() {
                 "R" => ColorInterp::Red,
                 "G" => ColorInterp::Green,
@@ -22,7 +27,13 @@ pub(super) fn attributes(img: &Image) -> Map<String, Value> {
                 "Y" => ColorInterp::YCbCrY,
                 "CB" => ColorInterp::YCbCrCb,
                 "CR" => ColorInterp::YCbCrCr,
-                _ => ColorInterp::Undefined,
+                _ => match (jpeg, img.band_reps.len(), b) {
+                    (true, 1, _) => ColorInterp::Gray,
+                    (true, 3, 0) => ColorInterp::Red,
+                    (true, 3, 1) => ColorInterp::Green,
+                    (true, 3, _) => ColorInterp::Blue,
+                    _ => ColorInterp::Undefined,
+                },
             }
             .name()
         })

@@ -38,6 +38,8 @@ pub struct Image {
     pub ic: String,
     /// IREPBANDn of each band.
     pub band_reps: Vec<String>,
+    /// The look-up tables (LUTDnm) of each band, each NELUTn bytes.
+    pub luts: Vec<Vec<Vec<u8>>>,
     /// B, P, R or S.
     pub imode: char,
     /// Blocks per row and per column.
@@ -218,14 +220,19 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
         nbands = f.num(5, "XBANDS")?;
     }
     let mut band_reps = Vec::new();
+    let mut luts = Vec::new();
     for _ in 0..nbands {
         band_reps.push(f.text(2, "IREPBANDn")?);
         f.skip(6 + 1 + 3); // ISUBCAT, IFC, IMFLT
         let nluts = f.num(1, "NLUTSn")? as usize;
+        let mut tables = Vec::with_capacity(nluts);
         if nluts > 0 {
             let nelut = f.num(5, "NELUTn")? as usize;
-            f.skip(nluts * nelut);
+            for _ in 0..nluts {
+                tables.push(f.raw(nelut, "LUTDnm")?);
+            }
         }
+        luts.push(tables);
     }
     f.skip(1); // ISYNC
     let imode = f.text(1, "IMODE")?.chars().next().unwrap_or(' ');
@@ -251,6 +258,7 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
         irep,
         ic,
         band_reps,
+        luts,
         imode,
         blocks_across,
         blocks_down,

@@ -19,6 +19,7 @@ mod colour;
 pub mod header;
 pub mod igeolo;
 mod jpeg;
+mod lut;
 pub mod mgrs;
 pub mod rpc;
 mod rsets;
@@ -97,6 +98,11 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             let shape = [level.data.shape[1], level.data.shape[2]];
             level.attrs.extend(georef.level_attributes(base, shape));
             level.data.attrs.extend(colour::attributes(&img));
+            // The nodata GDAL derives is the fill value of each level.
+            let nodata = level.data.fill.as_u64().and_then(|v| u8::try_from(v).ok());
+            lut::apply(&img, nodata, &mut level.data.attrs, |why| {
+                eprintln!("chunkref: {path}: image segment {n}: {why}")
+            });
         }
         pyramids.push(Pyramid {
             source: json!(url),
@@ -202,8 +208,8 @@ struct MaskTable {
     /// Offset of each block (each band-block for IMODE S) from there, or
     /// [`ABSENT`]; empty when there is no block mask.
     blocks: Vec<u32>,
-    /// The pad pixel value's bytes, if any.
-    pad: Option<Vec<u8>>,
+    /// The pad pixel, if any.
+    pad: Option<lut::Pad>,
 }
 
 impl MaskTable {
@@ -216,7 +222,11 @@ impl MaskTable {
         let pad_len = pad_bits.div_ceil(8);
         let pad = (pad_len > 0)
             .then(|| src.read(at + 10, pad_len))
-            .transpose()?;
+            .transpose()?
+            .map(|code| lut::Pad {
+                bits: pad_bits,
+                code,
+            });
         let count = img.blocks_across
             * img.blocks_down
             * if img.imode == 'S' {
@@ -326,10 +336,6 @@ fn blocks(
             refs.push(Ref::single([plane, row, col], url.clone(), at, chunk_bytes));
         }
     }
-    let fill = match mask.and_then(|m| m.pad.as_ref()) {
-        Some(pad) => pad_value(pad, kind, size),
-        None => Value::Null,
-    };
     let order = if size == 1 { '|' } else { '>' };
     Ok(pyramid::Array {
         shape: [bands, img.rows, img.cols],
@@ -340,27 +346,16 @@ fn blocks(
             "block_width": img.block_width, "nbpp": img.nbpp,
             "imode": img.imode.to_string(), "pvtype": img.pvtype,
         }),
-        fill,
+        fill: gdal_nodata(img, mask),
         attrs: Map::new(),
         refs,
     })
 }
 
-/// The pad pixel value (big-endian bytes, right-aligned) as a JSON number.
-fn pad_value(pad: &[u8], kind: char, size: u64) -> Value {
-    let mut raw = [0u8; 8];
-    let n = pad.len().min(8);
-    raw[8 - n..].copy_from_slice(&pad[pad.len() - n..]);
-    let v = u64::from_be_bytes(raw);
-    match (kind, size) {
-        ('f', 4) => json!(f32::from_bits(v as u32)),
-        ('f', _) => json!(f64::from_bits(v)),
-        ('i', _) => {
-            let shift = 64 - 8 * size as u32;
-            json!(((v << shift) as i64) >> shift)
-        }
-        _ => json!(v),
-    }
+/// The nodata GDAL reports for image `img` with mask table `mask` (see
+/// [`lut::nodata`]), as a fill value: absent blocks read as it, else as 0.
+fn gdal_nodata(img: &Image, mask: Option<&MaskTable>) -> Value {
+    lut::nodata(img, mask.and_then(|m| m.pad.as_ref())).map_or(Value::Null, |v| json!(v))
 }
 
 /// The data array of a JPEG-compressed (C3 / M3) image: one chunk per
@@ -434,7 +429,7 @@ fn jpeg_blocks(
             "block_width": img.block_width, "block_height": img.block_height,
             "imode": img.imode.to_string(), "color_space": color_space,
         }),
-        fill: Value::Null,
+        fill: gdal_nodata(img, mask),
         attrs: Map::new(),
         refs,
     })

@@ -8,6 +8,7 @@ write it, and GDAL's driver reading the same file is the oracle."""
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -187,3 +188,170 @@ def test_igeolo_corner_order(tmp_path, chunkref_bin, order):
         assert want["transform"][1] > 0 and want["transform"][5] < 0
     else:
         assert want["transform"][1] == 0
+
+
+# --------------------------------------------------------------------------
+# Look-up tables, pad pixels and the nodata GDAL derives from them
+# --------------------------------------------------------------------------
+
+
+def segment(raw: bytes) -> tuple[int, int]:
+    """(offset, length) of the image subheader of a single-segment
+    GDAL-written NITF 2.1 file."""
+    assert int(raw[360:363]) == 1, "one image segment"
+    return int(raw[354:360]), int(raw[363:369])
+
+
+def with_image(raw: bytes, sub: bytes, data: bytes) -> bytes:
+    """``raw`` with its image subheader and data replaced (LISH1, LI1 and
+    FL updated)."""
+    hl, _ = segment(raw)
+    head = bytearray(raw[:hl])
+    head[342:354] = b"%012d" % (hl + len(sub) + len(data))
+    head[363:379] = b"%06d%010d" % (len(sub), len(data))
+    return bytes(head) + sub + data
+
+
+def masked(
+    source: Path, out: Path, blocks: int, absent: int | None, pad: bytes, pad_bits: int
+) -> Path:
+    """``source`` (IC = NC, ``blocks`` blocks) as IC = NM with a block mask
+    (block ``absent`` left out) and pad pixel code ``pad`` of ``pad_bits``."""
+    raw = source.read_bytes()
+    hl, lish = segment(raw)
+    sub = bytearray(raw[hl : hl + lish])
+    ic_at = sub.index(b"NC", 372)
+    sub[ic_at : ic_at + 2] = b"NM"
+    data = raw[hl + lish :]
+    size = len(data) // blocks
+    offsets, kept = [], b""
+    for i in range(blocks):
+        if i == absent:
+            offsets.append(0xFFFFFFFF)
+        else:
+            offsets.append(len(kept))
+            kept += data[i * size : (i + 1) * size]
+    table_len = 10 + len(pad) + 4 * blocks
+    table = struct.pack(">IHHH", table_len, 4, 0, pad_bits) + pad
+    table += struct.pack(f">{blocks}I", *offsets)
+    out.write_bytes(with_image(raw, bytes(sub), table + kept))
+    return out
+
+
+def band_view(ds: gdal.Dataset) -> list[dict]:
+    """What GDAL says of each band besides its pixels."""
+    view = []
+    for n in range(ds.RasterCount):
+        band = ds.GetRasterBand(n + 1)
+        ct = band.GetColorTable()
+        view.append({
+            "type": band.DataType,
+            "nodata": band.GetNoDataValue(),
+            "mask": band.GetMaskFlags(),
+            "colour": band.GetColorInterpretation(),
+            "table": [ct.GetColorEntry(i) for i in range(ct.GetCount())] if ct else None,
+        })
+    return view
+
+
+def assert_bands_like_gdal(binary: Path, source: Path) -> list[dict]:
+    """The index of ``source`` has GDAL's band properties and pixels;
+    returns GDAL's band properties."""
+    native = gdal.Open(str(source))
+    idx = open_chunkref(index_of(binary, source))
+    want = band_view(native)
+    assert band_view(idx) == want
+    np.testing.assert_array_equal(idx.ReadAsArray(), native.ReadAsArray())
+    return want
+
+
+def paletted(path: Path, entries: list[tuple[int, int, int]], options=()) -> Path:
+    """An 8-bit NITF whose colour table GDAL writes as three LUTs."""
+    y, x = np.mgrid[0:HEIGHT, 0:WIDTH]
+    mem = gdal.GetDriverByName("MEM").Create("", WIDTH, HEIGHT, 1)
+    mem.GetRasterBand(1).WriteArray(((x + y) % len(entries)).astype(np.uint8))
+    ct = gdal.ColorTable()
+    for i, (r, g, b) in enumerate(entries):
+        ct.SetColorEntry(i, (r, g, b, 255))
+    mem.GetRasterBand(1).SetColorTable(ct)
+    gdal.Translate(str(path), mem, format="NITF", creationOptions=list(options))
+    return path
+
+
+#: name -> LUT entries. Fewer than 255 add a transparent nodata entry after
+#: the last; 217 whose last is black make that one nodata.
+LUT_CASES = {
+    "lut-128": [(i, 255 - i, i // 2) for i in range(128)],
+    "lut-217-black-last": [(i, i, 255 - i) for i in range(216)] + [(0, 0, 0)],
+    "lut-256": [(i, 255 - i, 7) for i in range(256)],
+}
+
+
+@pytest.mark.parametrize("case", LUT_CASES)
+def test_lut_colour_table_and_nodata(tmp_path, chunkref_bin, case):
+    source = paletted(tmp_path / "src.ntf", LUT_CASES[case])
+    assert gdal.Open(str(source)).GetMetadataItem("NITF_IREP") == "RGB/LUT"
+    (want,) = assert_bands_like_gdal(chunkref_bin, source)
+    assert want["colour"] == gdal.GCI_PaletteIndex
+    assert want["nodata"] == {"lut-128": 128, "lut-217-black-last": 216, "lut-256": None}[case]
+
+
+def test_lut_of_jpeg_blocks(tmp_path, chunkref_bin):
+    """JPEG blocks GDAL reads itself (several blocks) carry the LUT; one
+    whole JPEG stream, read by GDAL's JPEG driver, does not."""
+    entries = LUT_CASES["lut-128"]
+    for blocks in (["BLOCKSIZE=64"], []):
+        source = paletted(tmp_path / "src.ntf", entries, ["IC=C3", "QUALITY=100", *blocks])
+        native = gdal.Open(str(source))
+        idx = open_chunkref(index_of(chunkref_bin, source))
+        assert band_view(idx) == band_view(native)
+        assert (native.GetRasterBand(1).GetColorTable() is None) == (not blocks)
+
+
+def one_bit(path: Path, source: Path) -> Path:
+    """A GDAL-written one-band 8-bit NC file of one block (no IGEOLO, no
+    comments) turned into NBPP = ABPP = 1, its samples' low bits packed."""
+    raw = source.read_bytes()
+    hl, lish = segment(raw)
+    sub = bytearray(raw[hl : hl + lish])
+    nbands = int(sub[375:376])
+    luts = 0 if sub[376 + 2 + 6 + 4 : 376 + 13] == b"0" else None
+    assert nbands == 1 and luts == 0, "one band without LUTs"
+    at = 376 + 13 + 1
+    assert sub[at : at + 1] == b"B" and sub[at + 1 : at + 9] == b"00010001"
+    sub[at + 17 : at + 19] = b"01"
+    sub[368:370] = b"01"
+    data = np.frombuffer(raw[hl + lish :], np.uint8) & 1
+    path.write_bytes(with_image(raw, bytes(sub), np.packbits(data).tobytes()))
+    return path
+
+
+def test_one_bit_samples_are_black_and_white(tmp_path, chunkref_bin):
+    source = one_bit(tmp_path / "bits.ntf", write_nitf(tmp_path / "src.ntf"))
+    (want,) = assert_bands_like_gdal(chunkref_bin, source)
+    assert want["table"] == [(0, 0, 0, 255), (255, 255, 255, 255)]
+    # Masked (one block: GDAL reads 1-bit samples of one block only), its
+    # 1-bit pad pixel is no nodata to GDAL.
+    source = masked(source, tmp_path / "bits-nm.ntf", 1, None, b"\x80", 1)
+    (want,) = assert_bands_like_gdal(chunkref_bin, source)
+    assert want["nodata"] is None
+
+
+#: name -> (sample type, pad code, its length in bits): GDAL takes only an
+#: 8-bit pad code as nodata (and reads absent blocks as it, else as 0).
+PAD_CASES = {
+    "u1-pad-8": (np.uint8, b"\x07", 8),
+    "u2-pad-8": (np.uint16, b"\x07", 8),
+    "u2-pad-16": (np.uint16, b"\x00\x07", 16),
+}
+
+
+@pytest.mark.parametrize("case", PAD_CASES)
+def test_pad_pixel_is_nodata_only_when_8_bits(tmp_path, chunkref_bin, case):
+    dtype, pad, bits = PAD_CASES[case]
+    y, x = np.mgrid[0:HEIGHT, 0:WIDTH]
+    data = ((x * 3 + y * 7) % 251 + 1).astype(dtype)
+    source = write_nitf(tmp_path / "src.ntf", data=data, options=["BLOCKSIZE=64"])
+    source = masked(source, tmp_path / "nm.ntf", 4, 1, pad, bits)
+    (want,) = assert_bands_like_gdal(chunkref_bin, source)
+    assert want["nodata"] == (7 if bits == 8 else None)
