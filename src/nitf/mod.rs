@@ -398,7 +398,7 @@ fn jpeg_blocks(
         let begin = match MaskTable::offset(mask, block, src, n)? {
             Recorded::Absent => continue,
             Recorded::At(o) => o as usize,
-            Recorded::Unmasked => at,
+            Recorded::Unmasked => jpeg::stream_start(&data, at).unwrap_or(at),
         };
         let end = jpeg::stream_end(&data, begin).ok_or_else(|| {
             src.malformed(format!(

@@ -355,3 +355,22 @@ def test_pad_pixel_is_nodata_only_when_8_bits(tmp_path, chunkref_bin, case):
     source = masked(source, tmp_path / "nm.ntf", 4, 1, pad, bits)
     (want,) = assert_bands_like_gdal(chunkref_bin, source)
     assert want["nodata"] == (7 if bits == 8 else None)
+
+
+# --------------------------------------------------------------------------
+# JPEG blocks (IC = C3)
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("blocks", [[], ["BLOCKSIZE=64"]])
+def test_fill_bytes_before_a_jpeg_stream(tmp_path, chunkref_bin, blocks):
+    """Bytes of 0xFF before the first block's JPEG stream (as in JITC's
+    i_3025b.ntf), which GDAL skips."""
+    source = write_nitf(tmp_path / "src.ntf", options=["IC=C3", "QUALITY=90", *blocks])
+    raw = source.read_bytes()
+    hl, lish = segment(raw)
+    data = raw[hl + lish :]
+    assert data.startswith(b"\xff\xd8\xff")
+    filled = tmp_path / "filled.ntf"
+    filled.write_bytes(with_image(raw, raw[hl : hl + lish], b"\xff" * 6 + data))
+    assert_bands_like_gdal(chunkref_bin, filled)
