@@ -153,21 +153,33 @@ pub fn segments(src: &Source) -> Result<(Vec<Segment>, bool)> {
     }
     let mut segments = Vec::with_capacity(numi);
     let mut at = hl;
-    for _ in 0..numi {
+    for n in 0..numi {
         let subheader_len = f.num(6, "LISHn")?;
-        let data_len = f.num(10, "LIn")?;
+        let mut data_len = f.num(10, "LIn")?;
+        let data_at = at.saturating_add(subheader_len);
+        if data_at > src.len() {
+            return Err(src.malformed(format!(
+                "image subheader {n} ends at byte {data_at}, past the end of the file ({} bytes)",
+                src.len()
+            )));
+        }
+        // GDAL reads a segment that runs past the end of the file as far
+        // as it goes.
+        if data_len > src.len() - data_at {
+            eprintln!(
+                "chunkref: {}: image segment {n}: LI {data_len} runs past the end of the file; \
+                 its data is read to the end ({} bytes)",
+                src.path(),
+                src.len() - data_at
+            );
+            data_len = src.len() - data_at;
+        }
         segments.push(Segment {
             subheader: at,
             subheader_len,
             data_len,
         });
-        at += subheader_len + data_len;
-    }
-    if at > src.len() {
-        return Err(src.malformed(format!(
-            "image segments end at byte {at}, past the end of the file ({} bytes)",
-            src.len()
-        )));
+        at = data_at + data_len;
     }
     Ok((segments, version == "NITF02.00"))
 }

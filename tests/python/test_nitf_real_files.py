@@ -374,3 +374,31 @@ def test_fill_bytes_before_a_jpeg_stream(tmp_path, chunkref_bin, blocks):
     filled = tmp_path / "filled.ntf"
     filled.write_bytes(with_image(raw, raw[hl : hl + lish], b"\xff" * 6 + data))
     assert_bands_like_gdal(chunkref_bin, filled)
+
+
+# --------------------------------------------------------------------------
+# Segment lengths past the end of the file
+# --------------------------------------------------------------------------
+
+
+def test_segment_running_past_the_end_is_read_as_far_as_it_goes(tmp_path, chunkref_bin):
+    """LI larger than what the file holds (JITC ns3321a.nsf says 10 GB, this 9.9):
+    GDAL reads the data there is, and so does the index."""
+    source = write_nitf(tmp_path / "src.ntf", options=["IC=C3", "QUALITY=90"])
+    raw = bytearray(source.read_bytes())
+    raw[369:379] = b"9999999999"
+    long = tmp_path / "long.ntf"
+    long.write_bytes(bytes(raw))
+    assert_bands_like_gdal(chunkref_bin, long)
+
+
+def test_uncompressed_block_cut_short_is_refused(tmp_path, chunkref_bin):
+    """An uncompressed block the file ends inside (GDAL fails on its last
+    rows): refused at index time, naming the block."""
+    source = write_nitf(tmp_path / "src.ntf")
+    short = tmp_path / "short.ntf"
+    short.write_bytes(source.read_bytes()[:-3])
+    done = run_chunkref(chunkref_bin, "index", short, "-o", tmp_path / "short.json")
+    assert done.returncode != 0
+    assert "runs past the end of the file" in done.stderr
+    assert "block 0 of band group 0" in done.stderr
