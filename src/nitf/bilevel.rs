@@ -71,7 +71,7 @@ pub(super) fn array(
     // GDAL's NITF driver gives 1-bit bands without a lookup table this
     // colour table.
     let mut attrs = Map::new();
-    if img.band_luts.first().is_none_or(|l| l.is_empty()) {
+    if img.luts.first().is_none_or(|l| l.is_empty()) {
         attrs.insert(
             COLOR_TABLE_ATTRIBUTE.into(),
             json!([[0, 0, 0, 255], [255, 255, 255, 255]]),

@@ -1,12 +1,15 @@
 //! The colour interpretation GDAL's NITF driver gives each band of an image
 //! segment, from its IREPBANDn: R, G, B as red, green, blue, M as gray,
 //! Y, Cb, Cr as YCbCr (GDAL 3.6 says so even of C3 blocks it decodes to
-//! RGB); anything else undefined, or, for a JPEG 2000 segment, what GDAL's
-//! JPEG 2000 driver says of that band.
+//! RGB); anything else undefined, but for an image GDAL hands whole to its
+//! JPEG driver (IC = C3 in one block), which says gray of one band and red,
+//! green, blue of three, and for a JPEG 2000 segment, what GDAL's JPEG 2000
+//! driver says of that band.
 
 use serde_json::{json, Map, Value};
 
 use super::header::Image;
+use super::lut::Reader;
 use crate::georef::band::{ColorInterp, COLOR_ATTRIBUTE};
 
 /// The `chunkref:color_interpretation` array attribute of image `img`.
@@ -18,6 +21,7 @@ pub(super) fn attributes(img: &Image) -> Map<String, Value> {
 /// whose bands are otherwise `base` (the JPEG 2000 driver's view of a C8
 /// segment): IREPBANDn decides where it names a colour.
 pub(super) fn attributes_over(img: &Image, base: &[ColorInterp]) -> Map<String, Value> {
+    let jpeg = Reader::of(img) == Reader::Jpeg;
     let names: Vec<&str> = img
         .band_reps
         .iter()
@@ -31,7 +35,13 @@ pub(super) fn attributes_over(img: &Image, base: &[ColorInterp]) -> Map<String, 
                 "Y" => ColorInterp::YCbCrY,
                 "CB" => ColorInterp::YCbCrCb,
                 "CR" => ColorInterp::YCbCrCr,
-                _ => base.get(i).copied().unwrap_or(ColorInterp::Undefined),
+                _ => match (jpeg, img.band_reps.len(), i) {
+                    (true, 1, _) => ColorInterp::Gray,
+                    (true, 3, 0) => ColorInterp::Red,
+                    (true, 3, 1) => ColorInterp::Green,
+                    (true, 3, _) => ColorInterp::Blue,
+                    _ => base.get(i).copied().unwrap_or(ColorInterp::Undefined),
+                },
             }
             .name()
         })

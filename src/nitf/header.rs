@@ -40,8 +40,8 @@ pub struct Image {
     pub comrat: String,
     /// IREPBANDn of each band.
     pub band_reps: Vec<String>,
-    /// LUTDnm of each band: its NLUTSn lookup tables of NELUTn entries.
-    pub band_luts: Vec<Vec<Vec<u8>>>,
+    /// The look-up tables (LUTDnm) of each band, each NELUTn bytes.
+    pub luts: Vec<Vec<Vec<u8>>>,
     /// B, P, R or S.
     pub imode: char,
     /// Blocks per row and per column.
@@ -155,21 +155,33 @@ pub fn segments(src: &Source) -> Result<(Vec<Segment>, bool)> {
     }
     let mut segments = Vec::with_capacity(numi);
     let mut at = hl;
-    for _ in 0..numi {
+    for n in 0..numi {
         let subheader_len = f.num(6, "LISHn")?;
-        let data_len = f.num(10, "LIn")?;
+        let mut data_len = f.num(10, "LIn")?;
+        let data_at = at.saturating_add(subheader_len);
+        if data_at > src.len() {
+            return Err(src.malformed(format!(
+                "image subheader {n} ends at byte {data_at}, past the end of the file ({} bytes)",
+                src.len()
+            )));
+        }
+        // GDAL reads a segment that runs past the end of the file as far
+        // as it goes.
+        if data_len > src.len() - data_at {
+            eprintln!(
+                "chunkref: {}: image segment {n}: LI {data_len} runs past the end of the file; \
+                 its data is read to the end ({} bytes)",
+                src.path(),
+                src.len() - data_at
+            );
+            data_len = src.len() - data_at;
+        }
         segments.push(Segment {
             subheader: at,
             subheader_len,
             data_len,
         });
-        at += subheader_len + data_len;
-    }
-    if at > src.len() {
-        return Err(src.malformed(format!(
-            "image segments end at byte {at}, past the end of the file ({} bytes)",
-            src.len()
-        )));
+        at = data_at + data_len;
     }
     Ok((segments, version == "NITF02.00"))
 }
@@ -224,19 +236,19 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
         nbands = f.num(5, "XBANDS")?;
     }
     let mut band_reps = Vec::new();
-    let mut band_luts = Vec::new();
+    let mut luts = Vec::new();
     for _ in 0..nbands {
         band_reps.push(f.text(2, "IREPBANDn")?);
         f.skip(6 + 1 + 3); // ISUBCAT, IFC, IMFLT
         let nluts = f.num(1, "NLUTSn")? as usize;
-        let mut luts = Vec::new();
+        let mut tables = Vec::with_capacity(nluts);
         if nluts > 0 {
             let nelut = f.num(5, "NELUTn")? as usize;
             for _ in 0..nluts {
-                luts.push(f.raw(nelut, "LUTDnm")?);
+                tables.push(f.raw(nelut, "LUTDnm")?);
             }
         }
-        band_luts.push(luts);
+        luts.push(tables);
     }
     f.skip(1); // ISYNC
     let imode = f.text(1, "IMODE")?.chars().next().unwrap_or(' ');
@@ -263,7 +275,7 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
         ic,
         comrat,
         band_reps,
-        band_luts,
+        luts,
         imode,
         blocks_across,
         blocks_down,

@@ -2,6 +2,22 @@
 //! stream (SOI ... EOI); without a mask table their ends are found by
 //! walking marker segments and the entropy-coded data after each SOS.
 
+/// Most bytes GDAL's NITF driver skips before a block's JPEG stream (it
+/// looks for the stream's start in the first 100 bytes, less 23).
+const MAX_LEAD: usize = 77;
+
+/// Where the JPEG stream (SOI, then a marker) of a block whose data starts
+/// at `at` in `data` begins: `at` itself, or after up to [`MAX_LEAD`]
+/// bytes of fill before it, as GDAL finds it; None when there is none.
+pub(super) fn stream_start(data: &[u8], at: usize) -> Option<usize> {
+    let window = data.get(at..)?;
+    let window = &window[..window.len().min(MAX_LEAD + 3)];
+    window
+        .windows(3)
+        .position(|w| w == [0xFF, 0xD8, 0xFF])
+        .map(|lead| at + lead)
+}
+
 /// The end (one past EOI) of the JPEG stream starting at `start` in `data`,
 /// or `None` if there is no complete stream there.
 pub(super) fn stream_end(data: &[u8], start: usize) -> Option<usize> {
@@ -61,5 +77,16 @@ mod tests {
         assert_eq!(stream_end(&two, stream.len()), Some(two.len()));
         assert_eq!(stream_end(&stream[..stream.len() - 1], 0), None);
         assert_eq!(stream_end(&stream, 1), None);
+    }
+
+    #[test]
+    fn streams_may_follow_fill_bytes() {
+        let mut data = vec![0xFF; 6];
+        data.extend([0xFF, 0xD8, 0xFF, 0xD9]);
+        assert_eq!(stream_start(&data, 0), Some(6));
+        assert_eq!(stream_start(&data, 6), Some(6));
+        let far = [vec![0; 78], data.clone()].concat();
+        assert_eq!(stream_start(&far, 0), None);
+        assert_eq!(stream_start(&data, 99), None);
     }
 }

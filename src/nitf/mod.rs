@@ -25,15 +25,17 @@ mod colour;
 pub mod header;
 pub mod igeolo;
 mod jpeg;
+mod lut;
 pub mod mgrs;
 pub mod rpc;
 mod rsets;
+mod tre;
 mod vq;
 
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-use crate::georef::band::ColorInterp;
+use crate::georef::band::{ColorInterp, COLOR_TABLE_ATTRIBUTE};
 use crate::index::built::Built;
 use crate::index::pyramid::{self, Pyramid, Ref};
 use crate::j2k::{jp2, Codestream};
@@ -82,7 +84,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
                 });
             }
         }
-        let placement = igeolo::placement(&img.icords, &img.igeolo, img.rows, img.cols)
+        let placement = igeolo::placement(&img.icords, &img.igeolo, &img.tres, img.rows, img.cols)
             .unwrap_or_else(|why| {
                 eprintln!("chunkref: {path}: image segment {n}: no georeferencing: {why}");
                 None
@@ -106,6 +108,14 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             level.attrs.extend(georef.level_attributes(base, shape));
             for (key, value) in colour::attributes(&img) {
                 level.data.attrs.entry(key).or_insert(value);
+            }
+            // The nodata GDAL derives is the fill value of each level; the
+            // colour table a compression gives (C4/M4 VQ) is kept.
+            if !level.data.attrs.contains_key(COLOR_TABLE_ATTRIBUTE) {
+                let nodata = level.data.fill.as_u64().and_then(|v| u8::try_from(v).ok());
+                lut::apply(&img, nodata, &mut level.data.attrs, |why| {
+                    eprintln!("chunkref: {path}: image segment {n}: {why}")
+                });
             }
         }
         pyramids.push(Pyramid {
@@ -240,10 +250,8 @@ struct MaskTable {
     /// Offset of each block (each band-block for IMODE S) from there, or
     /// [`ABSENT`]; empty when there is no block mask.
     blocks: Vec<u32>,
-    /// The pad pixel value's bytes, if any.
-    pad: Option<Vec<u8>>,
-    /// TPXCDLNTH: bits of the pad pixel value.
-    pad_bits: u64,
+    /// The pad pixel, if any.
+    pad: Option<lut::Pad>,
 }
 
 impl MaskTable {
@@ -256,7 +264,11 @@ impl MaskTable {
         let pad_len = pad_bits.div_ceil(8);
         let pad = (pad_len > 0)
             .then(|| src.read(at + 10, pad_len))
-            .transpose()?;
+            .transpose()?
+            .map(|code| lut::Pad {
+                bits: pad_bits,
+                code,
+            });
         let count = img.blocks_across
             * img.blocks_down
             * if img.imode == 'S' {
@@ -282,7 +294,6 @@ impl MaskTable {
             data_offset,
             blocks,
             pad,
-            pad_bits,
         })
     }
 }
@@ -367,10 +378,6 @@ fn blocks(
             refs.push(Ref::single([plane, row, col], url.clone(), at, chunk_bytes));
         }
     }
-    let fill = match mask.and_then(|m| m.pad.as_ref()) {
-        Some(pad) => pad_value(pad, kind, size),
-        None => Value::Null,
-    };
     let order = if size == 1 { '|' } else { '>' };
     Ok(pyramid::Array {
         shape: [bands, img.rows, img.cols],
@@ -381,27 +388,16 @@ fn blocks(
             "block_width": img.block_width, "nbpp": img.nbpp,
             "imode": img.imode.to_string(), "pvtype": img.pvtype,
         }),
-        fill,
+        fill: gdal_nodata(img, mask),
         attrs: Map::new(),
         refs,
     })
 }
 
-/// The pad pixel value (big-endian bytes, right-aligned) as a JSON number.
-fn pad_value(pad: &[u8], kind: char, size: u64) -> Value {
-    let mut raw = [0u8; 8];
-    let n = pad.len().min(8);
-    raw[8 - n..].copy_from_slice(&pad[pad.len() - n..]);
-    let v = u64::from_be_bytes(raw);
-    match (kind, size) {
-        ('f', 4) => json!(f32::from_bits(v as u32)),
-        ('f', _) => json!(f64::from_bits(v)),
-        ('i', _) => {
-            let shift = 64 - 8 * size as u32;
-            json!(((v << shift) as i64) >> shift)
-        }
-        _ => json!(v),
-    }
+/// The nodata GDAL reports for image `img` with mask table `mask` (see
+/// [`lut::nodata`]), as a fill value: absent blocks read as it, else as 0.
+fn gdal_nodata(img: &Image, mask: Option<&MaskTable>) -> Value {
+    lut::nodata(img, mask.and_then(|m| m.pad.as_ref())).map_or(Value::Null, |v| json!(v))
 }
 
 /// The data array of a JPEG-compressed (C3 / M3) image: one chunk per
@@ -444,7 +440,7 @@ fn jpeg_blocks(
         let begin = match MaskTable::offset(mask, block, src, n)? {
             Recorded::Absent => continue,
             Recorded::At(o) => o as usize,
-            Recorded::Unmasked => at,
+            Recorded::Unmasked => jpeg::stream_start(&data, at).unwrap_or(at),
         };
         let end = jpeg::stream_end(&data, begin).ok_or_else(|| {
             src.malformed(format!(
@@ -475,7 +471,7 @@ fn jpeg_blocks(
             "block_width": img.block_width, "block_height": img.block_height,
             "imode": img.imode.to_string(), "color_space": color_space,
         }),
-        fill: Value::Null,
+        fill: gdal_nodata(img, mask),
         attrs: Map::new(),
         refs,
     })

@@ -35,7 +35,7 @@ const COEFFICIENTS: [&str; 4] = [
 /// 5-digit length, data, ...), as a JSON object of strings; None when there
 /// is none, it is malformed, or its SUCCESS flag is 0 (GDAL shows none).
 pub fn attribute(tres: &[u8]) -> Option<Value> {
-    let data = find(tres, RPC00B)?;
+    let data = super::tre::find(tres, RPC00B)?;
     if data.first() != Some(&b'1') {
         return None;
     }
@@ -69,23 +69,6 @@ pub fn attribute(tres: &[u8]) -> Option<Value> {
         items.insert(max.into(), Value::String(printf::g(o + s / 2.0, 16)));
     }
     Some(Value::Object(items))
-}
-
-/// The data of the first extension tagged `tag`.
-pub(super) fn find<'a>(mut tres: &'a [u8], tag: &[u8; 6]) -> Option<&'a [u8]> {
-    while tres.len() >= 11 {
-        let len: usize = std::str::from_utf8(&tres[6..11])
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
-        let data = tres.get(11..11 + len)?;
-        if &tres[..6] == tag {
-            return Some(data);
-        }
-        tres = &tres[11 + len..];
-    }
-    None
 }
 
 #[cfg(test)]

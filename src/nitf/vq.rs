@@ -46,7 +46,7 @@ const CADRG_COLORS: u32 = 216;
 /// The RPF location table of the RPFIMG extension in `tres`: (ID, file
 /// offset) pairs; empty when there is none.
 fn locations(tres: &[u8]) -> Vec<(u16, u64)> {
-    let Some(tre) = super::rpc::find(tres, b"RPFIMG") else {
+    let Some(tre) = super::tre::find(tres, b"RPFIMG") else {
         return Vec::new();
     };
     let be16 = |at: usize| {
@@ -133,8 +133,8 @@ fn subframes(
             starts = (0..count).map(|i| spatial + CODED_LEN as u64 * i).collect();
         }
         Some(m) => {
-            if m.pad_bits == 8 {
-                nodata = m.pad.as_ref().and_then(|p| p.first().copied());
+            if let Some(pad) = m.pad.as_ref().filter(|p| p.bits == 8) {
+                nodata = pad.code.first().copied();
             }
             let base = img.data_offset + m.data_offset;
             if m.blocks.is_empty() {
@@ -145,7 +145,8 @@ fn subframes(
                     // Some CADRG products start their block table one byte
                     // late; GDAL reads it from there (and then ignores the
                     // RPF mask subsection).
-                    let at = img.data_offset + 10 + m.pad_bits.div_ceil(8) + 1;
+                    let pad_bits = m.pad.as_ref().map_or(0, |p| p.bits);
+                    let at = img.data_offset + 10 + pad_bits.div_ceil(8) + 1;
                     offsets = src
                         .read(at, 4 * offsets.len() as u64)?
                         .chunks_exact(4)
@@ -214,7 +215,7 @@ fn lookup_table(
     img: &Image,
     locs: &[(u16, u64)],
 ) -> Result<Option<([Vec<u8>; 3], usize)>> {
-    let Some(luts) = img.band_luts.first().filter(|l| !l.is_empty()) else {
+    let Some(luts) = img.luts.first().filter(|l| !l.is_empty()) else {
         return Ok(None);
     };
     let entries = luts[0].len().min(256);
