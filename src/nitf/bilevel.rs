@@ -1,6 +1,7 @@
 //! Bi-level images (IC = C1 / M1): ITU-T T.4 coded blocks of one 1-bit
 //! band, each block a chunk for the `nitf-bilevel` codec, read as GDAL's
-//! NITF driver reads them: bytes 0 / 1 with a black, white colour table.
+//! NITF driver reads them: bytes 0 / 1 (the black, white colour table of
+//! 1-bit bands comes from `lut.rs`).
 
 use serde_json::{json, Map, Value};
 
@@ -8,7 +9,6 @@ use super::header::Image;
 use super::{MaskTable, Recorded};
 use crate::codec::nitf_bilevel::NAME as BILEVEL_CODEC;
 use crate::error::{Error, Result};
-use crate::georef::band::{ColorInterp, COLOR_ATTRIBUTE, COLOR_TABLE_ATTRIBUTE};
 use crate::index::pyramid::{self, Ref};
 use crate::source::Source;
 
@@ -68,16 +68,6 @@ pub(super) fn array(
         let (row, col) = (block / img.blocks_across, block % img.blocks_across);
         refs.push(Ref::single([0, row, col], url.clone(), at, next - at));
     }
-    // GDAL's NITF driver gives 1-bit bands without a lookup table this
-    // colour table.
-    let mut attrs = Map::new();
-    if img.luts.first().is_none_or(|l| l.is_empty()) {
-        attrs.insert(
-            COLOR_TABLE_ATTRIBUTE.into(),
-            json!([[0, 0, 0, 255], [255, 255, 255, 255]]),
-        );
-        attrs.insert(COLOR_ATTRIBUTE.into(), json!([ColorInterp::Palette.name()]));
-    }
     Ok(pyramid::Array {
         shape: [1, img.rows, img.cols],
         chunks: [1, img.block_height, img.block_width],
@@ -91,7 +81,7 @@ pub(super) fn array(
             "coding": if img.comrat.starts_with('2') { "2D" } else { "1D" },
         }),
         fill: Value::Null,
-        attrs,
+        attrs: Map::new(),
         refs,
     })
 }
