@@ -136,7 +136,7 @@ def compare_props(n: dict, c: dict, what: str) -> list[str]:
     elif n["gcps"] and not all(close(x, y, 1e-9) for x, y in zip(n["gcps"], c["gcps"])):
         diffs.append(f"{what}GCP values differ")
     for i, (nb, cb) in enumerate(zip(n["bands"], c["bands"]), 1):
-        for key in ("type", "nodata", "mask", "colour", "ct", "pixeltype"):
+        for key in ("type", "nodata", "mask", "colour", "ct", "pixeltype", "overviews"):
             if nb[key] != cb[key] and not (
                 key == "nodata" and nb[key] != nb[key] and cb[key] != cb[key]
             ):
