@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::index::built::Built;
+use crate::index::writers::built::Built;
 use crate::resolve::Location;
 use crate::source::Source;
 

@@ -10,11 +10,11 @@ use bytes::Bytes;
 
 use crate::codec::registry::{self, Config};
 use crate::codec::DecodeContext;
-use crate::index::file::InMemory;
-use crate::index::icechunk::{self, Version};
+use crate::dtype::DataType;
+use crate::index::readers::file::InMemory;
+use crate::index::readers::icechunk::{self, Version};
 use crate::index::{Index, LoadOptions};
 use crate::source::Source;
-use crate::zarr::dtype::DataType;
 
 /// A fuzz target: its name (its directory under `fuzz/corpus/`) and entry.
 pub type Target = (&'static str, fn(&[u8]));
@@ -87,7 +87,7 @@ pub fn icechunk(data: &[u8]) {
     };
     let (repo, snapshot) = (piece(), piece());
     let manifest = Bytes::copy_from_slice(rest);
-    let open = |path: &str| -> crate::Result<Arc<dyn crate::index::file::IndexFile>> {
+    let open = |path: &str| -> crate::Result<Arc<dyn crate::index::readers::file::IndexFile>> {
         let bytes = if path.ends_with("/repo") {
             repo.clone()
         } else if path.contains("/snapshots/") {
@@ -111,7 +111,7 @@ pub fn paged_table(data: &[u8]) {
     /// Chunks looked up per array.
     const LOOKUPS: u64 = 4096;
     allow_contained_panics();
-    if !data.starts_with(crate::index::parquet::MAGIC) {
+    if !data.starts_with(crate::index::writers::parquet::MAGIC) {
         return;
     }
     let file = Arc::new(InMemory::new("fuzz.parquet", Bytes::copy_from_slice(data)));

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use crate::index::file::IndexFile;
+use crate::index::readers::file::IndexFile;
 
 // GDAL's C API as `gdal-sys` generates it from the headers (bindgen), so a
 // signature that changes is a compile error here, not a crash.

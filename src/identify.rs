@@ -37,9 +37,9 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
         let dir = name.trim_end_matches('/');
         return is_parquet_name(dir)
             || has_record_size(dir)
-            || crate::index::icechunk::is_repository(name, crate::gdal::vsi_exists);
+            || crate::index::readers::icechunk::is_repository(name, crate::gdal::vsi_exists);
     }
-    if header.starts_with(crate::index::parquet::MAGIC) {
+    if header.starts_with(crate::index::writers::parquet::MAGIC) {
         return is_parquet_name(name.trim_end_matches('/'));
     }
     if header.starts_with(crate::index::fgb::MAGIC) {
@@ -102,8 +102,11 @@ const ZMETADATA_PROBE: usize = 4096;
 /// True when `dir` is a local directory whose `.zmetadata` names
 /// `record_size` near its start or end.
 fn has_record_size(dir: &str) -> bool {
-    use crate::index::file::IndexFile;
-    let path = format!("{dir}/{}", crate::index::kerchunk_parquet::ZMETADATA);
+    use crate::index::readers::file::IndexFile;
+    let path = format!(
+        "{dir}/{}",
+        crate::index::readers::kerchunk_parquet::ZMETADATA
+    );
     if !crate::gdal::vsi_is_local(&path) {
         return false;
     }

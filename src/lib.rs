@@ -18,6 +18,7 @@ pub mod codec;
 pub mod config;
 pub mod datetime;
 pub mod dted;
+pub mod dtype;
 pub mod error;
 pub mod fetch;
 pub mod ffi;

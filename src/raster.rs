@@ -12,19 +12,20 @@ use crate::block_windows::{self, BlockOut};
 use crate::blocks::{self, BlockPlane};
 use crate::chunk::Locations;
 use crate::config::Settings;
+use crate::dtype::ScalarKind;
 use crate::error::{Error, Result};
 use crate::gdal::VsiFile;
 use crate::georef::dims::{self, Coordinate, Dimension};
 use crate::georef::orientation::YOrder;
 use crate::georef::{self, band, Georef, LevelRef, Pyramid};
-use crate::index::file::IndexFile;
-use crate::index::stack::{TimeOptions, DATETIME_ATTRIBUTE};
-use crate::index::{icechunk, Index, LoadOptions};
+use crate::index::readers::file::IndexFile;
+use crate::index::readers::icechunk;
+use crate::index::readers::stack::{TimeOptions, DATETIME_ATTRIBUTE};
+use crate::index::{Index, LoadOptions};
 use crate::index_cache;
 use crate::mosaic::{self, Scenes};
 use crate::resolve;
 use crate::window::{self, Spacing, Window};
-use crate::zarr::dtype::ScalarKind;
 use crate::zarr::ArrayMeta;
 
 /// The connection prefix of the driver.

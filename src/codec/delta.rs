@@ -8,8 +8,8 @@ use bytes::Bytes;
 
 use super::registry::{config_str, output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::dtype::{ByteOrder, DataType, ScalarKind};
 use crate::error::{Error, Result};
-use crate::zarr::dtype::{ByteOrder, DataType, ScalarKind};
 
 /// One stored difference, widened losslessly.
 #[derive(Debug, Clone, Copy)]

@@ -27,8 +27,8 @@ use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::dtype::{ByteOrder, ScalarKind};
 use crate::error::{Error, Result};
-use crate::zarr::dtype::{ByteOrder, ScalarKind};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/dted";
@@ -303,7 +303,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 mod tests {
     use super::*;
     use crate::codec::registry::tests::{assert_survives_mutations, config};
-    use crate::zarr::dtype::DataType;
+    use crate::dtype::DataType;
 
     /// DTED records of `columns` (west to east, posts south to north), each
     /// framed and checksummed as GDAL writes them.

@@ -22,8 +22,8 @@ use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, Config};
 use super::{Codec, DecodeContext};
+use crate::dtype::ByteOrder;
 use crate::error::{Error, Result};
-use crate::zarr::dtype::ByteOrder;
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jbp-block";
@@ -243,7 +243,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 mod tests {
     use super::*;
     use crate::codec::registry;
-    use crate::zarr::dtype::DataType;
+    use crate::dtype::DataType;
 
     fn decode(imode: &str, dtype: &str, input: &[u8]) -> Result<Bytes> {
         let dtype = DataType::from_v2(dtype).unwrap();

@@ -35,8 +35,8 @@ mod zstd;
 
 use bytes::Bytes;
 
+use crate::dtype::DataType;
 use crate::error::Result;
-use crate::zarr::dtype::DataType;
 
 /// What a codec may need to know about the chunk it decodes.
 #[derive(Debug, Clone, Copy)]

@@ -334,7 +334,7 @@ pub(crate) mod tests {
     //! Registry tests, plus helpers the codec tests share.
 
     use super::*;
-    use crate::zarr::dtype::DataType;
+    use crate::dtype::DataType;
 
     /// A decode context for a chunk of `decoded_len` bytes of `u1`.
     pub(crate) fn ctx(decoded_len: usize) -> DecodeContext<'static> {

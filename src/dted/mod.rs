@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-use crate::index::built::Built;
-use crate::index::pyramid::{self, Pyramid, Ref};
+use crate::index::writers::built::Built;
+use crate::index::writers::pyramid::{self, Pyramid, Ref};
 use crate::source::Source;
 use crate::tiff::geo::{Georef, Registration};
 pub use header::Header;

@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::config::Settings;
+use crate::dtype::ScalarKind;
 use crate::error::{CplCode, Error, Result};
 use crate::georef::band;
 use crate::index_cache::FileCache;
 use crate::raster::{Dataset, DatasetName};
 use crate::sampled::Sampling;
 use crate::window::{Spacing, Window};
-use crate::zarr::dtype::ScalarKind;
 
 /// Mirrors `CrStatus` of chunkref.h.
 #[repr(C)]

@@ -9,7 +9,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use crate::codec::ColorModel;
-use crate::zarr::dtype::ScalarKind;
+use crate::dtype::ScalarKind;
 use crate::zarr::ArrayMeta;
 
 /// Attribute `chunkref index` writes on a level array: one GDAL colour

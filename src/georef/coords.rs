@@ -6,8 +6,8 @@
 //! which place chunk footprints.
 
 use crate::chunk::{read_chunk, Locations};
+use crate::dtype::{ByteOrder, ScalarKind};
 use crate::index::{Array, Index};
-use crate::zarr::dtype::{ByteOrder, ScalarKind};
 
 /// Longest coordinate array read (elements).
 pub const MAX_COORDINATES: u64 = 1 << 24;

@@ -24,8 +24,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::cf_time::TimeAxis;
+use crate::dtype::ScalarKind;
 use crate::printf;
-use crate::zarr::dtype::ScalarKind;
 use crate::zarr::ArrayMeta;
 
 /// A 1-D coordinate array of a non-spatial dimension, as metadata shows it.

@@ -28,9 +28,9 @@ use crate::codec::grib2::{declared_missing, Conversion, CONVERSION_KEY, NAME as 
 use crate::error::{Error, Result};
 use crate::georef::band::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
 use crate::georef::orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
-use crate::index::built::Built;
-use crate::index::pyramid::{self, Pyramid, Ref};
-use crate::index::stack::DATETIME_ATTRIBUTE;
+use crate::index::readers::stack::DATETIME_ATTRIBUTE;
+use crate::index::writers::built::Built;
+use crate::index::writers::pyramid::{self, Pyramid, Ref};
 use crate::source::Source;
 use crate::tiff::geo::Georef;
 use describe::{describe, Description};

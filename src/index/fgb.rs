@@ -22,9 +22,9 @@ use flatgeobuf::{
     FgbWriter, FgbWriterOptions, GeometryType, GeozeroGeometry, Seekable,
 };
 
-use super::file::{Cursor, IndexFile};
-use super::footprint::{geometries, layer_epsg, Geometry};
+use super::readers::file::{Cursor, IndexFile};
 use super::table::{self, RowChecker, RowSink, Rows, TableReader, COLUMNS};
+use super::writers::footprint::{geometries, layer_epsg, Geometry};
 use super::Index;
 use crate::chunk::Locations;
 use crate::error::{contain_panics, Error, Result};
@@ -506,12 +506,12 @@ fn malformed(source: &str, reason: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::file::InMemory;
-    use crate::index::to_kerchunk::to_kerchunk;
+    use crate::index::readers::file::InMemory;
+    use crate::index::writers::to_kerchunk::to_kerchunk;
 
     #[test]
     fn every_reference_form_round_trips() {
-        let original = crate::index::parquet::tests::index();
+        let original = crate::index::writers::parquet::tests::index();
         let mut out = Vec::new();
         write(&original, None, &mut out).unwrap();
         assert!(out.starts_with(MAGIC));
@@ -536,7 +536,12 @@ mod tests {
     /// length prefix lies.
     fn table() -> (Vec<u8>, usize) {
         let mut out = Vec::new();
-        write(&crate::index::parquet::tests::index(), None, &mut out).unwrap();
+        write(
+            &crate::index::writers::parquet::tests::index(),
+            None,
+            &mut out,
+        )
+        .unwrap();
         let file = InMemory::new("t.fgb", out.clone());
         let fgb = FgbReader::open(Cursor::new(Arc::new(file.clone()), READ_AHEAD)).unwrap();
         let h = fgb.header();

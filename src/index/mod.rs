@@ -2,29 +2,19 @@
 //! columnar [`ChunkTable`] per array.
 //!
 //! Each index format lives in its own module and produces the same
-//! [`Index`]; Kerchunk JSON is the first ([`kerchunk_json`]).
+//! [`Index`]. [`readers`] turn index documents into an [`Index`] (Kerchunk
+//! JSON and Parquet, Icechunk, the Parquet table); [`writers`] make and write
+//! them (what `chunkref index`, `stack` and `convert` produce). The forms
+//! both sides share stay here: the reference table ([`table`]), its
+//! FlatGeobuf form ([`fgb`]), Kerchunk templates ([`template`]) and growing
+//! collections ([`parts`]).
 
-pub mod built;
-pub mod concat;
 pub mod fgb;
-pub mod file;
-pub mod footprint;
-pub mod gen;
-pub mod icechunk;
-pub mod json_dialect;
-pub mod kerchunk_json;
-pub mod kerchunk_parquet;
-pub mod parquet;
-pub mod parquet_read;
-pub mod parquet_spans;
 pub mod parts;
-pub mod pyramid;
-pub mod stack;
-pub mod stacker;
+pub mod readers;
 pub mod table;
 pub mod template;
-pub mod thrift_check;
-pub mod to_kerchunk;
+pub mod writers;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -34,8 +24,8 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::refs::{position, ChunkTable, FileTable, RawRef, Refs};
 use crate::zarr::ArrayMeta;
-use file::{IndexFile, Opener};
-use stack::TimeOptions;
+use readers::file::{IndexFile, Opener};
+use readers::stack::TimeOptions;
 use template::{TemplateValue, Vars};
 
 /// Store keys that hold metadata documents rather than chunks.
@@ -55,13 +45,13 @@ pub struct LoadOptions {
     /// ones a chunk read needs (Parquet row groups, FlatGeobuf R-tree hits).
     pub eager_rows: u64,
     /// The version of an Icechunk repository to read.
-    pub version: icechunk::Version,
+    pub version: readers::icechunk::Version,
     /// Leaves `{{name}}` placeholders in the URLs and keeps the template
     /// table and `gen` entries in the [`Index`] (what `chunkref convert`
     /// writes back), instead of filling them in.
     pub keep_templates: bool,
     /// Most references one Kerchunk `gen` entry may generate (at most
-    /// [`gen::MAX_GENERATED`]).
+    /// [`readers::gen::MAX_GENERATED`]).
     pub max_generated: u64,
 }
 
@@ -71,9 +61,9 @@ impl Default for LoadOptions {
             overrides: Vec::new(),
             time: TimeOptions::default(),
             eager_rows: u64::MAX,
-            version: icechunk::Version::default(),
+            version: readers::icechunk::Version::default(),
             keep_templates: false,
-            max_generated: gen::MAX_GENERATED,
+            max_generated: readers::gen::MAX_GENERATED,
         }
     }
 }
@@ -102,7 +92,7 @@ impl LoadOptions {
         if self.time.is_empty() {
             Ok(index)
         } else {
-            stack::select_time(index, &self.time)
+            readers::stack::select_time(index, &self.time)
         }
     }
 }
@@ -168,12 +158,12 @@ impl Index {
         bytes: &[u8],
         how: &LoadOptions,
     ) -> Result<Index> {
-        let mut doc = kerchunk_json::parse(source, bytes)?;
+        let mut doc = readers::kerchunk_json::parse(source, bytes)?;
         let own: Templates = doc.templates.drain(..).collect();
         let templates = how.templates(own.clone());
         let mut entries = std::mem::take(&mut doc.entries);
         let mut files = std::mem::take(&mut doc.files);
-        gen::expand(
+        readers::gen::expand(
             source,
             &doc.gen,
             &vars_of(&templates),
@@ -211,8 +201,9 @@ impl Index {
             Err(e) => e,
         };
         let dir = path.trim_end_matches('/');
-        if icechunk::is_repository(dir, crate::gdal::vsi_exists) {
-            let index = icechunk::read(name, dir, &how.version, open, &crate::gdal::vsi_exists)?;
+        if readers::icechunk::is_repository(dir, crate::gdal::vsi_exists) {
+            let index =
+                readers::icechunk::read(name, dir, &how.version, open, &crate::gdal::vsi_exists)?;
             return how.select_time(index);
         }
         let read = |rel: &str| open(&format!("{dir}/{rel}"))?.read_all(MAX_DOCUMENT_BYTES);
@@ -230,10 +221,10 @@ impl Index {
                 .iter()
                 .map(|part| open(&format!("{dir}/{part}")))
                 .collect::<Result<Vec<_>>>()?;
-            let index = parquet_read::read_parts(name, files, &how.time, how.eager_rows)?;
+            let index = readers::parquet_read::read_parts(name, files, &how.time, how.eager_rows)?;
             return how.select_time(how.apply_templates(index)?);
         }
-        let Ok(zmetadata) = read(kerchunk_parquet::ZMETADATA) else {
+        let Ok(zmetadata) = read(readers::kerchunk_parquet::ZMETADATA) else {
             return Err(not_a_file);
         };
         // Relative references are resolved from the directory holding the
@@ -245,7 +236,7 @@ impl Index {
             .and_then(|p| p.file_name())
             .and_then(|n| n.to_str())
             .unwrap_or_else(|| dir.rsplit('/').next().unwrap_or(dir));
-        let index = kerchunk_parquet::read(name, &zmetadata, store_dir, read_record)?;
+        let index = readers::kerchunk_parquet::read(name, &zmetadata, store_dir, read_record)?;
         how.select_time(how.apply_templates(index)?)
     }
 
@@ -255,8 +246,13 @@ impl Index {
     /// rows keep their rows in the file, read when chunks are.
     pub fn read(source: &str, file: Arc<dyn IndexFile>, how: &LoadOptions) -> Result<Index> {
         let head = file.read_at(0, 8)?;
-        let index = if head.starts_with(parquet::MAGIC) {
-            how.apply_templates(parquet_read::read(source, file, &how.time, how.eager_rows)?)?
+        let index = if head.starts_with(writers::parquet::MAGIC) {
+            how.apply_templates(readers::parquet_read::read(
+                source,
+                file,
+                &how.time,
+                how.eager_rows,
+            )?)?
         } else if head.starts_with(fgb::MAGIC) {
             how.apply_templates(fgb::read(source, file, how.eager_rows)?)?
         } else {
@@ -281,12 +277,13 @@ impl Index {
                     "metadata key '{key}' in {source} refers to a file; metadata must be inline"
                 )));
             };
-            let v: Value = serde_json::from_slice(&json_dialect::strict(&bytes)).map_err(|e| {
-                Error::MalformedIndex {
-                    index: source.to_string(),
-                    reason: format!("metadata key '{key}' is not valid JSON: {e}"),
-                }
-            })?;
+            let v: Value =
+                serde_json::from_slice(&readers::json_dialect::strict(&bytes)).map_err(|e| {
+                    Error::MalformedIndex {
+                        index: source.to_string(),
+                        reason: format!("metadata key '{key}' is not valid JSON: {e}"),
+                    }
+                })?;
             docs.insert(key, v);
         }
         let store = Store::from_documents(docs)?;
@@ -621,7 +618,7 @@ mod tests {
         assert_eq!(idx.files.urls(), ["{{base}}f.bin", "{{base}}g.bin"]);
         let urls: Vec<_> = idx.file_urls().into_iter().map(|u| u.unwrap()).collect();
         assert_eq!(urls, ["/data/f.bin", "/data/g.bin"]);
-        let written = to_kerchunk::to_kerchunk(&idx).unwrap();
+        let written = writers::to_kerchunk::to_kerchunk(&idx).unwrap();
         assert_eq!(written["templates"], serde_json::json!({"base": "/data/"}));
         assert_eq!(written["gen"].as_array().unwrap().len(), 1);
         let refs = written["refs"].as_object().unwrap();

@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::readers::stack::DATETIME_ATTRIBUTE;
 use super::split_key;
-use super::stack::DATETIME_ATTRIBUTE;
-use super::stacker::SOURCE_ATTRIBUTE;
 use super::table::{Rows, TableDoc};
+use super::writers::stacker::SOURCE_ATTRIBUTE;
 use crate::error::{Error, Result};
 use crate::georef::band::COLOR_ATTRIBUTE;
 

@@ -653,7 +653,7 @@ impl TableReader {
         self.check
             .arrays
             .get(t)
-            .is_some_and(|(a, _, _)| super::stack::is_time_stack(&self.store.metas()[*a]))
+            .is_some_and(|(a, _, _)| super::readers::stack::is_time_stack(&self.store.metas()[*a]))
     }
 
     /// Passes over `n` rows left unread (for row numbers in messages).
@@ -695,7 +695,7 @@ mod tests {
 
     #[test]
     fn large_arrays_end_their_batch() {
-        let index = crate::index::parquet::tests::index();
+        let index = crate::index::writers::parquet::tests::index();
         let mut batches = Vec::new();
         rows_of(&index, ARRAY_BREAK, |r| {
             batches.push(r.array.clone());

@@ -15,7 +15,7 @@ pub mod jp2;
 use serde_json::{json, Map, Value};
 
 use crate::error::Result;
-use crate::index::pyramid::{self, Pyramid, Ref};
+use crate::index::writers::pyramid::{self, Pyramid, Ref};
 use crate::source::Source;
 use codestream::{MainHeader, Problem, Sot, EOC, SOT_LEN};
 
@@ -292,7 +292,7 @@ fn tlm_parts(
 
 /// Builds the Kerchunk JSON index of the JPEG 2000 file (`.j2k` codestream
 /// or `.jp2`) at `path`, whose chunks are referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<crate::index::built::Built> {
+pub fn index_file(path: &str, url: &str) -> Result<crate::index::writers::built::Built> {
     let src = Source::open(path, "JPEG 2000 file")?;
     let (start, len) = jp2::locate_codestream(&src)?;
     let cs = Codestream::read(&src, start, len)?;

@@ -19,11 +19,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::assemble::Nodata;
 use crate::chunk::Locations;
+use crate::dtype::{fill_json, ScalarKind};
 use crate::error::{Error, Result};
 use crate::georef::{self, band, Georef, LevelRef};
 use crate::index::Index;
 use crate::raster::Level;
-use crate::zarr::dtype::{fill_json, ScalarKind};
 use crate::zarr::ArrayMeta;
 use grid::Placement;
 

@@ -9,7 +9,7 @@ use super::header::Image;
 use super::{MaskTable, Recorded};
 use crate::codec::nitf_bilevel::NAME as BILEVEL_CODEC;
 use crate::error::{Error, Result};
-use crate::index::pyramid::{self, Ref};
+use crate::index::writers::pyramid::{self, Ref};
 use crate::source::Source;
 
 /// The data array of a bi-level image segment `n` whose blocks start at

@@ -36,8 +36,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::georef::band::{ColorInterp, COLOR_TABLE_ATTRIBUTE};
-use crate::index::built::Built;
-use crate::index::pyramid::{self, Pyramid, Ref};
+use crate::index::writers::built::Built;
+use crate::index::writers::pyramid::{self, Pyramid, Ref};
 use crate::j2k::{jp2, Codestream};
 use crate::raster::DEFAULT_RASTER;
 use crate::source::Source;

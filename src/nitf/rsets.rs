@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::index::pyramid;
+use crate::index::writers::pyramid;
 
 /// Most R-set levels GDAL looks for.
 const MAX_RSETS: u8 = 5;

@@ -23,7 +23,7 @@ use super::{MaskTable, ABSENT};
 use crate::codec::nitf_vq::{CODEBOOK_LEN, CODED_LEN, NAME as VQ_CODEC, SUBFRAME};
 use crate::error::{Error, Result};
 use crate::georef::band::{ColorInterp, COLOR_ATTRIBUTE, COLOR_TABLE_ATTRIBUTE};
-use crate::index::pyramid::{self, Ref};
+use crate::index::writers::pyramid::{self, Ref};
 use crate::source::Source;
 
 /// RPF location IDs (MIL-STD-2411 table III) of the sections read.

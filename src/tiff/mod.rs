@@ -12,11 +12,11 @@ use base64::Engine;
 use serde_json::{json, Map, Value};
 
 use crate::codec::ColorModel;
+use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::georef::band::ColorInterp;
-use crate::index::built::Built;
-use crate::index::pyramid::{self, Pyramid, Ref};
-use crate::zarr::dtype::DataType;
+use crate::index::writers::built::Built;
+use crate::index::writers::pyramid::{self, Pyramid, Ref};
 use geo::Georef;
 use ifd::{Ifd, Source};
 
@@ -103,7 +103,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             }
             Value::Null
         }
-        v => v.map_or(Value::Null, crate::zarr::dtype::fill_json),
+        v => v.map_or(Value::Null, crate::dtype::fill_json),
     };
     let base = [levels[0].1.height, levels[0].1.width];
     let levels = levels

@@ -3,15 +3,14 @@
 //! memory layout of a decoded chunk, chunk key encoding and codec chain.
 
 pub mod chunk_key;
-pub mod dtype;
 
 use serde_json::{Map, Value};
 
 use crate::codec::registry::{self, Config};
 use crate::codec::{Codec, CodecChain};
+use crate::dtype::{ByteOrder, DataType};
 use crate::error::{Error, Result};
 use chunk_key::ChunkKeyEncoding;
-use dtype::{ByteOrder, DataType};
 
 /// Most dimensions chunkref accepts for one array.
 pub const MAX_DIMS: usize = 32;

@@ -33,8 +33,8 @@ use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, Config};
 use super::{Codec, ColorModel, DecodeContext};
+use crate::dtype::{ByteOrder, ScalarKind};
 use crate::error::{Error, Result};
-use crate::zarr::dtype::{ByteOrder, ScalarKind};
 use compression::Compression;
 use layout::Layout;
 use predictor::Predictor;
@@ -248,7 +248,7 @@ mod tests {
     use super::predictor::tests::{difference, difference_fp};
     use super::*;
     use crate::codec::registry;
-    use crate::zarr::dtype::DataType;
+    use crate::dtype::DataType;
 
     /// A chunk: its shape, data type and band-major bytes.
     struct Chunk {

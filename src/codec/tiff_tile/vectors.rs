@@ -18,8 +18,8 @@ use bytes::Bytes;
 
 use super::from_config;
 use crate::codec::DecodeContext;
+use crate::dtype::{ByteOrder, DataType};
 use crate::error::Result;
-use crate::zarr::dtype::{ByteOrder, DataType};
 
 /// One block of a GDAL-written GeoTIFF.
 struct Vector<'a> {

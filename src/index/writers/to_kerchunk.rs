@@ -9,9 +9,10 @@ use std::collections::HashSet;
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
-use super::table::chunk_key;
-use super::{gen, vars_of, Index};
 use crate::error::Result;
+use crate::index::readers::gen;
+use crate::index::table::chunk_key;
+use crate::index::{vars_of, Index};
 use crate::refs::{unravel, ChunkRef};
 
 /// The Kerchunk JSON v1 document of `index` (URLs as the index holds them:

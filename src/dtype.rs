@@ -1,4 +1,5 @@
-//! Zarr data types and byte order.
+//! Array element data types (Zarr v2 `dtype` strings and v3 names) and byte
+//! order: below both the codecs and the Zarr metadata that use them.
 
 use crate::error::{Error, Result};
 

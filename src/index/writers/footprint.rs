@@ -13,9 +13,9 @@
 
 use serde_json::Value;
 
-use super::{split_key, Index};
 use crate::chunk::Locations;
 use crate::georef::{coords, gcps, GCPS_ATTRIBUTE};
+use crate::index::{split_key, Index};
 use crate::zarr::ArrayMeta;
 
 /// How an array's pixel (column, row) maps to coordinates.

@@ -33,7 +33,7 @@ pub struct KerchunkDoc {
 /// Parses a Kerchunk JSON document; `index` names it in error messages.
 pub fn parse(index: &str, bytes: &[u8]) -> Result<KerchunkDoc> {
     let mut doc = KerchunkDoc::default();
-    let bytes = super::json_dialect::strict(bytes);
+    let bytes = crate::index::readers::json_dialect::strict(bytes);
     let mut de = serde_json::Deserializer::from_slice(&bytes);
     TopSeed { doc: &mut doc }
         .deserialize(&mut de)

@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use super::template::{render, TemplateValue, Vars};
 use crate::error::{Error, Result};
+use crate::index::template::{render, TemplateValue, Vars};
 
 /// Most references one index may generate through `gen` (guards hostile
 /// input), unless the caller sets a lower limit.

@@ -29,9 +29,9 @@ use icechunk_format::snapshot::{NodeData, Snapshot};
 use icechunk_format::{serializers, ManifestId, SnapshotId};
 use serde_json::Value;
 
-use super::file::Opener;
-use super::{Index, Store, MAX_DOCUMENT_BYTES};
 use crate::error::{Error, Result};
+use crate::index::readers::file::Opener;
+use crate::index::{Index, Store, MAX_DOCUMENT_BYTES};
 use crate::refs::{position, FileTable, RawRef};
 
 /// The repository info file of spec 2 repositories.
@@ -506,8 +506,8 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error_naming_the_file() {
-        let open = |p: &str| -> Result<Arc<dyn super::super::file::IndexFile>> {
-            Ok(Arc::new(super::super::file::InMemory::new(
+        let open = |p: &str| -> Result<Arc<dyn crate::index::readers::file::IndexFile>> {
+            Ok(Arc::new(crate::index::readers::file::InMemory::new(
                 p,
                 b"ICE junk".to_vec(),
             )))

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::{Buf, Bytes};
 use parquet::basic::Type as Physical;
 
-use super::thrift_check;
+use crate::index::readers::thrift_check;
 use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::DataType;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader, RowGroupMetaData};
@@ -24,12 +24,12 @@ use parquet::file::reader::{ChunkReader, Length, RowGroupReader};
 use parquet::file::serialized_reader::SerializedRowGroupReader;
 use parquet::file::statistics::Statistics;
 
-use super::file::IndexFile;
-use super::parquet_spans::GroupSpans;
-use super::stack::TimeOptions;
-use super::table::{RowChecker, RowSink, Rows, TableDoc, TableReader, COLUMNS, DOC_KEY};
-use super::Index;
 use crate::error::{contain_panics, Error, Result};
+use crate::index::readers::file::IndexFile;
+use crate::index::readers::parquet_spans::GroupSpans;
+use crate::index::readers::stack::TimeOptions;
+use crate::index::table::{RowChecker, RowSink, Rows, TableDoc, TableReader, COLUMNS, DOC_KEY};
+use crate::index::Index;
 use crate::refs::{ChunkTable, PageSource, RawRef};
 
 /// Decoded row spans kept by a table read on demand.
@@ -856,10 +856,10 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::file::InMemory;
-    use crate::index::parquet::tests::{index, to_parquet, to_parquet_pages};
+    use crate::index::readers::file::InMemory;
     use crate::index::table;
-    use crate::index::to_kerchunk::to_kerchunk;
+    use crate::index::writers::parquet::tests::{index, to_parquet, to_parquet_pages};
+    use crate::index::writers::to_kerchunk::to_kerchunk;
     use crate::refs::position;
 
     fn open(bytes: Vec<u8>, time: &TimeOptions, eager_rows: u64) -> Result<Index> {
@@ -998,7 +998,7 @@ mod tests {
             ..TimeOptions::default()
         };
         let paged = open(to_parquet(&original, 2), &step, 0).unwrap();
-        let paged = crate::index::stack::select_time(paged, &step).unwrap();
+        let paged = crate::index::readers::stack::select_time(paged, &step).unwrap();
         let a = paged.array("a").unwrap();
         assert_eq!(a.meta.shape[0], 1);
         let grid = [1, 2, 2];

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::built::Built;
+use crate::index::writers::built::Built;
 
 /// One array of a level: its Zarr v2 metadata and chunk references.
 #[derive(Debug, Clone)]

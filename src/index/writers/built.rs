@@ -2,13 +2,13 @@
 //! in any form: the Zarr metadata documents and, per array, the chunk
 //! references with their grid indices. Kerchunk JSON is made from it by
 //! [`Built::to_kerchunk`]; time stacks take their rows from it directly
-//! ([`super::stacker`]), without a JSON document in between.
+//! ([`crate::index::writers::stacker`]), without a JSON document in between.
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::pyramid::Ref;
+use crate::index::writers::pyramid::Ref;
 
 /// The index of one source (or one DTED mosaic) as a builder makes it.
 #[derive(Debug, Default, Clone)]

@@ -18,14 +18,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value};
 
-use super::built::Built;
-use super::pyramid::Ref;
-use super::stack::DATETIME_ATTRIBUTE;
-use super::table::{self, FileEntry, Row, Rows, TableArray, TableDoc, TableReader};
-use super::template::{self, TemplateValue, Vars};
-use super::{join_key, split_key, Index, Store};
 use crate::error::{Error, Result};
 use crate::georef::band::COLOR_ATTRIBUTE;
+use crate::index::readers::stack::DATETIME_ATTRIBUTE;
+use crate::index::table::{self, FileEntry, Row, Rows, TableArray, TableDoc, TableReader};
+use crate::index::template::{self, TemplateValue, Vars};
+use crate::index::writers::built::Built;
+use crate::index::writers::pyramid::Ref;
+use crate::index::{join_key, split_key, Index, Store};
 
 /// Root attribute naming the indexed source(s), which differs between steps.
 pub(crate) const SOURCE_ATTRIBUTE: &str = "source";

@@ -17,8 +17,9 @@ use parquet::file::reader::{FileReader, RowGroupReader};
 use parquet::file::serialized_reader::SerializedFileReader;
 use serde_json::Value;
 
-use super::{json_dialect, parquet_read, thrift_check, Index, Store};
+use super::{json_dialect, parquet_read, thrift_check};
 use crate::error::{Error, Result};
+use crate::index::{Index, Store};
 use crate::refs::{FileTable, RawRef};
 use crate::resolve;
 
@@ -71,7 +72,7 @@ pub fn read(
     for (a, meta) in store.metas().iter().enumerate() {
         let chunks: u64 = store.grids()[a].iter().product();
         let records = chunks.div_ceil(record_size);
-        let record_dir = super::join_key(store_dir, &meta.path);
+        let record_dir = crate::index::join_key(store_dir, &meta.path);
         let mut intern = |url: String| {
             if resolve::is_relative(&url) {
                 files.intern(&format!("{record_dir}/{url}"))
@@ -80,7 +81,7 @@ pub fn read(
             }
         };
         for k in 0..records {
-            let name = super::join_key(&meta.path, &format!("refs.{k}.parq"));
+            let name = crate::index::join_key(&meta.path, &format!("refs.{k}.parq"));
             let Some(bytes) = read_file(&name)? else {
                 continue; // never written: its chunks read as the fill value
             };

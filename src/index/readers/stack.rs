@@ -1,13 +1,13 @@
-//! Time stacks (made by [`super::stacker`]): arrays with a leading `time`
+//! Time stacks (made by [`crate::index::writers::stacker`]): arrays with a leading `time`
 //! axis, one chunk per step, and the selection of a time range out of such
 //! an index at open time.
 
 use serde_json::{json, Value};
 
-use super::table::TIME_DIMENSION;
-use super::Index;
 use crate::error::{Error, Result};
 use crate::georef::band::COLOR_ATTRIBUTE;
+use crate::index::table::TIME_DIMENSION;
+use crate::index::Index;
 use crate::zarr::ArrayMeta;
 
 /// Array attribute listing each time step's datetime (text or null).
@@ -159,13 +159,16 @@ pub fn select_time(mut index: Index, options: &TimeOptions) -> Result<Index> {
         let path = &array.meta.path;
         if let Some(shape) = index
             .metadata
-            .get_mut(&super::join_key(path, ".zarray"))
+            .get_mut(&crate::index::join_key(path, ".zarray"))
             .and_then(|d| d.get_mut("shape"))
             .and_then(Value::as_array_mut)
         {
             shape[0] = json!(hi - lo + 1);
         }
-        if let Some(attrs) = index.metadata.get_mut(&super::join_key(path, ".zattrs")) {
+        if let Some(attrs) = index
+            .metadata
+            .get_mut(&crate::index::join_key(path, ".zattrs"))
+        {
             if let Some(Value::Array(list)) = attrs.get_mut(DATETIME_ATTRIBUTE) {
                 keep(list);
             }
@@ -191,8 +194,8 @@ pub fn is_time_stack(meta: &ArrayMeta) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::stacker::tests::step;
-    use crate::index::stacker::{stack, Prepared};
+    use crate::index::writers::stacker::tests::step;
+    use crate::index::writers::stacker::{stack, Prepared};
     use crate::refs::ChunkRef;
 
     #[test]

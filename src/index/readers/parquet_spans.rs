@@ -136,7 +136,7 @@ fn page_index<R: ChunkReader>(
                 continue; // the crate refuses negative ones
             };
             let bytes = file.get_bytes(offset, length)?;
-            super::thrift_check::check_struct(&bytes)
+            crate::index::readers::thrift_check::check_struct(&bytes)
                 .map_err(|e| parquet::errors::ParquetError::General(format!("page index: {e}")))?;
         }
     }

@@ -13,9 +13,9 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
-use super::table::{self, Rows, TableDoc, COLUMNS, DOC_KEY};
-use super::Index;
 use crate::error::{Error, Result};
+use crate::index::table::{self, Rows, TableDoc, COLUMNS, DOC_KEY};
+use crate::index::Index;
 
 /// Rows per data page. A lookup in a table read on demand decodes the pages
 /// whose page-index statistics admit its chunk (one or two per column)
