@@ -27,6 +27,34 @@ def open_chunkref(path: Path | str, open_options: Sequence[str] = ()) -> gdal.Da
     return ds
 
 
+def describe(ds: gdal.Dataset) -> dict:
+    """What a user sees of ``ds`` besides its pixels and CRSs: size,
+    geotransform, GCPs and, per band, data type, pixel type, nodata, mask
+    flags, colour interpretation and table and overview count."""
+    bands = []
+    for i in range(1, ds.RasterCount + 1):
+        b = ds.GetRasterBand(i)
+        ct = b.GetColorTable()
+        bands.append(
+            {
+                "type": gdal.GetDataTypeName(b.DataType),
+                "pixeltype": b.GetMetadataItem("PIXELTYPE", "IMAGE_STRUCTURE"),
+                "nodata": b.GetNoDataValue(),
+                "mask": b.GetMaskFlags(),
+                "colour": gdal.GetColorInterpretationName(b.GetColorInterpretation()),
+                "ct": None if ct is None else [ct.GetColorEntry(k) for k in range(ct.GetCount())],
+                "overviews": b.GetOverviewCount(),
+            }
+        )
+    gt = ds.GetGeoTransform(can_return_null=True)
+    return {
+        "size": (ds.RasterXSize, ds.RasterYSize, ds.RasterCount),
+        "gt": None if gt is None else tuple(gt),
+        "gcps": [(g.GCPPixel, g.GCPLine, g.GCPX, g.GCPY, g.GCPZ, g.Id) for g in ds.GetGCPs()],
+        "bands": bands,
+    }
+
+
 def as_bands(array: np.ndarray) -> np.ndarray:
     """View a 2-D (y, x) array as (1, y, x); pass (bands, y, x) through."""
     return array[np.newaxis] if array.ndim == 2 else array

@@ -26,7 +26,7 @@ import pytest
 from osgeo import gdal, osr
 
 from conftest import run_chunkref
-from raster_checks import open_chunkref
+from raster_checks import describe, open_chunkref
 
 gdal.UseExceptions()
 
@@ -34,32 +34,6 @@ gdal.UseExceptions()
 # --------------------------------------------------------------------------
 # Comparison with GDAL's own driver
 # --------------------------------------------------------------------------
-
-
-def describe(ds: gdal.Dataset) -> dict:
-    """What a user sees of ``ds`` besides its pixels."""
-    bands = []
-    for i in range(1, ds.RasterCount + 1):
-        b = ds.GetRasterBand(i)
-        ct = b.GetColorTable()
-        bands.append(
-            {
-                "type": gdal.GetDataTypeName(b.DataType),
-                "pixeltype": b.GetMetadataItem("PIXELTYPE", "IMAGE_STRUCTURE"),
-                "nodata": b.GetNoDataValue(),
-                "mask": b.GetMaskFlags(),
-                "colour": gdal.GetColorInterpretationName(b.GetColorInterpretation()),
-                "ct": None if ct is None else [ct.GetColorEntry(k) for k in range(ct.GetCount())],
-                "overviews": b.GetOverviewCount(),
-            }
-        )
-    gt = ds.GetGeoTransform(can_return_null=True)
-    return {
-        "size": (ds.RasterXSize, ds.RasterYSize, ds.RasterCount),
-        "gt": None if gt is None else tuple(gt),
-        "gcps": [(g.GCPPixel, g.GCPLine, g.GCPX, g.GCPY, g.GCPZ, g.Id) for g in ds.GetGCPs()],
-        "bands": bands,
-    }
 
 
 def same_srs(a: osr.SpatialReference | None, b: osr.SpatialReference | None) -> bool:
