@@ -140,10 +140,16 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
     };
     let q_level = match config_uint(URI, config, "q_level")? {
         Some(q) if !nitf_jpeg_tables::is_level(q) => {
-            return Err(Error::codec_config(URI, format!("'q_level' {q} should be in 1..=5")))
+            return Err(Error::codec_config(
+                URI,
+                format!("'q_level' {q} should be in 1..=5"),
+            ))
         }
         Some(_) if bits != 8 => {
-            return Err(Error::codec_config(URI, "'q_level' applies to 8-bit JPEG only"))
+            return Err(Error::codec_config(
+                URI,
+                "'q_level' applies to 8-bit JPEG only",
+            ))
         }
         q => q,
     };

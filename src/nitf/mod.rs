@@ -219,9 +219,13 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
                 let (start, cs_len) = jp2::jp2c_box(src, data_start, data_start + len)?;
                 let found = jp2::colours_in(src, data_start, data_start + len, bands as u64)?;
                 let palette = found.as_ref().is_some_and(|c| c.palette.is_some());
-                let base =
-                    found.map_or_else(|| vec![ColorInterp::Undefined; bands], |c| c.bands);
-                (start, cs_len, Some(colour::attributes_over(img, &base)), palette)
+                let base = found.map_or_else(|| vec![ColorInterp::Undefined; bands], |c| c.bands);
+                (
+                    start,
+                    cs_len,
+                    Some(colour::attributes_over(img, &base)),
+                    palette,
+                )
             } else {
                 (data_start, len, None, false)
             };
@@ -382,8 +386,11 @@ fn blocks(
         && img.ic == "NC"
         && img.nbpp.is_multiple_of(8)
         && band_major
-        && start + bands * img.block_width * img.block_height * (img.nbpp / 8)
-            > img.data_offset + img.data_len
+        && u128::from(start)
+            + u128::from(bands * (img.nbpp / 8))
+                * u128::from(img.block_width)
+                * u128::from(img.block_height)
+            > u128::from(img.data_offset + img.data_len)
     {
         return Ok(lines(src, img, n, start, &url, kind));
     }
@@ -440,16 +447,20 @@ fn lines(
     let line = img.block_width * size;
     let bands = img.band_reps.len() as u64;
     let mut refs = Vec::new();
-    let mut missing = 0;
-    for band in 0..bands {
+    // Lines lie in file order: the first past the end ends the listing (so
+    // a huge image of few bytes costs no more than its bytes).
+    'bands: for band in 0..bands {
         for row in 0..img.rows {
-            let at = start + (band * img.block_height + row) * line;
-            match line.min(src.len().saturating_sub(at)) {
-                0 => missing += 1,
-                len => refs.push(Ref::single([band, row, 0], url.clone(), at, len)),
-            }
+            let at = (band * img.block_height + row)
+                .checked_mul(line)
+                .and_then(|o| o.checked_add(start))
+                .filter(|&at| at < src.len());
+            let Some(at) = at else { break 'bands };
+            let len = line.min(src.len() - at);
+            refs.push(Ref::single([band, row, 0], url.clone(), at, len));
         }
     }
+    let missing = bands * img.rows - refs.len() as u64;
     eprintln!(
         "chunkref: {}: image segment {n}: its data ends before its last pixels; lines are \
          indexed one by one, as GDAL reads them{}",
@@ -539,7 +550,10 @@ fn jpeg_blocks(
         at = end;
     }
     // GDAL takes the Q level of the first block's stream for every block.
-    let first = refs.first().and_then(|r| r.ranges.first()).map(|&(at, _)| (at - start) as usize);
+    let first = refs
+        .first()
+        .and_then(|r| r.ranges.first())
+        .map(|&(at, _)| (at - start) as usize);
     let q_level = first
         .and_then(|at| jpeg::q_level(&data, at))
         .filter(|&q| !twelve && (1..=5).contains(&q));
