@@ -26,6 +26,7 @@ mod lzf;
 mod lzma;
 pub(crate) mod nitf_bilevel;
 mod nitf_jpeg;
+mod nitf_jpeg_tables;
 pub(crate) mod nitf_vq;
 mod shuffle;
 mod tiff_tile;

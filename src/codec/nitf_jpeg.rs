@@ -4,15 +4,23 @@
 //!
 //! Configuration: `bits_per_pixel` (8, or 12 for 12-bit JPEG decoded into
 //! 16-bit samples), `num_bands`,
-//! `block_width`, `block_height`, `imode` and `color_space`. The chunk is
+//! `block_width`, `block_height`, `imode` and `color_space`; chunkref adds
+//! `q_level` (1 to 5: the default quantisation and Huffman tables a NITF
+//! stream without its own names in its APP6 segment, loaded as GDAL's JPEG
+//! driver loads them, see `nitf_jpeg_tables.rs`) and `scale` (2, 4 or 8:
+//! the block decoded at that fraction of its size through libjpeg's scaled
+//! inverse DCT, as GDAL's JPEG driver makes the overviews of a one-block
+//! image; the decoded block is then `ceil(block_width / scale)` wide and
+//! `ceil(block_height / scale)` high). The chunk is
 //! one complete JPEG stream holding every band (IMODE P, or a single band);
 //! three-component streams are converted from YCbCr to RGB as GDAL's NITF
 //! driver does through libjpeg. Decoded by libjpeg-turbo (`turbojpeg.rs`),
 //! GDAL's own JPEG library, so pixels match GDAL's. Decoding gives `[num_bands, block_height,
-//! block_width]` of `|u1` (8-bit) or `<u2` (12-bit).
+//! block_width]` (scaled) of `|u1` (8-bit) or `<u2` (12-bit).
 
 use bytes::Bytes;
 
+use super::nitf_jpeg_tables;
 use super::registry::{config_str, config_uint, Config};
 use super::turbojpeg::{self, Samples};
 use super::{Codec, DecodeContext};
@@ -31,6 +39,10 @@ struct NitfJpeg {
     height: usize,
     /// 8 or 12.
     bits: u64,
+    /// The default tables loaded before the stream's (8-bit only).
+    q_level: Option<u64>,
+    /// 1, or the overview's reduction (2, 4, 8).
+    scale: u8,
 }
 
 impl Codec for NitfJpeg {
@@ -56,7 +68,11 @@ impl Codec for NitfJpeg {
             ));
         }
         let precision = if self.bits == 8 { 8 } else { 12 };
-        let img = turbojpeg::decode(&input, &[precision], bands * w * h)
+        let stream = match self.q_level {
+            Some(level) => nitf_jpeg_tables::with_default_tables(&input, level).into(),
+            None => input,
+        };
+        let img = turbojpeg::decode_scaled(&stream, &[precision], bands * w * h, self.scale)
             .map_err(|e| Error::decode(URI, e))?;
         if img.components != bands || img.width > w || img.height > h {
             return Err(Error::decode(
@@ -113,10 +129,37 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             "NITF JPEG blocks of {bands} bands with IMODE {imode} (one stream per band)"
         )));
     }
+    let scale = match config_uint(URI, config, "scale")?.unwrap_or(1) {
+        s @ (1 | 2 | 4 | 8) => s as u8,
+        s => {
+            return Err(Error::codec_config(
+                URI,
+                format!("'scale' {s} should be 1, 2, 4 or 8"),
+            ))
+        }
+    };
+    let q_level = match config_uint(URI, config, "q_level")? {
+        Some(q) if !nitf_jpeg_tables::is_level(q) => {
+            return Err(Error::codec_config(
+                URI,
+                format!("'q_level' {q} should be in 1..=5"),
+            ))
+        }
+        Some(_) if bits != 8 => {
+            return Err(Error::codec_config(
+                URI,
+                "'q_level' applies to 8-bit JPEG only",
+            ))
+        }
+        q => q,
+    };
+    let scaled = |v: usize| v.div_ceil(usize::from(scale));
     Ok(Box::new(NitfJpeg {
         bands,
-        width: dim("block_width")?,
-        height: dim("block_height")?,
+        width: scaled(dim("block_width")?),
+        height: scaled(dim("block_height")?),
         bits,
+        q_level,
+        scale,
     }))
 }

@@ -92,6 +92,18 @@ pub(super) fn decode(
     precisions: &[u8],
     max_samples: usize,
 ) -> Result<Decoded, Failure> {
+    decode_scaled(input, precisions, max_samples, 1)
+}
+
+/// [`decode`] at 1/`denom` of the stream's size (`denom` 1, 2, 4 or 8),
+/// through libjpeg's scaled inverse DCT, as GDAL's JPEG driver makes its
+/// implicit overviews: each dimension divided by `denom`, rounded up.
+pub(super) fn decode_scaled(
+    input: &[u8],
+    precisions: &[u8],
+    max_samples: usize,
+    denom: u8,
+) -> Result<Decoded, Failure> {
     // SAFETY: tj3Init has no preconditions; NULL means failure.
     let raw = unsafe { tj::tj3Init(tj::TJINIT_TJINIT_DECOMPRESS as c_int) };
     if raw.is_null() {
@@ -121,8 +133,24 @@ pub(super) fn decode(
             "YCCK JPEG (grey, RGB, YCbCr and 4 components as stored are supported)".into(),
         ));
     }
-    let width = usize::try_from(handle.get(tj::TJPARAM_TJPARAM_JPEGWIDTH)).unwrap_or(0);
-    let height = usize::try_from(handle.get(tj::TJPARAM_TJPARAM_JPEGHEIGHT)).unwrap_or(0);
+    if denom != 1 {
+        let factor = tj::tjscalingfactor {
+            num: 1,
+            denom: c_int::from(denom),
+        };
+        // SAFETY: a parameter set on a live handle whose header was read.
+        if unsafe { tj::tj3SetScalingFactor(handle.0, factor) } != 0 {
+            return Err(Failure::Unsupported(format!(
+                "decoding at 1/{denom} of the size: {}",
+                handle.error()
+            )));
+        }
+    }
+    let scaled = |param| {
+        usize::try_from(handle.get(param)).map_or(0, |n| n.div_ceil(usize::from(denom.max(1))))
+    };
+    let width = scaled(tj::TJPARAM_TJPARAM_JPEGWIDTH);
+    let height = scaled(tj::TJPARAM_TJPARAM_JPEGHEIGHT);
     let (components, format) = if colorspace == tj::TJCS_TJCS_GRAY as c_int {
         (1, tj::TJPF_TJPF_GRAY)
     } else if colorspace == tj::TJCS_TJCS_CMYK as c_int {

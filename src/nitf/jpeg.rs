@@ -18,6 +18,24 @@ pub(super) fn stream_start(data: &[u8], at: usize) -> Option<usize> {
         .map(|lead| at + lead)
 }
 
+/// The Q level of the default tables the stream starting at `start`
+/// names, as GDAL's NITF driver reads it: byte 22 of a stream whose
+/// APP6 segment says "NITF" (bytes 6 to 10); None for other streams.
+pub(super) fn q_level(data: &[u8], start: usize) -> Option<u8> {
+    let head = data.get(start..start + 23)?;
+    (&head[6..11] == b"NITF\0").then_some(head[22])
+}
+
+/// How many overviews (1/2, 1/4, 1/8) GDAL's JPEG driver offers for an
+/// image of `width` x `height`: 3 when a side is at least 1024, 2 from
+/// 512, 1 from 256.
+pub(super) fn implicit_overviews(width: u64, height: u64) -> u32 {
+    (0..3u32)
+        .rev()
+        .find(|&i| width >= 256 << i || height >= 256 << i)
+        .map_or(0, |i| i + 1)
+}
+
 /// The end (one past EOI) of the JPEG stream starting at `start` in `data`,
 /// or `None` if there is no complete stream there.
 pub(super) fn stream_end(data: &[u8], start: usize) -> Option<usize> {
@@ -77,6 +95,21 @@ mod tests {
         assert_eq!(stream_end(&two, stream.len()), Some(two.len()));
         assert_eq!(stream_end(&stream[..stream.len() - 1], 0), None);
         assert_eq!(stream_end(&stream, 1), None);
+    }
+
+    #[test]
+    fn q_levels_and_overview_counts() {
+        let mut app6 = vec![0u8; 30];
+        app6[2..13].copy_from_slice(b"\xFF\xD8\xFF\xE6\0\x19NITF\0");
+        app6[24] = 3;
+        assert_eq!(q_level(&app6, 2), Some(3));
+        assert_eq!(q_level(&app6, 0), None);
+        assert_eq!(q_level(&app6[..24], 2), None);
+        let counts: Vec<u32> = [(255, 255), (256, 1), (683, 512), (1023, 20), (8, 1024)]
+            .iter()
+            .map(|&(w, h)| implicit_overviews(w, h))
+            .collect();
+        assert_eq!(counts, [0, 1, 2, 2, 3]);
     }
 
     #[test]

@@ -170,6 +170,12 @@ type BlockArrayFn =
 fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid::Level>> {
     let unsupported =
         |what: String| Error::unsupported(format!("{}: image segment {n}: {what}", src.path()));
+    if img.data_len == 0 {
+        return Err(src.malformed(format!(
+            "image segment {n} holds no image data (its length field is 0): there are no pixels \
+             to index (GDAL's NITF driver opens it but fails to read any block)"
+        )));
+    }
     let masked = img.ic.starts_with('M') || img.ic == "NM";
     let mask = if masked {
         Some(MaskTable::read(src, img, n)?)
@@ -189,14 +195,18 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
             } else {
                 blocks
             };
-            Ok(vec![level(build(
-                src,
-                img,
-                n,
-                data_start,
-                mask.as_ref(),
-                url,
-            )?)])
+            let base = build(src, img, n, data_start, mask.as_ref(), url)?;
+            // GDAL reads a one-block C3 image through its JPEG driver, which
+            // offers it at 1/2, 1/4 and 1/8 of its size.
+            let overviews = if img.ic == "C3" && img.blocks_across * img.blocks_down == 1 {
+                jpeg::implicit_overviews(img.cols, img.rows)
+            } else {
+                0
+            };
+            let scaled = (1..=overviews)
+                .map(|k| level(scaled_jpeg(&base, 1 << k)))
+                .collect::<Vec<_>>();
+            Ok([vec![level(base)], scaled].concat())
         }
         "C8" | "M8" => {
             let len = img.data_len - (data_start - img.data_offset);
@@ -204,13 +214,20 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
             // A JP2 file in place of a bare codestream: GDAL reads its
             // codestream box, and takes the colours of bands IREPBANDn
             // leaves undefined from its header box.
-            let (start, len, colours) = if jp2::is_jp2_at(src, data_start, len)? {
+            // A paletted JP2 has no reduced resolutions, as when bare.
+            let (start, len, colours, palette) = if jp2::is_jp2_at(src, data_start, len)? {
                 let (start, cs_len) = jp2::jp2c_box(src, data_start, data_start + len)?;
-                let base = jp2::colours_in(src, data_start, data_start + len, bands as u64)?
-                    .map_or_else(|| vec![ColorInterp::Undefined; bands], |c| c.bands);
-                (start, cs_len, Some(colour::attributes_over(img, &base)))
+                let found = jp2::colours_in(src, data_start, data_start + len, bands as u64)?;
+                let palette = found.as_ref().is_some_and(|c| c.palette.is_some());
+                let base = found.map_or_else(|| vec![ColorInterp::Undefined; bands], |c| c.bands);
+                (
+                    start,
+                    cs_len,
+                    Some(colour::attributes_over(img, &base)),
+                    palette,
+                )
             } else {
-                (data_start, len, None)
+                (data_start, len, None, false)
             };
             let cs = Codestream::read(src, start, len)?;
             if cs.header.siz.components.len() != bands {
@@ -220,7 +237,7 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
                 )));
             }
             Ok(cs
-                .levels(false)
+                .levels(palette)
                 .into_iter()
                 .map(|r| {
                     let mut array = cs.array(r, url);
@@ -238,6 +255,11 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
             mask.as_ref(),
             url,
         )?)]),
+        "I1" => Err(unsupported(
+            "compression IC = I1 (down-sampled JPEG): GDAL's NITF driver reads its data as \
+             uncompressed pixels and fails, so there are no pixels to index as GDAL serves them"
+                .into(),
+        )),
         other => Err(unsupported(format!("compression IC = {other}"))),
     }
 }
@@ -359,6 +381,19 @@ fn blocks(
     let per_chunk = if planar { 1 } else { bands };
     let chunk_bytes = per_chunk * (img.block_width * img.block_height * img.nbpp).div_ceil(8);
     let grid = img.blocks_across * img.blocks_down;
+    let band_major = img.imode == 'B' || img.imode == 'S' || bands == 1;
+    if grid == 1
+        && img.ic == "NC"
+        && img.nbpp.is_multiple_of(8)
+        && band_major
+        && u128::from(start)
+            + u128::from(bands * (img.nbpp / 8))
+                * u128::from(img.block_width)
+                * u128::from(img.block_height)
+            > u128::from(img.data_offset + img.data_len)
+    {
+        return Ok(lines(src, img, n, start, &url, kind));
+    }
     let mut refs = Vec::new();
     for plane in 0..if planar { bands } else { 1 } {
         for block in 0..grid {
@@ -392,6 +427,63 @@ fn blocks(
         attrs: Map::new(),
         refs,
     })
+}
+
+/// A one-block uncompressed image (bands one after the other) whose data
+/// stops short, as GDAL's NITF driver reads it: line by line, each line of
+/// each band read from the file where the segment's data would hold it.
+/// Every line is a chunk; a line the file ends inside is a chunk of the
+/// bytes it has, whose read fails as GDAL's does; lines wholly past the end
+/// of the file are left out (read as the fill value), with a warning.
+fn lines(
+    src: &Source,
+    img: &Image,
+    n: usize,
+    start: u64,
+    url: &std::sync::Arc<str>,
+    kind: char,
+) -> pyramid::Array {
+    let size = img.nbpp / 8;
+    let line = img.block_width * size;
+    let bands = img.band_reps.len() as u64;
+    let mut refs = Vec::new();
+    // Lines lie in file order: the first past the end ends the listing (so
+    // a huge image of few bytes costs no more than its bytes).
+    'bands: for band in 0..bands {
+        for row in 0..img.rows {
+            let at = (band * img.block_height + row)
+                .checked_mul(line)
+                .and_then(|o| o.checked_add(start))
+                .filter(|&at| at < src.len());
+            let Some(at) = at else { break 'bands };
+            let len = line.min(src.len() - at);
+            refs.push(Ref::single([band, row, 0], url.clone(), at, len));
+        }
+    }
+    let missing = bands * img.rows - refs.len() as u64;
+    eprintln!(
+        "chunkref: {}: image segment {n}: its data ends before its last pixels; lines are \
+         indexed one by one, as GDAL reads them{}",
+        src.path(),
+        if missing > 0 {
+            format!(" ({missing} line(s) past the end of the file read as the fill value)")
+        } else {
+            String::new()
+        }
+    );
+    pyramid::Array {
+        shape: [bands, img.rows, img.cols],
+        chunks: [1, 1, img.block_width],
+        dtype: format!("{}{kind}{size}", if size == 1 { '|' } else { '>' }),
+        codec: json!({
+            "id": JBP_BLOCK_CODEC, "num_bands": 1, "block_height": 1,
+            "block_width": img.block_width, "nbpp": img.nbpp, "imode": "B",
+            "pvtype": img.pvtype,
+        }),
+        fill: gdal_nodata(img, None),
+        attrs: Map::new(),
+        refs,
+    }
 }
 
 /// The nodata GDAL reports for image `img` with mask table `mask` (see
@@ -457,22 +549,46 @@ fn jpeg_blocks(
         ));
         at = end;
     }
+    // GDAL takes the Q level of the first block's stream for every block.
+    let first = refs
+        .first()
+        .and_then(|r| r.ranges.first())
+        .map(|&(at, _)| (at - start) as usize);
+    let q_level = first
+        .and_then(|at| jpeg::q_level(&data, at))
+        .filter(|&q| !twelve && (1..=5).contains(&q));
     let color_space = match (bands, img.irep.as_str()) {
         (1, _) => "MONO",
         (_, "YCbCr601") => "YCbCr601",
         _ => "RGB",
     };
+    let mut codec = json!({
+        "id": JPEG_CODEC, "bits_per_pixel": if twelve { 12 } else { 8 }, "num_bands": bands,
+        "block_width": img.block_width, "block_height": img.block_height,
+        "imode": img.imode.to_string(), "color_space": color_space,
+    });
+    if let Some(q) = q_level {
+        codec["q_level"] = json!(q);
+    }
     Ok(pyramid::Array {
         shape: [bands, img.rows, img.cols],
         chunks: [bands, img.block_height, img.block_width],
         dtype: if twelve { "<u2" } else { "|u1" }.into(),
-        codec: json!({
-            "id": JPEG_CODEC, "bits_per_pixel": if twelve { 12 } else { 8 }, "num_bands": bands,
-            "block_width": img.block_width, "block_height": img.block_height,
-            "imode": img.imode.to_string(), "color_space": color_space,
-        }),
+        codec,
         fill: gdal_nodata(img, mask),
         attrs: Map::new(),
         refs,
     })
+}
+
+/// The one-block JPEG image `base` at 1/`scale` of its size: the same
+/// stream, decoded through libjpeg's scaled inverse DCT (sides rounded up).
+fn scaled_jpeg(base: &pyramid::Array, scale: u64) -> pyramid::Array {
+    let mut array = base.clone();
+    for axis in 1..3 {
+        array.shape[axis] = base.shape[axis].div_ceil(scale);
+        array.chunks[axis] = base.chunks[axis].div_ceil(scale);
+    }
+    array.codec["scale"] = json!(scale);
+    array
 }

@@ -148,9 +148,9 @@ def test_jpeg_blocks_read_like_gdal_within_tolerance(tmp_path, chunkref_bin, ic,
 @pytest.mark.parametrize("ic", ["C3", "M3"])
 def test_12bit_jpeg_blocks_read_like_gdal(tmp_path, chunkref_bin, ic, bands):
     """GDAL writes UInt16 images as 12-bit JPEG (NBPP 16); ChunkRef decodes
-    them through libjpeg-turbo 3 into UInt16 bands. (Full resolution only:
-    for a single-block C3 image GDAL also offers the JPEG's DCT-scaled
-    decode as an overview, which ChunkRef does not.)"""
+    them through libjpeg-turbo 3 into UInt16 bands. (Full resolution only
+    here: the DCT-scaled overview GDAL offers for a single-block C3 image is
+    checked in test_nitf_real_jpeg.py.)"""
     options = [f"IC={ic}", f"BLOCKXSIZE={WIDTH}", f"BLOCKYSIZE={HEIGHT}"]
     source = write_12bit_jpeg_nitf(tmp_path / f"{ic}.ntf", ramp12(bands), options)
     out = tmp_path / f"{ic}.json"
