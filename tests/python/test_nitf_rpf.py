@@ -79,7 +79,9 @@ def image_subheader(
     sub += b" " * 166 + b"0" + b" " * 42
     assert len(sub) == 333
     sub += b"%08d%08d" % (rows, cols) + b"INT" + field(b"MONO", 8) + field(b"MAP", 8)
-    sub += b"08" + b"R" + icords + (igeolo if icords.strip() else b"") + b"0" + b"NC" + b"1"
+    # No IGEOLO for ICORDS blank, or N in 2.0 (where it means none).
+    none = icords == b" " or (icords == b"N" and version == b"NITF02.00")
+    sub += b"08" + b"R" + icords + (b"" if none else igeolo) + b"0" + b"NC" + b"1"
     sub += b"M " + b" " * 6 + b"N" + b"   " + b"0"
     sub += b"0" + b"B" + b"00010001" + b"%04d%04d" % (cols, rows) + b"08"
     sub += b"001" + b"000" + b"0000000000" + b"1.0 " + b"00000"
@@ -139,7 +141,7 @@ def write_frame(
 
     def build(rpfhdr_at: int, rpfimg_at: int) -> bytes:
         cov = coverage_section(corners) if corners else b""
-        locs_len = 14 + 10 * (2 + bool(corners))
+        locs_len = 14 + 10 * (1 + (header != "none") + bool(corners))
         locs = [(LOCATION, locs_len, rpfimg_at)]
         if header != "none":
             locs.append((HEADER, RPFHDR_LEN, rpfhdr_at if header == "right" else rpfhdr_at + 7))
@@ -160,3 +162,120 @@ def write_frame(
     assert data.index(b"RPFIMG") + 11 == rpfimg_at
     path.write_bytes(data)
     return path
+
+
+def utm(corners: list[tuple[float, float]]) -> bytes:
+    """A 2.1 ICORDS N IGEOLO (zone 33) whatever the corners."""
+    return b"".join(b"33%06d%07d" % (500000 + 1000 * i, 4000000 + 1000 * i) for i in range(4))
+
+
+#: Corners (UL, LL, UR, LR as (lat, lon)) of the frames below.
+PLAIN = [(31.0, -99.25), (29.0, -99.25), (31.0, -97.0), (29.0, -97.0)]
+NEARBY = [(31.05, -99.2), (29.05, -99.2), (31.05, -97.05), (29.05, -97.05)]
+FAR = [(31.5, -99.0), (29.5, -99.0), (31.5, -97.5), (29.5, -97.5)]
+ACROSS = [(51.9, 174.375), (41.5, 174.375), (51.9, -168.75), (41.5, -168.75)]
+#: bug3337.ntf's corners: a square in ARC zone 9.
+NORTH = [
+    (74.1886116991581, -71.56505117707799),
+    (68.78679656440357, -45.0),
+    (82.92893218813452, -45.0),
+    (74.1886116991581, -18.434948822922017),
+]
+SOUTH = [(-lat, lon) for lat, lon in (NORTH[1], NORTH[0], NORTH[3], NORTH[2])]
+SKEWED = [(75.0, -70.0), (68.0, -45.0), (83.0, -45.0), (74.0, -18.0)]
+
+#: name: (write_frame arguments, what GDAL makes of it: "gt" with the CRS
+#: name, "gcps", or None).
+CASES = {
+    # The coverage section wins over IGEOLO (pixel edges, not centres).
+    "coverage": (dict(corners=PLAIN, igeolo_corners=NEARBY), ("gt", "WGS 84")),
+    "coverage-nitf21": (
+        dict(corners=PLAIN, igeolo_corners=NEARBY, version=b"NITF02.10"),
+        ("gt", "WGS 84"),
+    ),
+    # Geocentric latitudes made geodetic, coverage's included.
+    "coverage-geocentric": (dict(corners=PLAIN, icords=b"C"), ("gt", "WGS 84")),
+    # UTM: GDAL takes the coverage degrees as metres in the IGEOLO zone.
+    "coverage-utm": (
+        dict(corners=PLAIN, icords=b"N", igeolo=utm(PLAIN), version=b"NITF02.10"),
+        ("gt", "unnamed"),
+    ),
+    # No ICORDS (N in 2.0): no georeferencing, coverage or not.
+    "no-icords": (dict(corners=PLAIN, icords=b"N"), None),
+    "no-coverage": (dict(corners=None, igeolo_corners=PLAIN), ("gt", "WGS 84")),
+    # Across the antimeridian: CADRG's right longitudes gain 360 degrees.
+    "antimeridian-cadrg": (dict(corners=ACROSS), ("gt", "WGS 84")),
+    "antimeridian-cadrg-igeolo": (dict(corners=None, igeolo_corners=ACROSS), ("gt", "WGS 84")),
+    "antimeridian-cib": (dict(corners=ACROSS, iid1=b"CIB"), ("gt", "WGS 84")),
+    # Polar zones (2.0 ITITLE ending in 9 or J).
+    "zone-9": (dict(corners=NORTH, ititle=b"00000023.GN9"), ("gt", "ARC_System_Zone_09")),
+    "zone-j": (dict(corners=NORTH, ititle=b"00000023.GNJ"), ("gt", "ARC_System_Zone_09")),
+    "zone-18": (dict(corners=SOUTH, ititle=b"00000023.GN9"), ("gt", "ARC_System_Zone_18")),
+    "zone-9-not-square": (dict(corners=SKEWED, ititle=b"00000023.GN9"), "gcps"),
+    "zone-9-nitf21": (dict(corners=NORTH, ititle=b"00000023.GN9", version=b"NITF02.10"), "gcps"),
+    "zone-9-cib": (dict(corners=NORTH, ititle=b"00000023.GN9", iid1=b"CIB"), "gcps"),
+    # A location table whose RPFHDR is not where it says: kept when its
+    # coverage agrees with IGEOLO, else ignored (and with ICORDS C nothing
+    # can be checked: ignored too).
+    "misplaced-header-agrees": (
+        dict(corners=PLAIN, igeolo_corners=NEARBY, header="wrong"),
+        ("gt", "WGS 84"),
+    ),
+    "misplaced-header-disagrees": (
+        dict(corners=PLAIN, igeolo_corners=FAR, header="wrong"),
+        ("gt", "WGS 84"),
+    ),
+    "misplaced-header-unchecked": (
+        dict(corners=PLAIN, igeolo_corners=FAR, header="wrong", icords=b"C"),
+        ("gt", "WGS 84"),
+    ),
+    "no-header": (dict(corners=PLAIN, igeolo_corners=FAR, header="none"), ("gt", "WGS 84")),
+}
+
+
+def index(binary: Path, source: Path, out: Path) -> Path:
+    done = run_chunkref(binary, "index", source, "-o", out)
+    assert done.returncode == 0, f"chunkref index failed:\n{done.stderr}"
+    json.loads(out.read_text())
+    return out
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_rpf_frame_placed_like_gdal(tmp_path, chunkref_bin, name):
+    arguments, expected = CASES[name]
+    source = write_frame(tmp_path / f"{name}.ntf", **arguments)
+    gdal.PushErrorHandler("CPLQuietErrorHandler")
+    try:
+        native = gdal.OpenEx(str(source), allowed_drivers=["NITF"])
+    finally:
+        gdal.PopErrorHandler()
+    gt = native.GetGeoTransform(can_return_null=True)
+    srs = native.GetSpatialRef()
+    # The writer makes what the case says (as GDAL reads it).
+    if expected is None:
+        assert gt is None and native.GetGCPCount() == 0
+    elif expected == "gcps":
+        assert gt is None and native.GetGCPCount() == 4
+    else:
+        assert gt is not None and srs.GetName() == expected[1], (gt, srs and srs.GetName())
+    ours = open_chunkref(index(chunkref_bin, source, tmp_path / f"{name}.json"))
+    assert ours.GetGeoTransform(can_return_null=True) == gt
+    mine = ours.GetSpatialRef()
+    assert (mine is None) == (srs is None), (mine, srs)
+    if srs is not None:
+        assert mine.IsSame(srs), mine.ExportToWkt()
+    gcps = lambda ds: [(g.GCPPixel, g.GCPLine, g.GCPX, g.GCPY) for g in ds.GetGCPs()]  # noqa: E731
+    assert gcps(ours) == gcps(native)
+    if native.GetGCPCount():
+        assert ours.GetGCPSpatialRef().IsSame(native.GetGCPSpatialRef())
+    assert np.array_equal(ours.ReadAsArray(), native.ReadAsArray())
+
+
+def test_polar_frames_are_where_gdal_puts_them(tmp_path):
+    """The writer's polar frame is bug3337.ntf's: GDAL's transform of it."""
+    source = write_frame(tmp_path / "zone9.ntf", NORTH, ititle=b"00000023.GN9", size=(1536, 1536))
+    gt = gdal.Open(str(source)).GetGeoTransform()
+    assert gt == (
+        -1669792.3618991037, 724.736268185375, 0.0, -556597.453966368, 0.0, -724.7362681853748
+    )
+    assert math.isclose(gt[1], -gt[5])
