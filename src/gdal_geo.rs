@@ -1,9 +1,9 @@
 //! Geodesy the index builders ask of libgdal (linked already), so that
 //! indexes say what GDAL's own drivers say: the axis order EPSG gives a CRS
 //! (OSR), the affine fit of image corners (`GDALGCPsToGeoTransform`), the
-//! CRS GDAL's GTiff driver makes of GeoKeys that name no EPSG code, and the
-//! CRS OSR reads from a GML definition, and the polar ARC zones of CADRG
-//! frames.
+//! CRS GDAL's GTiff driver makes of GeoKeys that name no EPSG code, the
+//! CRS OSR reads from a GML definition, and the polar ARC zone CRS (and
+//! corners projected into it) GDAL's NITF driver gives CADRG polar frames.
 
 #![allow(unsafe_code)]
 
