@@ -186,11 +186,7 @@ pub(super) fn placement(
         _ => img.icords.chars().next().unwrap_or(' '),
     };
     let coverage = match first(locs, COVERAGE) {
-        Some(at) if icords != ' ' => Some(
-            read_coverage(src, at)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("the RPF coverage section at byte {at} is past the end"))?,
-        ),
+        Some(at) if icords != ' ' => Some(coverage_corners(src, at)?),
         _ => None,
     };
     if let Some(points) = coverage {
@@ -227,6 +223,21 @@ pub(super) fn placement(
         }
     }
     Ok(igeolo::fit(&corners, rows, cols))
+}
+
+/// The corners of the coverage section at `at`, or why there are none:
+/// the file ends before them, or one is not a finite number.
+fn coverage_corners(src: &Source, at: u64) -> std::result::Result<[Point; 4], String> {
+    let points = read_coverage(src, at)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("the RPF coverage section at byte {at} is past the end"))?;
+    if points.iter().all(|p| p.0.is_finite() && p.1.is_finite()) {
+        Ok(points)
+    } else {
+        Err(format!(
+            "the RPF coverage section at byte {at} holds corners {points:?}"
+        ))
+    }
 }
 
 /// Moves the right corners of a north-up frame 360 degrees east when they

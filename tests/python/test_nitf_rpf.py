@@ -279,3 +279,15 @@ def test_polar_frames_are_where_gdal_puts_them(tmp_path):
         -1669792.3618991037, 724.736268185375, 0.0, -556597.453966368, 0.0, -724.7362681853748
     )
     assert math.isclose(gt[1], -gt[5])
+
+
+def test_coverage_that_is_no_number_is_named(tmp_path, chunkref_bin):
+    """A coverage corner that is not a finite number leaves the frame
+    without georeferencing (the index could not hold it), saying why."""
+    corners = [(math.nan, -99.25)] + PLAIN[1:]
+    source = write_frame(tmp_path / "nan.ntf", corners, igeolo_corners=PLAIN)
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "nan.json")
+    assert done.returncode == 0, done.stderr
+    assert "RPF coverage section" in done.stderr, done.stderr
+    ours = open_chunkref(tmp_path / "nan.json")
+    assert ours.GetGeoTransform(can_return_null=True) is None and ours.GetGCPCount() == 0
