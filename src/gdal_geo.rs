@@ -1,8 +1,9 @@
 //! Geodesy the index builders ask of libgdal (linked already), so that
 //! indexes say what GDAL's own drivers say: the axis order EPSG gives a CRS
 //! (OSR), the affine fit of image corners (`GDALGCPsToGeoTransform`), the
-//! CRS GDAL's GTiff driver makes of GeoKeys that name no EPSG code, and the
-//! CRS OSR reads from a GML definition.
+//! CRS GDAL's GTiff driver makes of GeoKeys that name no EPSG code, the
+//! CRS OSR reads from a GML definition, and the polar ARC zone CRS (and
+//! corners projected into it) GDAL's NITF driver gives CADRG polar frames.
 
 #![allow(unsafe_code)]
 
@@ -15,10 +16,10 @@ use gdal_sys::{
     GDALGCPsToGeoTransform, GDALGetSpatialRef, GDALOpenEx, OCTDestroyCoordinateTransformation,
     OCTNewCoordinateTransformation, OCTTransform, OGRSpatialReferenceH as OgrSrsH,
     OSRAxisMappingStrategy, OSRCloneGeogCS, OSRDestroySpatialReference, OSREPSGTreatsAsLatLong,
-    OSREPSGTreatsAsNorthingEasting, OSRExportToWktEx, OSRImportFromEPSG, OSRImportFromXML,
-    OSRNewSpatialReference, OSRSetAxisMappingStrategy, OSRSetGeogCS, OSRSetLCC, OSRSetMercator2SP,
-    OSRSetPS, OSRSetWellKnownGeogCS, VSIFCloseL, VSIFileFromMemBuffer, VSIFree, VSIUnlink,
-    GDAL_GCP,
+    OSREPSGTreatsAsNorthingEasting, OSRExportToWktEx, OSRImportFromEPSG, OSRImportFromWkt,
+    OSRImportFromXML, OSRNewSpatialReference, OSRSetAxisMappingStrategy, OSRSetGeogCS, OSRSetLCC,
+    OSRSetMercator2SP, OSRSetPS, OSRSetWellKnownGeogCS, VSIFCloseL, VSIFileFromMemBuffer, VSIFree,
+    VSIUnlink, GDAL_GCP,
 };
 
 /// `GDAL_OF_RASTER` (a macro of gdal.h, not in the generated bindings).
@@ -276,6 +277,54 @@ unsafe fn projected_point(srs: OgrSrsH, lon: f64, lat: f64) -> Option<(String, f
         } else {
             None
         }
+    }
+}
+
+/// The polar ARC zone (9 north, 18 south) GDAL's NITF driver places CADRG
+/// polar frames in: azimuthal equidistant on the sphere of radius 6378137
+/// m, centred on the pole (written as ESRI WKT, which OSR names as GDAL
+/// shows it), as WKT2 (2019), and `points` (WGS 84 longitude, latitude) in
+/// it; None when OSR cannot make the CRS or transform a point.
+pub fn arc_polar_zone(north: bool, points: &[(f64, f64)]) -> Option<(String, Vec<(f64, f64)>)> {
+    let (zone, pole) = if north { (9, 90) } else { (18, -90) };
+    let esri = format!(
+        "PROJCS[\"ARC_System_Zone_{zone:02}\",GEOGCS[\"GCS_Sphere\",DATUM[\"D_Sphere\",\
+         SPHEROID[\"Sphere\",6378137.0,0.0]],PRIMEM[\"Greenwich\",0],\
+         UNIT[\"degree\",0.0174532925199433]],PROJECTION[\"Azimuthal_Equidistant\"],\
+         PARAMETER[\"latitude_of_center\",{pole}],PARAMETER[\"longitude_of_center\",0],\
+         PARAMETER[\"false_easting\",0],PARAMETER[\"false_northing\",0],UNIT[\"metre\",1]]"
+    );
+    let esri = CString::new(esri).ok()?;
+    let (target, source) = (Srs::new()?, Srs::new()?);
+    // SAFETY: live handles (destroyed by their guards, the transformation
+    // once, after use), a valid C string OSR only reads through the pointer
+    // it advances, points transformed in place; errors are kept quiet and
+    // the handler popped on this thread.
+    unsafe {
+        CPLPushErrorHandler(Some(CPLQuietErrorHandler));
+        let mut text = esri.as_ptr().cast_mut();
+        let order = OSRAxisMappingStrategy::OAMS_TRADITIONAL_GIS_ORDER;
+        let mut result = None;
+        if OSRImportFromWkt(target.0, &mut text) == 0
+            && OSRSetWellKnownGeogCS(source.0, c"WGS84".as_ptr()) == 0
+        {
+            OSRSetAxisMappingStrategy(target.0, order);
+            OSRSetAxisMappingStrategy(source.0, order);
+            let ct = OCTNewCoordinateTransformation(source.0, target.0);
+            if !ct.is_null() {
+                let projected: Option<Vec<(f64, f64)>> = points
+                    .iter()
+                    .map(|&(lon, lat)| {
+                        let (mut x, mut y, mut z) = (lon, lat, 0.0);
+                        (OCTTransform(ct, 1, &mut x, &mut y, &mut z) != 0).then_some((x, y))
+                    })
+                    .collect();
+                OCTDestroyCoordinateTransformation(ct);
+                result = projected.and_then(|xy| wkt2(target.0).map(|wkt| (wkt, xy)));
+            }
+        }
+        CPLPopErrorHandler();
+        result
     }
 }
 

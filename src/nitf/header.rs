@@ -56,6 +56,11 @@ pub struct Image {
     pub nbpp: u64,
     /// Actual bits per pixel per band.
     pub abpp: u64,
+    /// IID1 (IID in NITF 2.0), trailing blanks removed: `CADRG`, `CIB`, ...
+    pub iid1: String,
+    /// ITITLE of a NITF 2.0 subheader, trailing blanks removed (empty in
+    /// 2.1 / NSIF, where the field is IID2): an RPF frame's file name.
+    pub ititle: String,
     /// IDATIM, the image's date and time as written (see
     /// [`crate::datetime::nitf_idatim`]).
     pub idatim: String,
@@ -132,6 +137,12 @@ impl Fields<'_> {
     }
 }
 
+/// `field` as text without its trailing blanks (as GDAL keeps a field's
+/// value in its metadata).
+fn trim_end(field: &[u8]) -> String {
+    String::from_utf8_lossy(field).trim_end().to_string()
+}
+
 /// The image segments of the NITF file in `src`, and whether it is NITF 2.0.
 pub fn segments(src: &Source) -> Result<(Vec<Segment>, bool)> {
     let head = src.read(0, src.len().min(1024))?;
@@ -200,9 +211,11 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
     }
     // IID1/IID, IDATIM, TGTID, IID2/ITITLE, ISCLAS and the security fields
     // have the same total width in 2.0 and 2.1, bar the 2.0 downgrade event.
-    f.skip(10); // IID1 / IID
+    let iid1 = f.raw(10, "IID1")?;
     let idatim = f.text(14, "IDATIM")?;
-    f.skip(282 - 24);
+    f.skip(17); // TGTID
+    let ititle = f.raw(80, "ITITLE / IID2")?;
+    f.skip(282 - 24 - 17 - 80);
     if f.text(6, "ISDWNG / ISCTLN")? == DOWNGRADE_EVENT && version_20 {
         f.skip(40); // ISDEVT
     }
@@ -283,6 +296,12 @@ pub fn image(src: &Source, seg: &Segment, n: usize, version_20: bool) -> Result<
         block_height,
         nbpp,
         abpp,
+        iid1: trim_end(&iid1),
+        ititle: if version_20 {
+            trim_end(&ititle)
+        } else {
+            String::new()
+        },
         idatim,
         icords,
         igeolo,

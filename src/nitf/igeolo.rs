@@ -14,6 +14,7 @@
 //!    right one) are put back by quadrant.
 //! 2. BLOCKA, then GEOLOB (see [`super::tre`]): more precise WGS 84 corners,
 //!    whatever ICORDS says (GEOLOB's are pixel edges).
+//! 3. The coverage section of an RPF frame (see [`super::rpf`]).
 //!
 //! The corners are fitted with GDAL's own ground-control-point fit: an
 //! exact affine transform, or else the four corners as GCPs.
@@ -41,45 +42,61 @@ const WGS84_AXES: (f64, f64) = (6378137.0, 6356752.3142);
 
 /// Four image corners in IGEOLO's order and what they are.
 #[derive(Debug, Clone, PartialEq)]
-struct Corners {
-    points: [Point; 4],
+pub(super) struct Corners {
+    /// (x, y) of the first row's first and last columns, then the last
+    /// row's last and first columns.
+    pub points: [Point; 4],
     /// Their CRS, as `EPSG:n`.
-    crs: String,
+    pub crs: String,
     /// Pixel centres (else pixel edges).
-    centres: bool,
+    pub centres: bool,
+    /// The ICORDS they stand for: IGEOLO's, or G for BLOCKA and GEOLOB
+    /// (GDAL reads those as geographic corners).
+    pub icords: char,
 }
 
-/// The placement of an image of `rows` x `cols` pixels whose ICORDS is
-/// `icords`, IGEOLO `igeolo` and extensions `tres`: None without corners,
-/// an error saying why IGEOLO cannot be read when nothing replaces it.
-pub fn placement(
+/// The corners of an image of `rows` x `cols` pixels whose ICORDS is
+/// `icords`, IGEOLO `igeolo` and extensions `tres` (BLOCKA or GEOLOB in
+/// place of IGEOLO): None without any, an error saying why IGEOLO cannot
+/// be read when nothing replaces it.
+pub(super) fn corners(
     icords: &str,
     igeolo: &str,
     tres: &[u8],
     rows: u64,
     cols: u64,
-) -> Result<Option<Placement>, String> {
+) -> Result<Option<Corners>, String> {
     let wgs84 = |points, centres| Corners {
         points,
         crs: "EPSG:4326".into(),
         centres,
+        icords: 'G',
     };
     let precise = tre::geolob_corners(tres, rows, cols)
         .map(|p| wgs84(p, false))
         .or_else(|| tre::blocka_corners(tres, rows).map(|p| wgs84(p, true)));
-    let corners = match precise {
-        Some(c) => c,
-        None => match igeolo_corners(icords, igeolo)? {
-            Some(c) => c,
-            None => return Ok(None),
-        },
-    };
-    Ok(fit(&corners, rows, cols))
+    match precise {
+        Some(c) => Ok(Some(c)),
+        None => igeolo_corners(icords, igeolo),
+    }
+}
+
+/// The corners IGEOLO gives in degrees for ICORDS G or D, as GDAL holds
+/// them before any extension replaces them; None for other ICORDS or when
+/// IGEOLO cannot be read.
+pub(super) fn geographic_igeolo(icords: &str, igeolo: &str) -> Option<[Point; 4]> {
+    if !matches!(icords, "G" | "D") {
+        return None;
+    }
+    igeolo_corners(icords, igeolo)
+        .ok()
+        .flatten()
+        .map(|c| c.points)
 }
 
 /// The geotransform through `corners`, or their GCPs (none when every
 /// corner is at x = 0, as GDAL has it).
-fn fit(corners: &Corners, rows: u64, cols: u64) -> Option<Placement> {
+pub(super) fn fit(corners: &Corners, rows: u64, cols: u64) -> Option<Placement> {
     let (w, h) = (cols as f64, rows as f64);
     let m = if corners.centres { 0.5 } else { 0.0 };
     let pixels = [(m, m), (w - m, m), (w - m, h - m), (m, h - m)];
@@ -171,13 +188,14 @@ fn igeolo_corners(icords: &str, igeolo: &str) -> Result<Option<Corners>, String>
         points: reoriented(points),
         crs,
         centres: true,
+        icords: kind.chars().next().unwrap_or(' '),
     }))
 }
 
 /// The geodetic latitude of geocentric latitude `lat` on the WGS 84
 /// ellipsoid, in degrees (in GDAL's order of operations, so the last bit
 /// agrees).
-fn geodetic(lat: f64) -> f64 {
+pub(super) fn geodetic(lat: f64) -> f64 {
     use std::f64::consts::PI;
     let (a, b) = WGS84_AXES;
     ((a * a) / (b * b) * (lat * PI / 180.0).tan()).atan() * 180.0 / PI
@@ -254,6 +272,18 @@ fn number(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The placement of an image whose ICORDS is `icords`, IGEOLO `igeolo`
+    /// and extensions `tres`.
+    fn placement(
+        icords: &str,
+        igeolo: &str,
+        tres: &[u8],
+        rows: u64,
+        cols: u64,
+    ) -> Result<Option<Placement>, String> {
+        Ok(corners(icords, igeolo, tres, rows, cols)?.and_then(|c| fit(&c, rows, cols)))
+    }
 
     /// The frame of a placement that must be one.
     fn georef(icords: &str, igeolo: &str, rows: u64, cols: u64) -> Result<Option<Georef>, String> {

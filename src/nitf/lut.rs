@@ -205,6 +205,8 @@ mod tests {
             block_height: 10,
             nbpp,
             abpp: nbpp,
+            iid1: String::new(),
+            ititle: String::new(),
             idatim: String::new(),
             icords: String::new(),
             igeolo: String::new(),

@@ -28,6 +28,7 @@ mod jpeg;
 mod lut;
 pub mod mgrs;
 pub mod rpc;
+mod rpf;
 mod rsets;
 mod tre;
 mod vq;
@@ -84,11 +85,11 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
                 });
             }
         }
-        let placement = igeolo::placement(&img.icords, &img.igeolo, &img.tres, img.rows, img.cols)
-            .unwrap_or_else(|why| {
-                eprintln!("chunkref: {path}: image segment {n}: no georeferencing: {why}");
-                None
-            });
+        let locations = rpf::locations(&src, &img)?;
+        let placement = rpf::placement(&src, &img, &locations).unwrap_or_else(|why| {
+            eprintln!("chunkref: {path}: image segment {n}: no georeferencing: {why}");
+            None
+        });
         let georef = match placement {
             Some(igeolo::Placement::Frame(g)) => g,
             Some(igeolo::Placement::Gcps(gcps)) => {

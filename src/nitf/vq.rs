@@ -1,8 +1,8 @@
 //! Vector-quantised image segments (IC = C4 / M4) of RPF products (CADRG,
 //! CIB; MIL-STD-2411), indexed as GDAL's NITF driver reads them.
 //!
-//! The RPFIMG extension of the image subheader holds a location table:
-//! absolute file offsets of the RPF sections. From it come
+//! The RPF location table (see [`super::rpf`]) gives the absolute file
+//! offsets of the RPF sections. From it come
 //! - the compression lookup tables (the codebook of 4 x 4 kernels, carried
 //!   whole in the `nitf-vq` codec's configuration);
 //! - the spatial data subsection, where the 256 x 256 subframes lie 6144
@@ -19,19 +19,13 @@ use base64::Engine;
 use serde_json::{json, Map, Value};
 
 use super::header::Image;
+use super::rpf::{location, COLORMAP, COLOR_GRAYSCALE, COMPRESSION_LOOKUP, MASK, SPATIAL_DATA};
 use super::{MaskTable, ABSENT};
 use crate::codec::nitf_vq::{CODEBOOK_LEN, CODED_LEN, NAME as VQ_CODEC, SUBFRAME};
 use crate::error::{Error, Result};
 use crate::georef::band::{ColorInterp, COLOR_ATTRIBUTE, COLOR_TABLE_ATTRIBUTE};
 use crate::index::writers::pyramid::{self, Ref};
 use crate::source::Source;
-
-/// RPF location IDs (MIL-STD-2411 table III) of the sections read.
-const COMPRESSION_LOOKUP: u16 = 132;
-const COLOR_GRAYSCALE: u16 = 134;
-const COLORMAP: u16 = 135;
-const MASK: u16 = 138;
-const SPATIAL_DATA: u16 = 140;
 
 /// How a compression lookup subsection starts: offset of its offset table
 /// (6) and length of an offset record (14).
@@ -43,42 +37,26 @@ const LOOKUP_SEARCH: u64 = 1000;
 /// (MIL-C-89038 3.12.5).
 const CADRG_COLORS: u32 = 216;
 
-/// The RPF location table of the RPFIMG extension in `tres`: (ID, file
-/// offset) pairs; empty when there is none.
-fn locations(tres: &[u8]) -> Vec<(u16, u64)> {
-    let Some(tre) = super::tre::find(tres, b"RPFIMG") else {
-        return Vec::new();
-    };
-    let be16 = |at: usize| {
-        tre.get(at..at + 2)
-            .map(|b| u16::from_be_bytes([b[0], b[1]]))
-    };
-    let be32 = |at: usize| {
-        tre.get(at..at + 4)
-            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let (Some(table), Some(count), Some(10)) = (be32(2), be16(6), be16(8)) else {
-        return Vec::new();
-    };
-    (0..usize::from(count))
-        .map_while(|i| {
-            let at = table as usize + 10 * i;
-            Some((be16(at)?, u64::from(be32(at + 6)?)))
-        })
-        .collect()
-}
-
-/// The offset of location `id`, if listed.
-fn location(locs: &[(u16, u64)], id: u16) -> Option<u64> {
-    locs.iter().rev().find(|(l, _)| *l == id).map(|&(_, at)| at)
-}
-
 fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Whether the compression lookup subsection at `at` starts as one does and
+/// its four tables lie within the file (GDAL's check of a location table
+/// whose RPFHDR is misplaced; no search for a shifted start).
+pub(super) fn lookup_tables_at(src: &Source, at: u64) -> Result<bool> {
+    if src.len().saturating_sub(at) < 6 + 4 * 14 || src.read(at, 6)? != LOOKUP_SIGNATURE {
+        return Ok(false);
+    }
+    let records = src.read(at + 6, 4 * 14)?;
+    Ok((0..4).all(|i| {
+        let offset = u64::from(be32(&records, i * 14 + 10));
+        src.len().saturating_sub(at) >= offset + CODEBOOK_LEN as u64 / 4
+    }))
 }
 
 /// The four compression lookup tables, one after the other.
@@ -271,7 +249,7 @@ pub(super) fn array(
             img.block_height
         )));
     }
-    let locs = locations(&img.tres);
+    let locs = super::rpf::locations(src, img)?;
     let book = codebook(src, n, &locs)?;
     let (starts, mut nodata) = subframes(src, img, n, mask, &locs)?;
     let url: std::sync::Arc<str> = url.into();
