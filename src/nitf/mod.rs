@@ -204,13 +204,17 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
             // A JP2 file in place of a bare codestream: GDAL reads its
             // codestream box, and takes the colours of bands IREPBANDn
             // leaves undefined from its header box.
-            let (start, len, colours) = if jp2::is_jp2_at(src, data_start, len)? {
+            // A `pclr` palette turns GDAL's reduced levels off, as for a
+            // JP2 file of its own.
+            let (start, len, colours, palette) = if jp2::is_jp2_at(src, data_start, len)? {
                 let (start, cs_len) = jp2::jp2c_box(src, data_start, data_start + len)?;
-                let base = jp2::colours_in(src, data_start, data_start + len, bands as u64)?
-                    .map_or_else(|| vec![ColorInterp::Undefined; bands], |c| c.bands);
-                (start, cs_len, Some(colour::attributes_over(img, &base)))
+                let found = jp2::colours_in(src, data_start, data_start + len, bands as u64)?;
+                let palette = found.as_ref().is_some_and(|c| c.palette.is_some());
+                let base =
+                    found.map_or_else(|| vec![ColorInterp::Undefined; bands], |c| c.bands);
+                (start, cs_len, Some(colour::attributes_over(img, &base)), palette)
             } else {
-                (data_start, len, None)
+                (data_start, len, None, false)
             };
             let cs = Codestream::read(src, start, len)?;
             if cs.header.siz.components.len() != bands {
@@ -220,7 +224,7 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
                 )));
             }
             Ok(cs
-                .levels(false)
+                .levels(palette)
                 .into_iter()
                 .map(|r| {
                     let mut array = cs.array(r, url);
