@@ -79,7 +79,10 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let colors = gdal_metadata::color_interpretations(gdal_xml, samples);
     for img in levels.iter_mut() {
         img.attrs.extend(band_attrs.clone());
-        override_colors(&mut img.attrs, &colors);
+        // GDAL shows a bitmap band as a palette whatever it recorded.
+        if !is_bitmap(&tiff.ifds[0]) {
+            override_colors(&mut img.attrs, &colors);
+        }
     }
     // GDAL reports the nodata of a Float32 image rounded to Float32, the
     // value its pixels hold; a nodata no pixel can hold (-10000 of a Byte
@@ -194,10 +197,11 @@ impl Image {
 
 /// GDAL's colour interpretation of each band of an IFD: the colour model
 /// of its Photometric (see [`ColorInterp::of_model`]), extra samples marked
-/// as alpha (ExtraSamples 1 or 2) as alpha.
-fn color_interpretation(ifd: &Ifd, samples: u64, bits: u64, nodata: Option<f64>) -> Map<String, Value> {
+/// as alpha (ExtraSamples 1 or 2) as alpha, a bitmap as a palette; and its
+/// colour table (the ColorMap, or a bitmap's black and white).
+fn color_interpretation(ifd: &Ifd, samples: u64, nodata: Option<f64>) -> Map<String, Value> {
     let photometric = ifd.int(tags::PHOTOMETRIC).unwrap_or(1);
-    let bitmap = samples == 1 && bits == 1;
+    let bitmap = is_bitmap(ifd);
     let model = ColorModel::from_tiff_photometric(photometric);
     let extra = ifd.ints(tags::EXTRA_SAMPLES).unwrap_or_default();
     let first_extra = samples.saturating_sub(extra.len() as u64);
@@ -229,6 +233,13 @@ fn color_interpretation(ifd: &Ifd, samples: u64, bits: u64, nodata: Option<f64>)
         attrs.insert(crate::georef::band::COLOR_TABLE_ATTRIBUTE.into(), table);
     }
     attrs
+}
+
+/// Whether GDAL's GTiff driver reads the IFD as a bitmap: one band of
+/// 1-bit samples, shown as a palette.
+fn is_bitmap(ifd: &Ifd) -> bool {
+    ifd.int(tags::SAMPLES_PER_PIXEL).unwrap_or(1) == 1
+        && ifd.ints(tags::BITS_PER_SAMPLE).unwrap_or_else(|| vec![1]) == [1]
 }
 
 /// The table GDAL gives a one-band 1-bit image without a ColorMap: black
@@ -410,7 +421,7 @@ fn image(
         planar,
         dtype,
         codec,
-        attrs: color_interpretation(ifd, samples, bits, nodata),
+        attrs: color_interpretation(ifd, samples, nodata),
         chunks,
         url,
     })
