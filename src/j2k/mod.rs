@@ -395,14 +395,20 @@ mod tests {
         // 300 x 300 tiles halve twice: levels 0..=2, though 5 are coded.
         assert_eq!(codestream(2000, 2000, 300, 5).levels(false), [0, 1, 2]);
         // 1024 x 1024 tiles halve on until the level is 128 wide.
-        assert_eq!(codestream(2048, 2048, 1024, 5).levels(false), [0, 1, 2, 3, 4]);
+        assert_eq!(
+            codestream(2048, 2048, 1024, 5).levels(false),
+            [0, 1, 2, 3, 4]
+        );
         assert_eq!(codestream(2048, 2048, 1024, 5).levels(true), [0]);
     }
 
     #[test]
     fn one_tile_read_by_decode_area_halves_on() {
         // One odd tile over 1024 pixels: GDAL decodes areas, levels go on.
-        assert_eq!(codestream(1800, 1800, 1800, 11).levels(false), [0, 1, 2, 3, 4]);
+        assert_eq!(
+            codestream(1800, 1800, 1800, 11).levels(false),
+            [0, 1, 2, 3, 4]
+        );
         // One odd tile of at most 1024 pixels: tile by tile, no level.
         assert_eq!(codestream(1001, 1001, 1001, 5).levels(false), [0]);
         // An image smaller than its one tile: decode area.

@@ -210,9 +210,13 @@ fn levels(src: &Source, img: &Image, n: usize, url: &str) -> Result<Vec<pyramid:
                 let (start, cs_len) = jp2::jp2c_box(src, data_start, data_start + len)?;
                 let found = jp2::colours_in(src, data_start, data_start + len, bands as u64)?;
                 let palette = found.as_ref().is_some_and(|c| c.palette.is_some());
-                let base =
-                    found.map_or_else(|| vec![ColorInterp::Undefined; bands], |c| c.bands);
-                (start, cs_len, Some(colour::attributes_over(img, &base)), palette)
+                let base = found.map_or_else(|| vec![ColorInterp::Undefined; bands], |c| c.bands);
+                (
+                    start,
+                    cs_len,
+                    Some(colour::attributes_over(img, &base)),
+                    palette,
+                )
             } else {
                 (data_start, len, None, false)
             };

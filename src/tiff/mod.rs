@@ -53,7 +53,9 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let src = Source::open(path, "TIFF")?;
     let tiff = ifd::read(&src)?;
     let nodata_text = tiff.ifds[0].ascii(tags::GDAL_NODATA).map(str::to_string);
-    let nodata = nodata_text.as_deref().and_then(|s| s.trim().parse::<f64>().ok());
+    let nodata = nodata_text
+        .as_deref()
+        .and_then(|s| s.trim().parse::<f64>().ok());
     let Images {
         mut levels,
         mut masks,
@@ -288,7 +290,11 @@ fn color_table(ifd: &Ifd, nodata: Option<f64>) -> Option<Value> {
     let transparent = nodata.filter(|v| v.is_finite()).map(|v| v.trunc());
     let entries: Vec<Value> = (0..n)
         .map(|i| {
-            let alpha = if transparent == Some(i as f64) { 0 } else { 255 };
+            let alpha = if transparent == Some(i as f64) {
+                0
+            } else {
+                255
+            };
             json!([map[i] / 257, map[n + i] / 257, map[2 * n + i] / 257, alpha])
         })
         .collect();

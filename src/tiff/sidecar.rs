@@ -44,7 +44,10 @@ pub(super) fn add(
         }
     }
     let base = &levels[0];
-    if !masks.iter().any(|m| (m.width, m.height) == (base.width, base.height)) {
+    if !masks
+        .iter()
+        .any(|m| (m.width, m.height) == (base.width, base.height))
+    {
         if let Some((file, file_url)) = find(path, url, "msk") {
             match mask(&file, &file_url, base) {
                 Ok(found) => masks.extend(found),
