@@ -107,12 +107,16 @@ impl Codestream {
 
     /// The index levels GDAL's JP2OpenJPEG driver shows: full resolution,
     /// then reduced ones while the previous level is over 128 pixels wide or
-    /// high and its tiles have an even size. A paletted JP2 (`palette`) has
-    /// none: GDAL offers no reduced resolution with a colour table.
+    /// high and, unless GDAL reads the image through a decode area (see
+    /// [`Codestream::decode_area`]), its tiles have an even size. A paletted
+    /// JP2 (`palette`) has none: GDAL offers no reduced resolution with a
+    /// colour table.
     ///
-    /// Levels also stop where an image whose origin is not (0, 0) reduces
-    /// to another size than GDAL's halving says (GDAL could not read that
-    /// level either).
+    /// A level is a grid of whole reduced tiles, so the levels also stop
+    /// where reduced tiles of several no longer make a regular grid (only
+    /// possible for GDAL's small-tile decode area), and where an image whose
+    /// origin is not (0, 0) reduces to another size than GDAL's halving says
+    /// (GDAL could not read that level either).
     pub fn levels(&self, palette: bool) -> Vec<u32> {
         let siz = &self.header.siz;
         let (width, height) = siz.image_size();
@@ -120,12 +124,16 @@ impl Codestream {
         if palette {
             return levels;
         }
+        let (across, down) = siz.tile_grid();
+        let decode_area = self.decode_area();
         for r in 1..=u32::from(self.header.levels) {
             let (w, h) = reduced(width, height, r - 1);
             let halves = |size: u32| size.is_multiple_of(1 << r);
+            let tiles_halve = halves(siz.tile_width) && halves(siz.tile_height);
+            let grid_holds = tiles_halve || (across == 1 && down == 1);
             if (w <= OVERVIEW_MIN && h <= OVERVIEW_MIN)
-                || !halves(siz.tile_width)
-                || !halves(siz.tile_height)
+                || !(decode_area || tiles_halve)
+                || !grid_holds
                 || self.level_size(r) != reduced(width, height, r)
             {
                 break;
@@ -133,6 +141,21 @@ impl Codestream {
             levels.push(r);
         }
         levels
+    }
+
+    /// Whether GDAL 3.6's JP2OpenJPEG driver reads the image through an
+    /// OpenJPEG decode area rather than tile by tile, which lets its reduced
+    /// levels go on where tiles stop halving: one tile exactly the size of an
+    /// image over 1024 pixels wide or high; an image smaller than its one
+    /// tile both ways; or an image of at most 1024 x 1024 pixels in tiles
+    /// under 32 x 32.
+    fn decode_area(&self) -> bool {
+        let siz = &self.header.siz;
+        let (width, height) = siz.image_size();
+        let (tw, th) = (siz.tile_width, siz.tile_height);
+        let small_tiles = width <= 1024 && height <= 1024 && tw < 32 && th < 32;
+        let single_tiled = width == tw && height == th && (width > 1024 || height > 1024);
+        small_tiles || single_tiled || (width < tw && height < th)
     }
 
     /// Width and height of the image at resolution level r: its corners on
@@ -230,10 +253,21 @@ fn reduced(w: u32, h: u32, r: u32) -> (u64, u64) {
 /// Walks SOT markers from `at` to `end` (the codestream's end).
 fn scan_sots(src: &Source, mut at: u64, end: u64, tiles: usize) -> Result<Vec<(u16, TilePart)>> {
     let mut parts = Vec::new();
-    while at + 2 <= end {
+    while at < end {
         let head = src.read(at, (SOT_LEN as u64).min(end - at))?;
-        if head[..2] == EOC.to_be_bytes() {
+        // OpenJPEG takes the last two bytes for the end marker, whatever
+        // they are (GDAL warns "Stream does not end with EOC" and reads on).
+        if head.starts_with(&EOC.to_be_bytes()) || head.len() == 2 {
             break;
+        }
+        if head.len() < SOT_LEN {
+            return Err(src.malformed(format!(
+                "the codestream ends with {} stray bytes {head:02X?} at byte {at}, after its last \
+                 tile-part, where an SOT or EOC marker should be; OpenJPEG stops there \
+                 (\"Stream too short, expected SOT\") and GDAL's JP2OpenJPEG driver reads no \
+                 pixel of it",
+                head.len()
+            )));
         }
         let sot = Sot::parse(&head)
             .map_err(|p| src.malformed(format!("codestream tile-part at byte {at}: {p}")))?;
@@ -336,4 +370,55 @@ pub fn index_file(path: &str, url: &str) -> Result<crate::index::writers::built:
         .filter_map(|name| metadata.iter().find(|(k, _)| k == name))
         .find_map(|(_, v)| crate::datetime::parse(v));
     Ok(built)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codestream::tests::{header, tile_part};
+
+    /// A codestream of `w` x `h` pixels in `t` x `t` tiles with `levels`
+    /// decomposition levels (its tile-parts are not needed for levels).
+    fn codestream(w: u32, h: u32, t: u32, levels: u8) -> Codestream {
+        let mut bytes = header(w, h, t, 1, levels, &[]);
+        bytes.extend(tile_part(0, 0, 1, 1));
+        let header = MainHeader::parse(&bytes).unwrap();
+        Codestream {
+            header_bytes: bytes[..header.len].to_vec(),
+            header,
+            tiles: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn levels_stop_where_tiles_stop_halving() {
+        // 300 x 300 tiles halve twice: levels 0..=2, though 5 are coded.
+        assert_eq!(codestream(2000, 2000, 300, 5).levels(false), [0, 1, 2]);
+        // 1024 x 1024 tiles halve on until the level is 128 wide.
+        assert_eq!(
+            codestream(2048, 2048, 1024, 5).levels(false),
+            [0, 1, 2, 3, 4]
+        );
+        assert_eq!(codestream(2048, 2048, 1024, 5).levels(true), [0]);
+    }
+
+    #[test]
+    fn one_tile_read_by_decode_area_halves_on() {
+        // One odd tile over 1024 pixels: GDAL decodes areas, levels go on.
+        assert_eq!(
+            codestream(1800, 1800, 1800, 11).levels(false),
+            [0, 1, 2, 3, 4]
+        );
+        // One odd tile of at most 1024 pixels: tile by tile, no level.
+        assert_eq!(codestream(1001, 1001, 1001, 5).levels(false), [0]);
+        // An image smaller than its one tile: decode area.
+        assert_eq!(codestream(1001, 1001, 2001, 5).levels(false), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn small_tiles_that_stop_halving_end_the_levels() {
+        // 24 x 24 tiles on a 600 x 600 image: GDAL decodes areas, but a
+        // level of reduced tiles only holds while they halve.
+        assert_eq!(codestream(600, 600, 24, 5).levels(false), [0, 1, 2, 3]);
+    }
 }

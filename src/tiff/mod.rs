@@ -6,7 +6,10 @@
 pub mod gdal_metadata;
 pub mod geo;
 pub mod ifd;
+mod sidecar;
 pub mod tags;
+
+use std::sync::Arc;
 
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -40,6 +43,8 @@ struct Image {
     attrs: Map<String, Value>,
     /// `(grid index, offset, length)` of every stored chunk.
     chunks: Vec<([u64; 3], u64, u64)>,
+    /// URL of the file holding the chunks (the source, or a sidecar).
+    url: Arc<str>,
 }
 
 /// Builds the index of the TIFF at `path`, whose chunks are referenced by
@@ -47,25 +52,15 @@ struct Image {
 pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let src = Source::open(path, "TIFF")?;
     let tiff = ifd::read(&src)?;
-    let mut levels: Vec<(usize, Image)> = Vec::new();
-    let mut masks: Vec<Image> = Vec::new();
-    for (n, ifd) in tiff.ifds.iter().enumerate() {
-        let subfile = ifd.int(tags::NEW_SUBFILE_TYPE).unwrap_or(0);
-        if subfile & tags::SUBFILE_MASK != 0 {
-            // A mask the builder cannot index must not cost the image.
-            match image(&src, tiff.big_endian, n, ifd) {
-                Ok(mask) => masks.push(mask),
-                Err(e) => eprintln!("chunkref: {path}: mask IFD {n} is left out: {e}"),
-            }
-            continue;
-        }
-        let image = image(&src, tiff.big_endian, n, ifd)?;
-        if levels.is_empty() || subfile & tags::SUBFILE_REDUCED != 0 {
-            levels.push((n, image));
-        } else {
-            eprintln!("chunkref: {path}: IFD {n} is another page, not an overview; it is left out");
-        }
-    }
+    let nodata_text = tiff.ifds[0].ascii(tags::GDAL_NODATA).map(str::to_string);
+    let nodata = nodata_text
+        .as_deref()
+        .and_then(|s| s.trim().parse::<f64>().ok());
+    let Images {
+        mut levels,
+        mut masks,
+    } = images(&src, &tiff, url, nodata)?;
+    sidecar::add(path, url, nodata, &mut levels, &mut masks);
     let mut georef = Georef::from_ifd_with(&tiff.ifds[0], path, || {
         crate::gdal_geo::geotiff_crs_wkt2(path)
     });
@@ -73,7 +68,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     // theirs, the dataset has none (as GDAL shows it).
     if let Some(points) = geo::tie_point_gcps(&tiff.ifds[0], &georef) {
         let crs = georef.crs_code.take().or(georef.crs_wkt2.take());
-        levels[0].1.attrs.insert(
+        levels[0].attrs.insert(
             crate::georef::GCPS_ATTRIBUTE.into(),
             json!({"crs": crs, "points": points}),
         );
@@ -81,41 +76,41 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     // Band scale/offset/unit/description and colour interpretations GDAL
     // recorded for the full image apply to every level.
     let gdal_xml = tiff.ifds[0].ascii(tags::GDAL_METADATA).unwrap_or_default();
-    let samples = levels[0].1.samples;
+    let samples = levels[0].samples;
     let band_attrs = gdal_metadata::band_attributes(gdal_xml, samples);
     let colors = gdal_metadata::color_interpretations(gdal_xml, samples);
-    for (_, img) in levels.iter_mut() {
+    for img in levels.iter_mut() {
         img.attrs.extend(band_attrs.clone());
-        override_colors(&mut img.attrs, &colors);
+        // GDAL shows a bitmap band as a palette whatever it recorded.
+        if !is_bitmap(&tiff.ifds[0]) {
+            override_colors(&mut img.attrs, &colors);
+        }
     }
     // GDAL reports the nodata of a Float32 image rounded to Float32, the
     // value its pixels hold; a nodata no pixel can hold (-10000 of a Byte
     // image) as it is written: as `_FillValue`, the fill value staying 0.
-    let float32 = levels[0].1.dtype.ends_with("f4");
-    let nodata = tiff.ifds[0]
-        .ascii(tags::GDAL_NODATA)
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .map(|v| if float32 { f64::from(v as f32) } else { v });
+    let float32 = levels[0].dtype.ends_with("f4");
+    let nodata = nodata.map(|v| if float32 { f64::from(v as f32) } else { v });
     let fill = match nodata {
-        Some(v) if !DataType::from_v2(&levels[0].1.dtype)?.holds(v) => {
-            for (_, img) in levels.iter_mut() {
+        Some(v) if !DataType::from_v2(&levels[0].dtype)?.holds(v) => {
+            for img in levels.iter_mut() {
                 img.attrs.insert("_FillValue".into(), json!(v));
             }
             Value::Null
         }
         v => v.map_or(Value::Null, crate::dtype::fill_json),
     };
-    let base = [levels[0].1.height, levels[0].1.width];
+    let base = [levels[0].height, levels[0].width];
     let levels = levels
         .into_iter()
-        .map(|(_, img)| {
+        .map(|img| {
             let mask = masks
                 .iter()
                 .find(|m| m.width == img.width && m.height == img.height)
-                .map(|m| m.array(&Value::Null, url));
+                .map(|m| m.array(&Value::Null));
             pyramid::Level {
                 attrs: georef.level_attributes(base, [img.height, img.width]),
-                data: img.array(&fill, url),
+                data: img.array(&fill),
                 mask,
             }
         })
@@ -130,6 +125,47 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     Ok(built)
 }
 
+/// The images of one TIFF file as GDAL's GTiff driver sees them: IFD 0
+/// and the reduced-resolution IFDs (overviews), and the transparency masks.
+struct Images {
+    levels: Vec<Image>,
+    masks: Vec<Image>,
+}
+
+/// The levels and masks of `tiff` (read from `src`, referenced by `url`);
+/// IFDs of other pages are left out, saying so. `nodata` is the source's,
+/// for its colour tables.
+fn images(src: &Source, tiff: &ifd::Tiff, url: &str, nodata: Option<f64>) -> Result<Images> {
+    let url: Arc<str> = url.into();
+    let path = src.path();
+    let mut found = Images {
+        levels: Vec::new(),
+        masks: Vec::new(),
+    };
+    for (n, ifd) in tiff.ifds.iter().enumerate() {
+        let subfile = ifd.int(tags::NEW_SUBFILE_TYPE).unwrap_or(0);
+        let image = || image(src, tiff.big_endian, n, ifd, nodata, url.clone());
+        if subfile & tags::SUBFILE_MASK != 0 {
+            // A mask the builder cannot index must not cost the image.
+            match image() {
+                Ok(mask) => found.masks.push(mask),
+                Err(e) => eprintln!("chunkref: {path}: mask IFD {n} is left out: {e}"),
+            }
+            continue;
+        }
+        let image = image()?;
+        if found.levels.is_empty() || subfile & tags::SUBFILE_REDUCED != 0 {
+            found.levels.push(image);
+        } else {
+            eprintln!("chunkref: {path}: IFD {n} is another page, not an overview; it is left out");
+        }
+    }
+    if found.levels.is_empty() {
+        return Err(src.malformed("no image IFD, only transparency masks"));
+    }
+    Ok(found)
+}
+
 /// The image's datetime: the first of the GDAL metadata items
 /// [`crate::datetime::METADATA_ITEMS`] that reads as one, else the DateTime
 /// tag (306, GDAL's `TIFFTAG_DATETIME`).
@@ -141,10 +177,10 @@ fn acquisition_datetime(ifd: &Ifd, gdal_xml: &str) -> Option<String> {
 }
 
 impl Image {
-    /// The image as an index array whose chunks point into the source.
-    fn array(&self, fill: &Value, url: &str) -> pyramid::Array {
+    /// The image as an index array whose chunks point into its file.
+    fn array(&self, fill: &Value) -> pyramid::Array {
         let band_chunk = if self.planar { 1 } else { self.samples };
-        let url: std::sync::Arc<str> = url.into();
+        let url = &self.url;
         pyramid::Array {
             shape: [self.samples, self.height, self.width],
             chunks: [band_chunk, self.chunk_h, self.chunk_w],
@@ -163,9 +199,11 @@ impl Image {
 
 /// GDAL's colour interpretation of each band of an IFD: the colour model
 /// of its Photometric (see [`ColorInterp::of_model`]), extra samples marked
-/// as alpha (ExtraSamples 1 or 2) as alpha.
-fn color_interpretation(ifd: &Ifd, samples: u64) -> Map<String, Value> {
+/// as alpha (ExtraSamples 1 or 2) as alpha, a bitmap as a palette; and its
+/// colour table (the ColorMap, or a bitmap's black and white).
+fn color_interpretation(ifd: &Ifd, samples: u64, nodata: Option<f64>) -> Map<String, Value> {
     let photometric = ifd.int(tags::PHOTOMETRIC).unwrap_or(1);
+    let bitmap = is_bitmap(ifd);
     let model = ColorModel::from_tiff_photometric(photometric);
     let extra = ifd.ints(tags::EXTRA_SAMPLES).unwrap_or_default();
     let first_extra = samples.saturating_sub(extra.len() as u64);
@@ -177,6 +215,8 @@ fn color_interpretation(ifd: &Ifd, samples: u64) -> Map<String, Value> {
                 .is_some_and(|&kind| kind == 1 || kind == 2);
             if alpha {
                 ColorInterp::Alpha.name()
+            } else if bitmap {
+                ColorInterp::Palette.name()
             } else {
                 ColorInterp::of_model(model, b, samples).name()
             }
@@ -186,10 +226,33 @@ fn color_interpretation(ifd: &Ifd, samples: u64) -> Map<String, Value> {
     // the codec's photometric.
     let mut attrs = Map::new();
     attrs.insert(crate::georef::band::COLOR_ATTRIBUTE.into(), json!(names));
-    if let Some(table) = color_table(ifd).filter(|_| photometric == 3) {
+    let table = match color_table(ifd, nodata).filter(|_| photometric == 3) {
+        Some(table) => Some(table),
+        None if bitmap => Some(bilevel_table(photometric)),
+        None => None,
+    };
+    if let Some(table) = table {
         attrs.insert(crate::georef::band::COLOR_TABLE_ATTRIBUTE.into(), table);
     }
     attrs
+}
+
+/// Whether GDAL's GTiff driver reads the IFD as a bitmap: one band of
+/// 1-bit samples, shown as a palette.
+fn is_bitmap(ifd: &Ifd) -> bool {
+    ifd.int(tags::SAMPLES_PER_PIXEL).unwrap_or(1) == 1
+        && ifd.ints(tags::BITS_PER_SAMPLE).unwrap_or_else(|| vec![1]) == [1]
+}
+
+/// The table GDAL gives a one-band 1-bit image without a ColorMap: black
+/// then white, or white then black for MinIsWhite (Photometric 0).
+fn bilevel_table(photometric: u64) -> Value {
+    let (black, white) = (json!([0, 0, 0, 255]), json!([255, 255, 255, 255]));
+    if photometric == 0 {
+        json!([white, black])
+    } else {
+        json!([black, white])
+    }
 }
 
 /// Replaces the colour interpretation of bands GDAL recorded one for.
@@ -214,21 +277,38 @@ fn override_colors(attrs: &mut Map<String, Value>, colors: &[Option<String>]) {
     attrs.insert(key.into(), json!(names));
 }
 
-/// The ColorMap of a palette image as `[[r, g, b, 255], ...]` with 8-bit
-/// components (16-bit TIFF values divided by 257, as GDAL reads them).
-fn color_table(ifd: &Ifd) -> Option<Value> {
+/// The ColorMap of a palette image as `[[r, g, b, a], ...]` with 8-bit
+/// components (16-bit TIFF values divided by 257, as GDAL reads them),
+/// opaque but for the entry of the nodata value (truncated to an integer,
+/// as GDAL does), which is transparent.
+fn color_table(ifd: &Ifd, nodata: Option<f64>) -> Option<Value> {
     let map = ifd.ints(tags::COLOR_MAP)?;
     let n = map.len() / 3;
     if n == 0 || map.len() % 3 != 0 {
         return None;
     }
+    let transparent = nodata.filter(|v| v.is_finite()).map(|v| v.trunc());
     let entries: Vec<Value> = (0..n)
-        .map(|i| json!([map[i] / 257, map[n + i] / 257, map[2 * n + i] / 257, 255]))
+        .map(|i| {
+            let alpha = if transparent == Some(i as f64) {
+                0
+            } else {
+                255
+            };
+            json!([map[i] / 257, map[n + i] / 257, map[2 * n + i] / 257, alpha])
+        })
         .collect();
     Some(Value::Array(entries))
 }
 
-fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
+fn image(
+    src: &Source,
+    big_endian: bool,
+    n: usize,
+    ifd: &Ifd,
+    nodata: Option<f64>,
+    url: Arc<str>,
+) -> Result<Image> {
     let bad = |what: String| src.malformed(format!("IFD {n}: {what}"));
     let need = |tag: u16, name: &str| {
         ifd.int(tag)
@@ -347,7 +427,8 @@ fn image(src: &Source, big_endian: bool, n: usize, ifd: &Ifd) -> Result<Image> {
         planar,
         dtype,
         codec,
-        attrs: color_interpretation(ifd, samples),
+        attrs: color_interpretation(ifd, samples, nodata),
         chunks,
+        url,
     })
 }
