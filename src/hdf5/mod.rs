@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 
-use crate::georef::band::NETCDF_DEFAULT_FILL_ATTRIBUTE;
+use crate::georef::band::{SourceDriver, GDAL_DRIVER_ATTRIBUTE, NETCDF_DEFAULT_FILL_ATTRIBUTE};
 use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t, H5open};
 use hdf5_metno_sys::h5d::{
     H5D_fill_time_t, H5D_fill_value_t, H5D_layout_t, H5Dget_create_plist, H5Dget_space,
@@ -59,11 +59,16 @@ const HIDDEN_ATTRIBUTES: &[&str] = &[
     "_NCProperties",
 ];
 
+/// Names GDAL's netCDF driver claims HDF5 files by (its `IdentifyFormat`);
+/// GDAL's HDF5 driver opens HDF5 files of any other name.
+const NETCDF_EXTENSIONS: &[&str] = &["nc", "cdf", "nc2", "nc4", "nc3", "grd", "gmac"];
+
 /// The Kerchunk JSON v1 document indexing the HDF5 file at `path` (a
 /// local path or a URL [`crate::source::Source`] reads), its chunks
 /// referenced by `url`. Datasets chunkref cannot read as numbers (strings,
 /// compound, ...) are left out with a warning on stderr; a filter without
-/// a Zarr codec fails the whole index.
+/// a Zarr codec fails the whole index, and so does a file without a
+/// dataset of 2 or more dimensions (GDAL shows no raster of it).
 pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let _library = hdf5_metno_sys::LOCK.lock();
     // SAFETY: initialises the library (idempotent).
@@ -86,7 +91,9 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
         || "libhdf5 cannot open it as an HDF5 file".into(),
     )?;
     let user_block = user_block(file.id())?;
+    let driver = source_driver(path);
     let mut refs = Map::new();
+    let mut datasets = Vec::new();
     for (name, kind) in objects(file.id())? {
         let object = Object {
             file: file.id(),
@@ -94,14 +101,59 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
             path,
             user_block,
             reader,
+            driver,
         };
         match kind {
             H5O_type_t::H5O_TYPE_GROUP => object.group(&mut refs)?,
-            H5O_type_t::H5O_TYPE_DATASET => object.dataset(url, &mut refs)?,
+            H5O_type_t::H5O_TYPE_DATASET => {
+                datasets.push((name.clone(), object.dataset(url, &mut refs)?));
+            }
             _ => {}
         }
     }
+    if !datasets.iter().any(|(_, rank)| rank.is_some_and(|r| r >= 2)) {
+        return Err(no_raster(&datasets));
+    }
     Ok(json!({"version": 1, "refs": refs}))
+}
+
+/// The GDAL driver that opens the file at `path` (a local path or URL),
+/// by its name, as GDAL chooses between its netCDF and HDF5 drivers.
+fn source_driver(path: &str) -> SourceDriver {
+    let name = path.split(['?', '#']).next().unwrap_or_default();
+    let name = name.rsplit(['/', '\\']).next().unwrap_or_default();
+    match name.rsplit_once('.') {
+        Some((_, ext)) if NETCDF_EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext)) => {
+            SourceDriver::NetCdf
+        }
+        _ => SourceDriver::Hdf5,
+    }
+}
+
+/// The error for a file none of whose `datasets` (name, rank when indexed)
+/// is a raster: GDAL's netCDF and HDF5 drivers show no raster of 1-D (or
+/// left out) datasets, and a chunk index of it would open as nothing.
+fn no_raster(datasets: &[(String, Option<usize>)]) -> Error {
+    const SHOWN: usize = 4;
+    let mut list: Vec<String> = datasets
+        .iter()
+        .take(SHOWN)
+        .map(|(name, rank)| match rank {
+            Some(r) => format!("'/{name}' ({r}-D)"),
+            None => format!("'/{name}' (left out)"),
+        })
+        .collect();
+    if datasets.len() > SHOWN {
+        list.push(format!("and {} more", datasets.len() - SHOWN));
+    }
+    let found = match list.is_empty() {
+        true => "it holds no dataset".to_string(),
+        false => format!("its datasets are {}", list.join(", ")),
+    };
+    Error::unsupported(format!(
+        "no dataset of 2 or more dimensions holding numbers, so no raster to index \
+         (GDAL shows none either): {found}"
+    ))
 }
 
 /// An error for a NetCDF-3 file (classic or 64-bit offset, `CDF` then
@@ -174,6 +226,8 @@ struct Object<'a> {
     user_block: u64,
     /// What libhdf5 reads the file through.
     reader: &'a vfd::Reader,
+    /// The GDAL driver that opens the file.
+    driver: SourceDriver,
 }
 
 impl Object<'_> {
@@ -211,9 +265,10 @@ impl Object<'_> {
         Ok(())
     }
 
-    /// `.zarray`, `.zattrs` and chunk references of a dataset; a warning
-    /// and nothing when chunkref cannot read it as numbers.
-    fn dataset(&self, url: &str, refs: &mut Map<String, Value>) -> Result<()> {
+    /// `.zarray`, `.zattrs` and chunk references of a dataset, and its
+    /// rank; a warning and nothing (`None`) when chunkref cannot read it
+    /// as numbers.
+    fn dataset(&self, url: &str, refs: &mut Map<String, Value>) -> Result<Option<usize>> {
         let c = c_name(self.name)?;
         let label = format!("/{}", self.name);
         let what = || format!("cannot open dataset '{label}'");
@@ -246,7 +301,7 @@ impl Object<'_> {
         let names = attrs::names(dataset.id())?;
         let scale = is_dimension_scale(dataset.id(), &names)?;
         if scale && stored.refs.is_empty() {
-            return Ok(()); // a netCDF dimension without a coordinate variable
+            return Ok(None); // a netCDF dimension without a coordinate variable
         }
         let Some(dimensions) = self.dimensions(dataset.id(), shape.len(), scale)? else {
             return self.leave_out("a dimension has several dimension scales attached");
@@ -265,9 +320,24 @@ impl Object<'_> {
         });
         let mut zattrs = visible_attributes(dataset.id())?;
         zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
-        if let Some(default) = fill.netcdf_default.filter(|_| shape.len() >= 2) {
+        if shape.len() >= 2 {
             // Rasters only: coordinates carry no nodata.
-            zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
+            zattrs.insert(GDAL_DRIVER_ATTRIBUTE.into(), self.driver.name().into());
+            match self.driver {
+                SourceDriver::NetCdf => {
+                    if let Some(default) = fill.netcdf_default {
+                        zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
+                    }
+                }
+                // GDAL's HDF5 driver: nodata is `_FillValue` alone (which
+                // kerchunk moves into the fill value, with the HDF5 fill).
+                SourceDriver::Hdf5 if names.iter().any(|n| n == "_FillValue") => {
+                    if let Some(declared) = attrs::value(dataset.id(), "_FillValue")? {
+                        zattrs.insert("_FillValue".into(), declared);
+                    }
+                }
+                SourceDriver::Hdf5 => {}
+            }
         }
         let prefix = self.prefix();
         refs.insert(format!("{prefix}.zarray"), zarray.to_string().into());
@@ -276,16 +346,16 @@ impl Object<'_> {
             Value::Object(zattrs).to_string().into(),
         );
         insert_chunks(refs, &prefix, url, stored);
-        Ok(())
+        Ok(Some(shape.len()))
     }
 
     /// Warns that this dataset is left out of the index, and goes on.
-    fn leave_out(&self, why: &str) -> Result<()> {
+    fn leave_out(&self, why: &str) -> Result<Option<usize>> {
         eprintln!(
             "chunkref: warning: {}: dataset '/{}' is left out: {why}",
             self.path, self.name
         );
-        Ok(())
+        Ok(None)
     }
 
     /// `_ARRAY_DIMENSIONS` as kerchunk names them: the attached dimension
