@@ -133,6 +133,10 @@ static BUILTINS: &[Entry] = &[
         build: super::tiff_tile::from_config,
     },
     Entry {
+        names: super::valid_range::NAMES,
+        build: super::valid_range::from_config,
+    },
+    Entry {
         names: &["zlib", "numcodecs.zlib"],
         build: zlib::from_config,
     },

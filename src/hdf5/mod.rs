@@ -307,17 +307,7 @@ impl Object<'_> {
             return self.leave_out("a dimension has several dimension scales attached");
         };
         let fill = fill_value(dataset.id(), dcpl.id(), file_type.id(), &element, &names)?;
-        let zarray = json!({
-            "shape": shape,
-            "chunks": stored.chunks,
-            "dtype": element.zarr_dtype(),
-            "fill_value": fill.zarr,
-            "order": "C",
-            "filters": if filters.is_empty() { Value::Null } else { Value::from(filters) },
-            "compressor": null,
-            "dimension_separator": ".",
-            "zarr_format": 2,
-        });
+        let mut filters = filters;
         let mut zattrs = visible_attributes(dataset.id())?;
         zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
         if shape.len() >= 2 {
@@ -325,6 +315,12 @@ impl Object<'_> {
             zattrs.insert(GDAL_DRIVER_ATTRIBUTE.into(), self.driver.name().into());
             match self.driver {
                 SourceDriver::NetCdf => {
+                    let nodata = Some(&fill.zarr)
+                        .filter(|v| !v.is_null())
+                        .or(fill.netcdf_default.as_ref());
+                    if let Some(codec) = valid_range(&zattrs, nodata, element.size) {
+                        filters.insert(0, codec); // the last to decode
+                    }
                     if let Some(default) = fill.netcdf_default {
                         zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
                     }
@@ -339,6 +335,17 @@ impl Object<'_> {
                 SourceDriver::Hdf5 => {}
             }
         }
+        let zarray = json!({
+            "shape": shape,
+            "chunks": stored.chunks,
+            "dtype": element.zarr_dtype(),
+            "fill_value": fill.zarr,
+            "order": "C",
+            "filters": if filters.is_empty() { Value::Null } else { Value::from(filters) },
+            "compressor": null,
+            "dimension_separator": ".",
+            "zarr_format": 2,
+        });
         let prefix = self.prefix();
         refs.insert(format!("{prefix}.zarray"), zarray.to_string().into());
         refs.insert(
@@ -512,6 +519,47 @@ fn fill_value(
         zarr: element.fill_value(&bytes),
         netcdf_default: None,
     })
+}
+
+/// The `valid_range` filter of a netCDF-4 variable of attributes `zattrs`,
+/// elements of `size` bytes and nodata `nodata`, as GDAL's netCDF driver
+/// applies its valid range: `valid_range` (two values), else `valid_min`
+/// and `valid_max` together; values of `_Unsigned` variables, bounds and
+/// nodata in the unsigned domain; a bound equal to nodata unchecked. `None`
+/// without a range or nodata.
+fn valid_range(zattrs: &Map<String, Value>, nodata: Option<&Value>, size: usize) -> Option<Value> {
+    let first = |key: &str| match zattrs.get(key)? {
+        Value::Array(list) => list.first()?.as_f64(),
+        v => v.as_f64(),
+    };
+    let (min, max) = match zattrs.get("valid_range") {
+        Some(Value::Array(pair)) if pair.len() == 2 => (pair[0].as_f64()?, pair[1].as_f64()?),
+        _ => (first("valid_min")?, first("valid_max")?),
+    };
+    let unsigned = zattrs
+        .get("_Unsigned")
+        .and_then(Value::as_str)
+        .is_some_and(|u| u.eq_ignore_ascii_case("true"));
+    let domain = |v: f64| match unsigned && v < 0.0 {
+        true => v + 2f64.powi(8 * size as i32),
+        false => v,
+    };
+    let nodata = domain(crate::georef::band::json_number(nodata?)?);
+    let bound = |v: f64| Some(domain(v)).filter(|&b| b != nodata);
+    let mut codec = json!({
+        "id": crate::codec::valid_range::NAME,
+        "nodata": crate::zarr::dtype::fill_json(nodata),
+    });
+    if let Some(min) = bound(min) {
+        codec["min"] = json!(min);
+    }
+    if let Some(max) = bound(max) {
+        codec["max"] = json!(max);
+    }
+    if unsigned {
+        codec["unsigned"] = json!(true);
+    }
+    Some(codec)
 }
 
 /// The dataset's shape; `None` for a null dataspace.
