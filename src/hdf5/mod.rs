@@ -105,13 +105,17 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
         };
         match kind {
             H5O_type_t::H5O_TYPE_GROUP => object.group(&mut refs)?,
-            H5O_type_t::H5O_TYPE_DATASET => {
-                datasets.push((name.clone(), object.dataset(url, &mut refs)?));
-            }
+            H5O_type_t::H5O_TYPE_DATASET => match object.dataset(url, &mut refs)? {
+                Outcome::Dimension => {}
+                outcome => datasets.push((name.clone(), outcome)),
+            },
             _ => {}
         }
     }
-    if !datasets.iter().any(|(_, rank)| rank.is_some_and(|r| r >= 2)) {
+    if !datasets
+        .iter()
+        .any(|(_, outcome)| matches!(outcome, Outcome::Indexed(rank) if *rank >= 2))
+    {
         return Err(no_raster(&datasets));
     }
     Ok(json!({"version": 1, "refs": refs}))
@@ -130,17 +134,27 @@ fn source_driver(path: &str) -> SourceDriver {
     }
 }
 
-/// The error for a file none of whose `datasets` (name, rank when indexed)
-/// is a raster: GDAL's netCDF and HDF5 drivers show no raster of 1-D (or
-/// left out) datasets, and a chunk index of it would open as nothing.
-fn no_raster(datasets: &[(String, Option<usize>)]) -> Error {
+/// What became of one dataset of the file.
+enum Outcome {
+    /// Indexed, of this rank.
+    Indexed(usize),
+    /// Left out (not numbers, ...), with a warning.
+    LeftOut,
+    /// A netCDF dimension without a coordinate variable: nothing to index.
+    Dimension,
+}
+
+/// The error for a file none of whose `datasets` is a raster: GDAL's
+/// netCDF and HDF5 drivers show no raster of 1-D (or left out) datasets,
+/// and a chunk index of it would open as nothing.
+fn no_raster(datasets: &[(String, Outcome)]) -> Error {
     const SHOWN: usize = 4;
     let mut list: Vec<String> = datasets
         .iter()
         .take(SHOWN)
-        .map(|(name, rank)| match rank {
-            Some(r) => format!("'/{name}' ({r}-D)"),
-            None => format!("'/{name}' (left out)"),
+        .map(|(name, outcome)| match outcome {
+            Outcome::Indexed(r) => format!("'/{name}' ({r}-D)"),
+            _ => format!("'/{name}' (left out)"),
         })
         .collect();
     if datasets.len() > SHOWN {
@@ -265,10 +279,9 @@ impl Object<'_> {
         Ok(())
     }
 
-    /// `.zarray`, `.zattrs` and chunk references of a dataset, and its
-    /// rank; a warning and nothing (`None`) when chunkref cannot read it
-    /// as numbers.
-    fn dataset(&self, url: &str, refs: &mut Map<String, Value>) -> Result<Option<usize>> {
+    /// `.zarray`, `.zattrs` and chunk references of a dataset; a warning
+    /// and nothing when chunkref cannot read it as numbers.
+    fn dataset(&self, url: &str, refs: &mut Map<String, Value>) -> Result<Outcome> {
         let c = c_name(self.name)?;
         let label = format!("/{}", self.name);
         let what = || format!("cannot open dataset '{label}'");
@@ -301,7 +314,7 @@ impl Object<'_> {
         let names = attrs::names(dataset.id())?;
         let scale = is_dimension_scale(dataset.id(), &names)?;
         if scale && stored.refs.is_empty() {
-            return Ok(None); // a netCDF dimension without a coordinate variable
+            return Ok(Outcome::Dimension); // no coordinate variable
         }
         let Some(dimensions) = self.dimensions(dataset.id(), shape.len(), scale)? else {
             return self.leave_out("a dimension has several dimension scales attached");
@@ -353,16 +366,16 @@ impl Object<'_> {
             Value::Object(zattrs).to_string().into(),
         );
         insert_chunks(refs, &prefix, url, stored);
-        Ok(Some(shape.len()))
+        Ok(Outcome::Indexed(shape.len()))
     }
 
     /// Warns that this dataset is left out of the index, and goes on.
-    fn leave_out(&self, why: &str) -> Result<Option<usize>> {
+    fn leave_out(&self, why: &str) -> Result<Outcome> {
         eprintln!(
             "chunkref: warning: {}: dataset '/{}' is left out: {why}",
             self.path, self.name
         );
-        Ok(None)
+        Ok(Outcome::LeftOut)
     }
 
     /// `_ARRAY_DIMENSIONS` as kerchunk names them: the attached dimension
@@ -404,7 +417,15 @@ fn stored_as(
                 skip: filters::skip(&pipeline, chunk_bytes),
                 ..*array
             };
-            (array.chunked(&chunks)?, codecs)
+            let (stored, skipped) = array.chunked(&chunks)?;
+            // Filters every chunk skipped read nothing back.
+            let codecs = codecs
+                .into_iter()
+                .enumerate()
+                .filter(|&(at, _)| skipped.checked_shr(at as u32).unwrap_or(0) & 1 == 0)
+                .map(|(_, codec)| codec)
+                .collect();
+            (stored, codecs)
         }
         H5D_layout_t::H5D_CONTIGUOUS => (array.contiguous()?, Vec::new()),
         H5D_layout_t::H5D_COMPACT => (array.compact(file_type)?, Vec::new()),

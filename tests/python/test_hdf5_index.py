@@ -306,6 +306,7 @@ def test_plain_hdf5_groups_attributes_and_fill_values(indexed):
         "_ARRAY_DIMENSIONS": ["phony_dim_0", "phony_dim_1"],
         "units": "m",
         "valid_range": [0, 5000],
+        "chunkref:gdal_driver": "HDF5",  # an .h5 file: GDAL's HDF5 driver's
     }
     assert refs["grp/gz/.zarray"]["filters"] == [
         {"id": "shuffle", "elementsize": 4},
