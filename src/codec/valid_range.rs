@@ -62,7 +62,7 @@ impl Codec for ValidRange {
             dtype.kind,
             ScalarKind::Int | ScalarKind::UInt | ScalarKind::Float
         );
-        if !numeric || !matches!(size, 1 | 2 | 4 | 8) || input.len() % size != 0 {
+        if !numeric || !matches!(size, 1 | 2 | 4 | 8) || !input.len().is_multiple_of(size) {
             return Err(Error::decode(
                 NAME,
                 format!(
@@ -143,13 +143,19 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
     let number = |key: &str| -> Result<Option<f64>> {
         match config.get(key) {
             None | Some(serde_json::Value::Null) => Ok(None),
-            Some(v) => crate::georef::band::json_number(v).map(Some).ok_or_else(|| {
-                Error::codec_config(NAME, format!("'{key}' should be a number, found {v}"))
-            }),
+            Some(v) => crate::georef::band::json_number(v)
+                .map(Some)
+                .ok_or_else(|| {
+                    Error::codec_config(NAME, format!("'{key}' should be a number, found {v}"))
+                }),
         }
     };
-    let nodata = number("nodata")?
-        .ok_or_else(|| Error::codec_config(NAME, "'nodata' (the value of elements out of range) is missing"))?;
+    let nodata = number("nodata")?.ok_or_else(|| {
+        Error::codec_config(
+            NAME,
+            "'nodata' (the value of elements out of range) is missing",
+        )
+    })?;
     Ok(Box::new(ValidRange {
         min: number("min")?,
         max: number("max")?,
@@ -188,9 +194,15 @@ mod tests {
         let got = decode(json, "<i2", &i16s(&[-32768, -18000, 0, 18000, 18001])).unwrap();
         assert_eq!(got, i16s(&[-32767, -18000, 0, 18000, -32767]));
         // One bound only; big-endian floats.
-        let f: Vec<u8> = [1.5f32, -3.0, 7.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let f: Vec<u8> = [1.5f32, -3.0, 7.0]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
         let got = decode(r#"{"max": 2, "nodata": -999}"#, ">f4", &f).unwrap();
-        let want: Vec<u8> = [1.5f32, -3.0, -999.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let want: Vec<u8> = [1.5f32, -3.0, -999.0]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
         assert_eq!(got, want);
     }
 

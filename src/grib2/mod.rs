@@ -369,12 +369,18 @@ mod tests {
         let built = index_bytes("mixed.grib2", &[temperature, pressure].concat()).unwrap();
         assert_eq!(built.arrays.keys().collect::<Vec<_>>(), ["0/data"]);
         let a = zarray(&built, "0/data/.zarray");
-        assert_eq!((a["shape"].clone(), a["dtype"].clone()), (json!([2, 2, 3]), json!("<f8")));
+        assert_eq!(
+            (a["shape"].clone(), a["dtype"].clone()),
+            (json!([2, 2, 3]), json!("<f8"))
+        );
         let attrs = zarray(&built, "0/data/.zattrs");
         let parameter = |b: usize| {
             attrs[BANDS_ATTRIBUTE][b][METADATA_ITEMS_ATTRIBUTE]["GRIB2_PARAMETER"].clone()
         };
-        assert_eq!((parameter(0), parameter(1)), (json!("0-0-2"), json!("0-0-3")));
+        assert_eq!(
+            (parameter(0), parameter(1)),
+            (json!("0-0-2"), json!("0-0-3"))
+        );
     }
 
     #[test]

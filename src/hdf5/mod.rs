@@ -127,7 +127,11 @@ fn source_driver(path: &str) -> SourceDriver {
     let name = path.split(['?', '#']).next().unwrap_or_default();
     let name = name.rsplit(['/', '\\']).next().unwrap_or_default();
     match name.rsplit_once('.') {
-        Some((_, ext)) if NETCDF_EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext)) => {
+        Some((_, ext))
+            if NETCDF_EXTENSIONS
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(ext)) =>
+        {
             SourceDriver::NetCdf
         }
         _ => SourceDriver::Hdf5,

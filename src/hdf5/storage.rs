@@ -739,7 +739,7 @@ mod tests {
                 assert_eq!(by_grid.len() as u64, n, "{label}");
                 assert_eq!(array.chunked(&spec.chunks).unwrap().0.refs.len() as u64, n);
                 let grid = grid_of(spec);
-                for (position, bytes) in &by_grid {
+                for (position, bytes, _) in &by_grid {
                     let Bytes::Range { offset, length } = bytes else {
                         panic!("{label}")
                     };

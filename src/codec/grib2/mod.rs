@@ -308,10 +308,9 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         }
     };
     let conversions = match config.get(CONVERSION_KEY) {
-        Some(serde_json::Value::Array(list)) if !list.is_empty() => list
-            .iter()
-            .map(conversion_of)
-            .collect::<Result<Vec<_>>>()?,
+        Some(serde_json::Value::Array(list)) if !list.is_empty() => {
+            list.iter().map(conversion_of).collect::<Result<Vec<_>>>()?
+        }
         one => vec![conversion_of(one.unwrap_or(&serde_json::Value::Null))?],
     };
     Ok(Box::new(Grib2 {
