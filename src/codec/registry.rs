@@ -445,6 +445,7 @@ pub(crate) mod tests {
                 ),
             ),
             ("grib", r#"{"var": "t2m", "dtype": "float32"}"#.to_string()),
+            ("valid_range", r#"{"nodata": 0}"#.to_string()),
         ];
         for entry in BUILTINS {
             let json = configs
