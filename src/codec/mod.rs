@@ -31,6 +31,7 @@ pub(crate) mod nitf_vq;
 mod shuffle;
 mod tiff_tile;
 mod turbojpeg;
+pub(crate) mod valid_range;
 mod zlib;
 mod zstd;
 

@@ -133,6 +133,10 @@ static BUILTINS: &[Entry] = &[
         build: super::tiff_tile::from_config,
     },
     Entry {
+        names: super::valid_range::NAMES,
+        build: super::valid_range::from_config,
+    },
+    Entry {
         names: &["zlib", "numcodecs.zlib"],
         build: zlib::from_config,
     },
@@ -441,6 +445,7 @@ pub(crate) mod tests {
                 ),
             ),
             ("grib", r#"{"var": "t2m", "dtype": "float32"}"#.to_string()),
+            ("valid_range", r#"{"nodata": 0}"#.to_string()),
         ];
         for entry in BUILTINS {
             let json = configs

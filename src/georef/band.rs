@@ -222,21 +222,61 @@ pub fn color_table(meta: &ArrayMeta) -> Option<Vec<[i16; 4]>> {
 /// 1-byte types, nor for variables written without fill).
 pub const NETCDF_DEFAULT_FILL_ATTRIBUTE: &str = "chunkref:netcdf_default_fill";
 
+/// Array attribute `chunkref index` writes on the rasters of a NetCDF4 /
+/// HDF5 file: the GDAL driver that opens the source file by its name
+/// ([`SourceDriver`]), whose rules of nodata and georeferencing the
+/// driver then follows.
+pub const GDAL_DRIVER_ATTRIBUTE: &str = "chunkref:gdal_driver";
+
+/// The GDAL driver that opens a NetCDF4 / HDF5 source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceDriver {
+    /// `netCDF` (a `.nc`, `.nc4`, `.cdf`, ... name): rows bottom-up unless
+    /// coordinates place them, the netCDF default fill as nodata.
+    NetCdf,
+    /// `HDF5` (any other name): nodata only from `_FillValue`, no
+    /// georeferencing from dimension scales.
+    Hdf5,
+}
+
+impl SourceDriver {
+    /// The attribute value naming the driver.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceDriver::NetCdf => "netCDF",
+            SourceDriver::Hdf5 => "HDF5",
+        }
+    }
+
+    /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names on `meta`, if any.
+    pub fn of(meta: &ArrayMeta) -> Option<SourceDriver> {
+        match meta.attributes.get(GDAL_DRIVER_ATTRIBUTE)?.as_str()? {
+            "netCDF" => Some(SourceDriver::NetCdf),
+            "HDF5" => Some(SourceDriver::Hdf5),
+            _ => None,
+        }
+    }
+}
+
 /// Nodata: `_FillValue`, else `missing_value`, else the Zarr `fill_value`,
-/// else [`NETCDF_DEFAULT_FILL_ATTRIBUTE`]; negative values of `_Unsigned`
-/// arrays wrap to the unsigned domain.
+/// else [`NETCDF_DEFAULT_FILL_ATTRIBUTE`]; `_FillValue` alone for the
+/// datasets of a file GDAL's HDF5 driver opens; negative values of
+/// `_Unsigned` arrays wrap to the unsigned domain.
 pub fn nodata(meta: &ArrayMeta) -> Option<f64> {
     let a = &meta.attributes;
-    let v = a
-        .get("_FillValue")
-        .and_then(cf_value)
-        .or_else(|| a.get("missing_value").and_then(cf_value))
-        .or_else(|| {
-            meta.fill
-                .as_ref()
-                .and_then(|_| json_number(&meta.fill_json))
-        })
-        .or_else(|| a.get(NETCDF_DEFAULT_FILL_ATTRIBUTE).and_then(json_number))?;
+    let declared = a.get("_FillValue").and_then(cf_value);
+    let v = if SourceDriver::of(meta) == Some(SourceDriver::Hdf5) {
+        declared?
+    } else {
+        declared
+            .or_else(|| a.get("missing_value").and_then(cf_value))
+            .or_else(|| {
+                meta.fill
+                    .as_ref()
+                    .and_then(|_| json_number(&meta.fill_json))
+            })
+            .or_else(|| a.get(NETCDF_DEFAULT_FILL_ATTRIBUTE).and_then(json_number))?
+    };
     Some(if is_unsigned(meta) && v < 0.0 {
         v + 2f64.powi(8 * meta.dtype.size as i32)
     } else {
@@ -311,6 +351,11 @@ mod tests {
         assert!(is_unsigned(&m));
         assert_eq!(nodata(&meta("<u2", json!(7), json!({}))), Some(7.0));
         assert_eq!(nodata(&meta("<u2", Value::Null, json!({}))), None);
+        // A file GDAL's HDF5 driver opens: `_FillValue` only.
+        let hdf5 = json!({GDAL_DRIVER_ATTRIBUTE: "HDF5"});
+        assert_eq!(nodata(&meta("<i4", json!(0), hdf5.clone())), None);
+        let declared = json!({GDAL_DRIVER_ATTRIBUTE: "HDF5", "_FillValue": -5});
+        assert_eq!(nodata(&meta("<i4", json!(-5), declared)), Some(-5.0));
         assert!(nodata(&meta("<f8", json!("NaN"), json!({})))
             .unwrap()
             .is_nan());

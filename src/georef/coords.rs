@@ -202,18 +202,22 @@ pub fn x_is_longitude(index: &Index, array: &Array) -> bool {
 }
 
 /// Whether the coordinate array of `array`'s y dimension is a CF
-/// coordinate (it has `units`, `standard_name` or `axis`), not a bare
-/// index such as the dimension scales of plain HDF5 files, which GDAL's
-/// HDF5 driver serves as stored.
+/// coordinate (it has `units`, `standard_name` or `axis`, or is named
+/// `lat` / `latitude`, which GDAL's netCDF driver takes for latitudes),
+/// not a bare index such as the dimension scales of plain HDF5 files,
+/// which GDAL's HDF5 driver serves as stored.
 pub fn y_is_cf_coordinate(index: &Index, array: &Array) -> bool {
     let names = array.meta.dimension_names.as_deref().unwrap_or_default();
     let Some(name) = names.len().checked_sub(2).map(|i| &names[i]) else {
         return false;
     };
+    let lower = name.to_ascii_lowercase();
     coordinate_array(index, array, name).is_some_and(|c| {
-        ["units", "standard_name", "axis"]
-            .iter()
-            .any(|k| c.meta.attributes.contains_key(*k))
+        lower == "lat"
+            || lower == "latitude"
+            || ["units", "standard_name", "axis"]
+                .iter()
+                .any(|k| c.meta.attributes.contains_key(*k))
     })
 }
 

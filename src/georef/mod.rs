@@ -313,6 +313,7 @@ pub fn levels(
             let own = scope(index, level, below);
             let all = scope(index, level, None);
             let size = yx_size(level.array);
+            let driver = band::SourceDriver::of(&level.array.meta);
             let gm = cf::grid_mapping(index, level.array);
             let tile = pyramid.and_then(|p| tms::level(p.multiscales, level.asset?, warnings));
             let tags = geotiff::from_attributes(|k| own.get(k), point_geo_ignore);
@@ -321,8 +322,11 @@ pub fn levels(
             let transform = spatial_transform(&own, size)
                 .or_else(|| gm.and_then(cf::geotransform))
                 .or_else(|| tags.as_ref().and_then(|t| t.transform))
-                .or_else(
-                    || match coords::grid(index, locations, level.array, warnings)? {
+                .or_else(|| {
+                    if !coordinates_place(index, level.array, driver) {
+                        return None;
+                    }
+                    match coords::grid(index, locations, level.array, warnings)? {
                         coords::Grid::Regular(gt) => {
                             from_coordinates = true;
                             Some(gt)
@@ -331,8 +335,8 @@ pub fn levels(
                             geolocation = Some(paths);
                             None
                         }
-                    },
-                )
+                    }
+                })
                 .or_else(|| tile.as_ref().and_then(|t| t.transform));
             if transform.is_some() {
                 geolocation = None;
@@ -358,6 +362,18 @@ pub fn levels(
                     }
                     None => (AxisMap::default(), Some(gt)),
                 },
+                // GDAL's netCDF driver serves a grid nothing places
+                // bottom-up, as netCDF grids are by convention.
+                None if driver == Some(band::SourceDriver::NetCdf)
+                    && geolocation.is_none()
+                    && y_order == YOrder::NorthUp =>
+                {
+                    let axes = AxisMap {
+                        rows_reversed: true,
+                        columns_rolled: 0,
+                    };
+                    (axes, None)
+                }
                 None => (AxisMap::default(), None),
             };
             let crs = proj_crs(&all)
@@ -381,6 +397,17 @@ pub fn levels(
         .collect();
     derive_overviews(levels, &mut out);
     out
+}
+
+/// Whether 1-D coordinate arrays may place `array`, served by `driver`:
+/// never by GDAL's HDF5 driver (dimension scales place nothing), only a
+/// y coordinate it recognises by GDAL's netCDF driver.
+fn coordinates_place(index: &Index, array: &Array, driver: Option<band::SourceDriver>) -> bool {
+    match driver {
+        Some(band::SourceDriver::Hdf5) => false,
+        Some(band::SourceDriver::NetCdf) => coords::y_is_cf_coordinate(index, array),
+        None => true,
+    }
 }
 
 /// Whether `array`'s chunks are whole GRIB messages (chunkref's `grib2`

@@ -2,9 +2,12 @@
 //! field each) and references each message whole as one chunk, decoded by
 //! the `grib2` codec.
 //!
-//! Messages of one parameter (discipline, category, number), level type,
-//! grid and missing value make one array `[messages, rows, columns]`, one
-//! band per message in file order. Each band records what GDAL's GRIB
+//! Messages sharing one grid and missing value make one array `[messages,
+//! rows, columns]`, one band per message in file order, as GDAL's GRIB
+//! driver shows them; in a file of several grids or missing values, those
+//! of one parameter (discipline, category, number), level type, grid and
+//! missing value make one array each (subdatasets). Values are doubles, as
+//! GDAL shows them. Each band records what GDAL's GRIB
 //! driver shows of it: its reference time, valid time and forecast seconds
 //! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`), the
 //! names, units and template numbers of [`describe`] and its description;
@@ -161,17 +164,23 @@ fn read_message(
     })
 }
 
-/// Messages grouped into arrays (one parameter, level type, grid, missing
-/// value and unit conversion each), each named after its parameter and
-/// level type, in order of first appearance.
+/// Messages grouped into arrays: all of them in file order when they share
+/// one grid and missing value, as GDAL's GRIB driver shows them (one
+/// dataset, one band per message); else one array per parameter, level
+/// type, grid and missing value, each named after its parameter and level
+/// type, in order of first appearance.
 fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
+    let same_grid = |a: &Message, b: &Message| {
+        a.grid == b.grid && a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits)
+    };
+    if messages.iter().all(|m| same_grid(&messages[0], m)) {
+        return vec![(String::new(), messages.iter().collect())];
+    }
     let mut groups: Vec<(String, Vec<&Message>)> = Vec::new();
     let same = |a: &Message, b: &Message| {
         a.product.parameter == b.product.parameter
             && a.product.level_type == b.product.level_type
-            && a.grid == b.grid
-            && a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits)
-            && a.shown.conversion == b.shown.conversion
+            && same_grid(a, b)
     };
     for m in messages {
         match groups.iter_mut().find(|(_, list)| same(list[0], m)) {
@@ -211,16 +220,18 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
     if !fill.is_null() {
         codec["fill_value"] = fill.clone();
     }
-    let conversion = first.shown.conversion;
-    if let Some(name) = conversion.name() {
-        codec[CONVERSION_KEY] = json!(name);
-    }
-    // Converted values are doubles (GDAL converts after unpacking).
-    let dtype = if conversion == Conversion::None {
-        "<f4"
+    // One conversion for every band, or a list of one per band.
+    let conversions: Vec<Conversion> = members.iter().map(|m| m.shown.conversion).collect();
+    if conversions.iter().all(|&c| c == conversions[0]) {
+        if let Some(name) = conversions[0].name() {
+            codec[CONVERSION_KEY] = json!(name);
+        }
     } else {
-        "<f8"
-    };
+        codec[CONVERSION_KEY] = conversions.iter().map(|c| c.name()).collect();
+    }
+    // Doubles, as GDAL's GRIB driver shows every band (it unpacks in
+    // single precision and converts units in double precision).
+    let dtype = "<f8";
     let mut data = pyramid::Array {
         shape: [members.len() as u64, rows, cols],
         chunks: [1, rows, cols],
@@ -341,6 +352,34 @@ mod tests {
         assert_eq!(
             holes["filters"],
             json!([{"id": "grib2", "fill_value": 9999.0}])
+        );
+    }
+
+    #[test]
+    fn parameters_on_one_grid_make_one_array_of_doubles() {
+        let temperature = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        // The same message as parameter 0-0-3: section 4's parameter
+        // category is byte 9, its number byte 10.
+        let mut pressure = temperature.clone();
+        let mut at = 16;
+        while pressure[at + 4] != 4 {
+            at += u32::from_be_bytes(pressure[at..at + 4].try_into().unwrap()) as usize;
+        }
+        pressure[at + 10] = 3;
+        let built = index_bytes("mixed.grib2", &[temperature, pressure].concat()).unwrap();
+        assert_eq!(built.arrays.keys().collect::<Vec<_>>(), ["0/data"]);
+        let a = zarray(&built, "0/data/.zarray");
+        assert_eq!(
+            (a["shape"].clone(), a["dtype"].clone()),
+            (json!([2, 2, 3]), json!("<f8"))
+        );
+        let attrs = zarray(&built, "0/data/.zattrs");
+        let parameter = |b: usize| {
+            attrs[BANDS_ATTRIBUTE][b][METADATA_ITEMS_ATTRIBUTE]["GRIB2_PARAMETER"].clone()
+        };
+        assert_eq!(
+            (parameter(0), parameter(1)),
+            (json!("0-0-2"), json!("0-0-3"))
         );
     }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 
-use crate::georef::band::NETCDF_DEFAULT_FILL_ATTRIBUTE;
+use crate::georef::band::{SourceDriver, GDAL_DRIVER_ATTRIBUTE, NETCDF_DEFAULT_FILL_ATTRIBUTE};
 use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t, H5open};
 use hdf5_metno_sys::h5d::{
     H5D_fill_time_t, H5D_fill_value_t, H5D_layout_t, H5Dget_create_plist, H5Dget_space,
@@ -59,11 +59,16 @@ const HIDDEN_ATTRIBUTES: &[&str] = &[
     "_NCProperties",
 ];
 
+/// Names GDAL's netCDF driver claims HDF5 files by (its `IdentifyFormat`);
+/// GDAL's HDF5 driver opens HDF5 files of any other name.
+const NETCDF_EXTENSIONS: &[&str] = &["nc", "cdf", "nc2", "nc4", "nc3", "grd", "gmac"];
+
 /// The Kerchunk JSON v1 document indexing the HDF5 file at `path` (a
 /// local path or a URL [`crate::source::Source`] reads), its chunks
 /// referenced by `url`. Datasets chunkref cannot read as numbers (strings,
 /// compound, ...) are left out with a warning on stderr; a filter without
-/// a Zarr codec fails the whole index.
+/// a Zarr codec fails the whole index, and so does a file without a
+/// dataset of 2 or more dimensions (GDAL shows no raster of it).
 pub fn index_file(path: &str, url: &str) -> Result<Value> {
     let _library = hdf5_metno_sys::LOCK.lock();
     // SAFETY: initialises the library (idempotent).
@@ -86,7 +91,9 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
         || "libhdf5 cannot open it as an HDF5 file".into(),
     )?;
     let user_block = user_block(file.id())?;
+    let driver = source_driver(path);
     let mut refs = Map::new();
+    let mut datasets = Vec::new();
     for (name, kind) in objects(file.id())? {
         let object = Object {
             file: file.id(),
@@ -94,14 +101,77 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
             path,
             user_block,
             reader,
+            driver,
         };
         match kind {
             H5O_type_t::H5O_TYPE_GROUP => object.group(&mut refs)?,
-            H5O_type_t::H5O_TYPE_DATASET => object.dataset(url, &mut refs)?,
+            H5O_type_t::H5O_TYPE_DATASET => match object.dataset(url, &mut refs)? {
+                Outcome::Dimension => {}
+                outcome => datasets.push((name.clone(), outcome)),
+            },
             _ => {}
         }
     }
+    if !datasets
+        .iter()
+        .any(|(_, outcome)| matches!(outcome, Outcome::Indexed(rank) if *rank >= 2))
+    {
+        return Err(no_raster(&datasets));
+    }
     Ok(json!({"version": 1, "refs": refs}))
+}
+
+/// The GDAL driver that opens the file at `path` (a local path or URL),
+/// by its name, as GDAL chooses between its netCDF and HDF5 drivers.
+fn source_driver(path: &str) -> SourceDriver {
+    let name = path.split(['?', '#']).next().unwrap_or_default();
+    let name = name.rsplit(['/', '\\']).next().unwrap_or_default();
+    match name.rsplit_once('.') {
+        Some((_, ext))
+            if NETCDF_EXTENSIONS
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(ext)) =>
+        {
+            SourceDriver::NetCdf
+        }
+        _ => SourceDriver::Hdf5,
+    }
+}
+
+/// What became of one dataset of the file.
+enum Outcome {
+    /// Indexed, of this rank.
+    Indexed(usize),
+    /// Left out (not numbers, ...), with a warning.
+    LeftOut,
+    /// A netCDF dimension without a coordinate variable: nothing to index.
+    Dimension,
+}
+
+/// The error for a file none of whose `datasets` is a raster: GDAL's
+/// netCDF and HDF5 drivers show no raster of 1-D (or left out) datasets,
+/// and a chunk index of it would open as nothing.
+fn no_raster(datasets: &[(String, Outcome)]) -> Error {
+    const SHOWN: usize = 4;
+    let mut list: Vec<String> = datasets
+        .iter()
+        .take(SHOWN)
+        .map(|(name, outcome)| match outcome {
+            Outcome::Indexed(r) => format!("'/{name}' ({r}-D)"),
+            _ => format!("'/{name}' (left out)"),
+        })
+        .collect();
+    if datasets.len() > SHOWN {
+        list.push(format!("and {} more", datasets.len() - SHOWN));
+    }
+    let found = match list.is_empty() {
+        true => "it holds no dataset".to_string(),
+        false => format!("its datasets are {}", list.join(", ")),
+    };
+    Error::unsupported(format!(
+        "no dataset of 2 or more dimensions holding numbers, so no raster to index \
+         (GDAL shows none either): {found}"
+    ))
 }
 
 /// An error for a NetCDF-3 file (classic or 64-bit offset, `CDF` then
@@ -174,6 +244,8 @@ struct Object<'a> {
     user_block: u64,
     /// What libhdf5 reads the file through.
     reader: &'a vfd::Reader,
+    /// The GDAL driver that opens the file.
+    driver: SourceDriver,
 }
 
 impl Object<'_> {
@@ -213,7 +285,7 @@ impl Object<'_> {
 
     /// `.zarray`, `.zattrs` and chunk references of a dataset; a warning
     /// and nothing when chunkref cannot read it as numbers.
-    fn dataset(&self, url: &str, refs: &mut Map<String, Value>) -> Result<()> {
+    fn dataset(&self, url: &str, refs: &mut Map<String, Value>) -> Result<Outcome> {
         let c = c_name(self.name)?;
         let label = format!("/{}", self.name);
         let what = || format!("cannot open dataset '{label}'");
@@ -246,12 +318,40 @@ impl Object<'_> {
         let names = attrs::names(dataset.id())?;
         let scale = is_dimension_scale(dataset.id(), &names)?;
         if scale && stored.refs.is_empty() {
-            return Ok(()); // a netCDF dimension without a coordinate variable
+            return Ok(Outcome::Dimension); // no coordinate variable
         }
         let Some(dimensions) = self.dimensions(dataset.id(), shape.len(), scale)? else {
             return self.leave_out("a dimension has several dimension scales attached");
         };
         let fill = fill_value(dataset.id(), dcpl.id(), file_type.id(), &element, &names)?;
+        let mut filters = filters;
+        let mut zattrs = visible_attributes(dataset.id())?;
+        zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
+        if shape.len() >= 2 {
+            // Rasters only: coordinates carry no nodata.
+            zattrs.insert(GDAL_DRIVER_ATTRIBUTE.into(), self.driver.name().into());
+            match self.driver {
+                SourceDriver::NetCdf => {
+                    let nodata = Some(&fill.zarr)
+                        .filter(|v| !v.is_null())
+                        .or(fill.netcdf_default.as_ref());
+                    if let Some(codec) = valid_range(&zattrs, nodata, element.size) {
+                        filters.insert(0, codec); // the last to decode
+                    }
+                    if let Some(default) = fill.netcdf_default {
+                        zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
+                    }
+                }
+                // GDAL's HDF5 driver: nodata is `_FillValue` alone (which
+                // kerchunk moves into the fill value, with the HDF5 fill).
+                SourceDriver::Hdf5 if names.iter().any(|n| n == "_FillValue") => {
+                    if let Some(declared) = attrs::value(dataset.id(), "_FillValue")? {
+                        zattrs.insert("_FillValue".into(), declared);
+                    }
+                }
+                SourceDriver::Hdf5 => {}
+            }
+        }
         let zarray = json!({
             "shape": shape,
             "chunks": stored.chunks,
@@ -263,12 +363,6 @@ impl Object<'_> {
             "dimension_separator": ".",
             "zarr_format": 2,
         });
-        let mut zattrs = visible_attributes(dataset.id())?;
-        zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
-        if let Some(default) = fill.netcdf_default.filter(|_| shape.len() >= 2) {
-            // Rasters only: coordinates carry no nodata.
-            zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
-        }
         let prefix = self.prefix();
         refs.insert(format!("{prefix}.zarray"), zarray.to_string().into());
         refs.insert(
@@ -276,16 +370,16 @@ impl Object<'_> {
             Value::Object(zattrs).to_string().into(),
         );
         insert_chunks(refs, &prefix, url, stored);
-        Ok(())
+        Ok(Outcome::Indexed(shape.len()))
     }
 
     /// Warns that this dataset is left out of the index, and goes on.
-    fn leave_out(&self, why: &str) -> Result<()> {
+    fn leave_out(&self, why: &str) -> Result<Outcome> {
         eprintln!(
             "chunkref: warning: {}: dataset '/{}' is left out: {why}",
             self.path, self.name
         );
-        Ok(())
+        Ok(Outcome::LeftOut)
     }
 
     /// `_ARRAY_DIMENSIONS` as kerchunk names them: the attached dimension
@@ -327,7 +421,15 @@ fn stored_as(
                 skip: filters::skip(&pipeline, chunk_bytes),
                 ..*array
             };
-            (array.chunked(&chunks)?, codecs)
+            let (stored, skipped) = array.chunked(&chunks)?;
+            // Filters every chunk skipped read nothing back.
+            let codecs = codecs
+                .into_iter()
+                .enumerate()
+                .filter(|&(at, _)| skipped.checked_shr(at as u32).unwrap_or(0) & 1 == 0)
+                .map(|(_, codec)| codec)
+                .collect();
+            (stored, codecs)
         }
         H5D_layout_t::H5D_CONTIGUOUS => (array.contiguous()?, Vec::new()),
         H5D_layout_t::H5D_COMPACT => (array.compact(file_type)?, Vec::new()),
@@ -442,6 +544,47 @@ fn fill_value(
         zarr: element.fill_value(&bytes),
         netcdf_default: None,
     })
+}
+
+/// The `valid_range` filter of a netCDF-4 variable of attributes `zattrs`,
+/// elements of `size` bytes and nodata `nodata`, as GDAL's netCDF driver
+/// applies its valid range: `valid_range` (two values), else `valid_min`
+/// and `valid_max` together; values of `_Unsigned` variables, bounds and
+/// nodata in the unsigned domain; a bound equal to nodata unchecked. `None`
+/// without a range or nodata.
+fn valid_range(zattrs: &Map<String, Value>, nodata: Option<&Value>, size: usize) -> Option<Value> {
+    let first = |key: &str| match zattrs.get(key)? {
+        Value::Array(list) => list.first()?.as_f64(),
+        v => v.as_f64(),
+    };
+    let (min, max) = match zattrs.get("valid_range") {
+        Some(Value::Array(pair)) if pair.len() == 2 => (pair[0].as_f64()?, pair[1].as_f64()?),
+        _ => (first("valid_min")?, first("valid_max")?),
+    };
+    let unsigned = zattrs
+        .get("_Unsigned")
+        .and_then(Value::as_str)
+        .is_some_and(|u| u.eq_ignore_ascii_case("true"));
+    let domain = |v: f64| match unsigned && v < 0.0 {
+        true => v + 2f64.powi(8 * size as i32),
+        false => v,
+    };
+    let nodata = domain(crate::georef::band::json_number(nodata?)?);
+    let bound = |v: f64| Some(domain(v)).filter(|&b| b != nodata);
+    let mut codec = json!({
+        "id": crate::codec::valid_range::NAME,
+        "nodata": crate::zarr::dtype::fill_json(nodata),
+    });
+    if let Some(min) = bound(min) {
+        codec["min"] = json!(min);
+    }
+    if let Some(max) = bound(max) {
+        codec["max"] = json!(max);
+    }
+    if unsigned {
+        codec["unsigned"] = json!(true);
+    }
+    Some(codec)
 }
 
 /// The dataset's shape; `None` for a null dataspace.

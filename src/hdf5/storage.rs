@@ -55,6 +55,9 @@ pub(crate) struct Storage {
     pub(crate) refs: Vec<(Vec<u64>, Bytes)>,
 }
 
+/// A stored chunk: its grid position, its bytes and its filter mask.
+type Located = (Vec<u64>, Bytes, u32);
+
 /// A dataset being indexed.
 #[derive(Clone, Copy)]
 pub(crate) struct Dataset<'a> {
@@ -86,8 +89,10 @@ impl Dataset<'_> {
     }
 
     /// Chunked layout: every allocated chunk (never-written chunks have
-    /// none: they read as the fill value) with its file range; chunks with
-    /// a filter skipped (a nonzero filter mask) are refused.
+    /// none: they read as the fill value) with its file range, and the
+    /// filter mask they all share (the filters every chunk skipped, which
+    /// the codec list then leaves out); chunks whose masks differ are
+    /// refused (but LZF's, see [`filters::Skip`]).
     ///
     /// libhdf5 1.10 has no one-pass chunk iteration, and its lookups by
     /// index (`H5Dget_chunk_info`) walk the chunk index from its start:
@@ -99,7 +104,7 @@ impl Dataset<'_> {
     /// searches its chunk index for those, in logarithmic or constant time.
     /// Sparse grids keep the lookups by index, which visit allocated chunks
     /// only.
-    pub(crate) fn chunked(&self, chunks: &[u64]) -> Result<Storage> {
+    pub(crate) fn chunked(&self, chunks: &[u64]) -> Result<(Storage, u32)> {
         let mut allocated: hsize_t = 0;
         let what = || format!("cannot count the chunks of dataset '{}'", self.name);
         // SAFETY: valid dataset id; the dataspace is owned by a Handle.
@@ -121,15 +126,46 @@ impl Dataset<'_> {
                 _ => self.chunks_by_index(space.id(), n, chunks)?,
             },
         };
-        Ok(Storage {
+        let skipped = self.shared_mask(&refs)?;
+        let refs = refs
+            .into_iter()
+            .map(|(position, bytes, _)| (position, bytes))
+            .collect();
+        let storage = Storage {
             chunks: chunks.to_vec(),
             refs,
-        })
+        };
+        Ok((storage, skipped))
+    }
+
+    /// The filter mask every chunk of `refs` has; an error naming a chunk
+    /// whose mask differs from the first's.
+    fn shared_mask(&self, refs: &[Located]) -> Result<u32> {
+        let Some((first, _, mask)) = refs.first() else {
+            return Ok(0);
+        };
+        match refs.iter().find(|(_, _, m)| m != mask) {
+            None => Ok(*mask),
+            Some((position, _, other)) => {
+                let (odd, odd_mask, usual, usual_mask) = match *mask {
+                    0 => (position, *other, first, *mask),
+                    _ => (first, *mask, position, *other),
+                };
+                Err(Error::unsupported(format!(
+                    "chunk {} of dataset '{}' skips filters (filter mask {odd_mask:#x}) where \
+                     chunk {} has filter mask {usual_mask:#x}, which a Zarr codec list cannot say \
+                     for one chunk",
+                    key(odd),
+                    self.name,
+                    key(usual)
+                )))
+            }
+        }
     }
 
     /// The allocated chunks, each cell of the chunk grid looked up by its
     /// coordinate (in C order).
-    fn chunks_by_grid(&self, chunks: &[u64]) -> Result<Vec<(Vec<u64>, Bytes)>> {
+    fn chunks_by_grid(&self, chunks: &[u64]) -> Result<Vec<Located>> {
         let grid: Vec<u64> = self
             .shape
             .iter()
@@ -205,20 +241,15 @@ impl Dataset<'_> {
         }
     }
 
-    /// The reference to a stored chunk at grid `position`; an error when
-    /// its filter mask skips a filter the codecs cannot tell was skipped
-    /// (all but LZF's, see [`filters::Skip`]), or when an LZF chunk is as
-    /// long as one stored without LZF would be.
-    fn reference(
-        &self,
-        position: &[u64],
-        mask: u32,
-        offset: u64,
-        length: u64,
-    ) -> Result<(Vec<u64>, Bytes)> {
+    /// The reference to a stored chunk at grid `position` and its filter
+    /// mask (0 for a chunk stored without LZF, which the codec reads, see
+    /// [`filters::Skip`]); an error when an LZF chunk is as long as one
+    /// stored without LZF would be.
+    fn reference(&self, position: &[u64], mask: u32, offset: u64, length: u64) -> Result<Located> {
+        let bytes = Bytes::Range { offset, length };
         match self.skip {
             Some(skip) if length == skip.stored_len && mask == skip.mask => {
-                return Ok((position.to_vec(), Bytes::Range { offset, length }));
+                return Ok((position.to_vec(), bytes, 0));
             }
             Some(skip) if length == skip.stored_len && mask == 0 => {
                 return Err(Error::unsupported(format!(
@@ -231,15 +262,7 @@ impl Dataset<'_> {
             }
             _ => {}
         }
-        if mask != 0 {
-            return Err(Error::unsupported(format!(
-                "chunk {} of dataset '{}' skips filters (filter mask {mask:#x}), which a \
-                 Zarr codec list cannot say for one chunk",
-                key(position),
-                self.name
-            )));
-        }
-        Ok((position.to_vec(), Bytes::Range { offset, length }))
+        Ok((position.to_vec(), bytes, mask))
     }
 
     /// The `allocated` chunks by index in the file's chunk index (each
@@ -249,7 +272,7 @@ impl Dataset<'_> {
         space: hid_t,
         allocated: hsize_t,
         chunks: &[u64],
-    ) -> Result<Vec<(Vec<u64>, Bytes)>> {
+    ) -> Result<Vec<Located>> {
         let shift = self.address_shift(space)?;
         (0..allocated)
             .filter_map(|i| self.chunk_at(space, i, chunks, shift).transpose())
@@ -287,7 +310,7 @@ impl Dataset<'_> {
         index: hsize_t,
         chunks: &[u64],
         shift: u64,
-    ) -> Result<Option<(Vec<u64>, Bytes)>> {
+    ) -> Result<Option<Located>> {
         let (offsets, mask, addr, size) = self.chunk_info(space, index)?;
         let position: Vec<u64> = offsets
             .iter()
@@ -714,9 +737,9 @@ mod tests {
                 let label = format!("{} (latest {latest}, user block {user_block})", spec.name);
                 assert_eq!(by_grid, by_index, "{label}");
                 assert_eq!(by_grid.len() as u64, n, "{label}");
-                assert_eq!(array.chunked(&spec.chunks).unwrap().refs.len() as u64, n);
+                assert_eq!(array.chunked(&spec.chunks).unwrap().0.refs.len() as u64, n);
                 let grid = grid_of(spec);
-                for (position, bytes) in &by_grid {
+                for (position, bytes, _) in &by_grid {
                     let Bytes::Range { offset, length } = bytes else {
                         panic!("{label}")
                     };

@@ -510,7 +510,7 @@ def test_temperatures_match_gdal_in_both_units(tmp_path, chunkref_bin, encoding,
     with gdal_units(normalize):
         assert_same_as_gdal(ds, source, missing=missing)
     band = ds.GetRasterBand(1)
-    assert band.DataType == (gdal.GDT_Float64 if normalize else gdal.GDT_Float32)
+    assert band.DataType == gdal.GDT_Float64
     assert band.GetMetadataItem("GRIB_UNIT") == ("[C]" if normalize else "[K]")
     if nodata is not None:
         assert band.GetNoDataValue() == nodata

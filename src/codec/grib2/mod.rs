@@ -13,9 +13,11 @@
 //! `unit_conversion` (optional) converts the values as GDAL's GRIB driver
 //! does by default (`GRIB_NORMALIZE_UNITS=YES`), in double precision after
 //! unpacking: `"kelvin_to_celsius"` (value - 273.15) or `"exp10"` (10 to
-//! the power of the value, for fields stored as logarithms). As in GDAL,
-//! points a bitmap leaves out and values equal to a declared missing value
-//! are left as they are. Converted values need 8-byte floats.
+//! the power of the value, for fields stored as logarithms); a list gives
+//! one conversion (or `null`) per band, the chunk's first grid coordinate
+//! (an array of messages of several parameters). As in GDAL, points a
+//! bitmap leaves out and values equal to a declared missing value are left
+//! as they are. Converted values need 8-byte floats.
 //!
 //! The grid must have the chunk's size (the last two chunk dimensions
 //! rows x columns, the others 1), checked before anything is unpacked.
@@ -103,8 +105,9 @@ impl Conversion {
 struct Grib2 {
     /// The value of points a bitmap leaves out.
     fill: f32,
-    /// The unit conversion of the values.
-    conversion: Conversion,
+    /// The unit conversion of the values: one for every band, or one per
+    /// band (by the chunk's first grid coordinate).
+    conversions: Vec<Conversion>,
     /// kerchunk's codec: values in stored order, eccodes' missing value NaN.
     kerchunk: bool,
 }
@@ -140,7 +143,8 @@ impl Codec for Grib2 {
                 "the chunk is not one field of the array's data type",
             ));
         }
-        let values = self.field(&input, plane)?;
+        let conversion = self.conversion(ctx)?;
+        let values = self.field(&input, plane, conversion)?;
         let mut out = output_buffer(NAME, ctx.decoded_len)?;
         let big = dtype.order == ByteOrder::Big;
         for v in values {
@@ -156,9 +160,35 @@ impl Codec for Grib2 {
 }
 
 impl Grib2 {
+    /// The conversion of the chunk `ctx` decodes.
+    fn conversion(&self, ctx: &DecodeContext<'_>) -> Result<Conversion> {
+        if let [one] = self.conversions[..] {
+            return Ok(one);
+        }
+        let band = ctx.chunk_index.first().copied().unwrap_or_default();
+        usize::try_from(band)
+            .ok()
+            .and_then(|b| self.conversions.get(b))
+            .copied()
+            .ok_or_else(|| {
+                Error::decode(
+                    NAME,
+                    format!(
+                        "'{CONVERSION_KEY}' lists {} bands, but the chunk is band {band}",
+                        self.conversions.len()
+                    ),
+                )
+            })
+    }
+
     /// The field of `message`, north-up (kerchunk's codec: in stored
-    /// order), for a chunk of `(rows, cols)`, converted.
-    fn field(&self, message: &[u8], (rows, cols): (usize, usize)) -> Result<Vec<f64>> {
+    /// order), for a chunk of `(rows, cols)`, converted by `conversion`.
+    fn field(
+        &self,
+        message: &[u8],
+        (rows, cols): (usize, usize),
+        conversion: Conversion,
+    ) -> Result<Vec<f64>> {
         let bad = |reason: String| Error::decode(NAME, reason);
         let total = indicator(message).map_err(bad)?.total_len;
         if total != message.len() as u64 {
@@ -214,7 +244,7 @@ impl Grib2 {
                         f64::NAN
                     }
                     Some(v) if missing.contains(&v) => f64::from(v),
-                    Some(v) => self.conversion.apply(v),
+                    Some(v) => conversion.apply(v),
                     None => fill,
                 };
             }
@@ -277,26 +307,33 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             ))
         }
     };
-    let conversion = match config.get(CONVERSION_KEY) {
-        None | Some(serde_json::Value::Null) => Conversion::None,
-        Some(serde_json::Value::String(s)) if s == "kelvin_to_celsius" => {
-            Conversion::KelvinToCelsius
+    let conversions = match config.get(CONVERSION_KEY) {
+        Some(serde_json::Value::Array(list)) if !list.is_empty() => {
+            list.iter().map(conversion_of).collect::<Result<Vec<_>>>()?
         }
-        Some(serde_json::Value::String(s)) if s == "exp10" => Conversion::Exp10,
-        Some(other) => {
-            return Err(Error::codec_config(
-                NAME,
-                format!(
-                    "'{CONVERSION_KEY}' should be \"kelvin_to_celsius\" or \"exp10\", found {other}"
-                ),
-            ))
-        }
+        one => vec![conversion_of(one.unwrap_or(&serde_json::Value::Null))?],
     };
     Ok(Box::new(Grib2 {
         fill,
-        conversion,
+        conversions,
         kerchunk: false,
     }))
+}
+
+/// One conversion of `unit_conversion`: a name, or `null` for none.
+fn conversion_of(value: &serde_json::Value) -> Result<Conversion> {
+    match value {
+        serde_json::Value::Null => Ok(Conversion::None),
+        serde_json::Value::String(s) if s == "kelvin_to_celsius" => Ok(Conversion::KelvinToCelsius),
+        serde_json::Value::String(s) if s == "exp10" => Ok(Conversion::Exp10),
+        other => Err(Error::codec_config(
+            NAME,
+            format!(
+                "'{CONVERSION_KEY}' should be \"kelvin_to_celsius\", \"exp10\", null or a list of \
+                 them (one per band), found {other}"
+            ),
+        )),
+    }
 }
 
 /// Builds kerchunk's `grib` codec: `var` names the variable (values; the
@@ -321,7 +358,7 @@ pub(super) fn kerchunk_from_config(config: &Config) -> Result<Box<dyn Codec>> {
     }
     Ok(Box::new(Grib2 {
         fill: f32::NAN,
-        conversion: Conversion::None,
+        conversions: vec![Conversion::None],
         kerchunk: true,
     }))
 }
@@ -458,6 +495,31 @@ pub(crate) mod tests {
             [1e7, 9999.0, 1e8, 1e9, 9999.0, 1e10]
         );
         assert!(from_config(&config(r#"{"unit_conversion": "F"}"#)).is_err());
+    }
+
+    #[test]
+    fn converts_each_band_as_its_list_entry_says() {
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let codec = from_config(&config(
+            r#"{"unit_conversion": [null, "kelvin_to_celsius"]}"#,
+        ))
+        .unwrap();
+        let band = |b: u64| {
+            let ctx = DecodeContext {
+                chunk_shape: &[1, 2, 3],
+                chunk_index: &[b, 0, 0],
+                dtype: DataType::from_v2("<f8").unwrap(),
+                decoded_len: 48,
+            };
+            codec
+                .decode(Bytes::copy_from_slice(&m), &ctx)
+                .map(|out| f64::from_le_bytes(out[..8].try_into().unwrap()))
+        };
+        assert_eq!(band(0).unwrap(), 3.0);
+        assert_eq!(band(1).unwrap(), 3.0 - 273.15);
+        let e = band(2).unwrap_err().to_string();
+        assert!(e.contains("lists 2 bands") && e.contains("band 2"), "{e}");
+        assert!(from_config(&config(r#"{"unit_conversion": [1]}"#)).is_err());
     }
 
     #[test]
