@@ -14,8 +14,8 @@ use bytes::Bytes;
 
 use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::dtype::{ByteOrder, DataType, ScalarKind};
 use crate::error::{Error, Result};
-use crate::zarr::dtype::{ByteOrder, DataType, ScalarKind};
 
 /// The codec's name.
 pub(crate) const NAME: &str = "valid_range";

@@ -573,7 +573,7 @@ fn valid_range(zattrs: &Map<String, Value>, nodata: Option<&Value>, size: usize)
     let bound = |v: f64| Some(domain(v)).filter(|&b| b != nodata);
     let mut codec = json!({
         "id": crate::codec::valid_range::NAME,
-        "nodata": crate::zarr::dtype::fill_json(nodata),
+        "nodata": crate::dtype::fill_json(nodata),
     });
     if let Some(min) = bound(min) {
         codec["min"] = json!(min);
