@@ -147,6 +147,8 @@ class Cell:
         self.bytes = 0
         self.in_flight = 0
         self.error = ""
+        #: Runs that failed (a crash of the tool, not a wrong pixel).
+        self.failed = 0
 
     @property
     def median(self) -> float | None:
@@ -166,15 +168,19 @@ def run_cell(tool: str, query: str, cfg: dict, python: Path, server: RangeServer
         done = subprocess.run([str(python), str(CLIENTS), tool, query, str(config)],
                               capture_output=True, text=True, env=env, timeout=900)
         if done.returncode != 0:
-            cell.error = (done.stderr.strip().splitlines() or ["failed"])[-1][:200]
-            print(f"  {tool} {query}: FAILED: {done.stderr[-2000:]}", file=sys.stderr)
-            return cell
+            last = (done.stderr.strip().splitlines() or [""])[-1][:200]
+            cell.error = f"exit {done.returncode} {last}".strip()
+            cell.failed += 1
+            print(f"  {tool} {query}: FAILED (exit {done.returncode}): {done.stderr[-2000:]}",
+                  file=sys.stderr)
+            continue
         seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
         if want is not None:
             got = np.load(out)
             if got.shape != want.shape or not np.array_equal(got, want):
                 cell.error = f"pixels differ from GDAL's (shape {got.shape}, want {want.shape})"
                 print(f"  {tool} {query}: {cell.error}", file=sys.stderr)
+                cell.seconds.clear()  # a wrong answer has no time
                 return cell
         cell.seconds.append(seconds)
         cell.requests = len(server.log.requests)
@@ -192,6 +198,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--chunkref", default=str(CHUNKREF),
+                        help="the chunkref command (the plugin comes from GDAL_DRIVER_PATH)")
     parser.add_argument("--queries", default=",".join(q for q, _, _ in QUERIES),
                         help="the reads to time (the indexes are always made)")
     args = parser.parse_args()
@@ -211,7 +219,7 @@ def main() -> None:
         urls = WORK / "urls.txt"
         urls.write_text("".join(f"{base}{n}\n" for n in names))
         shared = {"urls": str(urls), "stack": str(WORK / "stack.parquet"),
-                  "chunkref": str(CHUNKREF), "work": str(WORK)}
+                  "chunkref": args.chunkref, "work": str(WORK)}
         cells: dict[tuple[str, str], Cell] = {}
         # The indexes first: the readers of chunkref, VirtualiZarr and
         # rasteret read what their index run wrote.
@@ -247,7 +255,8 @@ def report(args, tools, queries, cells, load_before, load_after) -> None:
             elif cell.median is None:
                 row.append(f"failed: {cell.error}")
             else:
-                row.append(f"{cell.median:.3f} s")
+                failed = f" ({cell.failed} of {args.runs} runs failed)" if cell.failed else ""
+                row.append(f"{cell.median:.3f} s{failed}")
         ours = cells.get(("chunkref", query))
         peer_query = PEER_ROW.get(query, query)
         peers = [c.median for (t, q), c in cells.items()
