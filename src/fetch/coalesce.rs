@@ -164,7 +164,9 @@ mod tests {
     #[test]
     fn gaps_are_read_when_requests_exceed_the_slots_in_flight() {
         let plans = plan_all(&objects(3), 1 << 20, 1 << 23, 5);
-        assert!(plans.iter().all(|p| p.spans == vec![0..4 * T]));
+        assert!(plans
+            .iter()
+            .all(|p| p.spans.len() == 1 && p.spans[0] == (0..4 * T)));
         assert_eq!(
             plans[0].places[1],
             Place {
@@ -181,7 +183,8 @@ mod tests {
         let objects = vec![vec![0..T, 3 * T..4 * T], vec![0..T, 2 * T..3 * T]];
         let plans = plan_all(&objects, 1 << 20, 1 << 23, 3);
         assert_eq!(plans[0].spans, vec![0..T, 3 * T..4 * T]);
-        assert_eq!(plans[1].spans, vec![0..3 * T]);
+        assert_eq!(plans[1].spans.len(), 1);
+        assert_eq!(plans[1].spans[0], 0..3 * T);
     }
 
     #[test]
@@ -194,7 +197,8 @@ mod tests {
     fn small_gaps_always_merge() {
         let objects = vec![vec![0..100, 100..200, (200 + FREE_GAP)..(300 + FREE_GAP)]];
         let plans = plan_all(&objects, 1 << 20, 1 << 23, 64);
-        assert_eq!(plans[0].spans, vec![0..(300 + FREE_GAP)]);
+        assert_eq!(plans[0].spans.len(), 1);
+        assert_eq!(plans[0].spans[0], 0..(300 + FREE_GAP));
     }
 
     #[test]
