@@ -156,7 +156,9 @@ class Cell:
 
 
 def run_cell(tool: str, query: str, cfg: dict, python: Path, server: RangeServer,
-             runs: int, env: dict, days: int) -> Cell:
+             runs: int, env: dict) -> Cell:
+    """``runs`` fresh processes of ``tool`` on ``query``, each read checked
+    against GDAL on the source files, with the server's counts of the last."""
     cell = Cell()
     want = None if query == "index" else expected(cfg)
     for run in range(runs):
@@ -231,7 +233,7 @@ def main() -> None:
                     continue
                 python = Path(sys.executable) if tool in ("chunkref", "gdal") else python_peers
                 cells[tool, query] = run_cell(tool, query, cfg, python, server,
-                                              args.runs, env, args.days)
+                                              args.runs, env)
     finally:
         server.close()
     load_after = os.getloadavg()
