@@ -11,7 +11,9 @@ use crate::error::{Error, Result};
 /// Requests in flight per read when `CHUNKREF_MAX_REQUESTS` is not set.
 pub const DEFAULT_MAX_REQUESTS: usize = 64;
 /// Default of `CHUNKREF_COALESCE_GAP` (1 MiB: at object-store latencies,
-/// reading a megabyte costs about as much as one more request).
+/// reading a megabyte costs about as much as one more round trip; gaps are
+/// read only when requests outnumber the slots in flight, see
+/// `fetch::coalesce`).
 pub const DEFAULT_COALESCE_GAP: u64 = 1 << 20;
 /// Default of `CHUNKREF_TABLE_EAGER_ROWS`: one million rows.
 pub const DEFAULT_TABLE_EAGER_ROWS: u64 = 1 << 20;
@@ -92,8 +94,9 @@ pub struct Settings {
     pub http: HttpSettings,
     /// `CHUNKREF_MAX_REQUESTS`: requests in flight at once per read.
     pub max_requests: usize,
-    /// `CHUNKREF_COALESCE_GAP`: ranges of one object at most this many bytes
-    /// apart are read with one request.
+    /// `CHUNKREF_COALESCE_GAP`: the widest gap between two ranges of one
+    /// object read to save a request (when requests outnumber the slots in
+    /// flight).
     pub coalesce_gap: u64,
     /// `GDAL_ALLOW_REMOTE_RESOURCE_TO_ACCESS_LOCAL_FILE` (or
     /// `CHUNKREF_ALLOW_REMOTE_INDEX_LOCAL_FILES`): may an index read from a

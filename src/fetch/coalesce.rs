@@ -1,10 +1,14 @@
 //! Planning requests: nearby byte ranges of one object merge into spans,
 //! each read with one request.
 //!
-//! Object stores charge a round trip per request; reading a few unwanted
-//! bytes between two wanted ranges costs less than a second request. Spans
-//! stop growing at a size cap so a large read still becomes several requests
-//! that run concurrently.
+//! Object stores charge a round trip per request, but requests run
+//! concurrently: one more request costs a round trip only when the read
+//! already has more requests than can be in flight at once. So ranges at
+//! most [`FREE_GAP`] apart always merge (the gap costs less than a request's
+//! own overhead), and wider gaps, up to the caller's limit, are read only
+//! while the read has more requests than its slots in flight, the
+//! narrowest first ([`plan_all`]). Spans stop growing at a size cap so a
+//! large read still becomes several requests that run concurrently.
 
 use std::ops::Range;
 
@@ -24,6 +28,51 @@ pub(super) struct Plan {
     pub(super) spans: Vec<Range<u64>>,
     /// One place per wanted range, in the order the ranges were given.
     pub(super) places: Vec<Place>,
+}
+
+/// Ranges of one object at most this many bytes apart are always read with
+/// one request (64 KiB: less than a millisecond of transfer, cheaper than a
+/// request's own overhead).
+pub(super) const FREE_GAP: u64 = 64 << 10;
+
+/// Plans the requests of a read of several objects (`objects[i]`: the
+/// wanted ranges of object `i`), one [`Plan`] per object. Ranges at most
+/// [`FREE_GAP`] apart merge; then, while the read has more than
+/// `most_requests` spans (more than can be in flight at once, so each
+/// extra span costs a round trip), the narrowest gaps up to `gap` bytes are
+/// read too: the smallest merge limit that brings the spans down to
+/// `most_requests`, else `gap`. A gap that saves no round trip is not read.
+pub(super) fn plan_all(
+    objects: &[Vec<Range<u64>>],
+    gap: u64,
+    max_span: u64,
+    most_requests: usize,
+) -> Vec<Plan> {
+    let plan_with = |limit: u64| -> Vec<Plan> {
+        objects
+            .iter()
+            .map(|ranges| plan(ranges, limit, max_span))
+            .collect()
+    };
+    let spans = |plans: &[Plan]| plans.iter().map(|p| p.spans.len()).sum::<usize>();
+    let free = FREE_GAP.min(gap);
+    let plans = plan_with(free);
+    if spans(&plans) <= most_requests || gap <= free {
+        return plans;
+    }
+    // The merge limits worth trying: the gaps left between spans.
+    let mut limits: Vec<u64> = plans
+        .iter()
+        .flat_map(|p| p.spans.windows(2).map(|w| w[1].start - w[0].end))
+        .filter(|&g| g > free && g <= gap)
+        .collect();
+    limits.sort_unstable();
+    limits.dedup();
+    let Some(&widest) = limits.last() else {
+        return plans;
+    };
+    let enough = limits.partition_point(|&limit| spans(&plan_with(limit)) > most_requests);
+    plan_with(limits.get(enough).copied().unwrap_or(widest))
 }
 
 /// Merges `ranges` (any order, overlaps allowed) into spans: a range joins
@@ -96,6 +145,60 @@ mod tests {
         let p = plan(&[0..40, 40..80, 80..120, 120..500], 10, 100);
         assert_eq!(p.spans, vec![0..80, 80..120, 120..500]);
         assert_eq!(p.places[3], Place { span: 2, offset: 0 });
+    }
+
+    /// Bytes of a tile: gaps of a tile or more are wider than [`FREE_GAP`].
+    const T: u64 = 100_000;
+
+    /// `n` objects of four tiles, the first and the last wanted.
+    fn objects(n: usize) -> Vec<Vec<Range<u64>>> {
+        vec![vec![0..T, 3 * T..4 * T]; n]
+    }
+
+    #[test]
+    fn gaps_are_not_read_while_every_request_fits_in_flight() {
+        let plans = plan_all(&objects(3), 1 << 20, 1 << 23, 6);
+        assert!(plans.iter().all(|p| p.spans == vec![0..T, 3 * T..4 * T]));
+    }
+
+    #[test]
+    fn gaps_are_read_when_requests_exceed_the_slots_in_flight() {
+        let plans = plan_all(&objects(3), 1 << 20, 1 << 23, 5);
+        assert!(plans
+            .iter()
+            .all(|p| p.spans.len() == 1 && p.spans[0] == (0..4 * T)));
+        assert_eq!(
+            plans[0].places[1],
+            Place {
+                span: 0,
+                offset: 3 * T
+            }
+        );
+    }
+
+    #[test]
+    fn only_the_narrowest_gaps_needed_are_read() {
+        // Object 0's gap is two tiles, object 1's one: merging object 1
+        // alone brings four spans down to the three slots.
+        let objects = vec![vec![0..T, 3 * T..4 * T], vec![0..T, 2 * T..3 * T]];
+        let plans = plan_all(&objects, 1 << 20, 1 << 23, 3);
+        assert_eq!(plans[0].spans, vec![0..T, 3 * T..4 * T]);
+        assert_eq!(plans[1].spans.len(), 1);
+        assert_eq!(plans[1].spans[0], 0..3 * T);
+    }
+
+    #[test]
+    fn gaps_wider_than_the_limit_are_never_read() {
+        let plans = plan_all(&objects(3), T, 1 << 23, 1);
+        assert!(plans.iter().all(|p| p.spans.len() == 2));
+    }
+
+    #[test]
+    fn small_gaps_always_merge() {
+        let objects = vec![vec![0..100, 100..200, (200 + FREE_GAP)..(300 + FREE_GAP)]];
+        let plans = plan_all(&objects, 1 << 20, 1 << 23, 64);
+        assert_eq!(plans[0].spans.len(), 1);
+        assert_eq!(plans[0].spans[0], 0..(300 + FREE_GAP));
     }
 
     #[test]

@@ -371,9 +371,11 @@ impl Fetcher {
     /// bytes of request `i` as soon as they are all in (in completion
     /// order, on the calling thread), so callers can decode while the rest
     /// is still in flight. The ranges of all requests on one object are
-    /// planned together: ranges at most `coalesce_gap` bytes apart merge
-    /// into one span (up to [`MAX_SPAN`] bytes), and every span is one
-    /// request, with at most `max_in_flight` in flight at once. A failed span
+    /// planned together: nearby ranges merge into one span (up to
+    /// [`MAX_SPAN`] bytes; gaps up to `coalesce_gap` bytes are read only
+    /// while the read has more spans than `max_in_flight`, see
+    /// [`coalesce::plan_all`]), and every span is one request, with at most
+    /// `max_in_flight` in flight at once. A failed span
     /// fails every request that needed it. Blocks the calling thread (call it
     /// from outside the runtime).
     pub fn fetch_each(
@@ -424,10 +426,15 @@ impl Fetcher {
         let mut objects: Vec<Vec<(usize, Range<u64>)>> =
             by_object.into_values().filter(|w| !w.is_empty()).collect();
         objects.sort_by_key(|wanted| wanted[0].0);
-        for wanted in objects {
+        let ranges: Vec<Vec<Range<u64>>> = objects
+            .iter()
+            .map(|wanted| wanted.iter().map(|(_, r)| r.clone()).collect())
+            .collect();
+        // Slots left for ranged requests once whole-object reads have theirs.
+        let slots = self.max_in_flight.saturating_sub(jobs.len()).max(1);
+        let plans = coalesce::plan_all(&ranges, self.coalesce_gap, MAX_SPAN, slots);
+        for (wanted, plan) in objects.into_iter().zip(plans) {
             let source = requests[wanted[0].0].0;
-            let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, r)| r.clone()).collect();
-            let plan = coalesce::plan(&ranges, self.coalesce_gap, MAX_SPAN);
             let first = jobs.len();
             jobs.extend(plan.spans.into_iter().map(|span| Job {
                 source,

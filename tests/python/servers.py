@@ -80,6 +80,8 @@ class RequestLog:
     #: Requests being answered now, and the most at once so far.
     in_flight: int = 0
     most_in_flight: int = 0
+    #: Body bytes sent (HEAD requests and faults' short bodies count what went out).
+    bytes_sent: int = 0
 
     def enter(self) -> None:
         with self.lock:
@@ -185,6 +187,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             return
         self.wfile.write(payload)
+        with owner.log.lock:
+            owner.log.bytes_sent += len(payload)
 
     def _reply(self, status: int, text: bytes, body: bool) -> None:
         self.send_response(status)

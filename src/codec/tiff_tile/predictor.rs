@@ -69,29 +69,6 @@ impl Predictor {
     }
 }
 
-/// Reads a `bytes.len()`-byte unsigned integer.
-fn load(bytes: &[u8], big_endian: bool) -> u64 {
-    let fold = |acc: u64, &byte: &u8| acc << 8 | u64::from(byte);
-    if big_endian {
-        bytes.iter().fold(0, fold)
-    } else {
-        bytes.iter().rev().fold(0, fold)
-    }
-}
-
-/// Writes the low `bytes.len()` bytes of `value`.
-fn store(mut value: u64, bytes: &mut [u8], big_endian: bool) {
-    let mut put = |byte: &mut u8| {
-        *byte = value as u8;
-        value >>= 8;
-    };
-    if big_endian {
-        bytes.iter_mut().rev().for_each(&mut put);
-    } else {
-        bytes.iter_mut().for_each(&mut put);
-    }
-}
-
 /// Wrapping running sums of the bytes of `row` at distance `stride`
 /// (`row[i] += row[i - stride]`, in order). The common distances keep the
 /// sums in registers instead of reloading what was just stored.
@@ -122,26 +99,103 @@ fn accumulate_bytes(row: &mut [u8], stride: usize) {
     }
 }
 
-/// Undoes horizontal differencing on one row of `size`-byte samples.
+/// An unsigned integer sample of a predicted row.
+trait Word: Copy + Default {
+    /// Bytes per sample.
+    const SIZE: usize;
+    /// The sample in `bytes` (exactly [`Word::SIZE`] of them).
+    fn load<const BIG: bool>(bytes: &[u8]) -> Self;
+    /// Writes the sample to `bytes` (exactly [`Word::SIZE`] of them).
+    fn store<const BIG: bool>(self, bytes: &mut [u8]);
+    /// Wrapping sum.
+    fn plus(self, other: Self) -> Self;
+}
+
+macro_rules! word {
+    ($t:ty) => {
+        impl Word for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn load<const BIG: bool>(bytes: &[u8]) -> Self {
+                let mut b = [0u8; std::mem::size_of::<$t>()];
+                b.copy_from_slice(bytes);
+                if BIG {
+                    <$t>::from_be_bytes(b)
+                } else {
+                    <$t>::from_le_bytes(b)
+                }
+            }
+            fn store<const BIG: bool>(self, bytes: &mut [u8]) {
+                bytes.copy_from_slice(&if BIG {
+                    self.to_be_bytes()
+                } else {
+                    self.to_le_bytes()
+                });
+            }
+            fn plus(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+        }
+    };
+}
+word!(u16);
+word!(u32);
+word!(u64);
+
+/// Wrapping running sums of the `W` samples of `row` at distance `N`
+/// samples, the sums kept in registers (`N` a common samples per pixel).
+fn word_sums<W: Word, const N: usize, const BIG: bool>(row: &mut [u8]) {
+    let mut acc = [W::default(); N];
+    let mut pixels = row.chunks_exact_mut(N * W::SIZE);
+    for px in &mut pixels {
+        for (a, sample) in acc.iter_mut().zip(px.chunks_exact_mut(W::SIZE)) {
+            *a = a.plus(W::load::<BIG>(sample));
+            a.store::<BIG>(sample);
+        }
+    }
+    let rest = pixels.into_remainder();
+    for (a, sample) in acc.iter_mut().zip(rest.chunks_exact_mut(W::SIZE)) {
+        a.plus(W::load::<BIG>(sample)).store::<BIG>(sample);
+    }
+}
+
+/// Wrapping running sums of the `W` samples of `row` at distance `stride`
+/// samples, in byte order `BIG`.
+fn accumulate_words<W: Word, const BIG: bool>(row: &mut [u8], stride: usize) {
+    match stride {
+        1 => word_sums::<W, 1, BIG>(row),
+        2 => word_sums::<W, 2, BIG>(row),
+        3 => word_sums::<W, 3, BIG>(row),
+        4 => word_sums::<W, 4, BIG>(row),
+        _ => {
+            let distance = stride * W::SIZE;
+            for at in (distance..row.len().saturating_sub(W::SIZE - 1)).step_by(W::SIZE) {
+                let previous = W::load::<BIG>(&row[at - distance..at - distance + W::SIZE]);
+                let current = W::load::<BIG>(&row[at..at + W::SIZE]);
+                current
+                    .plus(previous)
+                    .store::<BIG>(&mut row[at..at + W::SIZE]);
+            }
+        }
+    }
+}
+
+/// Undoes horizontal differencing on one row of `size`-byte samples
+/// (1, 2, 4 or 8; other sizes are left as they are).
 pub(in crate::codec) fn horizontal_row(
     row: &mut [u8],
     stride: usize,
     size: usize,
     big_endian: bool,
 ) {
-    if size == 1 {
-        accumulate_bytes(row, stride);
-        return;
-    }
-    let distance = stride * size;
-    for at in (distance..row.len()).step_by(size) {
-        let previous = load(&row[at - distance..at - distance + size], big_endian);
-        let current = load(&row[at..at + size], big_endian);
-        store(
-            current.wrapping_add(previous),
-            &mut row[at..at + size],
-            big_endian,
-        );
+    match (size, big_endian) {
+        (1, _) => accumulate_bytes(row, stride),
+        (2, false) => accumulate_words::<u16, false>(row, stride),
+        (2, true) => accumulate_words::<u16, true>(row, stride),
+        (4, false) => accumulate_words::<u32, false>(row, stride),
+        (4, true) => accumulate_words::<u32, true>(row, stride),
+        (8, false) => accumulate_words::<u64, false>(row, stride),
+        (8, true) => accumulate_words::<u64, true>(row, stride),
+        _ => {}
     }
 }
 
@@ -172,6 +226,29 @@ pub(super) mod tests {
     //! `horDiff*` and `fpDiff`.
 
     use super::*;
+
+    /// Reads a `bytes.len()`-byte unsigned integer.
+    fn load(bytes: &[u8], big_endian: bool) -> u64 {
+        let fold = |acc: u64, &byte: &u8| acc << 8 | u64::from(byte);
+        if big_endian {
+            bytes.iter().fold(0, fold)
+        } else {
+            bytes.iter().rev().fold(0, fold)
+        }
+    }
+
+    /// Writes the low `bytes.len()` bytes of `value`.
+    fn store(mut value: u64, bytes: &mut [u8], big_endian: bool) {
+        let mut put = |byte: &mut u8| {
+            *byte = value as u8;
+            value >>= 8;
+        };
+        if big_endian {
+            bytes.iter_mut().rev().for_each(&mut put);
+        } else {
+            bytes.iter_mut().for_each(&mut put);
+        }
+    }
 
     /// Applies horizontal differencing (the encoder side) to a tile.
     pub(in super::super) fn difference(data: &mut [u8], layout: &Layout, big_endian: bool) {

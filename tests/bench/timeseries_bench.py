@@ -1,0 +1,284 @@
+#!/usr/bin/python3
+"""A year of remote daily COGs read by time (issue 29): chunkref against
+the peers, side by side in one run, same server, same files.
+
+Builds (once, tests/bench/timeseries_data.py) ``--days`` daily 2048 x 2048
+Int16 ZSTD COGs with 512 x 512 tiles, distinct files, serves them with the
+tests' range server (tests/python/servers.py) adding ``--latency`` to every
+request, indexes them with ``chunkref index --stack --datetime-from-name
+--from-list urls.txt -o stack.parquet`` and times, each in ``--runs`` fresh
+processes (the median is shown):
+
+- one pixel over all dates: ``ds.ReadAsArray(x, y, 1, 1)``, ``gdallocationinfo``,
+  and ``GetRasterBand(b).ReadRaster(x, y, 1, 1)`` band by band (chunkref);
+- a 1024 x 1024 window over 30 dates (``TIME_START``/``TIME_END`` open options);
+- one 512 x 512 tile of one date; the full 2048 x 2048 of one date;
+- indexing the files over HTTP (async-tiff: reading every header).
+
+The peers come from PyPI, in the venv ``build/ts-peers-venv`` (made on
+first use with a Python >= 3.12: VirtualiZarr 2.8 needs it): async-tiff,
+VirtualiZarr + virtual-tiff + Icechunk + obstore, rasteret; and GDAL's
+GTiff driver over ``/vsicurl/`` with a pool of 32 threads. Every read is
+checked against GDAL reading the source files. Prints the table with
+chunkref's ratio to the best peer, then the requests the server saw per
+query (count, MB, most in flight at once) and the load average.
+
+Run (the first run builds about 1.2 GB of files and installs the venv)::
+
+    cargo build --release && gdal_plugin/install.sh build/gdalplugins
+    GDAL_DRIVER_PATH=$PWD/build/gdalplugins tests/bench/timeseries_bench.py \\
+        [--days 365] [--latency 0.02] [--runs 3] [--tools chunkref,gdal,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from osgeo import gdal
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+sys.path.insert(0, str(HERE))
+
+import timeseries_data as data  # noqa: E402
+from servers import RangeServer, RequestLog  # noqa: E402
+
+CHUNKREF = REPO / "target" / "release" / "chunkref"
+CLIENTS = HERE / "timeseries_clients.py"
+WORK = data.ROOT / "work"
+VENV = REPO / "build" / "ts-peers-venv"
+PEER_REQUIREMENTS = (
+    "async-tiff==0.7.2",
+    "obstore==0.12.1",
+    "virtualizarr==2.8.0",
+    "virtual-tiff==0.5.0",
+    "icechunk==2.3.0",
+    "rasteret==0.4.1",
+    "numpy",
+)
+PEER_CHECK = "import async_tiff, obstore, virtualizarr, virtual_tiff, icechunk, rasteret"
+#: Column order; the first is ours.
+TOOLS = ("chunkref", "async-tiff", "gdal", "rasteret", "virtualizarr")
+TOOL_TITLES = {
+    "chunkref": "chunkref",
+    "async-tiff": "async-tiff 0.7.2",
+    "gdal": f"GDAL {gdal.__version__} /vsicurl/, 32 threads",
+    "rasteret": "rasteret 0.4.1",
+    "virtualizarr": "VirtualiZarr 2.8 + Icechunk 2.3",
+}
+#: Row order: (query, title, which tools run it).
+QUERIES = (
+    ("pixel", "one pixel on all {days} dates", TOOLS),
+    ("pixel-locinfo", "... through gdallocationinfo", ("chunkref",)),
+    ("pixel-bands", "... band by band (GetRasterBand(b).ReadRaster)", ("chunkref",)),
+    ("window", "1024 x 1024 window on {window_days} dates (TIME_START/TIME_END)", TOOLS),
+    ("tile", "one 512 x 512 tile of one date", TOOLS),
+    ("full", "full 2048 x 2048 of one date", TOOLS),
+    ("index", "index the {days} files over HTTP", TOOLS),
+)
+#: Rows whose ratio is taken against the peers' row of another query.
+PEER_ROW = {"pixel-locinfo": "pixel", "pixel-bands": "pixel"}
+
+
+def peer_python() -> Path:
+    """The venv's python, made on first use from a Python >= 3.12 on PATH
+    or under pyenv."""
+    from venvs import ensure_venv
+
+    candidates = [shutil.which(f"python3.{m}") for m in (12, 13)]
+    pyenv = Path.home() / ".pyenv" / "versions"
+    candidates += sorted(str(p / "bin" / "python3") for p in pyenv.glob("3.1[23]*"))
+    base = next((c for c in candidates if c and Path(c).exists()), None)
+    if base is None:
+        sys.exit("no Python >= 3.12 found for the peers' venv (VirtualiZarr 2.8 needs it)")
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([base, "-m", "venv", str(VENV)], check=True)
+    return ensure_venv(VENV, PEER_REQUIREMENTS, PEER_CHECK, "the time-series peers")
+
+
+def query_config(query: str, days: int, names: list[str], base: str) -> dict:
+    """Dates (first, last; 0-based) and window (x, y, width, height) of ``query``."""
+    size, tile = data.SIZE, data.TILE
+    if query.startswith("pixel"):
+        dates, window = (0, days - 1), (1100, 700, 1, 1)
+    elif query == "window":
+        first = min(days // 4, max(days - 30, 0))
+        dates, window = (first, min(first + 29, days - 1)), (512, 512, 1024, 1024)
+    elif query == "tile":
+        dates, window = (days * 5 // 9,) * 2, (512, 1024, tile, tile)
+    elif query == "full":
+        dates, window = (days * 7 // 9,) * 2, (0, 0, size, size)
+    else:
+        dates, window = (0, days - 1), (0, 0, size, size)
+    iso = [f"{data.DAY0 + datetime.timedelta(days=d):%Y-%m-%d}" for d in range(days)]
+    return {"query": query, "dates": dates, "window": window, "tile": tile,
+            "names": names, "iso": iso, "base": base, "epsg": data.EPSG,
+            "geo": [data.ORIGIN[0], data.ORIGIN[1], data.PIXEL, size]}
+
+
+def expected(cfg: dict) -> np.ndarray:
+    """What GDAL reads from the source files for ``cfg``."""
+    x, y, w, h = cfg["window"]
+    first, last = cfg["dates"]
+    out = []
+    for d in range(first, last + 1):
+        ds = gdal.Open(str(data.ROOT / cfg["names"][d]))  # kept open while its band reads
+        out.append(ds.GetRasterBand(1).ReadAsArray(x, y, w, h))
+    return np.stack(out).astype(np.int16)
+
+
+class Cell:
+    """The runs of one tool on one query."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.requests = 0
+        self.bytes = 0
+        self.in_flight = 0
+        self.error = ""
+        #: Runs that failed (a crash of the tool, not a wrong pixel).
+        self.failed = 0
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.seconds) if self.seconds else None
+
+
+def run_cell(tool: str, query: str, cfg: dict, python: Path, server: RangeServer,
+             runs: int, env: dict) -> Cell:
+    """``runs`` fresh processes of ``tool`` on ``query``, each read checked
+    against GDAL on the source files, with the server's counts of the last."""
+    cell = Cell()
+    want = None if query == "index" else expected(cfg)
+    for run in range(runs):
+        config = WORK / f"{tool}-{query}.json"
+        out = WORK / f"{tool}-{query}.npy"
+        out.unlink(missing_ok=True)
+        config.write_text(json.dumps({**cfg, "out": str(out)}))
+        server.log = RequestLog()
+        done = subprocess.run([str(python), str(CLIENTS), tool, query, str(config)],
+                              capture_output=True, text=True, env=env, timeout=900)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or [""])[-1][:200]
+            cell.error = f"exit {done.returncode} {last}".strip()
+            cell.failed += 1
+            print(f"  {tool} {query}: FAILED (exit {done.returncode}): {done.stderr[-2000:]}",
+                  file=sys.stderr)
+            continue
+        seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+        if want is not None:
+            got = np.load(out)
+            if got.shape != want.shape or not np.array_equal(got, want):
+                cell.error = f"pixels differ from GDAL's (shape {got.shape}, want {want.shape})"
+                print(f"  {tool} {query}: {cell.error}", file=sys.stderr)
+                cell.seconds.clear()  # a wrong answer has no time
+                return cell
+        cell.seconds.append(seconds)
+        cell.requests = len(server.log.requests)
+        cell.bytes = server.log.bytes_sent
+        cell.in_flight = server.log.most_in_flight
+        print(f"  {tool:12} {query:13} run {run + 1}: {seconds:.3f} s, "
+              f"{cell.requests} requests, {cell.bytes / 1e6:.1f} MB, "
+              f"most in flight {cell.in_flight}", file=sys.stderr, flush=True)
+    return cell
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--days", type=int, default=365)
+    parser.add_argument("--latency", type=float, default=0.02)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--chunkref", default=str(CHUNKREF),
+                        help="the chunkref command (the plugin comes from GDAL_DRIVER_PATH)")
+    parser.add_argument("--queries", default=",".join(q for q, _, _ in QUERIES),
+                        help="the reads to time (the indexes are always made)")
+    args = parser.parse_args()
+    tools = [t for t in TOOLS if t in args.tools.split(",")]
+    # Indexes are always made: the server's port, in their URLs, is new each run.
+    queries = [q for q in QUERIES if q[0] in args.queries.split(",") + ["index"]]
+    gdal.UseExceptions()
+    names = data.build(args.days)
+    load_before = os.getloadavg()
+    python_peers = peer_python() if set(tools) - {"chunkref", "gdal"} else None
+    WORK.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.setdefault("GDAL_DRIVER_PATH", str(REPO / "build" / "gdalplugins"))
+    server = RangeServer(data.ROOT, delay=args.latency)
+    try:
+        base = server.url
+        urls = WORK / "urls.txt"
+        urls.write_text("".join(f"{base}{n}\n" for n in names))
+        shared = {"urls": str(urls), "stack": str(WORK / "stack.parquet"),
+                  "chunkref": args.chunkref, "work": str(WORK)}
+        cells: dict[tuple[str, str], Cell] = {}
+        # The indexes first: the readers of chunkref, VirtualiZarr and
+        # rasteret read what their index run wrote.
+        order = sorted(queries, key=lambda q: q[0] != "index")
+        for query, _, runs_for in order:
+            cfg = {**query_config(query, args.days, names, base), **shared}
+            for tool in tools:
+                if tool not in runs_for or (tool == "gdal" and query == "index"):
+                    continue
+                python = Path(sys.executable) if tool in ("chunkref", "gdal") else python_peers
+                cells[tool, query] = run_cell(tool, query, cfg, python, server,
+                                              args.runs, env)
+    finally:
+        server.close()
+    load_after = os.getloadavg()
+    report(args, tools, queries, cells, load_before, load_after)
+
+
+def report(args, tools, queries, cells, load_before, load_after) -> None:
+    fmt = {"days": args.days, "window_days": min(30, args.days)}
+    print(f"\n{args.days} daily 2048 x 2048 Int16 ZSTD COGs (512 x 512 tiles), "
+          f"{args.latency * 1000:.0f} ms added per request; median of {args.runs} fresh "
+          f"processes; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after\n")
+    head = ["query"] + [TOOL_TITLES[t] for t in tools] + ["best peer / chunkref"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for query, title, _ in queries:
+        row = [title.format(**fmt)]
+        for tool in tools:
+            cell = cells.get((tool, query))
+            if cell is None:
+                row.append("-")
+            elif cell.median is None:
+                row.append(f"failed: {cell.error}")
+            else:
+                failed = f" ({cell.failed} of {args.runs} runs failed)" if cell.failed else ""
+                row.append(f"{cell.median:.3f} s{failed}")
+        ours = cells.get(("chunkref", query))
+        peer_query = PEER_ROW.get(query, query)
+        peers = [c.median for (t, q), c in cells.items()
+                 if q == peer_query and t != "chunkref" and c.median is not None]
+        if ours is not None and ours.median and peers:
+            row.append(f"{min(peers) / ours.median:.2f}x")
+        else:
+            row.append("-")
+        print("| " + " | ".join(row) + " |")
+    print("\nrequests the server saw (last run): count / MB / most in flight at once\n")
+    print("| query | " + " | ".join(TOOL_TITLES[t] for t in tools) + " |")
+    print("|" + "---|" * (len(tools) + 1))
+    for query, title, _ in queries:
+        row = [title.format(**fmt)]
+        for tool in tools:
+            cell = cells.get((tool, query))
+            row.append("-" if cell is None or not cell.seconds else
+                       f"{cell.requests} / {cell.bytes / 1e6:.1f} / {cell.in_flight}")
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

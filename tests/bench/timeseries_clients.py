@@ -1,0 +1,301 @@
+"""The readers compared by tests/bench/timeseries_bench.py, one query per
+process::
+
+    PYTHON timeseries_clients.py TOOL QUERY CONFIG.json
+
+TOOL is ``chunkref``, ``gdal`` (``/vsicurl/`` with a thread pool),
+``async-tiff``, ``virtualizarr`` (VirtualiZarr + virtual-tiff parsers into
+an Icechunk repository, read back through Zarr) or ``rasteret``. QUERY is
+``index``, ``pixel``, ``pixel-locinfo``, ``pixel-bands``, ``window``,
+``tile`` or ``full``. CONFIG holds the server's URL, the file names, the
+query's dates and window and where to write. Each run saves what it read
+as ``(dates, rows, columns)`` Int16 in CONFIG's ``out`` (``.npy``) and
+prints one JSON line ``{"seconds": ...}``: the time from after the imports
+(:data:`IMPORTS`) to the last pixel, the dataset's open included (for a
+command, its wall time).
+
+chunkref and gdal run in Debian's python (osgeo); the others in the venv
+build/ts-peers-venv, where each imports only its own stack.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: Requests the thread-pool and asyncio clients keep in flight at once.
+WORKERS = 32
+
+
+def _window(cfg: dict) -> tuple[int, int, int, int]:
+    return tuple(cfg["window"])  # x, y, width, height
+
+
+def _dates(cfg: dict) -> range:
+    first, last = cfg["dates"]
+    return range(first, last + 1)
+
+
+# --------------------------------------------------------------------------
+# chunkref, through GDAL
+# --------------------------------------------------------------------------
+
+def chunkref(query: str, cfg: dict) -> np.ndarray | None:
+    from osgeo import gdal
+
+    gdal.UseExceptions()
+    stack = cfg["stack"]
+    x, y, w, h = _window(cfg)
+    dates = _dates(cfg)
+    if query == "index":
+        subprocess.run(
+            [cfg["chunkref"], "index", "--stack", "--datetime-from-name",
+             "--from-list", cfg["urls"], "-o", stack],
+            check=True, capture_output=True,
+        )
+        return None
+    if query == "pixel-locinfo":
+        done = subprocess.run(
+            ["gdallocationinfo", "-valonly", stack, str(x), str(y)],
+            check=True, capture_output=True, text=True,
+        )
+        return np.array([int(v) for v in done.stdout.split()], np.int16).reshape(-1, 1, 1)
+    if query == "window":
+        ds = gdal.OpenEx(stack, open_options=[f"TIME_START={cfg['iso'][dates[0]]}",
+                                              f"TIME_END={cfg['iso'][dates[-1]]}"])
+        return ds.ReadAsArray(x, y, w, h).reshape(len(dates), h, w)
+    ds = gdal.Open(stack)
+    if query == "pixel":
+        return ds.ReadAsArray(x, y, 1, 1).reshape(-1, 1, 1)
+    if query == "pixel-bands":
+        values = [ds.GetRasterBand(b + 1).ReadRaster(x, y, 1, 1) for b in dates]
+        return np.frombuffer(b"".join(values), np.int16).reshape(-1, 1, 1)
+    # tile, full: one date
+    band = ds.GetRasterBand(dates[0] + 1)
+    return band.ReadAsArray(x, y, w, h)[None]
+
+
+# --------------------------------------------------------------------------
+# GDAL's own GTiff driver through /vsicurl/, one file per thread
+# --------------------------------------------------------------------------
+
+def gdal_vsicurl(query: str, cfg: dict) -> np.ndarray | None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from osgeo import gdal
+
+    gdal.UseExceptions()
+    gdal.SetConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR")
+    gdal.SetConfigOption("CPL_VSIL_CURL_ALLOWED_EXTENSIONS", ".tif")
+    gdal.SetConfigOption("GDAL_NUM_THREADS", "ALL_CPUS")
+    x, y, w, h = _window(cfg)
+    if query.startswith("pixel"):
+        w = h = 1
+
+    def one(date: int) -> np.ndarray:
+        ds = gdal.Open("/vsicurl/" + cfg["base"] + cfg["names"][date])
+        band = ds.GetRasterBand(1)
+        return band.ReadAsArray(x, y, w, h)
+
+    dates = _dates(cfg)
+    if len(dates) == 1:
+        return one(dates[0])[None]
+    with ThreadPoolExecutor(WORKERS) as pool:
+        return np.stack(list(pool.map(one, dates)))
+
+
+# --------------------------------------------------------------------------
+# async-tiff (obstore's HTTPStore), every file opened and read concurrently
+# --------------------------------------------------------------------------
+
+def _tiles_of(x: int, y: int, w: int, h: int, tile: int) -> list[tuple[int, int]]:
+    return [(tx, ty)
+            for ty in range(y // tile, (y + h - 1) // tile + 1)
+            for tx in range(x // tile, (x + w - 1) // tile + 1)]
+
+
+def async_tiff(query: str, cfg: dict) -> np.ndarray | None:
+    import asyncio
+
+    from async_tiff import TIFF
+    from obstore.store import HTTPStore
+
+    x, y, w, h = _window(cfg)
+    if query.startswith("pixel"):
+        w = h = 1
+    tile = cfg["tile"]
+    wanted = _tiles_of(x, y, w, h, tile)
+    names = cfg["names"]
+
+    async def run() -> np.ndarray | None:
+        store = HTTPStore.from_url(cfg["base"], client_options={"allow_http": True})
+        gate = asyncio.Semaphore(WORKERS)
+        if query == "index":  # headers only: async-tiff writes no index
+            async def header(name: str) -> None:
+                async with gate:
+                    tiff = await TIFF.open(name, store=store)
+                    tiff.ifd(0)
+            await asyncio.gather(*(header(n) for n in names))
+            return None
+
+        async def one(date: int) -> np.ndarray:
+            async with gate:
+                tiff = await TIFF.open(names[date], store=store)
+                tiles = await tiff.fetch_tiles(wanted, 0)
+            out = np.empty((h, w), np.int16)
+            for t in tiles:
+                tx0, ty0 = t.x * tile, t.y * tile
+                a = np.asarray(await t.decode())[:, :, 0].view(np.int16)
+                ox0, oy0 = max(x, tx0), max(y, ty0)
+                ox1, oy1 = min(x + w, tx0 + tile), min(y + h, ty0 + tile)
+                out[oy0 - y:oy1 - y, ox0 - x:ox1 - x] = a[oy0 - ty0:oy1 - ty0, ox0 - tx0:ox1 - tx0]
+            return out
+
+        return np.stack(await asyncio.gather(*(one(d) for d in _dates(cfg))))
+
+    return asyncio.run(run())
+
+
+# --------------------------------------------------------------------------
+# VirtualiZarr + virtual-tiff -> Icechunk, read through Zarr
+# --------------------------------------------------------------------------
+
+def _icechunk_repo(cfg: dict, create: bool):
+    import icechunk
+
+    base = cfg["base"]
+    storage = icechunk.local_filesystem_storage(str(Path(cfg["work"]) / "icechunk"))
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(base, icechunk.http_store()))
+    access = icechunk.containers_credentials({base: icechunk.Credentials.HttpAccess()})
+    if create:
+        return icechunk.Repository.create(storage, config, authorize_virtual_chunk_access=access)
+    return icechunk.Repository.open(storage, config, authorize_virtual_chunk_access=access)
+
+
+def virtualizarr(query: str, cfg: dict) -> np.ndarray | None:
+    import warnings
+
+    warnings.simplefilter("ignore")  # virtual-tiff's codecs are not Zarr v3 spec
+    x, y, w, h = _window(cfg)
+    if query == "index":
+        import shutil
+        from concurrent.futures import ThreadPoolExecutor
+
+        from obspec_utils.registry import ObjectStoreRegistry
+        from obstore.store import HTTPStore
+        from virtual_tiff import VirtualTIFF
+        from virtualizarr import open_virtual_mfdataset
+
+        base = cfg["base"]
+        shutil.rmtree(Path(cfg["work"]) / "icechunk", ignore_errors=True)
+        registry = ObjectStoreRegistry(
+            {base: HTTPStore.from_url(base, client_options={"allow_http": True})})
+        with ThreadPoolExecutor(WORKERS) as pool:
+            vds = open_virtual_mfdataset(
+                [base + n for n in cfg["names"]], registry=registry,
+                parser=VirtualTIFF(ifd=0), concat_dim="time", combine="nested",
+                coords="minimal", compat="override", parallel=pool)
+        session = _icechunk_repo(cfg, create=True).writable_session("main")
+        vds.vz.to_icechunk(session.store)
+        session.commit("the time stack")
+        return None
+    import virtual_tiff  # noqa: F401  (registers the TIFF codecs with Zarr)
+    import zarr
+
+    session = _icechunk_repo(cfg, create=False).readonly_session("main")
+    array = zarr.open_group(session.store, mode="r")["0"]
+    if query.startswith("pixel"):
+        w = h = 1
+    first, last = cfg["dates"]
+    return array[first:last + 1, y:y + h, x:x + w]
+
+
+def rasteret(query: str, cfg: dict) -> np.ndarray | None:
+    import rasteret as rt
+    from obstore.store import HTTPStore
+    from rasteret.cloud import ObstoreBackend
+
+    base = cfg["base"]
+    backend = ObstoreBackend(HTTPStore.from_url(base, client_options={"allow_http": True}),
+                             url_prefix=base)
+    workspace = Path(cfg["work"]) / "rasteret"
+    ids = [Path(n).stem for n in cfg["names"]]
+    if query == "index":
+        import datetime
+
+        import pyarrow as pa
+        import pyproj
+        import shapely
+
+        x0, y0, res, size = cfg["geo"]
+        corners_x = [x0, x0 + res * size, x0 + res * size, x0]
+        corners_y = [y0, y0, y0 - res * size, y0 - res * size]
+        lon, lat = pyproj.Transformer.from_crs(cfg["epsg"], 4326, always_xy=True).transform(
+            corners_x, corners_y)
+        footprint = shapely.to_wkb(shapely.Polygon(list(zip(lon, lat))))
+        days = [datetime.datetime.fromisoformat(d).replace(tzinfo=datetime.timezone.utc)
+                for d in cfg["iso"]]
+        table = pa.table({
+            "id": ids,
+            "datetime": pa.array(days, pa.timestamp("us", tz="UTC")),
+            "geometry": pa.array([footprint] * len(ids), pa.binary()),
+            "href": [base + n for n in cfg["names"]],
+        })
+        rt.build_from_table(table, name="ts", href_column="href", band_index_map={"B1": 0},
+                            enrich_cog=True, backend=backend, workspace_dir=workspace,
+                            force=True, max_concurrent=WORKERS)
+        return None
+    collection = rt.load(workspace / "ts_records", name="ts")
+    x, y, w, h = _window(cfg)
+    if query.startswith("pixel"):
+        w = h = 1
+    x0, y0, res, _ = cfg["geo"]
+    bounds = (x0 + x * res, y0 - (y + h) * res, x0 + (x + w) * res, y0 - y * res)
+    first, last = cfg["dates"]
+    out = collection.read_window(record_ids=ids[first:last + 1], bounds=bounds, res=(res, res),
+                                 bands=["B1"], group_by="id", backend=backend,
+                                 max_concurrent=WORKERS)
+    return out.reshape(last - first + 1, h, w)
+
+
+#: What each tool imports, done before the clock starts.
+IMPORTS = {
+    "chunkref": ["osgeo.gdal"],
+    "gdal": ["osgeo.gdal"],
+    "async-tiff": ["async_tiff", "obstore.store"],
+    "virtualizarr": ["icechunk", "zarr", "xarray", "virtual_tiff", "virtualizarr",
+                     "obspec_utils.registry", "obstore.store"],
+    "rasteret": ["rasteret", "rasteret.cloud", "obstore.store", "pyarrow", "pyproj", "shapely"],
+}
+
+TOOLS = {
+    "chunkref": chunkref,
+    "gdal": gdal_vsicurl,
+    "async-tiff": async_tiff,
+    "virtualizarr": virtualizarr,
+    "rasteret": rasteret,
+}
+
+
+def main() -> None:
+    tool, query, config = sys.argv[1:4]
+    cfg = json.loads(Path(config).read_text())
+    for module in IMPORTS[tool]:
+        importlib.import_module(module)
+    start = time.perf_counter()
+    out = TOOLS[tool](query, cfg)
+    seconds = time.perf_counter() - start
+    if out is not None:
+        np.save(cfg["out"], np.ascontiguousarray(out, np.int16))
+    print(json.dumps({"seconds": seconds}))
+
+
+if __name__ == "__main__":
+    main()
