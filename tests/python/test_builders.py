@@ -10,6 +10,7 @@ by resolving ranges / decoding chunks here.
 from __future__ import annotations
 
 import base64
+import inspect
 import json
 from pathlib import Path
 
@@ -27,10 +28,21 @@ fsspec = pytest.importorskip("fsspec")
 pytestmark = pytest.mark.builders_only
 
 
+def _reference_options() -> dict:
+    """fsspec from 2023 renders templates with str.format unless told
+    otherwise, and from 2025 then expands no ``gen`` entries (Debian 13 and
+    unstable): ask for Jinja where there is the choice."""
+    from fsspec.implementations.reference import ReferenceFileSystem
+
+    parameters = inspect.signature(ReferenceFileSystem.__init__).parameters
+    return {"simple_templates": False} if "simple_templates" in parameters else {}
+
+
 def read_with_fsspec(index: Path, array: str, template_overrides=None) -> np.ndarray:
     """Read ``array`` of a Kerchunk index with fsspec + zarr-python."""
     fs = fsspec.filesystem(
-        "reference", fo=str(index), remote_protocol="file", template_overrides=template_overrides
+        "reference", fo=str(index), remote_protocol="file", template_overrides=template_overrides,
+        **_reference_options(),
     )
     return zarr.open_array(fs.get_mapper(array), mode="r")[...]
 
