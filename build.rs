@@ -1,12 +1,16 @@
 //! Compiles the C++ shim against the system GDAL (found with gdal-config,
 //! else pkg-config), links libgdal, and tells the Rust code which GDAL and
 //! libhdf5 it is built against:
-//! - `cfg(gdal_int8)` on GDAL >= 3.7 (the one place Rust reads it is
-//!   src/gdal_compat.rs; the shim's is cpp_shim/gdal_compat.h, chosen by
-//!   `GDAL_VERSION_NUM` from the same headers);
+//! - `cfg(gdal_int8)` on GDAL >= 3.7, `cfg(gdal_rpc_full_scale)` on
+//!   GDAL >= 3.7.2, `cfg(gdal_grib_derived_parameter_units)` on GDAL >= 3.13
+//!   (the one place Rust reads them is src/gdal_compat.rs;
+//!   the shim's is cpp_shim/gdal_compat.h, chosen by `GDAL_VERSION_NUM`
+//!   from the same headers);
 //! - `cfg(hdf5_1_14)` when libhdf5 is 1.14 or 2.x rather than 1.10: its
 //!   file driver structures (src/hdf5/vfd.rs, checked by vfd_layout.c) and
-//!   the API names 1.12 changed (src/hdf5/compat.rs).
+//!   the API names 1.12 changed (src/hdf5/compat.rs);
+//! - `cfg(hdf5_2)` as well when libhdf5 is 2.x: the calls 2.0 changed
+//!   (src/hdf5/compat.rs).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -92,6 +96,14 @@ impl Gdal {
         println!("cargo::rustc-check-cfg=cfg(gdal_int8)");
         if (major, minor) >= (3, 7) {
             println!("cargo::rustc-cfg=gdal_int8");
+        }
+        println!("cargo::rustc-check-cfg=cfg(gdal_grib_derived_parameter_units)");
+        if (major, minor) >= (3, 13) {
+            println!("cargo::rustc-cfg=gdal_grib_derived_parameter_units");
+        }
+        println!("cargo::rustc-check-cfg=cfg(gdal_rpc_full_scale)");
+        if self.version >= (3, 7, 2) {
+            println!("cargo::rustc-cfg=gdal_rpc_full_scale");
         }
         let (newest_major, newest_minor) = NEWEST_PREBUILT_BINDINGS;
         if (major, minor) > NEWEST_PREBUILT_BINDINGS
@@ -181,11 +193,17 @@ fn hdf5_version(dirs: &[PathBuf]) -> (u32, u32) {
 fn check_hdf5_layout() {
     println!("cargo:rerun-if-changed=src/hdf5/vfd_layout.c");
     println!("cargo::rustc-check-cfg=cfg(hdf5_1_14)");
+    println!("cargo::rustc-check-cfg=cfg(hdf5_2)");
     let dirs = hdf5_include_dirs();
     let layout = match hdf5_version(&dirs) {
         (1, 10) => 110,
-        (1, 14) | (2, _) => {
+        (1, 14) => {
             println!("cargo::rustc-cfg=hdf5_1_14");
+            114
+        }
+        (2, _) => {
+            println!("cargo::rustc-cfg=hdf5_1_14");
+            println!("cargo::rustc-cfg=hdf5_2");
             114
         }
         (major, minor) => panic!(

@@ -18,7 +18,8 @@
 # trixie and sid are Debian roots under build/roots/ (made on first use by
 # scripts/gdal-roots.sh: about 7 minutes each); the host's Rust toolchain is
 # bind-mounted into them, cargo's registry is copied once, and each has its
-# own target directory (build/target-ENV). Needs root (chroot, mount).
+# own target directory (build/target-ENV) and test venvs (build/venvs-ENV:
+# tests/python/venvs.py). Needs root (chroot, mount).
 # Results: build/matrix/ENV.{row,build.log,tests.log}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,8 +37,11 @@ if [ "${1:-}" = "--here" ]; then
   out=build/matrix
   mkdir -p "$out"
   gdal=$(gdal-config --version)
-  hdf5=$(sed -n 's/^#define H5_VERSION *"\(.*\)"/\1/p' "$(pkg-config --variable=includedir hdf5 2>/dev/null || echo /usr/include/hdf5/serial)/H5public.h" 2>/dev/null || true)
-  [ -n "$hdf5" ] || hdf5=$(sed -n 's/^#define H5_VERSION *"\(.*\)"/\1/p' /usr/include/hdf5/serial/H5public.h)
+  # H5_VERSION: in H5public.h up to 1.14, in H5pubconf.h from 2.0.
+  hdf5_include=$(pkg-config --variable=includedir hdf5 2>/dev/null || true)
+  [ -e "$hdf5_include/H5public.h" ] || hdf5_include=/usr/include/hdf5/serial
+  hdf5=$(cat "$hdf5_include"/H5public.h "$hdf5_include"/H5pubconf.h 2>/dev/null |
+         sed -n 's/^#define H5_VERSION *"\(.*\)"/\1/p' | head -1)
   features=$(scripts/cargo-features.sh)
   # Debian unstable's hdf5.pc links -lhdf5_serial, whose library
   # hdf5-metno-sys does not look for: point it at Debian's serial build.
@@ -157,6 +161,7 @@ in_root() {
     PATH=/opt/cargo-bin:/usr/local/bin:/usr/bin:/bin \
     RUSTUP_HOME=/root/.rustup CARGO_HOME=/root/cargo-home \
     CARGO_TARGET_DIR="build/target-$suite" MATRIX_TESTS="${MATRIX_TESTS:-}" \
+    CHUNKREF_VENVS="/src/build/venvs-$suite" \
     SSL_CERT_FILE=/etc/ssl/certs/host-ca-certificates.crt \
     CARGO_HTTP_CAINFO=/etc/ssl/certs/host-ca-certificates.crt \
     PIP_CERT=/etc/ssl/certs/host-ca-certificates.crt \

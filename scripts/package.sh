@@ -50,8 +50,19 @@ fi
 if [ "$(echo "$runtime" | cut -d. -f1,2)" != "$built" ]; then
   echo "error: this package was built for GDAL $built, but this machine has GDAL $runtime;" \
        "a GDAL plugin only loads into the major.minor it was built for: build chunkref from" \
-       "source here (cargo build --release && gdal_plugin/install.sh --system)" >&2
+       "source here (README.md, \"Build for another GDAL\")" >&2
   exit 1
+fi
+# The libraries it was linked with (libhdf5's soname differs between
+# distributions that share a GDAL minor).
+if command -v ldd >/dev/null; then
+  missing=$(ldd "$here/gdal_ChunkRef.so" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+  if [ -n "$missing" ]; then
+    echo "error: this package (built for GDAL $built) needs libraries this machine lacks:" \
+         "${missing% }; install them (Debian: the libhdf5 and libgdal packages of the" \
+         "release it was built on) or build chunkref from source here" >&2
+    exit 1
+  fi
 fi
 if [ -z "$plugins" ]; then
   libdir=$(gdal-config --libs 2>/dev/null | tr ' ' '\n' | sed -n 's/^-L//p' | head -1)

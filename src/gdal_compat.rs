@@ -8,3 +8,15 @@
 /// marked `PIXELTYPE=SIGNEDBYTE` in `IMAGE_STRUCTURE`, as their own drivers
 /// serve them.
 pub const INT8_BANDS: bool = cfg!(gdal_int8);
+
+/// How many `LAT_SCALE`s / `LONG_SCALE`s either side of `LAT_OFF` /
+/// `LONG_OFF` the NITF driver puts `MIN/MAX_LAT/LONG` of the RPC metadata
+/// it reads from RPC00B: one from GDAL 3.7.2 (OSGeo/gdal#8166: the RPC
+/// normalisation maps OFF +/- SCALE to +/-1), a half before.
+pub const RPC_EXTENT_SCALES: f64 = if cfg!(gdal_rpc_full_scale) { 1.0 } else { 0.5 };
+
+/// Whether the GRIB driver labels a derived ensemble forecast (code table
+/// 4.7: spread, standard deviations, ...) with its parameter's unit (`[C]`,
+/// `[K]`) rather than `[spread]`, `[stddev]`, ...: GDAL 3.13.3 does, 3.10.3
+/// does not (3.11 and 3.12 are not checked). Neither converts its values.
+pub const GRIB_DERIVED_PARAMETER_UNITS: bool = cfg!(gdal_grib_derived_parameter_units);

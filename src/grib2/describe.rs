@@ -109,7 +109,7 @@ const NDFD_NAMES: &[(&str, &str)] = &[
     ("HTSGW", "WaveHeight"),
 ];
 /// Units of derived forecasts (code table 4.7) degrib shows in place of
-/// the parameter's.
+/// the parameter's (up to GDAL 3.12: [`crate::gdal_compat::GRIB_DERIVED_PARAMETER_UNITS`]).
 const DERIVED_UNITS: &[(u8, &str)] = &[
     (2, "[stddev]"),
     (3, "[stddev normalized]"),
@@ -328,7 +328,9 @@ fn parameter(ctx: &Context<'_>, tables: &Tables) -> Parameter {
     let mut p = named(ctx, tables);
     if ctx.template == 2 {
         if let Some((_, unit)) = DERIVED_UNITS.iter().find(|(d, _)| *d == ctx.byte(34)) {
-            p.unit = (*unit).to_string();
+            if !crate::gdal_compat::GRIB_DERIVED_PARAMETER_UNITS {
+                p.unit = (*unit).to_string();
+            }
             p.conversion.clear();
         }
     }

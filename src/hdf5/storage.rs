@@ -4,13 +4,13 @@
 
 use hdf5_metno_sys::h5::{haddr_t, herr_t, hsize_t, HADDR_UNDEF};
 use hdf5_metno_sys::h5d::{
-    H5Dget_chunk_info, H5Dget_num_chunks, H5Dget_offset, H5Dget_space, H5Dget_storage_size,
-    H5Dread, H5Dread_chunk,
+    H5Dget_chunk_info, H5Dget_num_chunks, H5Dget_offset, H5Dget_space, H5Dget_storage_size, H5Dread,
 };
 use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::h5p::H5P_DEFAULT;
 use hdf5_metno_sys::h5s::H5S_ALL;
 
+use super::compat;
 use super::filters;
 use super::handle::{check, malformed, Handle};
 use super::vfd::Reader;
@@ -223,13 +223,7 @@ impl Dataset<'_> {
         // SAFETY: `offset` has one entry per dimension; `scratch` holds the
         // chunk's stored size.
         let (status, reads) = self.reader.recording(|| unsafe {
-            H5Dread_chunk(
-                self.id,
-                H5P_DEFAULT,
-                offset.as_ptr(),
-                &mut mask,
-                scratch.as_mut_ptr().cast(),
-            )
+            compat::read_chunk(self.id, offset, &mut mask, &mut scratch[..size as usize])
         });
         check(status, fail)?;
         match reads[..] {

@@ -42,8 +42,8 @@ pub(super) fn georef(src: &Source) -> Result<Option<Georef>> {
         match coverage_georef(xml, &boxes) {
             Some(g) => return Ok(Some(g)),
             None => eprintln!(
-                "chunkref: {}: the GMLJP2 coverage has no RectifiedGrid with a CRS GDAL \
-                 reads (EPSG srsName or GML dictionary entry); left out",
+                "chunkref: {}: the GMLJP2 coverage has no RectifiedGrid with an origin \
+                 and two offset vectors; left out",
                 src.path()
             ),
         }
@@ -111,7 +111,8 @@ fn label(src: &Source, children: &[JBox]) -> Result<Option<String>> {
 /// grid): an EPSG code, axes swapped for CRSs EPSG orders latitude or
 /// northing first unless the grid's axis names say easting/longitude
 /// first; or `gmljp2://xml/<box>#<id>`, the entry `id` of the GML
-/// dictionary in labelled box `<box>` of `boxes`, read by GDAL's OSR.
+/// dictionary in labelled box `<box>` of `boxes`, read by GDAL's OSR; the
+/// geotransform alone when there is no srsName or GDAL cannot resolve it.
 fn coverage_georef(xml: &str, boxes: &[(String, String)]) -> Option<Georef> {
     let grid = element(xml, "RectifiedGrid")?;
     let point = element(element(grid.body, "origin")?.body, "Point")?;
@@ -132,10 +133,14 @@ fn coverage_georef(xml: &str, boxes: &[(String, String)]) -> Option<Georef> {
                 .and_then(|b| element(b.body, "Envelope"))
                 .and_then(|e| attribute(e.head, "srsName"))
         })
-        .or_else(|| attribute(grid.head, "srsName"))?;
-    let (code, crs_wkt2) = match epsg_code(srs_name) {
-        Some(code) => (Some(code), None),
-        None => (None, Some(dictionary_crs(srs_name, boxes)?)),
+        .or_else(|| attribute(grid.head, "srsName"));
+    // An srsName GDAL cannot resolve leaves the grid without a CRS, as
+    // GDAL reads it (GDAL 3.10 and 3.13 write dictionary entries their
+    // srsName may not name: docs/gdal-versions.md).
+    let (code, crs_wkt2) = match srs_name.map(|name| (name, epsg_code(name))) {
+        Some((_, Some(code))) => (Some(code), None),
+        Some((name, None)) => (None, dictionary_crs(name, boxes)),
+        None => (None, None),
     };
     // GDAL geotransform order until the end.
     let mut t = [origin[0], v1[0], v2[0], origin[1], v1[1], v2[1]];
@@ -354,7 +359,30 @@ mod tests {
     fn incomplete_coverages_give_nothing() {
         assert!(coverage_georef("<a/>", &[]).is_none());
         assert!(coverage_georef(&GDAL_4326.replace("offsetVector", "other"), &[]).is_none());
-        assert!(coverage_georef(&GDAL_4326.replace("EPSG::4326", "local"), &[]).is_none());
         assert!(coverage_georef(&GDAL_4326[..400], &[]).is_none());
+    }
+
+    #[test]
+    fn unresolved_srs_names_keep_the_grid_without_a_crs() {
+        let dictionary = "gmljp2://xml/CRSDictionary.gml#ogrcrs1";
+        let boxes = [(
+            "CRSDictionary.gml".to_string(),
+            r#"<gml:Dictionary><gml:dictionaryEntry><gml:ProjectedCRS gml:id="ogrcrs13"/>
+            </gml:dictionaryEntry></gml:Dictionary>"#
+                .to_string(),
+        )];
+        for name in ["local", dictionary] {
+            let g = coverage_georef(
+                &GDAL_4326.replace("urn:ogc:def:crs:EPSG::4326", name),
+                &boxes,
+            )
+            .unwrap();
+            assert_eq!((g.crs_code, g.crs_wkt2), (None, None), "{name}");
+            // No CRS, so no axis swap: the stored order.
+            assert!(close(
+                g.transform.unwrap(),
+                [46.0, 0.0, -0.01, 10.0, 0.01, 0.0]
+            ));
+        }
     }
 }

@@ -1,8 +1,10 @@
 //! Rational polynomial coefficients of the RPC00B extension (STDI-0002)
 //! as the items of GDAL's `RPC` metadata domain, formatted as GDAL's NITF
 //! driver formats them (`%.16g`, coefficient lists space-separated with a
-//! trailing space, MIN/MAX_LONG/LAT from the offsets and scales).
+//! trailing space, MIN/MAX_LONG/LAT from the offsets and scales as the
+//! GDAL built against does: [`crate::gdal_compat::RPC_EXTENT_SCALES`]).
 
+use crate::gdal_compat::RPC_EXTENT_SCALES;
 use crate::printf;
 use serde_json::{Map, Value};
 
@@ -64,9 +66,9 @@ pub fn attribute(tres: &[u8]) -> Option<Value> {
         ("MIN_LONG", "MAX_LONG", "LONG_OFF", "LONG_SCALE"),
         ("MIN_LAT", "MAX_LAT", "LAT_OFF", "LAT_SCALE"),
     ] {
-        let (o, s) = (scalars[off], scalars[scale]);
-        items.insert(min.into(), Value::String(printf::g(o - s / 2.0, 16)));
-        items.insert(max.into(), Value::String(printf::g(o + s / 2.0, 16)));
+        let (o, s) = (scalars[off], scalars[scale] * RPC_EXTENT_SCALES);
+        items.insert(min.into(), Value::String(printf::g(o - s, 16)));
+        items.insert(max.into(), Value::String(printf::g(o + s, 16)));
     }
     Some(Value::Object(items))
 }
@@ -93,7 +95,10 @@ mod tests {
         let v = attribute(&tre()).unwrap();
         assert_eq!(v["LINE_OFF"], "100");
         assert_eq!(v["LONG_SCALE"], "0.07000000000000001");
-        assert_eq!(v["MIN_LAT"], "45.098");
+        assert_eq!(
+            v["MIN_LAT"],
+            printf::g(45.123 - 0.05 * RPC_EXTENT_SCALES, 16)
+        );
         let coeffs = v["LINE_NUM_COEFF"].as_str().unwrap();
         assert!(coeffs.starts_with("0.1 0.02 0.003 "), "{coeffs}");
         assert_eq!(coeffs.split(' ').count(), 21);

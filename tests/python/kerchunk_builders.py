@@ -160,6 +160,11 @@ def write_gdal_zarr(
     return path
 
 
+#: zarr-python 3 (Debian 13's python3-zarr; Debian 12 has 2.13) writes v2
+#: stores through another API: :func:`write_zarr_python` uses the one it has.
+ZARR_PYTHON_3 = int(zarr.__version__.split(".")[0]) >= 3
+
+
 @dataclass
 class ArraySpec:
     """One array for :func:`write_zarr_python`: its data and Zarr settings."""
@@ -182,20 +187,40 @@ def write_zarr_python(
     :class:`ArraySpec`; intermediate groups are created.  Every chunk is
     written, even when it equals the fill value.
     """
-    root = zarr.open_group(str(store), mode="w")
+    if ZARR_PYTHON_3:
+        root = zarr.open_group(str(store), mode="w", zarr_format=2)
+    else:
+        root = zarr.open_group(str(store), mode="w")
     root.attrs.update(group_attrs or {})
     for name, spec in arrays.items():
-        array = root.create_dataset(
-            name,
-            data=spec.data,
-            dtype=spec.data.dtype,
-            chunks=spec.chunks,
-            compressor=spec.compressor,
-            filters=spec.filters,
-            fill_value=spec.fill_value,
-            dimension_separator=spec.dimension_separator,
-            write_empty_chunks=True,
-        )
+        if ZARR_PYTHON_3:
+            # zarr-python 3 (Debian 13 and later): create_array, whose v2
+            # arrays take one compressor as `compressors` and the separator
+            # as a chunk key encoding.
+            array = root.create_array(
+                name,
+                shape=spec.data.shape,
+                dtype=spec.data.dtype,
+                chunks=spec.chunks,
+                compressors=spec.compressor,
+                filters=spec.filters,
+                fill_value=spec.fill_value,
+                chunk_key_encoding={"name": "v2", "separator": spec.dimension_separator},
+                config={"write_empty_chunks": True},
+            )
+            array[...] = spec.data
+        else:
+            array = root.create_dataset(
+                name,
+                data=spec.data,
+                dtype=spec.data.dtype,
+                chunks=spec.chunks,
+                compressor=spec.compressor,
+                filters=spec.filters,
+                fill_value=spec.fill_value,
+                dimension_separator=spec.dimension_separator,
+                write_empty_chunks=True,
+            )
         array.attrs.update(spec.attrs)
     return store
 

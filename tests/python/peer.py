@@ -31,7 +31,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from venvs import ensure_venv
+from venvs import ensure_venv, venv_dir
 
 #: What is installed: the peer with the extras its indexer (virtualizarr)
 #: and reader stack (zarr 3, fsspec, pyarrow; numpy comes with the peer) need.
@@ -80,7 +80,7 @@ def ensure_peer(venv: Path) -> Peer:
     """Create or reuse the peer's venv at ``venv``; skip only when PyPI is
     unreachable, fail on any other problem."""
     ensure_venv(venv, PEER_REQUIREMENTS, _CHECK_SCRIPT, "the peer osml-imagery-io")
-    return Peer(venv)
+    return Peer(venv_dir(venv))
 
 
 # --------------------------------------------------------------------------

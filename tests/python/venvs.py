@@ -69,6 +69,14 @@ def _pip_failure(what: str, done: subprocess.CompletedProcess) -> None:
     pytest.fail(f"pip install of {what} failed (exit {done.returncode}):\n{text[-4000:]}")
 
 
+def venv_dir(venv: Path) -> Path:
+    """Where the venv named ``venv`` lives: there, or its namesake under
+    ``$CHUNKREF_VENVS`` when that is set (scripts/gdal-matrix.sh gives each
+    Debian root its own: a venv belongs to the interpreter that made it)."""
+    home = os.environ.get("CHUNKREF_VENVS")
+    return Path(home) / venv.name if home else venv
+
+
 def ensure_venv(
     venv: Path,
     requirements: Sequence[str],
@@ -80,7 +88,9 @@ def ensure_venv(
     ``check_script`` must import); return its python.  Skips only when PyPI
     is unreachable.  With ``system_python`` (e.g. Debian's /usr/bin/python3)
     the venv is made from that interpreter with ``--system-site-packages``,
-    so its Debian packages (rasterio linked to the system GDAL) stay visible."""
+    so its Debian packages (rasterio linked to the system GDAL) stay visible.
+    ``venv`` is moved by :func:`venv_dir`."""
+    venv = venv_dir(venv)
     python = venv / "bin" / "python"
     marker = venv / ".chunkref-venv-ready"
     wanted = "\n".join(requirements)
