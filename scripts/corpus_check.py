@@ -229,10 +229,20 @@ def check_one(path: str) -> dict:
                 return result
             for k, (a, b) in enumerate(zip(nsub, csub)):
                 try:
-                    pairs.append((gdal.Open(a), gdal.OpenEx(b, allowed_drivers=["ChunkRef"]), f"sd{k + 1} "))
+                    native = gdal.Open(a)
+                except Exception:
+                    native = None  # GDAL lists it but cannot open it: nor may we
+                try:
+                    ours = gdal.OpenEx(b, allowed_drivers=["ChunkRef"])
                 except Exception as e:
+                    if native is None:
+                        continue
                     result.update(verdict="refused", stage="open subdataset", error=str(e)[:400])
                     return result
+                if native is None:
+                    result.update(verdict="differ", diffs=[f"sd{k + 1}: GDAL cannot open it, ChunkRef can"])
+                    return result
+                pairs.append((native, ours, f"sd{k + 1} "))
         diffs = []
         for a, b, what in pairs:
             try:

@@ -10,7 +10,8 @@ use crate::index::{Array, Index};
 /// its `grid_mapping` attribute names (CF's `"name"` or `"name: x y"` form;
 /// the name may be a CF 1.8 absolute or relative path such as `/crs`),
 /// else a `spatial_ref` variable, looked up beside the array and then in its
-/// parent groups.
+/// parent groups. The variable may be one the driver does not serve: GDAL
+/// writes the grid mapping of NetCDF-3 files as a text (`char`) variable.
 pub fn grid_mapping<'a>(index: &'a Index, array: &Array) -> Option<&'a Map<String, Value>> {
     let name = array
         .meta
@@ -19,7 +20,9 @@ pub fn grid_mapping<'a>(index: &'a Index, array: &Array) -> Option<&'a Map<Strin
         .and_then(Value::as_str)
         .and_then(|g| g.split([':', ' ']).find(|s| !s.is_empty()))
         .unwrap_or("spatial_ref");
-    super::cf_variable(index, array, name).map(|a| &a.meta.attributes)
+    super::cf_variable(index, array, name)
+        .map(|a| &a.meta.attributes)
+        .or_else(|| super::skipped_cf_variable_attributes(index, array, name))
 }
 
 /// The `GeoTransform` attribute (GDAL order, six numbers separated by spaces).
