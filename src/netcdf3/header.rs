@@ -593,7 +593,8 @@ pub(crate) mod tests {
 
     #[test]
     fn malformed_headers_name_what_is_wrong() {
-        let cases: [(fn(&mut Vec<u8>), &str); 5] = [
+        type Spoil = fn(&mut Vec<u8>);
+        let cases: [(Spoil, &str); 5] = [
             (|b| b.truncate(30), "cut short"),
             (|b| b[8] = 9, "tag 0x900000a"),
             (|b| b[3] = 3, "not CDF then 1, 2 or 5"),
