@@ -521,9 +521,9 @@ pub(crate) mod tests {
         }
     }
 
-    /// A classic header: dimensions `time` (record) and `x` (3); global
-    /// attribute `title`; variables `a(x)` shorts at 200 and `t(time)`
-    /// doubles at 208.
+    /// A header of `version`: dimensions `time` (record) and `x` (3);
+    /// global attribute `title`; variables `a(x)` shorts at 400 and
+    /// `t(time)` doubles at 408, two records.
     pub(crate) fn small(version: Version) -> Vec<u8> {
         let mut w = Writer::new(version, 2);
         w.word(NC_DIMENSION).count(2);
@@ -532,11 +532,11 @@ pub(crate) mod tests {
         w.word(NC_VARIABLE).count(2);
         w.name("a").count(1).count(1);
         w.text_attributes(&[("units", "m")]);
-        w.word(3).count(8).offset(200);
+        w.word(3).count(8).offset(400);
         w.name("t").count(1).count(0);
         w.absent();
-        w.word(6).count(8).offset(208);
-        w.bytes.resize(224, 0);
+        w.word(6).count(8).offset(408);
+        w.bytes.resize(424, 0);
         w.bytes
     }
 
@@ -559,11 +559,11 @@ pub(crate) mod tests {
             };
             assert_eq!(
                 (a.nc_type, a.begin, &a.dimensions[..]),
-                (NcType::Short, 200, &[1][..])
+                (NcType::Short, 400, &[1][..])
             );
             assert_eq!(a.attributes[0].values, b"m");
             assert!(!h.is_record(a) && h.is_record(t));
-            assert_eq!(t.begin, 208);
+            assert_eq!(t.begin, 408);
         }
     }
 
@@ -595,7 +595,8 @@ pub(crate) mod tests {
     fn malformed_headers_name_what_is_wrong() {
         type Spoil = fn(&mut Vec<u8>);
         let cases: [(Spoil, &str); 5] = [
-            (|b| b.truncate(30), "cut short"),
+            // In the offset of variable 'a' (bytes 136..140).
+            (|b| b.truncate(137), "cut short"),
             (|b| b[8] = 9, "tag 0x900000a"),
             (|b| b[3] = 3, "not CDF then 1, 2 or 5"),
             // The type of variable 'a' (at byte 128) is 12.

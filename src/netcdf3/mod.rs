@@ -424,12 +424,12 @@ mod tests {
             let zarray: Value = serde_json::from_str(refs["a/.zarray"].as_str().unwrap()).unwrap();
             assert_eq!(zarray["dtype"], ">i2");
             assert_eq!(zarray["shape"], json!([3]));
-            assert_eq!(refs["a/0"], json!(["t.nc", 200, 6]));
+            assert_eq!(refs["a/0"], json!(["t.nc", 400, 6]));
             let zattrs: Value = serde_json::from_str(refs["a/.zattrs"].as_str().unwrap()).unwrap();
             assert_eq!(zattrs, json!({"units": "m", "_ARRAY_DIMENSIONS": ["x"]}));
             // A lone record variable: records are not padded.
-            assert_eq!(refs["t/0"], json!(["t.nc", 208, 8]));
-            assert_eq!(refs["t/1"], json!(["t.nc", 216, 8]));
+            assert_eq!(refs["t/0"], json!(["t.nc", 408, 8]));
+            assert_eq!(refs["t/1"], json!(["t.nc", 416, 8]));
             let globals: Value = serde_json::from_str(refs[".zattrs"].as_str().unwrap()).unwrap();
             assert_eq!(globals, json!({"title": "test"}));
         }
@@ -516,7 +516,8 @@ mod tests {
             "{e}"
         );
         let mut bytes = small(Version::Classic);
-        bytes[139] = 8; // variable 'a' begins at byte 8
+        // Variable 'a' begins at byte 8 (its offset: bytes 136..140).
+        bytes[136..140].copy_from_slice(&8u32.to_be_bytes());
         let e = index(bytes).unwrap_err().to_string();
         assert!(e.contains("begins at byte 8, inside the header"), "{e}");
     }
