@@ -6,7 +6,8 @@ and a ``geostationary`` grid mapping. GDAL's netCDF driver unpacks the
 coordinates, turns the angles into metres (times
 ``perspective_point_height``) and builds the geostationary CRS; ChunkRef
 on the ``chunkref index`` of the file must give the same geotransform,
-CRS and pixels.
+CRS and pixels; the quality flags (signed bytes with ``_Unsigned`` and a
+``valid_range``) the same type and nodata.
 """
 
 from __future__ import annotations
@@ -89,3 +90,37 @@ def test_packed_scanning_angles_and_geostationary_mapping(chunkref_bin, tmp_path
     # extension of its WKT, which IsSame does not match with any other).
     assert sorted(b.ExportToProj4().split()) == sorted(a.ExportToProj4().split())
     assert_pixels_equal(ours.ReadAsArray(), native.ReadAsArray(), "HT")
+
+
+@pytest.mark.parametrize(
+    "valid_range",
+    [np.array([0, 6], np.int8), np.array([0, 255], np.int16), np.array([0, -1], np.int8), None],
+    ids=["0-6", "0-255", "0-255-as-bytes", "none"],
+)
+def test_quality_flags_bytes_signed_as_gdal_reads_them(chunkref_bin, tmp_path, valid_range):
+    """The sample's DQF: signed bytes with ``_Unsigned = "true"``, which
+    GDAL's netCDF driver serves signed when a ``valid_range`` other than
+    {0, 255} is present (written here as NetCDF-3, GDAL 3.6 having no
+    Int8 to write them as NetCDF4)."""
+    from netcdf3_writer import Var, write
+
+    attrs = {"_Unsigned": "true", "_FillValue": np.int8(-1)}
+    if valid_range is not None:
+        attrs["valid_range"] = valid_range
+    flags = (np.arange(ROWS * COLS) % 7).astype(np.int8).reshape(ROWS, COLS)
+    flags[0, :3] = -1
+    # Latitudes decreasing: both serve the rows as stored.
+    coords = [Var("lat", ["lat"], np.arange(ROWS, 0, -1) * 0.5, {"units": "degrees_north"}),
+              Var("lon", ["lon"], np.arange(COLS) * 0.5, {"units": "degrees_east"})]
+    source = write(tmp_path / "dqf.nc", 1, {"lat": ROWS, "lon": COLS},
+                   coords + [Var("DQF", ["lat", "lon"], flags, attrs)])
+    out = tmp_path / "dqf.json"
+    done = run_chunkref(chunkref_bin, "index", source, "-o", out)
+    assert done.returncode == 0, done.stderr
+    native, ours = gdal.Open(str(source)), open_chunkref(out)
+    nb, cb = native.GetRasterBand(1), ours.GetRasterBand(1)
+    assert gdal.GetDataTypeName(cb.DataType) == gdal.GetDataTypeName(nb.DataType)
+    assert cb.GetMetadataItem("PIXELTYPE", "IMAGE_STRUCTURE") == nb.GetMetadataItem(
+        "PIXELTYPE", "IMAGE_STRUCTURE")
+    assert cb.GetNoDataValue() == nb.GetNoDataValue()
+    assert_pixels_equal(cb.ReadAsArray(), nb.ReadAsArray(), "DQF")
