@@ -12,7 +12,8 @@ TIFF, NetCDF/HDF5, GRIB or DTED is checked in a child process of its own
 - ``match``: size, bands, data types, geotransform or GCPs, CRS, nodata, mask
   flags, colour interpretation and table, overview count and every pixel of
   every level both have are the same (for several images or subdatasets:
-  each of them, in order);
+  each of them, in order; subdatasets paired by name when both list the same
+  names; one GDAL lists but cannot open must not open in ChunkRef either);
 - ``differ``: both read it; the first differences are listed;
 - ``refused``: GDAL reads it, chunkref refuses it (the message is kept);
 - ``both-refuse``: GDAL cannot read it either.
@@ -47,6 +48,7 @@ MAGICS = [
     (b"MM\x00+", "tiff"),
     (b"CDF\x01", "netcdf3"),
     (b"CDF\x02", "netcdf3"),
+    (b"CDF\x05", "netcdf3"),
     (b"\x89HDF\r\n\x1a\n", "hdf5"),
     (b"GRIB", "grib"),
     (b"UHL1", "dted"),
@@ -218,12 +220,29 @@ def check_one(path: str) -> dict:
             if len(nsub) != len(csub):
                 result.update(verdict="differ", diffs=[f"{len(csub)} subdatasets != {len(nsub)}"])
                 return result
+            # Paired by the name after the last ':' (GDAL's netCDF driver
+            # lists variables in file order, ChunkRef by name) when both
+            # list the same names; else in listing order.
+            name = lambda s: s.rsplit(":", 1)[-1].strip('"')  # noqa: E731
+            if sorted(map(name, nsub)) == sorted(map(name, csub)) and len(set(map(name, nsub))) == len(nsub):
+                by_name = {name(b): b for b in csub}
+                csub = [by_name[name(a)] for a in nsub]
             for k, (a, b) in enumerate(zip(nsub, csub)):
                 try:
-                    pairs.append((gdal.Open(a), gdal.OpenEx(b, allowed_drivers=["ChunkRef"]), f"sd{k + 1} "))
+                    native = gdal.Open(a)
+                except Exception:
+                    native = None  # GDAL lists it but cannot open it: nor may we
+                try:
+                    ours = gdal.OpenEx(b, allowed_drivers=["ChunkRef"])
                 except Exception as e:
+                    if native is None:
+                        continue
                     result.update(verdict="refused", stage="open subdataset", error=str(e)[:400])
                     return result
+                if native is None:
+                    result.update(verdict="differ", diffs=[f"sd{k + 1}: GDAL cannot open it, ChunkRef can"])
+                    return result
+                pairs.append((native, ours, f"sd{k + 1} "))
         diffs = []
         for a, b, what in pairs:
             try:

@@ -20,8 +20,9 @@ pub enum Format {
     Nitf,
     /// DTED levels 0, 1, 2.
     Dted,
-    /// NetCDF4 / HDF5 (one index per file, a Kerchunk document of its own:
-    /// see [`crate::hdf5::index_file`]).
+    /// NetCDF (NetCDF-3 classic, 64-bit offset and CDF-5; NetCDF4) and
+    /// HDF5: one index per file, a Kerchunk document of its own (see
+    /// [`netcdf_document`]).
     Hdf5,
     /// A Zarr v2 or v3 store directory, indexed into a Kerchunk document
     /// by [`crate::zarr_store::index_store`] (not into a [`Built`]).
@@ -71,8 +72,8 @@ const SIGNATURES: &[Signature] = &[
     },
     Signature {
         format: Format::Hdf5,
-        name: "NetCDF4 / HDF5",
-        magic: &[HDF5_MAGIC],
+        name: "NetCDF / HDF5",
+        magic: &[HDF5_MAGIC, b"CDF\x01", b"CDF\x02", b"CDF\x05"],
         extensions: &["nc", "nc4", "h5", "hdf5", "he5"],
     },
 ];
@@ -86,6 +87,19 @@ const HDF5_USER_BLOCKS: [usize; 3] = [512, 1024, 2048];
 
 /// How many leading bytes [`detect`] reads.
 const HEAD_BYTES: u64 = 2048 + 8;
+
+/// The Kerchunk document of [`Format::Hdf5`] file `path` (a local path
+/// or a URL), its chunks referenced by `url`: a NetCDF-3 file (by its
+/// first bytes) through [`crate::netcdf3::index_source`], any other
+/// through libhdf5 ([`crate::hdf5::index_file`]).
+pub fn netcdf_document(path: &str, url: &str) -> Result<serde_json::Value> {
+    let source = Source::open(path, "NetCDF file")?;
+    if crate::netcdf3::is_netcdf3(&source.read(0, source.len().min(4))?) {
+        return crate::netcdf3::index_source(&source, url);
+    }
+    drop(source);
+    crate::hdf5::index_file(path, url)
+}
 
 /// Whether `head` (a file's first bytes) holds an HDF5 signature after a
 /// user block.
@@ -198,7 +212,7 @@ pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Resu
             what: format!("{path} is a Zarr store: it is indexed by zarr_store::index_store"),
         }),
         Format::Hdf5 => Err(Error::unsupported(format!(
-            "{path}: NetCDF4 / HDF5 files are indexed one per index (not stacked or \
+            "{path}: NetCDF / HDF5 files are indexed one per index (not stacked or \
              mosaicked with other sources)"
         ))),
     }
@@ -236,5 +250,6 @@ mod tests {
             Format::Hdf5
         );
         assert_eq!(detect_bytes("e.tif", b"II*\0").unwrap(), Format::Tiff);
+        assert_eq!(detect_bytes("f.bin", b"CDF\x02").unwrap(), Format::Hdf5);
     }
 }

@@ -20,13 +20,14 @@ use crate::source::Source;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// The targets.
-pub const TARGETS: [Target; 7] = [
+pub const TARGETS: [Target; 8] = [
     ("kerchunk_json", kerchunk_json),
     ("index_file", index_file),
     ("icechunk", icechunk),
     ("paged_table", paged_table),
     ("tiff_header", tiff_header),
     ("headers", headers),
+    ("netcdf3", netcdf3),
     ("codec", codec),
 ];
 
@@ -156,6 +157,13 @@ pub fn headers(data: &[u8]) {
             let _ = crate::j2k::codestream::MainHeader::parse(rest);
         }
     }
+}
+
+/// A NetCDF-3 file (classic, 64-bit offset, CDF-5) indexed as
+/// `chunkref index` does: header, record layout, chunk references.
+pub fn netcdf3(data: &[u8]) {
+    let source = Source::from_bytes("fuzz.nc", data.to_vec(), "NetCDF-3 file");
+    let _ = crate::netcdf3::index_source(&source, "fuzz.nc");
 }
 
 /// A TIFF / BigTIFF header and IFD chain, read as the index builder does.

@@ -34,6 +34,7 @@ pub mod index;
 pub mod index_cache;
 pub mod j2k;
 pub mod mosaic;
+pub mod netcdf3;
 pub mod nitf;
 pub mod printf;
 pub mod process;

@@ -14,7 +14,7 @@
 //! index, or a Parquet chunk-reference table when OUT ends in `.parquet`
 //! (docs/reference-table.md); `convert` turns one index form into another. TIFF / BigTIFF / COG: one index per source (`<name>.tile_index.json`
 //! in OUT_DIR when there are several sources). DTED: one cell is one index;
-//! several cells are ONE mosaic index. NetCDF4 / HDF5: one index per file,
+//! several cells are ONE mosaic index. NetCDF (3 and 4) / HDF5: one index per file,
 //! the store kerchunk's SingleHdf5ToZarr writes (every group and numeric
 //! dataset, chunk offsets from libhdf5's chunk index); several such files
 //! go to OUT_DIR/, never into one stack.
@@ -43,7 +43,7 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index),
                    or Zarr v2 / v3 stores (one index each: metadata inline, a
                    reference per chunk file or per inner chunk of a v3 shard),
-                   or NetCDF4 / HDF5 files (.nc, .h5: one index each, every group
+                   or NetCDF-3 / NetCDF4 / HDF5 files (.nc, .h5: one index each, every group
                    and numeric dataset; several with OUT a file are joined along
                    --concat-dim NAME, by default the first dimension);
                    local paths or URLs (s3://, gs://, az://, https://, /vsis3/,
@@ -260,7 +260,7 @@ struct Args {
     shard: Option<Shard>,
     /// Join the shards written into OUT into one collection (`--merge-shards`).
     merge_shards: bool,
-    /// The dimension several NetCDF4 / HDF5 files are joined along.
+    /// The dimension several NetCDF / HDF5 files are joined along.
     concat_dim: Option<String>,
     /// Where the failed sources are listed (`--failures`).
     failures: Option<PathBuf>,
@@ -776,11 +776,11 @@ fn index_scenes(
     Ok((what, save_index(&index, &args.output, &out)?))
 }
 
-/// The Kerchunk document of NetCDF4 / HDF5 file `source`, a local file or a
+/// The Kerchunk document of NetCDF / HDF5 file `source`, a local file or a
 /// remote object (templates set with `--template-base`).
 fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
     let (path, url) = locate(args, source)?;
-    let mut doc = chunkref::hdf5::index_file(&path, &url).map_err(|e| e.to_string())?;
+    let mut doc = chunkref::builder::netcdf_document(&path, &url).map_err(|e| e.to_string())?;
     if args.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
     }
@@ -985,7 +985,7 @@ fn make_first_part(path: &Path) -> Result<(), String> {
     std::fs::write(path.join(parts::PARTS_FILE), text).map_err(fail)
 }
 
-/// Why the sources cannot be indexed as asked when one is NetCDF4 / HDF5
+/// Why the sources cannot be indexed as asked when one is NetCDF / HDF5
 /// and they would make a collection (a stack, mosaic, appended part or
 /// shard): such files are indexed one per index.
 fn hdf5_in_collection(args: &Args, formats: &[Format]) -> Option<String> {
@@ -993,7 +993,7 @@ fn hdf5_in_collection(args: &Args, formats: &[Format]) -> Option<String> {
     let joined = stacks(args) && args.layout != Layout::Mosaic && all_hdf5(formats);
     (args.append || args.shard.is_some() || (stacks(args) && !joined)).then(|| {
         format!(
-            "{} is NetCDF4 / HDF5: such files are indexed one per index, not stacked, \
+            "{} is NetCDF / HDF5: such files are indexed one per index, not stacked, \
              mosaicked, appended or sharded; give OUT as a directory (OUT_DIR/) to index \
              each source on its own",
             args.sources[i]
@@ -1001,12 +1001,12 @@ fn hdf5_in_collection(args: &Args, formats: &[Format]) -> Option<String> {
     })
 }
 
-/// Whether every source is NetCDF4 / HDF5.
+/// Whether every source is NetCDF / HDF5.
 fn all_hdf5(formats: &[Format]) -> bool {
     formats.iter().all(|f| *f == Format::Hdf5)
 }
 
-/// Several NetCDF4 / HDF5 files into one index, their stores concatenated
+/// Several NetCDF / HDF5 files into one index, their stores concatenated
 /// along `--concat-dim` (default: the first dimension of the first array
 /// of two or more), as kerchunk's MultiZarrToZarr does.
 fn index_concatenated(args: &Args) -> Result<(PathBuf, usize), String> {
@@ -1275,7 +1275,7 @@ fn run(args: &mut Args) -> ExitCode {
     if stacks(args) && all_hdf5(&formats) {
         return run_job("cannot join the files", "keys", || {
             let (out, refs) = index_concatenated(args)?;
-            Ok((format!("{total} NetCDF4 / HDF5 files"), out, refs))
+            Ok((format!("{total} NetCDF / HDF5 files"), out, refs))
         });
     }
     if stacks(args) && formats.contains(&Format::ZarrStore) {

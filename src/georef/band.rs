@@ -137,14 +137,29 @@ pub struct BandInfo {
 }
 
 /// True when a signed integer array carries `_Unsigned = "true"`: its
-/// elements are read as unsigned integers of the same size.
+/// elements are read as unsigned integers of the same size. For signed
+/// bytes a two-value increasing `valid_range` decides first, as in GDAL's
+/// netCDF driver: unsigned for `{0, 255}`, signed for any other range
+/// (GOES-R quality flags: `_Unsigned` with `valid_range` `{0, 6}` stay
+/// signed).
 pub fn is_unsigned(meta: &ArrayMeta) -> bool {
-    meta.dtype.kind == ScalarKind::Int
-        && match meta.attributes.get("_Unsigned") {
-            Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
-            Some(Value::Bool(b)) => *b,
-            _ => false,
+    if meta.dtype.kind != ScalarKind::Int {
+        return false;
+    }
+    let range: Option<Vec<f64>> = match meta.attributes.get("valid_range") {
+        Some(Value::Array(r)) if r.len() == 2 => r.iter().map(Value::as_f64).collect(),
+        _ => None,
+    };
+    if let (1, Some([low, high])) = (meta.dtype.size, range.as_deref()) {
+        if low < high {
+            return [*low, *high] == [0.0, 255.0];
         }
+    }
+    match meta.attributes.get("_Unsigned") {
+        Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
+        Some(Value::Bool(b)) => *b,
+        _ => false,
+    }
 }
 
 /// The attributes of band `band` (0-based): the array's, overridden by the
@@ -349,6 +364,18 @@ mod tests {
         );
         assert_eq!(nodata(&m), Some(65535.0));
         assert!(is_unsigned(&m));
+        let flags = |range: Value| {
+            meta(
+                "|i1",
+                json!(-1),
+                json!({"_Unsigned": "true", "valid_range": range}),
+            )
+        };
+        assert!(!is_unsigned(&flags(json!([0, 6]))));
+        assert_eq!(nodata(&flags(json!([0, 6]))), Some(-1.0));
+        assert!(is_unsigned(&flags(json!([0, 255]))));
+        // {0, 255} stored in signed bytes: no range, `_Unsigned` decides.
+        assert!(is_unsigned(&flags(json!([0, -1]))));
         assert_eq!(nodata(&meta("<u2", json!(7), json!({}))), Some(7.0));
         assert_eq!(nodata(&meta("<u2", Value::Null, json!({}))), None);
         // A file GDAL's HDF5 driver opens: `_FillValue` only.

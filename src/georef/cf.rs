@@ -10,7 +10,8 @@ use crate::index::{Array, Index};
 /// its `grid_mapping` attribute names (CF's `"name"` or `"name: x y"` form;
 /// the name may be a CF 1.8 absolute or relative path such as `/crs`),
 /// else a `spatial_ref` variable, looked up beside the array and then in its
-/// parent groups.
+/// parent groups. The variable may be one the driver does not serve: GDAL
+/// writes the grid mapping of NetCDF-3 files as a text (`char`) variable.
 pub fn grid_mapping<'a>(index: &'a Index, array: &Array) -> Option<&'a Map<String, Value>> {
     let name = array
         .meta
@@ -19,7 +20,9 @@ pub fn grid_mapping<'a>(index: &'a Index, array: &Array) -> Option<&'a Map<Strin
         .and_then(Value::as_str)
         .and_then(|g| g.split([':', ' ']).find(|s| !s.is_empty()))
         .unwrap_or("spatial_ref");
-    super::cf_variable(index, array, name).map(|a| &a.meta.attributes)
+    super::cf_variable(index, array, name)
+        .map(|a| &a.meta.attributes)
+        .or_else(|| super::skipped_cf_variable_attributes(index, array, name))
 }
 
 /// The `GeoTransform` attribute (GDAL order, six numbers separated by spaces).
@@ -126,6 +129,14 @@ const PROJECTIONS: &[(&str, &str, Parameters)] = &[
             ("longitude_of_projection_origin", "lon_0"),
         ],
     ),
+    (
+        "geostationary",
+        "geos",
+        &[
+            ("longitude_of_projection_origin", "lon_0"),
+            ("perspective_point_height", "h"),
+        ],
+    ),
 ];
 
 /// A PROJ string for the CF grid-mapping parameters of `gm`
@@ -151,6 +162,13 @@ pub fn cf_to_proj(gm: &Map<String, Value>) -> Option<String> {
         for (i, v) in sp.iter().take(2).enumerate() {
             s.push_str(&format!(" +lat_{}={v}", i + 1));
         }
+    }
+    if let Some(axis) = gm
+        .get("sweep_angle_axis")
+        .and_then(Value::as_str)
+        .filter(|_| *proj == "geos")
+    {
+        s.push_str(&format!(" +sweep={axis}"));
     }
     for (cf, p) in [("false_easting", "x_0"), ("false_northing", "y_0")] {
         if let Some(v) = num(cf) {
@@ -217,6 +235,15 @@ mod tests {
         assert_eq!(
             cf_to_proj(&attrs(r#"{"grid_mapping_name": "healpix"}"#)),
             None
+        );
+        let goes = attrs(
+            r#"{"grid_mapping_name": "geostationary", "longitude_of_projection_origin": -75.0,
+                "perspective_point_height": 35786023.0, "sweep_angle_axis": "x",
+                "semi_major_axis": 6378137.0, "semi_minor_axis": 6356752.31414}"#,
+        );
+        assert_eq!(
+            cf_to_proj(&goes).unwrap(),
+            "+proj=geos +lon_0=-75 +h=35786023 +sweep=x +a=6378137 +b=6356752.31414 +units=m +no_defs"
         );
     }
 

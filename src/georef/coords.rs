@@ -154,8 +154,45 @@ fn coordinate(
     if len < 2 {
         return None;
     }
-    let values = values_1d(index, locations, coord, len, warnings)?;
+    let mut values = values_1d(index, locations, coord, len, warnings)?;
+    if let Some((scale, offset)) = packing(coord) {
+        values.iter_mut().for_each(|v| *v = *v * scale + offset);
+    }
+    if let Some(metres) = geostationary_metres(index, array, coord) {
+        values.iter_mut().for_each(|v| *v *= metres);
+    }
     Some((coord.meta.path.clone(), values))
+}
+
+/// The `scale_factor` and `add_offset` of a packed coordinate array, when
+/// it has both (GDAL's netCDF driver applies them only then).
+fn packing(coord: &Array) -> Option<(f64, f64)> {
+    let a = &coord.meta.attributes;
+    Some((
+        a.get("scale_factor")?.as_f64()?,
+        a.get("add_offset")?.as_f64()?,
+    ))
+}
+
+/// Metres per unit of the coordinate array `coord` of `array` when the
+/// array's grid mapping is `geostationary` and the coordinates are
+/// scanning angles (`units` `rad` or `radian`, `microradian`): the
+/// satellite height (`perspective_point_height`), by which GDAL's netCDF
+/// driver turns angles into the projection's metres (GOES-R x/y).
+fn geostationary_metres(index: &Index, array: &Array, coord: &Array) -> Option<f64> {
+    let gm = super::cf::grid_mapping(index, array)?;
+    if gm.get("grid_mapping_name")?.as_str()? != "geostationary" {
+        return None;
+    }
+    let height = gm.get("perspective_point_height")?.as_f64()?;
+    let units = coord.meta.attributes.get("units")?.as_str()?;
+    if units.eq_ignore_ascii_case("rad") || units.eq_ignore_ascii_case("radian") {
+        Some(height)
+    } else if units.eq_ignore_ascii_case("microradian") {
+        Some(height * 1e-6)
+    } else {
+        None
+    }
 }
 
 /// The 1-D coordinate array `name` of `array`'s dimension of `len`

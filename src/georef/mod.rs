@@ -8,11 +8,12 @@
 //!    looked up on the `multiscales.layout` entry, the array, then its
 //!    parent groups (overview levels do not inherit these from the
 //!    multiscale group or above, which describe level 0);
-//! 2. the CF `grid_mapping` variable's `GeoTransform` ([`cf`]), else the
-//!    GeoTIFF tags a TIFF reader recorded as attributes ([`geotiff`]);
-//! 3. regular 1-D coordinate arrays named after the (y, x) dimensions
+//! 2. regular 1-D coordinate arrays named after the (y, x) dimensions
 //!    ([`coords`]); irregular ones become GDAL's `GEOLOCATION` domain
 //!    instead, when nothing below gives a transform;
+//! 3. the CF `grid_mapping` variable's `GeoTransform` ([`cf`]: GDAL's
+//!    netCDF driver takes it only when the coordinates give none), else
+//!    the GeoTIFF tags a TIFF reader recorded as attributes ([`geotiff`]);
 //! 4. the level's tile matrix of `multiscales.tile_matrix_set` ([`tms`]);
 //! 5. for overview levels, the level it is `derived_from` (level 0 when not
 //!    named) scaled by the layout entry's `transform.scale` and shifted by
@@ -231,6 +232,29 @@ fn cf_variable<'a>(index: &'a Index, array: &Array, reference: &str) -> Option<&
         .find_map(|path| index.array(path))
 }
 
+/// The attributes (`.zattrs`) of an array the driver leaves out
+/// ([`Index::skipped`]) that a CF variable reference made from `array`
+/// names; see [`cf_reference_paths`].
+fn skipped_cf_variable_attributes<'a>(
+    index: &'a Index,
+    array: &Array,
+    reference: &str,
+) -> Option<&'a Map<String, Value>> {
+    cf_reference_paths(&array.meta.path, reference)?
+        .iter()
+        .filter(|path| index.skipped.contains_key(path.as_str()))
+        .find_map(|path| {
+            let docs = &index.metadata;
+            docs.get(&format!("{path}/.zattrs"))
+                .and_then(Value::as_object)
+                .or_else(|| {
+                    docs.get(&format!("{path}/zarr.json"))?
+                        .get("attributes")?
+                        .as_object()
+                })
+        })
+}
+
 /// True when group `g` is `b` or one of its parents.
 fn is_ancestor_or_self(g: &str, b: &str) -> bool {
     g.is_empty() || g == b || b.strip_prefix(g).is_some_and(|r| r.starts_with('/'))
@@ -320,8 +344,6 @@ pub fn levels(
             let mut geolocation = None;
             let mut from_coordinates = false;
             let transform = spatial_transform(&own, size)
-                .or_else(|| gm.and_then(cf::geotransform))
-                .or_else(|| tags.as_ref().and_then(|t| t.transform))
                 .or_else(|| {
                     if !coordinates_place(index, level.array, driver) {
                         return None;
@@ -337,6 +359,8 @@ pub fn levels(
                         }
                     }
                 })
+                .or_else(|| gm.and_then(cf::geotransform))
+                .or_else(|| tags.as_ref().and_then(|t| t.transform))
                 .or_else(|| tile.as_ref().and_then(|t| t.transform));
             if transform.is_some() {
                 geolocation = None;

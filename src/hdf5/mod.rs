@@ -12,10 +12,10 @@
 
 mod attrs;
 mod compat;
-mod dtype;
+pub(crate) mod dtype;
 pub mod filters;
 mod handle;
-mod storage;
+pub(crate) mod storage;
 mod vfd;
 
 use std::ffi::{c_char, c_void, CStr};

@@ -18,7 +18,6 @@ OUTDIR:
 - ``scaleoffset.h5``, ``lz4.h5``: a dataset each with a filter chunkref
   has no codec for (HDF5 scale-offset, the LZ4 plugin); ``masked.h5``: a
   chunk whose filter mask says its Zstandard filter was skipped;
-- ``classic.nc``: a NetCDF-3 classic file (not HDF5);
 - ``expected/<file>/<dataset>.npy``: every numeric dataset of the HDF5
   files as h5py reads it (``/`` in paths as ``.``);
 - ``<file>.kerchunk.json``: kerchunk ``SingleHdf5ToZarr``'s references
@@ -135,9 +134,6 @@ def write_refused(outdir: Path) -> None:
     with h5py.File(outdir / "masked.h5", "w") as f:
         plugin_dataset(f, "partly", 32015, (3,), ramp("<i2", (20, 20), 15), (10, 10),
                        numcodecs.Zstd(level=3).encode, masks={(10, 0): 1})
-    with netCDF4.Dataset(outdir / "classic.nc", "w", format="NETCDF3_CLASSIC") as nc:
-        nc.createDimension("x", 4)
-        nc.createVariable("v", "f4", ("x",))[:] = np.arange(4)
 
 
 def save_expected(path: Path, out: Path) -> None:

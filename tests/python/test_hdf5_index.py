@@ -5,7 +5,7 @@ scale/offset, ``_FillValue``, grid mappings, chunked / contiguous /
 compact layouts, fletcher32, big-endian, unwritten chunks, groups,
 string and compound variables); hdf5_index_writer.py adds plain HDF5
 written with h5py, a file with a user block, files with filters chunkref
-has no codec for, a NetCDF-3 file, and kerchunk ``SingleHdf5ToZarr``'s
+has no codec for, and kerchunk ``SingleHdf5ToZarr``'s
 references (inline threshold 0) to each source.
 
 Our index must be kerchunk's store (same keys, metadata documents and
@@ -349,7 +349,6 @@ def test_compact_dataset_is_inlined(indexed):
         ("scaleoffset.h5", ["'/packed/so'", "filter 6 (scaleoffset)"]),
         ("lz4.h5", ["'/squeezed'", "filter 32004"]),
         ("masked.h5", ["chunk 1.0 of dataset '/partly'", "filter mask 0x1"]),
-        ("classic.nc", ["NetCDF-3"]),
     ],
 )
 def test_unsupported_sources_fail_naming_dataset_and_filter(sources, chunkref_bin, tmp_path,
