@@ -91,14 +91,14 @@ const HEAD_BYTES: u64 = 2048 + 8;
 /// The Kerchunk document of [`Format::Hdf5`] file `path` (a local path
 /// or a URL), its chunks referenced by `url`: a NetCDF-3 file (by its
 /// first bytes) through [`crate::netcdf3::index_source`], any other
-/// through libhdf5 ([`crate::hdf5::index_file`]).
+/// through libhdf5 ([`crate::hdf5::index_source`]).
 pub fn netcdf_document(path: &str, url: &str) -> Result<serde_json::Value> {
+    // One source for both: a remote file's head is read once.
     let source = Source::open(path, "NetCDF file")?;
     if crate::netcdf3::is_netcdf3(&source.read(0, source.len().min(4))?) {
         return crate::netcdf3::index_source(&source, url);
     }
-    drop(source);
-    crate::hdf5::index_file(path, url)
+    crate::hdf5::index_source(source, url)
 }
 
 /// Whether `head` (a file's first bytes) holds an HDF5 signature after a
@@ -198,7 +198,7 @@ fn detect_dir(path: &str) -> Result<Format> {
 /// [`detect`]) before it is written in any form
 /// ([`Built::to_kerchunk`], or stacked); its chunks are referenced by `url`.
 /// HDF5 files have N-dimensional arrays a [`Built`] cannot hold: they
-/// are indexed by [`crate::hdf5::index_file`] into a Kerchunk document,
+/// are indexed by [`crate::hdf5::index_source`] into a Kerchunk document,
 /// and refused here.
 pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Result<Built> {
     match format {

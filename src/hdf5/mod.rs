@@ -63,18 +63,20 @@ const HIDDEN_ATTRIBUTES: &[&str] = &[
 /// GDAL's HDF5 driver opens HDF5 files of any other name.
 const NETCDF_EXTENSIONS: &[&str] = &["nc", "cdf", "nc2", "nc4", "nc3", "grd", "gmac"];
 
-/// The Kerchunk JSON v1 document indexing the HDF5 file at `path` (a
-/// local path or a URL [`crate::source::Source`] reads), its chunks
+/// The Kerchunk JSON v1 document indexing the HDF5 file `source` (a local
+/// file or a remote object, opened: its head already read), its chunks
 /// referenced by `url`. Datasets chunkref cannot read as numbers (strings,
 /// compound, ...) are left out with a warning on stderr; a filter without
 /// a Zarr codec fails the whole index, and so does a file without a
 /// dataset of 2 or more dimensions (GDAL shows no raster of it).
-pub fn index_file(path: &str, url: &str) -> Result<Value> {
+pub fn index_source(source: Source, url: &str) -> Result<Value> {
+    let path = source.path().to_string();
+    let path = path.as_str();
     let _library = hdf5_metno_sys::LOCK.lock();
     // SAFETY: initialises the library (idempotent).
     unsafe { H5open() };
     handle::silence_library();
-    let reader = vfd::Reader::open(path)?;
+    let reader = vfd::Reader::over(source);
     // A failed read is reported as itself (naming the URL and range), not
     // as what libhdf5 could not do for want of it.
     build(&reader, path, url).map_err(|e| in_file(reader.take_failure().unwrap_or(e), path))

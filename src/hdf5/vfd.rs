@@ -192,13 +192,19 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Reader {
     /// Opens `name` (a local path or a URL) for libhdf5: its head is read.
+    #[cfg(test)]
     pub(crate) fn open(name: &str) -> Result<Arc<Reader>> {
-        Ok(Arc::new(Reader {
-            source: Source::open(name, "NetCDF4 / HDF5 file")?,
+        Ok(Reader::over(Source::open(name, "NetCDF4 / HDF5 file")?))
+    }
+
+    /// A reader for libhdf5 over `source`, already open (its head read).
+    pub(crate) fn over(source: Source) -> Arc<Reader> {
+        Arc::new(Reader {
+            source,
             blocks: Mutex::default(),
             recorded: Mutex::default(),
             failed: Mutex::default(),
-        }))
+        })
     }
 
     /// The source read.
