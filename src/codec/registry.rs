@@ -97,6 +97,10 @@ static BUILTINS: &[Entry] = &[
         build: lz4::from_config,
     },
     Entry {
+        names: lz4::HDF5_NAMES,
+        build: lz4::hdf5_from_config,
+    },
+    Entry {
         names: super::jbp_block::NAMES,
         build: super::jbp_block::from_config,
     },

@@ -26,6 +26,8 @@ const SCALEOFFSET: i32 = 6;
 const LZF: i32 = 32000;
 /// The registered Blosc plugin.
 const BLOSC: i32 = 32001;
+/// The registered LZ4 plugin (HDF5's own framing of LZ4 blocks).
+const LZ4: i32 = 32004;
 /// The registered bitshuffle plugin.
 const BITSHUFFLE: i32 = 32008;
 /// The registered Zstandard plugin.
@@ -58,6 +60,7 @@ impl Filter {
             SCALEOFFSET => "scaleoffset",
             LZF => "lzf",
             BLOSC => "blosc",
+            LZ4 => "lz4",
             ZSTD => "zstd",
             BITSHUFFLE => "bitshuffle",
             _ => "",
@@ -94,6 +97,7 @@ fn codec(filter: &Filter, item_size: usize) -> Option<Value> {
         ZSTD => Some(json!({"id": "zstd", "level": filter.value(0).unwrap_or(0)})),
         BLOSC => blosc(filter),
         LZF => Some(json!({"id": "imagecodecs_lzf", "header": false})),
+        LZ4 => Some(json!({"id": "hdf5-lz4"})),
         BITSHUFFLE => bitshuffle(filter, item_size),
         _ => None,
     }
@@ -303,7 +307,7 @@ mod tests {
             (6, "scaleoffset"),
             (5, "nbit"),
             (4, "szip"),
-            (32004, "unnamed"),
+            (32013, "unnamed"),
         ] {
             let pipeline = [filter(2, &[2]), filter(id, &[])];
             let e = codecs("/grp/v", &pipeline, 2).unwrap_err().to_string();
@@ -313,12 +317,16 @@ mod tests {
             );
         }
         let named = Filter {
-            id: 32004,
-            name: "HDF5 lz4 filter; see http://www.hdfgroup.org/services/contributions.html".into(),
+            id: 32013,
+            name: "H5Z-ZFP-1.0.1 (ZFP-0.5.5) github.com/LLNL/H5Z-ZFP".into(),
             values: vec![],
         };
         let e = codecs("/v", &[named], 4).unwrap_err().to_string();
-        assert!(e.contains("filter 32004 (HDF5 lz4 filter;"), "{e}");
+        assert!(e.contains("filter 32013 (H5Z-ZFP-1.0.1"), "{e}");
+        assert_eq!(
+            codecs("/v", &[filter(32004, &[1 << 30])], 4).unwrap(),
+            vec![json!({"id": "hdf5-lz4"})]
+        );
         let bad_blosc = codecs("/v", &[filter(32001, &[2, 2, 4, 0, 5, 1, 9])], 4);
         assert!(bad_blosc
             .unwrap_err()

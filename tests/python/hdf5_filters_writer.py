@@ -78,6 +78,20 @@ def write_bitshuffle(path: Path) -> None:
                          **bitshuffle(cname="lz4"))
 
 
+def write_lz4(path: Path) -> None:
+    """hdf5plugin's LZ4 filter (32004): the default block size (one block
+    per chunk), small blocks (several, a last shorter one), and random
+    bytes LZ4 cannot shrink (blocks stored as they are)."""
+    rng = np.random.default_rng(32004)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("whole", data=ramp("<i2", (40, 60), 11), chunks=(20, 31),
+                         **dict(hdf5plugin.LZ4()))
+        f.create_dataset("blocks", data=ramp("<f8", (40, 60), 12) / 7, chunks=(20, 31),
+                         **dict(hdf5plugin.LZ4(nbytes=1000)))
+        f.create_dataset("random", data=rng.integers(0, 256, (40, 60), dtype="u1"),
+                         chunks=(20, 30), **dict(hdf5plugin.LZ4(nbytes=256)))
+
+
 def write_ambiguous(path: Path) -> None:
     """An LZF chunk exactly as long as the chunk, filter mask clear (written
     directly: liblzf could, in principle, make one)."""
@@ -110,7 +124,7 @@ def save_expected(path: Path, out: Path) -> None:
 
 def main(outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
-    writers = {"lzf.h5": write_lzf, "bitshuffle.h5": write_bitshuffle}
+    writers = {"lzf.h5": write_lzf, "bitshuffle.h5": write_bitshuffle, "lz4.h5": write_lz4}
     chunks = {}
     for name, write in writers.items():
         write(outdir / name)

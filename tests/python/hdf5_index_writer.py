@@ -15,8 +15,8 @@ OUTDIR:
 - ``plugins.h5``: datasets with the Zstandard (32015) and Blosc (32001)
   plugin filters, their chunks encoded by numcodecs and written directly
   (h5py has no such plugins: the filters are declared optional);
-- ``scaleoffset.h5``, ``lz4.h5``: a dataset each with a filter chunkref
-  has no codec for (HDF5 scale-offset, the LZ4 plugin); ``masked.h5``: a
+- ``scaleoffset.h5``, ``zfp.h5``: a dataset each with a filter chunkref
+  has no codec for (HDF5 scale-offset, the ZFP plugin); ``masked.h5``: a
   chunk whose filter mask says its Zstandard filter was skipped;
 - ``expected/<file>/<dataset>.npy``: every numeric dataset of the HDF5
   files as h5py reads it (``/`` in paths as ``.``);
@@ -128,8 +128,8 @@ def write_refused(outdir: Path) -> None:
         packed = f.create_group("packed")
         packed.create_dataset("so", data=ramp("f4", (20, 20), 12), chunks=(10, 10),
                               scaleoffset=2)
-    with h5py.File(outdir / "lz4.h5", "w") as f:
-        plugin_dataset(f, "squeezed", 32004, (0,), ramp("<i2", (20, 20), 13), (10, 10),
+    with h5py.File(outdir / "zfp.h5", "w") as f:
+        plugin_dataset(f, "squeezed", 32013, (0,), ramp("<i2", (20, 20), 13), (10, 10),
                        lambda block: block)
     with h5py.File(outdir / "masked.h5", "w") as f:
         plugin_dataset(f, "partly", 32015, (3,), ramp("<i2", (20, 20), 15), (10, 10),

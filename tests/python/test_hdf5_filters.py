@@ -1,5 +1,6 @@
-"""``chunkref index`` of HDF5 files with h5py's LZF filter (32000) and the
-bitshuffle plugin (32008), read through the ChunkRef driver.
+"""``chunkref index`` of HDF5 files with h5py's LZF filter (32000), the
+bitshuffle plugin (32008) and the LZ4 plugin (32004), read through the
+ChunkRef driver.
 
 GDAL's netCDF and HDF5 drivers cannot read these filters without plugins,
 and kerchunk's ``SingleHdf5ToZarr`` refuses them, so the oracle is h5py
@@ -44,6 +45,11 @@ CODECS = {
         "zstd": [{"id": "hdf5-bitshuffle", "elementsize": 4, "compression": "zstd"}],
         "none": [{"id": "imagecodecs_bitshuffle", "itemsize": 4, "blocksize": 16}],
         "bytes": [{"id": "hdf5-bitshuffle", "elementsize": 1, "compression": "lz4"}],
+    },
+    "lz4.h5": {
+        "whole": [{"id": "hdf5-lz4"}],
+        "blocks": [{"id": "hdf5-lz4"}],
+        "random": [{"id": "hdf5-lz4"}],
     },
 }
 

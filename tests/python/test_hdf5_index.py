@@ -347,7 +347,7 @@ def test_compact_dataset_is_inlined(indexed):
     "file, words",
     [
         ("scaleoffset.h5", ["'/packed/so'", "filter 6 (scaleoffset)"]),
-        ("lz4.h5", ["'/squeezed'", "filter 32004"]),
+        ("zfp.h5", ["'/squeezed'", "filter 32013"]),
         ("masked.h5", ["chunk 1.0 of dataset '/partly'", "filter mask 0x1"]),
     ],
 )
