@@ -97,8 +97,9 @@ if [ "${1:-}" = "--here" ]; then
         >"$out/$env_name.tests.log" 2>&1 || true
       tests_s=$(( $(date +%s) - tstart ))
       summary=$(grep -E '^=*.* in [0-9.]+s' "$out/$env_name.tests.log" | tail -1 | tr -d '=')
-      count() { echo "$summary" | grep -oE "[0-9]+ $1" | cut -d' ' -f1 || true; }
-      tests="$(count passed)/$(count failed)$(count error | sed 's/^/+/;s/^+$//')/$(count skipped) in ${tests_s}s"
+      # pytest leaves out the kinds it has none of: those are 0.
+      count() { echo "$summary" | grep -oE "[0-9]+ $1" | cut -d' ' -f1 | grep . || echo 0; }
+      tests="$(count passed)/$(count failed)$(count error | sed 's/^0$//;s/^./+&/')/$(count skipped) in ${tests_s}s"
     fi
     # The clients of tests/python/test_clients.py and test_qgis.py: ok,
     # failed, or "-" when the root has no such package.
