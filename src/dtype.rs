@@ -38,6 +38,21 @@ impl ByteOrder {
             ByteOrder::NotApplicable => false,
         }
     }
+
+    /// Up to 8 bytes of one element loaded as an unsigned integer.
+    pub fn load_bits(self, bytes: &[u8]) -> u64 {
+        let mut buf = [0u8; 8];
+        match self {
+            ByteOrder::Big => {
+                buf[8 - bytes.len()..].copy_from_slice(bytes);
+                u64::from_be_bytes(buf)
+            }
+            ByteOrder::Little | ByteOrder::NotApplicable => {
+                buf[..bytes.len()].copy_from_slice(bytes);
+                u64::from_le_bytes(buf)
+            }
+        }
+    }
 }
 
 /// An element type: kind, size in bytes and byte order.
@@ -63,6 +78,17 @@ pub fn fill_json(v: f64) -> serde_json::Value {
 }
 
 impl DataType {
+    /// Appends the low `size` bytes of `bits` in this type's byte order
+    /// (the inverse of [`ByteOrder::load_bits`]).
+    pub fn push_bits(self, out: &mut Vec<u8>, bits: u64) {
+        match self.order {
+            ByteOrder::Big => out.extend_from_slice(&bits.to_be_bytes()[8 - self.size..]),
+            ByteOrder::Little | ByteOrder::NotApplicable => {
+                out.extend_from_slice(&bits.to_le_bytes()[..self.size]);
+            }
+        }
+    }
+
     /// Parses a Zarr v2 / numpy type string such as `<u2`, `|u1`, `>f8`.
     pub fn from_v2(s: &str) -> Result<DataType> {
         let bad = || Error::unsupported(format!("Zarr v2 dtype '{s}'"));

@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::registry::{config_str, output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::dtype::{ByteOrder, DataType, ScalarKind};
+use crate::dtype::{DataType, ScalarKind};
 use crate::error::{Error, Result};
 
 /// One stored difference, widened losslessly.
@@ -21,7 +21,7 @@ enum Value {
 impl Value {
     /// Reads one element of type `dt` from its `dt.size` bytes.
     fn read(bytes: &[u8], dt: DataType) -> Value {
-        let bits = read_bits(bytes, dt.order);
+        let bits = dt.order.load_bits(bytes);
         let unused = 64 - 8 * bytes.len() as u32;
         match (dt.kind, dt.size) {
             (ScalarKind::Int, _) => Value::Int(i128::from(((bits << unused) as i64) >> unused)),
@@ -58,31 +58,6 @@ impl Value {
     }
 }
 
-/// Loads up to 8 bytes as an unsigned integer in the given byte order.
-fn read_bits(bytes: &[u8], order: ByteOrder) -> u64 {
-    let mut buf = [0u8; 8];
-    match order {
-        ByteOrder::Big => {
-            buf[8 - bytes.len()..].copy_from_slice(bytes);
-            u64::from_be_bytes(buf)
-        }
-        ByteOrder::Little | ByteOrder::NotApplicable => {
-            buf[..bytes.len()].copy_from_slice(bytes);
-            u64::from_le_bytes(buf)
-        }
-    }
-}
-
-/// Appends the low `dt.size` bytes of `bits` in `dt`'s byte order.
-fn push_bits(out: &mut Vec<u8>, bits: u64, dt: DataType) {
-    match dt.order {
-        ByteOrder::Big => out.extend_from_slice(&bits.to_be_bytes()[8 - dt.size..]),
-        ByteOrder::Little | ByteOrder::NotApplicable => {
-            out.extend_from_slice(&bits.to_le_bytes()[..dt.size]);
-        }
-    }
-}
-
 /// Running sums in the decoded type.
 fn cumulative_sum(values: impl Iterator<Item = Value>, dtype: DataType, out: &mut Vec<u8>) {
     match (dtype.kind, dtype.size) {
@@ -91,7 +66,7 @@ fn cumulative_sum(values: impl Iterator<Item = Value>, dtype: DataType, out: &mu
             for value in values {
                 let next = sum.map_or(value.to_f32(), |s| s + value.to_f32());
                 sum = Some(next);
-                push_bits(out, u64::from(next.to_bits()), dtype);
+                dtype.push_bits(out, u64::from(next.to_bits()));
             }
         }
         (ScalarKind::Float, _) => {
@@ -99,14 +74,14 @@ fn cumulative_sum(values: impl Iterator<Item = Value>, dtype: DataType, out: &mu
             for value in values {
                 let next = sum.map_or(value.to_f64(), |s| s + value.to_f64());
                 sum = Some(next);
-                push_bits(out, next.to_bits(), dtype);
+                dtype.push_bits(out, next.to_bits());
             }
         }
         _ => {
             let mut sum = 0u64;
             for value in values {
                 sum = sum.wrapping_add(value.to_int_bits());
-                push_bits(out, sum, dtype);
+                dtype.push_bits(out, sum);
             }
         }
     }

@@ -14,7 +14,7 @@ use bytes::Bytes;
 
 use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::dtype::{ByteOrder, DataType, ScalarKind};
+use crate::dtype::{DataType, ScalarKind};
 use crate::error::{Error, Result};
 
 /// The codec's name.
@@ -75,9 +75,9 @@ impl Codec for ValidRange {
         let nodata = bits_of(self.nodata, dtype);
         let mut out = output_buffer(NAME, input.len())?;
         for element in input.chunks_exact(size) {
-            let bits = read_bits(element, dtype.order);
+            let bits = dtype.order.load_bits(element);
             if self.outside(value_of(bits, dtype)) {
-                push_bits(&mut out, nodata, dtype);
+                dtype.push_bits(&mut out, nodata);
             } else {
                 out.extend_from_slice(element);
             }
@@ -110,31 +110,6 @@ fn bits_of(v: f64, dt: DataType) -> u64 {
         (_, 2) => u64::from(v as u16),
         (_, 4) => u64::from(v as u32),
         _ => v as u64,
-    }
-}
-
-/// Loads an element's bytes as an unsigned integer in `order`.
-fn read_bits(bytes: &[u8], order: ByteOrder) -> u64 {
-    let mut buf = [0u8; 8];
-    match order {
-        ByteOrder::Big => {
-            buf[8 - bytes.len()..].copy_from_slice(bytes);
-            u64::from_be_bytes(buf)
-        }
-        ByteOrder::Little | ByteOrder::NotApplicable => {
-            buf[..bytes.len()].copy_from_slice(bytes);
-            u64::from_le_bytes(buf)
-        }
-    }
-}
-
-/// Appends the low `dt.size` bytes of `bits` in `dt`'s byte order.
-fn push_bits(out: &mut Vec<u8>, bits: u64, dt: DataType) {
-    match dt.order {
-        ByteOrder::Big => out.extend_from_slice(&bits.to_be_bytes()[8 - dt.size..]),
-        ByteOrder::Little | ByteOrder::NotApplicable => {
-            out.extend_from_slice(&bits.to_le_bytes()[..dt.size]);
-        }
     }
 }
 

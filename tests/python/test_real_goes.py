@@ -20,6 +20,7 @@ from osgeo import gdal
 
 from conftest import run_chunkref
 from raster_checks import assert_pixels_equal, open_chunkref
+from test_real_netcdf_grib import add_attribute
 
 gdal.UseExceptions()
 
@@ -39,15 +40,6 @@ PROJECTION = {
 }
 
 
-def attribute(obj, name: str, value) -> None:
-    if isinstance(value, str):
-        attr = obj.CreateAttribute(name, [], gdal.ExtendedDataType.CreateString())
-        attr.WriteString(value)
-    else:
-        attr = obj.CreateAttribute(name, [], gdal.ExtendedDataType.Create(gdal.GDT_Float64))
-        attr.WriteDouble(value)
-
-
 def write_goes(path: Path) -> Path:
     ds = gdal.GetDriverByName("netCDF").CreateMultiDimensional(str(path), [], ["FORMAT=NC4"])
     root = ds.GetRootGroup()
@@ -57,18 +49,18 @@ def write_goes(path: Path) -> Path:
         dim = root.CreateDimension(name, "HORIZONTAL_" + name.upper(), None, n)
         var = root.CreateMDArray(name, [dim], i16)
         var.Write(np.arange(n, dtype=np.int16) + 40)
-        attribute(var, "scale_factor", scale)
-        attribute(var, "add_offset", offset)
-        attribute(var, "units", "rad")
-        attribute(var, "standard_name", f"projection_{name}_coordinate")
+        add_attribute(var, "scale_factor", scale)
+        add_attribute(var, "add_offset", offset)
+        add_attribute(var, "units", "rad")
+        add_attribute(var, "standard_name", f"projection_{name}_coordinate")
         dims[name] = dim
     proj = root.CreateMDArray("goes_imager_projection", [], gdal.ExtendedDataType.Create(gdal.GDT_Int32))
     for key, value in PROJECTION.items():
-        attribute(proj, key, value)
+        add_attribute(proj, key, value)
     ht = root.CreateMDArray("HT", [dims["y"], dims["x"]], gdal.ExtendedDataType.Create(gdal.GDT_Float32))
     ht.Write((np.arange(ROWS * COLS, dtype=np.float32) * 7.5).reshape(ROWS, COLS))
-    attribute(ht, "grid_mapping", "goes_imager_projection")
-    attribute(ht, "units", "m")
+    add_attribute(ht, "grid_mapping", "goes_imager_projection")
+    add_attribute(ht, "units", "m")
     ds = None
     return path
 
