@@ -338,7 +338,10 @@ pub fn levels(
             let all = scope(index, level, None);
             let size = yx_size(level.array);
             let driver = band::SourceDriver::of(&level.array.meta);
-            let gm = cf::grid_mapping(index, level.array);
+            // GDAL's HDF5 driver reads no CF grid mapping.
+            let gm = (driver != Some(band::SourceDriver::Hdf5))
+                .then(|| cf::grid_mapping(index, level.array))
+                .flatten();
             let tile = pyramid.and_then(|p| tms::level(p.multiscales, level.asset?, warnings));
             let tags = geotiff::from_attributes(|k| own.get(k), point_geo_ignore);
             let mut geolocation = None;

@@ -30,6 +30,13 @@ pub(crate) struct Element {
     pub(crate) big_endian: bool,
 }
 
+/// Whether HDF5 datatype `type_id` is a string type (fixed or variable
+/// length).
+pub(crate) fn is_string(type_id: hid_t) -> bool {
+    // SAFETY: `type_id` is a valid datatype identifier.
+    unsafe { H5Tget_class(type_id) == H5T_class_t::H5T_STRING }
+}
+
 impl Element {
     /// The numeric element type of HDF5 datatype `type_id`, or a short
     /// description of the class when it is not one chunkref reads as

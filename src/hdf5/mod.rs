@@ -299,7 +299,14 @@ impl Object<'_> {
         let file_type = Handle::new(unsafe { H5Dget_type(dataset.id()) }, what)?;
         let element = match Element::of(file_type.id()) {
             Ok(element) => element,
-            Err(kind) => return self.leave_out(&format!("it holds {kind}")),
+            Err(kind) => {
+                if dtype::is_string(file_type.id())
+                    && shape(dataset.id(), &label)?.is_some_and(|s| s.is_empty())
+                {
+                    return self.text_variable(dataset.id(), refs);
+                }
+                return self.leave_out(&format!("it holds {kind}"));
+            }
         };
         let Some(shape) = shape(dataset.id(), &label)? else {
             return self.leave_out("its dataspace is null (no elements)");
@@ -373,6 +380,33 @@ impl Object<'_> {
         );
         insert_chunks(refs, &prefix, url, stored);
         Ok(Outcome::Indexed(shape.len()))
+    }
+
+    /// A scalar text dataset (GDAL writes a netCDF grid mapping as one) as
+    /// a `|S1` array of no chunks, for its attributes: the driver serves
+    /// no text, but finds a grid mapping's CRS there (as for NetCDF-3's
+    /// `NC_CHAR` variables).
+    fn text_variable(&self, dataset: hid_t, refs: &mut Map<String, Value>) -> Result<Outcome> {
+        let zarray = json!({
+            "shape": [],
+            "chunks": [],
+            "dtype": "|S1",
+            "fill_value": null,
+            "order": "C",
+            "filters": null,
+            "compressor": null,
+            "dimension_separator": ".",
+            "zarr_format": 2,
+        });
+        let mut zattrs = visible_attributes(dataset)?;
+        zattrs.insert("_ARRAY_DIMENSIONS".into(), json!([]));
+        let prefix = self.prefix();
+        refs.insert(format!("{prefix}.zarray"), zarray.to_string().into());
+        refs.insert(
+            format!("{prefix}.zattrs"),
+            Value::Object(zattrs).to_string().into(),
+        );
+        Ok(Outcome::Indexed(0))
     }
 
     /// Warns that this dataset is left out of the index, and goes on.

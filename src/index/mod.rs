@@ -494,6 +494,20 @@ impl Store {
         None
     }
 
+    /// Whether the array at `path` is a text scalar (`|S` type, shape
+    /// `[]`): a netCDF variable kept for its attributes (a grid mapping, as
+    /// GDAL writes one), whose absence from the rasters needs no warning.
+    fn is_text_scalar(&self, path: &str) -> bool {
+        self.docs.get(&join_key(path, ".zarray")).is_some_and(|z| {
+            z.get("dtype")
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.starts_with("|S"))
+                && z.get("shape")
+                    .and_then(Value::as_array)
+                    .is_some_and(Vec::is_empty)
+        })
+    }
+
     /// The index with `rows[a]` as the references of array `a`.
     pub(crate) fn into_index(
         self,
@@ -501,6 +515,12 @@ impl Store {
         files: FileTable,
         rows: Vec<Vec<(u64, RawRef)>>,
     ) -> Index {
+        let warnings = self
+            .skipped
+            .iter()
+            .filter(|(path, _)| !self.is_text_scalar(path))
+            .map(|(path, reason)| format!("array '{path}' of {source} is left out: {reason}"))
+            .collect();
         let arrays = self
             .metas
             .into_iter()
@@ -509,11 +529,6 @@ impl Store {
                 meta,
                 refs: Refs::Loaded(ChunkTable::from_rows(rows)),
             })
-            .collect();
-        let warnings = self
-            .skipped
-            .iter()
-            .map(|(path, reason)| format!("array '{path}' of {source} is left out: {reason}"))
             .collect();
         Index {
             source: source.to_string(),

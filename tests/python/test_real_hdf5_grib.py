@@ -39,7 +39,7 @@ import pytest
 from osgeo import gdal, gdal_array, osr
 
 from conftest import run_chunkref
-from raster_checks import assert_pixels_equal, open_chunkref
+from raster_checks import assert_pixels_equal, captured_errors, open_chunkref
 from test_grib2 import PDS, TMP_PDS, gdal_units, write_grib
 from test_kerchunk_hdf5 import hdf5_python  # noqa: F401 (a fixture)
 from test_tables import run_python
@@ -240,3 +240,39 @@ def test_chunks_skipping_the_same_filter_read_without_it(tmp_path, chunkref_bin,
     assert done.returncode != 0
     for words in ["chunk 0.0 of dataset '/mixed'", "filter mask 0x2", "chunk 1.0", "0x0"]:
         assert words in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("epsg", [32633, 4326])
+def test_gdal_written_netcdf4_keeps_its_crs(tmp_path, chunkref_bin, epsg):
+    """GDAL writes a NetCDF4 file's grid mapping as a scalar text variable
+    carrying the CRS attributes: the index keeps it (a text scalar, served
+    as no raster and warned about by nobody), so each band's subdataset has
+    GDAL's CRS, geotransform and pixels; the same file named ``.h5`` (GDAL's
+    HDF5 driver, which reads no grid mapping) has neither CRS nor
+    geotransform, as in GDAL."""
+    src = gdal.GetDriverByName("MEM").Create("", 40, 30, 2, gdal.GDT_Int16)
+    src.SetGeoTransform([500000, 5, 0, 5000000, 0, -5] if epsg != 4326 else [10, 0.5, 0, 50, 0, -0.5])
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(epsg)
+    src.SetSpatialRef(srs)
+    for b in (1, 2):
+        src.GetRasterBand(b).WriteArray(np.arange(1200, dtype="i2").reshape(30, 40) * b)
+    nc = tmp_path / "g.nc"
+    gdal.Translate(str(nc), src, format="netCDF", creationOptions=["FORMAT=NC4"])
+    done = run_chunkref(chunkref_bin, "index", nc, "-o", tmp_path / "g.json")
+    assert done.returncode == 0, done.stderr
+    assert "left out" not in done.stderr, done.stderr
+    for band in ("Band1", "Band2"):
+        want = gdal.Open(f'NETCDF:"{nc}":{band}')
+        with captured_errors() as messages:
+            got = open_chunkref(f'CHUNKREF:"{tmp_path / "g.json"}":{band}')
+        assert not messages, messages
+        assert got.GetSpatialRef() is not None and got.GetSpatialRef().IsSame(want.GetSpatialRef())
+        assert_same(got, want, band)
+    h5 = tmp_path / "g.h5"
+    h5.write_bytes(nc.read_bytes())
+    index(chunkref_bin, h5, tmp_path / "h5.json")
+    want = gdal.Open(f'HDF5:"{h5}"://Band1')
+    got = open_chunkref(f'CHUNKREF:"{tmp_path / "h5.json"}":Band1')
+    assert got.GetSpatialRef() is None and not want.GetProjection()
+    assert_same(got, want, "HDF5 Band1")
