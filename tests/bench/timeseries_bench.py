@@ -90,6 +90,11 @@ QUERIES = (
 PEER_ROW = {"pixel-locinfo": "pixel", "pixel-bands": "pixel"}
 
 
+def runs(python: str) -> bool:
+    """True if ``python`` starts (a pyenv shim of a version not selected does not)."""
+    return subprocess.run([python, "-c", "pass"], capture_output=True).returncode == 0
+
+
 def peer_python() -> Path:
     """The venv's python, made on first use from a Python >= 3.12 on PATH
     or under pyenv."""
@@ -98,7 +103,7 @@ def peer_python() -> Path:
     candidates = [shutil.which(f"python3.{m}") for m in (12, 13)]
     pyenv = Path.home() / ".pyenv" / "versions"
     candidates += sorted(str(p / "bin" / "python3") for p in pyenv.glob("3.1[23]*"))
-    base = next((c for c in candidates if c and Path(c).exists()), None)
+    base = next((c for c in candidates if c and runs(c)), None)
     if base is None:
         sys.exit("no Python >= 3.12 found for the peers' venv (VirtualiZarr 2.8 needs it)")
     python = VENV / "bin" / "python"
