@@ -201,7 +201,7 @@ fn detect_dir(path: &str) -> Result<Format> {
 /// are indexed by [`crate::hdf5::index_source`] into a Kerchunk document,
 /// and refused here.
 pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Result<Built> {
-    match format {
+    let built = match format {
         Format::Tiff => crate::tiff::index_file(path, url),
         Format::Jpeg2000 => crate::j2k::index_file(path, url),
         Format::Nitf => crate::nitf::index_file(path, url),
@@ -215,7 +215,34 @@ pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Resu
             "{path}: NetCDF / HDF5 files are indexed one per index (not stacked or \
              mosaicked with other sources)"
         ))),
+    }?;
+    check_readable(path, &built)?;
+    Ok(built)
+}
+
+/// Refuses, at index time, an index whose arrays the driver would refuse to
+/// open: every `.zarray` is parsed as the reader parses it, and a chunk too
+/// large to decode (a JPEG 2000 tile of 10^6 x 10^6 pixels) is named.
+fn check_readable(path: &str, built: &Built) -> Result<()> {
+    for (key, doc) in &built.metadata {
+        let Some(array) = key.strip_suffix(".zarray") else {
+            continue;
+        };
+        let array = array.trim_end_matches('/');
+        let attrs = built.metadata.get(
+            &format!("{array}/.zattrs")
+                .trim_start_matches('/')
+                .to_string(),
+        );
+        crate::zarr::ArrayMeta::from_v2(array, doc, attrs).map_err(|e| match e {
+            Error::Limits { what } => Error::unsupported(format!(
+                "{path}: {what}: a chunk index reads each tile or block whole, and one this \
+                 large cannot be decoded in memory"
+            )),
+            e => e,
+        })?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

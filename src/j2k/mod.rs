@@ -188,8 +188,12 @@ impl Codestream {
         let siz = &self.header.siz;
         let comps = siz.components.len() as u64;
         let (w, h) = self.level_size(r);
+        let (across, down) = siz.tile_grid();
+        // A tile larger than the image decodes to the image's extent: the
+        // chunk is no larger (GDAL's block is the image then, too).
         let (tw, th) = reduced(siz.tile_width, siz.tile_height, r);
-        let (across, _) = siz.tile_grid();
+        let tw = if across == 1 { tw.min(w) } else { tw };
+        let th = if down == 1 { th.min(h) } else { th };
         let keep = if self.parts_by_resolution() {
             usize::from(self.header.levels) + 1 - r as usize
         } else {

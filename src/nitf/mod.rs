@@ -126,7 +126,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
         });
     }
     let mut built = match pyramids.len() {
-        0 => return Err(src.malformed("no image segment")),
+        0 => return Err(no_image(&src)),
         1 => pyramids.remove(0).into_built(),
         _ => {
             let mut built = Built::default();
@@ -148,14 +148,23 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     Ok(built)
 }
 
+/// The refusal of a NITF file without image segments (graphics, text or
+/// data extensions only): there are no pixels to reference.
+fn no_image(src: &Source) -> Error {
+    Error::unsupported(format!(
+        "{}: the NITF file has no image segment (only graphic, text or data extension \
+         segments), so there are no pixels to index; GDAL's NITF driver opens it as a \
+         1 x 1 dataset without bands",
+        src.path()
+    ))
+}
+
 /// The full-resolution array of the first image segment of the NITF file
 /// at `path`, referenced through `url`.
 fn base_array(path: &str, url: &str) -> Result<pyramid::Array> {
     let src = Source::open(path, "NITF file")?;
     let (segments, version_20) = header::segments(&src)?;
-    let seg = segments
-        .first()
-        .ok_or_else(|| src.malformed("no image segment"))?;
+    let seg = segments.first().ok_or_else(|| no_image(&src))?;
     let img = header::image(&src, seg, 0, version_20)?;
     let mut levels = levels(&src, &img, 0, url)?;
     levels.truncate(1);

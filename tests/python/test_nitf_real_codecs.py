@@ -383,3 +383,20 @@ def test_vq_without_lookup_tables_is_refused(tmp_path, chunkref_bin):
     done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "nolut.json")
     assert done.returncode != 0
     assert "compression lookup" in done.stderr, done.stderr
+
+
+def test_file_without_image_segment_is_refused(tmp_path, chunkref_bin):
+    # JITC's graphics and text samples (U_1060A.NTF, ns3051v.nsf, ...): GDAL
+    # opens them as a 1 x 1 dataset without bands.
+    source = tmp_path / "no-image.ntf"
+    source.write_bytes(file_header([], len(file_header([], 0))))
+    gdal.PushErrorHandler("CPLQuietErrorHandler")
+    try:
+        native = gdal.Open(str(source))
+    finally:
+        gdal.PopErrorHandler()
+    assert native.RasterCount == 0
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "i.json")
+    assert done.returncode != 0
+    assert "has no image segment" in done.stderr, done.stderr
+    assert "no pixels to index" in done.stderr, done.stderr

@@ -51,6 +51,9 @@ ONE_TILE = {
     # One odd tile of at most 1024 pixels: GDAL reads it tile by tile and
     # offers no reduced level.
     "small-odd-tile": (601, 401, ["-n", "5"], 0),
+    # A tile vastly larger than the image: the chunk is the image (a chunk
+    # of the tile's size would be 1.6 GB decoded).
+    "tile-vastly-larger-than-image": (64, 48, ["-n", "3", "-t", "40000,40000"], 0),
 }
 
 
@@ -97,6 +100,23 @@ def test_stray_bytes_after_the_last_tile_part_are_refused(tmp_path, chunkref_bin
     assert done.returncode != 0
     assert f"ends with {len(tail)} stray bytes" in done.stderr, done.stderr
     assert "after its last tile-part" in done.stderr, done.stderr
+
+
+def test_tile_too_large_to_decode_is_refused_at_index_time(tmp_path, chunkref_bin):
+    # openjpeg-data's issue432.jp2: 1109 x 2098808 pixels in 10^6 x 10^6
+    # tiles; GDAL opens it and fails to allocate a block. Here a codestream
+    # of GDAL's with its SIZ made 2000 x 3000000 pixels in such tiles.
+    data = bytearray(gdal_j2k(tmp_path / "t.j2k"))
+    assert data[2:4] == b"\xff\x51"
+    struct.pack_into(">II", data, 8, 2000, 3_000_000)  # Xsiz, Ysiz
+    struct.pack_into(">II", data, 24, 1_000_000, 1_000_000)  # XTsiz, YTsiz
+    source = tmp_path / "huge-tiles.j2k"
+    source.write_bytes(bytes(data))
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "i.json")
+    assert done.returncode != 0
+    assert "chunk shape [1, 1000000, 2000]" in done.stderr, done.stderr
+    assert "cannot be decoded in memory" in done.stderr, done.stderr
+    assert not (tmp_path / "i.json").exists()
 
 
 # --------------------------------------------------------------------------
