@@ -16,7 +16,10 @@ TIFF, NetCDF/HDF5, GRIB or DTED is checked in a child process of its own
   names; one GDAL lists but cannot open must not open in ChunkRef either);
 - ``differ``: both read it; the first differences are listed;
 - ``refused``: GDAL reads it, chunkref refuses it (the message is kept);
-- ``both-refuse``: GDAL cannot read it either.
+- ``both-refuse``: GDAL cannot read it either;
+- ``no-pixels``: chunkref refuses it, and GDAL opens it but has no pixel
+  to give: no band and no subdataset (a NITF of graphics and text only, an
+  HDF5 file of 1-D datasets), or a first block it fails to read.
 
 The corpora are public repositories (docs/real-files.md names them); this
 script only reads them, it does not fetch them.
@@ -188,6 +191,20 @@ def _sd_key(k: str):
     return (int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0, k)
 
 
+def no_pixels(ds) -> bool:
+    """True if GDAL's dataset ``ds`` has no band and no subdataset, or fails
+    to read the first block of its first band."""
+    if ds.RasterCount == 0:
+        return not ds.GetMetadata("SUBDATASETS")
+    band = ds.GetRasterBand(1)
+    width, height = band.GetBlockSize()
+    try:
+        band.ReadRaster(0, 0, min(width, ds.RasterXSize), min(height, ds.RasterYSize))
+    except Exception:
+        return True
+    return False
+
+
 def check_one(path: str) -> dict:
     """Compare one file; returns the verdict record."""
     from osgeo import gdal
@@ -207,7 +224,8 @@ def check_one(path: str) -> dict:
             [str(CHUNKREF), "index", path, "-o", index], capture_output=True, text=True, timeout=120
         )
         if run.returncode != 0:
-            result.update(verdict="refused", stage="index", error=(run.stderr or run.stdout).strip()[-400:])
+            result.update(verdict="no-pixels" if no_pixels(nds) else "refused", stage="index",
+                          error=(run.stderr or run.stdout).strip()[-400:])
             return result
         try:
             cds = gdal.OpenEx(index, gdal.OF_RASTER, allowed_drivers=["ChunkRef"])
@@ -300,7 +318,7 @@ def main() -> int:
             continue
         detail = r.get("error") or "; ".join(r.get("diffs") or []) or r.get("gdal_error", "")
         print(f"{r['verdict']:11} {r['kind']:7} {r['file']}: {detail[:600]}")
-    verdicts = ["match", "differ", "refused", "both-refuse", "crash", "hang"]
+    verdicts = ["match", "differ", "refused", "both-refuse", "no-pixels", "crash", "hang"]
     print("\n| format | " + " | ".join(verdicts) + " |")
     print("|---" * (len(verdicts) + 1) + "|")
     for kind in sorted({k for k, _ in counts}):
