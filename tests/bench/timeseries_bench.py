@@ -81,13 +81,14 @@ QUERIES = (
     ("pixel", "one pixel on all {days} dates", TOOLS),
     ("pixel-locinfo", "... through gdallocationinfo", ("chunkref",)),
     ("pixel-bands", "... band by band (GetRasterBand(b).ReadRaster)", ("chunkref",)),
+    ("pixel-rasterio", "... through rasterio (src.read(window=...))", ("chunkref",)),
     ("window", "1024 x 1024 window on {window_days} dates (TIME_START/TIME_END)", TOOLS),
     ("tile", "one 512 x 512 tile of one date", TOOLS),
     ("full", "full 2048 x 2048 of one date", TOOLS),
     ("index", "index the {days} files over HTTP", TOOLS),
 )
 #: Rows whose ratio is taken against the peers' row of another query.
-PEER_ROW = {"pixel-locinfo": "pixel", "pixel-bands": "pixel"}
+PEER_ROW = {"pixel-locinfo": "pixel", "pixel-bands": "pixel", "pixel-rasterio": "pixel"}
 
 
 def runs(python: str) -> bool:

@@ -6,7 +6,7 @@ process::
 TOOL is ``chunkref``, ``gdal`` (``/vsicurl/`` with a thread pool),
 ``async-tiff``, ``virtualizarr`` (VirtualiZarr + virtual-tiff parsers into
 an Icechunk repository, read back through Zarr) or ``rasteret``. QUERY is
-``index``, ``pixel``, ``pixel-locinfo``, ``pixel-bands``, ``window``,
+``index``, ``pixel``, ``pixel-locinfo``, ``pixel-bands``, ``pixel-rasterio``, ``window``,
 ``tile`` or ``full``. CONFIG holds the server's URL, the file names, the
 query's dates and window and where to write. Each run saves what it read
 as ``(dates, rows, columns)`` Int16 in CONFIG's ``out`` (``.npy``) and
@@ -66,6 +66,13 @@ def chunkref(query: str, cfg: dict) -> np.ndarray | None:
             check=True, capture_output=True, text=True,
         )
         return np.array([int(v) for v in done.stdout.split()], np.int16).reshape(-1, 1, 1)
+    if query == "pixel-rasterio":
+        # Debian's rasterio (its GDAL loads the plugin; a wheel's cannot).
+        import rasterio
+        from rasterio.windows import Window
+
+        with rasterio.open(stack) as src:
+            return src.read(window=Window(x, y, 1, 1)).reshape(-1, 1, 1)
     if query == "window":
         ds = gdal.OpenEx(stack, open_options=[f"TIME_START={cfg['iso'][dates[0]]}",
                                               f"TIME_END={cfg['iso'][dates[-1]]}"])
