@@ -393,10 +393,14 @@ fn image(
             continue; // sparse chunk: reads as fill value
         }
         if o.checked_add(c).is_none_or(|e| e > src.len()) {
-            return Err(bad(format!(
-                "chunk {i} at {o}+{c} is past the end of the file ({} bytes)",
+            // A truncated file: its other chunks read, this one fails to
+            // (as through GDAL, whose libtiff fails that block alone).
+            eprintln!(
+                "chunkref: warning: {}: IFD {n}: chunk {i} at {o}+{c} runs past the end of the \
+                 file ({} bytes): its block will fail to read",
+                src.path(),
                 src.len()
-            )));
+            );
         }
         let (plane, rest) = (i / (across * down), i % (across * down));
         chunks.push(([plane, rest / across, rest % across], o, c));

@@ -469,3 +469,23 @@ def test_one_bad_source_among_several_is_named(tmp_path, chunkref_bin):
     outdir.mkdir()
     done = run_chunkref(chunkref_bin, "index", good, bad, "-o", f"{outdir}/")
     assert_fails_naming(done, bad)
+
+
+def test_tiff_cut_inside_its_last_tile_reads_like_gdal(tmp_path, chunkref_bin):
+    # rasterio's corrupt.tif: its last JPEG tile runs past the end of the
+    # file. GDAL reads the other tiles and fails on that one; so does ChunkRef.
+    pixels = (np.arange(64 * 64, dtype=np.uint32) % 251).astype(np.uint8).reshape(1, 64, 64)
+    full = tmp_path / "full.tif"
+    gdal.Translate(str(full), kb.mem_dataset(pixels), format="COG",
+                   creationOptions=["BLOCKSIZE=32", "COMPRESS=DEFLATE", "OVERVIEWS=NONE"])
+    source = tmp_path / "cut.tif"
+    source.write_bytes(full.read_bytes()[:-10])
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "i.json")
+    assert done.returncode == 0, done.stderr
+    assert "chunk 3 at" in done.stderr and "runs past the end of the file" in done.stderr
+    native, ours = gdal.Open(str(source)), open_chunkref(tmp_path / "i.json")
+    for x, y in [(0, 0), (32, 0), (0, 32)]:
+        assert ours.ReadRaster(x, y, 32, 32) == native.ReadRaster(x, y, 32, 32)
+    for ds in (native, ours):
+        with pytest.raises(RuntimeError):
+            ds.ReadRaster(32, 32, 32, 32)
