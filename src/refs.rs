@@ -212,17 +212,27 @@ impl Paged {
 pub struct FileTable {
     urls: Vec<String>,
     lookup: std::collections::HashMap<String, u32>,
+    /// The id [`FileTable::intern`] returned last: references come in runs
+    /// of one file, found again without hashing.
+    last: Option<u32>,
 }
 
 impl FileTable {
     /// Returns the id of `url`, adding it if new.
     pub fn intern(&mut self, url: &str) -> u32 {
-        if let Some(&id) = self.lookup.get(url) {
-            return id;
+        if let Some(last) = self.last.filter(|&id| self.urls[id as usize] == url) {
+            return last;
         }
-        let id = self.urls.len() as u32;
-        self.urls.push(url.to_string());
-        self.lookup.insert(url.to_string(), id);
+        let id = match self.lookup.get(url) {
+            Some(&id) => id,
+            None => {
+                let id = self.urls.len() as u32;
+                self.urls.push(url.to_string());
+                self.lookup.insert(url.to_string(), id);
+                id
+            }
+        };
+        self.last = Some(id);
         id
     }
 
@@ -251,6 +261,7 @@ impl FileTable {
             *u = f(u);
         }
         self.lookup.clear();
+        self.last = None;
     }
 }
 

@@ -321,14 +321,39 @@ impl ArrayMeta {
     /// The logical grid index of a chunk key suffix, `None` if `rest` is no
     /// chunk key of this array.
     pub fn parse_chunk_key(&self, rest: &str) -> Option<Vec<u64>> {
-        let stored = self
-            .key_encoding
-            .parse(rest, self.shape.len() - self.added_axes)?;
-        let logical = match &self.stored_axes {
-            None => stored,
-            Some(order) => order.iter().map(|&a| stored[a]).collect(),
-        };
-        Some([vec![0; self.added_axes], logical].concat())
+        let mut idx = [0; MAX_DIMS];
+        let n = self.chunk_index(rest, &mut idx)?;
+        Some(idx[..n].to_vec())
+    }
+
+    /// The row-major rank in `grid` (this array's chunk grid) of the chunk
+    /// whose key suffix is `rest`: [`ArrayMeta::parse_chunk_key`] without
+    /// allocating, for the many keys of an index.
+    pub fn chunk_position(&self, rest: &str, grid: &[u64]) -> Option<u64> {
+        let mut idx = [0; MAX_DIMS];
+        let n = self.chunk_index(rest, &mut idx)?;
+        crate::refs::position(&idx[..n], grid)
+    }
+
+    /// Fills `idx` with the logical grid index of key suffix `rest`;
+    /// returns its number of dimensions.
+    fn chunk_index(&self, rest: &str, idx: &mut [u64; MAX_DIMS]) -> Option<usize> {
+        let n = self.shape.len();
+        let stored_n = n.checked_sub(self.added_axes)?;
+        let mut stored = [0; MAX_DIMS];
+        self.key_encoding
+            .parse_into(rest, stored.get_mut(..stored_n)?)?;
+        let logical = idx.get_mut(self.added_axes..n)?;
+        match &self.stored_axes {
+            None => logical.copy_from_slice(&stored[..stored_n]),
+            Some(order) => {
+                for (l, &a) in logical.iter_mut().zip(order) {
+                    *l = *stored.get(a)?;
+                }
+            }
+        }
+        idx[..self.added_axes].fill(0);
+        Some(n)
     }
 
     /// A 1-D array seen as one row ([1, n]), a 0-D one as one pixel
