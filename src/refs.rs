@@ -422,6 +422,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn interning_runs_and_returns_gives_each_url_its_first_id() {
+        let mut t = FileTable::default();
+        let ids: Vec<u32> = ["a", "a", "b", "b", "a", "c", "b"]
+            .iter()
+            .map(|u| t.intern(u))
+            .collect();
+        assert_eq!(ids, [0, 0, 1, 1, 0, 2, 1]);
+        assert_eq!(t.push("a"), 3, "a list position of its own");
+        assert_eq!((t.intern("a"), t.intern("a")), (0, 0));
+        t.map_urls(|u| format!("/d/{u}"));
+        assert_eq!(t.intern("/d/c"), 4, "after map_urls lookups start anew");
+        assert_eq!(t.url(4), "/d/c");
+    }
+
+    #[test]
     fn stores_every_form_and_last_duplicate_wins() {
         let rows = vec![
             (5, RawRef::Range(0, 10, 20)),

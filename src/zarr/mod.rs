@@ -557,6 +557,8 @@ mod tests {
         // Keys and codecs still see the stored array.
         assert_eq!(m.chunk_key(&[0, 2]), "2");
         assert_eq!(m.parse_chunk_key("2"), Some(vec![0, 2]));
+        assert_eq!(m.chunk_position("2", &m.grid_shape()), Some(2));
+        assert_eq!(m.chunk_position("3", &m.grid_shape()), None);
         assert_eq!(m.stored_order(&m.chunks), vec![32]);
         m.reshape_to_row(); // 2-D arrays stay as they are
         assert_eq!((m.shape.clone(), m.added_axes), (vec![1, 70], 1));
@@ -581,6 +583,35 @@ mod tests {
         assert_eq!(m.chunk_key(&[0, 0]), "0");
         assert_eq!(m.parse_chunk_key("0"), Some(vec![0, 0]));
         assert_eq!((m.stored_order(&m.chunks), m.chunk_bytes()), (vec![], 1));
+    }
+
+    #[test]
+    fn chunk_positions_are_the_ranks_of_parsed_keys() {
+        let z = json!({"shape": [3, 100, 75], "chunks": [1, 32, 32], "dtype": "<u2",
+            "fill_value": 0, "order": "C", "compressor": null, "filters": null,
+            "zarr_format": 2, "dimension_separator": "/"});
+        let m = ArrayMeta::from_v2("a", &z, None).unwrap();
+        let grid = m.grid_shape();
+        for key in [
+            "0/0/0",
+            "2/3/2",
+            "1/0/2",
+            "2/4/0",
+            "2/3",
+            "2/3/2/0",
+            "x/0/0",
+            "",
+            "0//0",
+            "+1/0/0",
+            "0.0.0",
+            "99999999999999999999/0/0",
+        ] {
+            let want = m
+                .parse_chunk_key(key)
+                .and_then(|idx| crate::refs::position(&idx, &grid));
+            assert_eq!(m.chunk_position(key, &grid), want, "{key}");
+        }
+        assert_eq!(m.chunk_position("2/3/2", &grid), Some(2 * 12 + 3 * 3 + 2));
     }
 
     #[test]
@@ -626,6 +657,7 @@ mod tests {
         );
         assert_eq!(m.chunk_key(&[0, 0, 1]), "0.1.0");
         assert_eq!(m.parse_chunk_key("0.1.0"), Some(vec![0, 0, 1]));
+        assert_eq!(m.chunk_position("0.1.0", &m.grid_shape()), Some(1));
         assert_eq!(m.stored_order(&m.chunks), vec![256, 256, 3]);
         // Other names, or samples split over chunks, keep the stored axes.
         for (names, chunks) in [(["y", "x", "band"], 3), (["Y", "X", "S"], 2)] {

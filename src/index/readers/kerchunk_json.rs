@@ -315,6 +315,34 @@ mod tests {
     }
 
     #[test]
+    fn escaped_keys_and_urls_read_as_plain_ones() {
+        let plain = parse(
+            "t",
+            br#"{"version": 1, "refs": {"a/0": ["/d/f.bin", 1, 2]}}"#,
+        )
+        .unwrap();
+        let escaped = parse(
+            "t",
+            br#"{"version": 1, "refs": {"a\/0": ["\/d\/f.bin", 1, 2], "a/1": ["/d/f.bin", 3, 4]}}"#,
+        )
+        .unwrap();
+        assert_eq!(plain.entries[0], escaped.entries[0]);
+        assert_eq!(escaped.entries[1].1, RawRef::Range(0, 3, 4));
+        assert_eq!(escaped.files.urls(), ["/d/f.bin"]);
+    }
+
+    #[test]
+    fn python_json_reads_as_strict_json() {
+        let strict = parse("t", br#"{"version": 1, "refs": {"a/0": ["f", 1, 2]}}"#).unwrap();
+        let python = parse(
+            "t",
+            b"{\"version\": 1, \"refs\": {\"a/0\": [\"f\", 1, 2], }, }",
+        )
+        .unwrap();
+        assert_eq!(strict.entries, python.entries);
+    }
+
+    #[test]
     fn reads_v0() {
         let d = parse("t", br#"{".zgroup": "{}", "x/0": ["f", 0, 4]}"#).unwrap();
         assert_eq!(d.version, None);

@@ -180,6 +180,25 @@ pub(crate) mod tests {
         Index::from_kerchunk_json("t.json", doc.as_bytes(), &[]).unwrap()
     }
 
+    #[test]
+    fn column_chunks_are_written_uncompressed() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let bytes = bytes::Bytes::from(to_parquet(&index(), 2));
+        let reader = SerializedFileReader::new(bytes).unwrap();
+        let meta = reader.metadata();
+        assert!(meta.num_row_groups() > 1);
+        for g in meta.row_groups() {
+            for c in g.columns() {
+                assert_eq!(
+                    c.compression(),
+                    Compression::UNCOMPRESSED,
+                    "{}",
+                    c.column_path()
+                );
+            }
+        }
+    }
+
     /// `index` as Parquet with row groups of `group_rows` rows.
     pub(crate) fn to_parquet(index: &Index, group_rows: usize) -> Vec<u8> {
         to_parquet_pages(index, group_rows, PAGE_ROWS)
