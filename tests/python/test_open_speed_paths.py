@@ -198,3 +198,21 @@ def test_a_netcdf_join_counts_its_sources(chunkref_bin, tmp_path):
     for b, day in enumerate(days, start=1):
         want = gdal.Open(f'NETCDF:"{day}":t').ReadAsArray()
         assert_pixels_equal(ds.GetRasterBand(b).ReadAsArray(), want, f"band {b}")
+
+
+def test_a_mosaic_counts_its_sources(chunkref_bin, tmp_path):
+    """Two scenes side by side on one grid: the summary counts both, and
+    the mosaic reads as GDAL's VRT of them."""
+    left = int_tiff(tmp_path / "left.tif", 0)
+    right = int_tiff(tmp_path / "right.tif", 1000)
+    ds = gdal.Open(str(right), gdal.GA_Update)
+    ds.SetGeoTransform([500000 + 64 * 30, 30, 0, 4600000, 0, -30])
+    ds = None
+    out = tmp_path / "mosaic.json"
+    done = run_chunkref(chunkref_bin, "index", "--mosaic", left, right, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert "2 of 2 sources indexed (0 failed)" in done.stderr, done.stderr
+    vrt = gdal.BuildVRT(str(tmp_path / "both.vrt"), [str(left), str(right)])
+    with captured_errors():
+        got = open_chunkref(out)
+    assert_pixels_equal(got.ReadAsArray(), vrt.ReadAsArray(), "mosaic")
