@@ -611,10 +611,14 @@ fn read_steps(
     std::thread::scope(|scope| {
         let turns = &turns;
         let user = scope.spawn(move || {
+            let _stop = StopTurns {
+                turns,
+                only_on_panic: false,
+            };
             let mut waiting: std::collections::BTreeMap<usize, Result<Prepared, String>> =
                 std::collections::BTreeMap::new();
             let mut next = 0;
-            let used = rx.iter().try_for_each(|(i, step)| {
+            rx.iter().try_for_each(|(i, step)| {
                 waiting.insert(i, step);
                 while let Some(step) = waiting.remove(&next) {
                     match step {
@@ -628,15 +632,17 @@ fn read_steps(
                     turns.used(next);
                 }
                 Ok(())
-            });
-            turns.stop(); // after a failure, the source threads stop too
-            used
+            })
         });
         on_source_threads(|| {
             rayon::scope(|s| {
                 for _ in 0..threads.min(args.sources.len()) {
                     let tx = tx.clone();
                     s.spawn(move |_| {
+                        let _stop = StopTurns {
+                            turns,
+                            only_on_panic: true,
+                        };
                         while let Some(i) = turns.take() {
                             let step = read_step(args, &args.sources[i], formats[i]);
                             if tx.send((i, step)).is_err() {
@@ -650,6 +656,22 @@ fn read_steps(
         });
         user.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })
+}
+
+/// Stops the turns when dropped: when the steps' user is done (its last
+/// step used, a failure, a panic) and when a source thread panics, so that
+/// no thread waits for a turn that will not come.
+struct StopTurns<'a> {
+    turns: &'a Turns,
+    only_on_panic: bool,
+}
+
+impl Drop for StopTurns<'_> {
+    fn drop(&mut self) {
+        if !self.only_on_panic || std::thread::panicking() {
+            self.turns.stop();
+        }
+    }
 }
 
 /// The sources' turns: the source threads take them in order, at most
