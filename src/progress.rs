@@ -64,6 +64,14 @@ impl Progress {
         }
     }
 
+    /// Counts from zero again (the sources are read anew, as a mosaic after
+    /// a time stack found them on different grids).
+    pub fn restart(&self) {
+        self.done.store(0, Ordering::Relaxed);
+        self.failed.store(0, Ordering::Relaxed);
+        self.refs.store(0, Ordering::Relaxed);
+    }
+
     /// Erases the progress line (before other output, and at the end).
     pub fn clear(&self) {
         if self.drawn.is_some() {

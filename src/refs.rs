@@ -212,17 +212,27 @@ impl Paged {
 pub struct FileTable {
     urls: Vec<String>,
     lookup: std::collections::HashMap<String, u32>,
+    /// The id [`FileTable::intern`] returned last: references come in runs
+    /// of one file, found again without hashing.
+    last: Option<u32>,
 }
 
 impl FileTable {
     /// Returns the id of `url`, adding it if new.
     pub fn intern(&mut self, url: &str) -> u32 {
-        if let Some(&id) = self.lookup.get(url) {
-            return id;
+        if let Some(last) = self.last.filter(|&id| self.urls[id as usize] == url) {
+            return last;
         }
-        let id = self.urls.len() as u32;
-        self.urls.push(url.to_string());
-        self.lookup.insert(url.to_string(), id);
+        let id = match self.lookup.get(url) {
+            Some(&id) => id,
+            None => {
+                let id = self.urls.len() as u32;
+                self.urls.push(url.to_string());
+                self.lookup.insert(url.to_string(), id);
+                id
+            }
+        };
+        self.last = Some(id);
         id
     }
 
@@ -251,6 +261,7 @@ impl FileTable {
             *u = f(u);
         }
         self.lookup.clear();
+        self.last = None;
     }
 }
 
@@ -409,6 +420,21 @@ pub fn unravel(mut pos: u64, grid: &[u64]) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interning_runs_and_returns_gives_each_url_its_first_id() {
+        let mut t = FileTable::default();
+        let ids: Vec<u32> = ["a", "a", "b", "b", "a", "c", "b"]
+            .iter()
+            .map(|u| t.intern(u))
+            .collect();
+        assert_eq!(ids, [0, 0, 1, 1, 0, 2, 1]);
+        assert_eq!(t.push("a"), 3, "a list position of its own");
+        assert_eq!((t.intern("a"), t.intern("a")), (0, 0));
+        t.map_urls(|u| format!("/d/{u}"));
+        assert_eq!(t.intern("/d/c"), 4, "after map_urls lookups start anew");
+        assert_eq!(t.url(4), "/d/c");
+    }
 
     #[test]
     fn stores_every_form_and_last_duplicate_wins() {

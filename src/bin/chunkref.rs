@@ -517,6 +517,15 @@ fn write(doc: serde_json::Value, out: &Path) -> Result<usize, String> {
     Ok(refs)
 }
 
+/// The message of `e`, met indexing the file at `path`, for a line that
+/// names the source already: without the error's own "cannot index PATH: ".
+fn reason(e: chunkref::Error, path: &str) -> String {
+    match e {
+        chunkref::Error::MalformedSource { path: p, reason } if p == path => reason,
+        e => e.to_string(),
+    }
+}
+
 /// The index of one source (templates set with `--template-base`).
 fn source_built(args: &Args, source: &str, format: Format) -> Result<Built, String> {
     let (path, url) = locate(args, source)?;
@@ -524,7 +533,8 @@ fn source_built(args: &Args, source: &str, format: Format) -> Result<Built, Stri
         dted_checksum_warnings: args.checksum_warnings,
         grib_units: args.grib_units,
     };
-    let mut built = builder::build_as(format, &path, &url, options).map_err(|e| e.to_string())?;
+    let mut built =
+        builder::build_as(format, &path, &url, options).map_err(|e| reason(e, &path))?;
     if args.template_base {
         built.templates.insert("base".into(), String::new());
     }
@@ -582,46 +592,150 @@ fn read_step(args: &Args, source: &str, format: Format) -> Result<Prepared, Stri
 /// hands the steps to `use_step(i, step)` (`i`: the source's place in the
 /// arguments) in the order given; with `--skip-errors` a source that fails
 /// is recorded and left out.
+///
+/// Each source thread takes the next source as soon as it is done with one
+/// (no waiting for a batch's slowest), at most [`Turns::ahead`] past the
+/// first step not used yet, so the steps waiting for their turn stay few.
+/// The steps are used on a thread of their own: every source thread reads.
 fn read_steps(
     args: &Args,
     formats: &[Format],
-    mut use_step: impl FnMut(usize, Prepared) -> Result<(), String>,
+    mut use_step: impl FnMut(usize, Prepared) -> Result<(), String> + Send,
 ) -> Result<(), String> {
-    let jobs: Vec<(usize, &String, Format)> = args
-        .sources
-        .iter()
-        .zip(formats.iter().copied())
-        .enumerate()
-        .map(|(i, (s, f))| (i, s, f))
-        .collect();
+    let threads = on_source_threads(rayon::current_num_threads);
+    let turns = Turns::new(
+        args.sources.len(),
+        threads.saturating_mul(4).max(READ_AHEAD),
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        let ahead = on_source_threads(rayon::current_num_threads)
-            .saturating_mul(4)
-            .max(READ_AHEAD);
-        let (tx, rx) = std::sync::mpsc::sync_channel(ahead);
-        scope.spawn(move || {
-            for window in jobs.chunks(ahead) {
-                let steps: Vec<_> = on_source_threads(|| {
-                    window
-                        .par_iter()
-                        .map(|&(i, source, format)| (i, source, read_step(args, source, format)))
-                        .collect()
-                });
-                for step in steps {
-                    if tx.send(step).is_err() {
-                        return; // the stack failed
+        let turns = &turns;
+        let user = scope.spawn(move || {
+            let _stop = StopTurns {
+                turns,
+                only_on_panic: false,
+            };
+            let mut waiting: std::collections::BTreeMap<usize, Result<Prepared, String>> =
+                std::collections::BTreeMap::new();
+            let mut next = 0;
+            rx.iter().try_for_each(|(i, step)| {
+                waiting.insert(i, step);
+                while let Some(step) = waiting.remove(&next) {
+                    match step {
+                        Ok(step) => {
+                            args.progress.source_done(Some(step.references()));
+                            use_step(next, step)?;
+                        }
+                        Err(e) => args.skip(&args.sources[next], e)?,
                     }
+                    next += 1;
+                    turns.used(next);
                 }
-            }
+                Ok(())
+            })
         });
-        rx.into_iter().try_for_each(|(i, source, step)| match step {
-            Ok(step) => {
-                args.progress.source_done(Some(step.references()));
-                use_step(i, step)
-            }
-            Err(e) => args.skip(source, e),
-        })
+        on_source_threads(|| {
+            rayon::scope(|s| {
+                for _ in 0..threads.min(args.sources.len()) {
+                    let tx = tx.clone();
+                    s.spawn(move |_| {
+                        let _stop = StopTurns {
+                            turns,
+                            only_on_panic: true,
+                        };
+                        while let Some(i) = turns.take() {
+                            let step = read_step(args, &args.sources[i], formats[i]);
+                            if tx.send((i, step)).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
+                drop(tx);
+            })
+        });
+        user.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })
+}
+
+/// Stops the turns when dropped: when the steps' user is done (its last
+/// step used, a failure, a panic) and when a source thread panics, so that
+/// no thread waits for a turn that will not come.
+struct StopTurns<'a> {
+    turns: &'a Turns,
+    only_on_panic: bool,
+}
+
+impl Drop for StopTurns<'_> {
+    fn drop(&mut self) {
+        if !self.only_on_panic || std::thread::panicking() {
+            self.turns.stop();
+        }
+    }
+}
+
+/// The sources' turns: the source threads take them in order, at most
+/// `ahead` past the first step not used yet.
+struct Turns {
+    state: std::sync::Mutex<TurnState>,
+    moved: std::sync::Condvar,
+    /// Number of sources.
+    jobs: usize,
+    /// Most sources read ahead of the first step not used yet.
+    ahead: usize,
+}
+
+#[derive(Default)]
+struct TurnState {
+    /// The next source to read.
+    next: usize,
+    /// Steps used so far.
+    used: usize,
+    /// The stack failed: no more sources are read.
+    stopped: bool,
+}
+
+impl Turns {
+    fn new(jobs: usize, ahead: usize) -> Turns {
+        Turns {
+            state: std::sync::Mutex::default(),
+            moved: std::sync::Condvar::new(),
+            jobs,
+            ahead: ahead.max(1),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TurnState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The next source to read, waiting while it is too far ahead; `None`
+    /// when every source is taken or the stack failed.
+    fn take(&self) -> Option<usize> {
+        let mut state = self.lock();
+        loop {
+            if state.stopped || state.next >= self.jobs {
+                return None;
+            }
+            if state.next < state.used + self.ahead {
+                state.next += 1;
+                return Some(state.next - 1);
+            }
+            state = self.moved.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// The first `used` steps have been used.
+    fn used(&self, used: usize) {
+        self.lock().used = used;
+        self.moved.notify_all();
+    }
+
+    /// No more sources are to be read.
+    fn stop(&self) {
+        self.lock().stopped = true;
+        self.moved.notify_all();
+    }
 }
 
 /// Why a time stack was not made.
@@ -699,7 +813,7 @@ impl From<String> for StackFailure {
 fn stream_stack(
     args: &Args,
     formats: &[Format],
-    sink: impl FnMut(&Rows) -> chunkref::Result<()>,
+    sink: impl FnMut(&Rows) -> chunkref::Result<()> + Send,
 ) -> Result<table::TableDoc, StackFailure> {
     let name = args.output.to_string_lossy();
     let mut stacker = Stacker::new(&name, table::BATCH_ROWS, sink);
@@ -735,14 +849,21 @@ fn index_scenes(
                 .into(),
         );
     }
+    args.progress.restart();
     let mut scenes = Vec::with_capacity(args.sources.len());
     for (source, format) in args.sources.iter().zip(formats) {
         let scene = source_built(args, source, *format).and_then(|built| {
             let text = serde_json::to_vec(&built.to_kerchunk()).map_err(|e| e.to_string())?;
-            Index::from_kerchunk_json(source, &text, &[]).map_err(|e| e.to_string())
+            let refs = built.arrays.values().map(Vec::len).sum();
+            Index::from_kerchunk_json(source, &text, &[])
+                .map(|scene| (scene, refs))
+                .map_err(|e| e.to_string())
         });
         match scene {
-            Ok(scene) => scenes.push(scene),
+            Ok((scene, refs)) => {
+                args.progress.source_done(Some(refs));
+                scenes.push(scene);
+            }
             Err(e) => args.skip(source, format!("{source}: {e}"))?,
         }
     }
@@ -780,7 +901,7 @@ fn index_scenes(
 /// remote object (templates set with `--template-base`).
 fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
     let (path, url) = locate(args, source)?;
-    let mut doc = chunkref::builder::netcdf_document(&path, &url).map_err(|e| e.to_string())?;
+    let mut doc = chunkref::builder::netcdf_document(&path, &url).map_err(|e| reason(e, &path))?;
     if args.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
     }
@@ -791,7 +912,7 @@ fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
 /// set with `--template-base`); what it left out is printed.
 fn store_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
     let (path, url) = locate(args, source)?;
-    let index = chunkref::zarr_store::index_store(&path, &url).map_err(|e| e.to_string())?;
+    let index = chunkref::zarr_store::index_store(&path, &url).map_err(|e| reason(e, &path))?;
     for warning in &index.warnings {
         eprintln!("chunkref: warning: {source}: {warning}");
     }
@@ -1013,7 +1134,15 @@ fn index_concatenated(args: &Args) -> Result<(PathBuf, usize), String> {
     let stores: Vec<concat::Store> = args
         .sources
         .par_iter()
-        .map(|s| hdf5_doc(args, s).map(|doc| (s.clone(), doc)))
+        .map(|s| {
+            let doc = hdf5_doc(args, s).map_err(|e| format!("{s}: {e}"));
+            let refs = doc
+                .as_ref()
+                .ok()
+                .map(|d| d["refs"].as_object().map_or(0, |r| r.len()));
+            args.progress.source_done(refs);
+            doc.map(|doc| (s.clone(), doc))
+        })
         .collect::<Result<_, String>>()?;
     let read = |i: usize, path: &str| read_array(&stores[i], path);
     let doc =

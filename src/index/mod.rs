@@ -22,7 +22,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::refs::{position, ChunkTable, FileTable, RawRef, Refs};
+use crate::refs::{ChunkTable, FileTable, RawRef, Refs};
 use crate::zarr::ArrayMeta;
 use readers::file::{IndexFile, Opener};
 use readers::stack::TimeOptions;
@@ -277,12 +277,10 @@ impl Index {
                     "metadata key '{key}' in {source} refers to a file; metadata must be inline"
                 )));
             };
-            let v: Value =
-                serde_json::from_slice(&readers::json_dialect::strict(&bytes)).map_err(|e| {
-                    Error::MalformedIndex {
-                        index: source.to_string(),
-                        reason: format!("metadata key '{key}' is not valid JSON: {e}"),
-                    }
+            let v: Value = readers::json_dialect::parse(&bytes, |b| serde_json::from_slice(b))
+                .map_err(|e| Error::MalformedIndex {
+                    index: source.to_string(),
+                    reason: format!("metadata key '{key}' is not valid JSON: {e}"),
                 })?;
             docs.insert(key, v);
         }
@@ -484,11 +482,8 @@ impl Store {
             let Ok(a) = self.metas.binary_search_by(|m| m.path.as_str().cmp(dir)) else {
                 continue;
             };
-            let m = &self.metas[a];
-            if let Some(idx) = m.parse_chunk_key(rest) {
-                if let Some(pos) = position(&idx, &self.grids[a]) {
-                    return Some((a, pos));
-                }
+            if let Some(pos) = self.metas[a].chunk_position(rest, &self.grids[a]) {
+                return Some((a, pos));
             }
         }
         None

@@ -50,28 +50,34 @@ impl ChunkKeyEncoding {
     /// Parses the part of a key after the array path into a grid index of
     /// `ndim` dimensions, or `None` when it is not a chunk key of this array.
     pub fn parse(&self, rest: &str, ndim: usize) -> Option<Vec<u64>> {
+        let mut idx = vec![0; ndim];
+        self.parse_into(rest, &mut idx)?;
+        Some(idx)
+    }
+
+    /// [`Self::parse`] into `idx` (as many dimensions as its length),
+    /// without allocating: `None` when `rest` is not a chunk key of them.
+    pub fn parse_into(&self, rest: &str, idx: &mut [u64]) -> Option<()> {
         let body = match self.prefix {
             Some(p) => {
                 let after = rest.strip_prefix(p)?;
-                if ndim == 0 {
-                    return after.is_empty().then(Vec::new);
+                if idx.is_empty() {
+                    return after.is_empty().then_some(());
                 }
                 after.strip_prefix(self.separator)?
             }
-            None if ndim == 0 => return (rest == "0").then(Vec::new),
+            None if idx.is_empty() => return (rest == "0").then_some(()),
             None => rest,
         };
-        let idx: Vec<u64> = body
-            .split(self.separator)
-            .map(|p| {
-                if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
-                    None
-                } else {
-                    p.parse().ok()
-                }
-            })
-            .collect::<Option<_>>()?;
-        (idx.len() == ndim).then_some(idx)
+        let mut parts = body.split(self.separator);
+        for i in idx.iter_mut() {
+            let p = parts.next()?;
+            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            *i = p.parse().ok()?;
+        }
+        parts.next().is_none().then_some(())
     }
 
     /// Spells the key suffix of a grid index (inverse of [`Self::parse`]).

@@ -321,14 +321,39 @@ impl ArrayMeta {
     /// The logical grid index of a chunk key suffix, `None` if `rest` is no
     /// chunk key of this array.
     pub fn parse_chunk_key(&self, rest: &str) -> Option<Vec<u64>> {
-        let stored = self
-            .key_encoding
-            .parse(rest, self.shape.len() - self.added_axes)?;
-        let logical = match &self.stored_axes {
-            None => stored,
-            Some(order) => order.iter().map(|&a| stored[a]).collect(),
-        };
-        Some([vec![0; self.added_axes], logical].concat())
+        let mut idx = [0; MAX_DIMS];
+        let n = self.chunk_index(rest, &mut idx)?;
+        Some(idx[..n].to_vec())
+    }
+
+    /// The row-major rank in `grid` (this array's chunk grid) of the chunk
+    /// whose key suffix is `rest`: [`ArrayMeta::parse_chunk_key`] without
+    /// allocating, for the many keys of an index.
+    pub fn chunk_position(&self, rest: &str, grid: &[u64]) -> Option<u64> {
+        let mut idx = [0; MAX_DIMS];
+        let n = self.chunk_index(rest, &mut idx)?;
+        crate::refs::position(&idx[..n], grid)
+    }
+
+    /// Fills `idx` with the logical grid index of key suffix `rest`;
+    /// returns its number of dimensions.
+    fn chunk_index(&self, rest: &str, idx: &mut [u64; MAX_DIMS]) -> Option<usize> {
+        let n = self.shape.len();
+        let stored_n = n.checked_sub(self.added_axes)?;
+        let mut stored = [0; MAX_DIMS];
+        self.key_encoding
+            .parse_into(rest, stored.get_mut(..stored_n)?)?;
+        let logical = idx.get_mut(self.added_axes..n)?;
+        match &self.stored_axes {
+            None => logical.copy_from_slice(&stored[..stored_n]),
+            Some(order) => {
+                for (l, &a) in logical.iter_mut().zip(order) {
+                    *l = *stored.get(a)?;
+                }
+            }
+        }
+        idx[..self.added_axes].fill(0);
+        Some(n)
     }
 
     /// A 1-D array seen as one row ([1, n]), a 0-D one as one pixel
@@ -532,6 +557,8 @@ mod tests {
         // Keys and codecs still see the stored array.
         assert_eq!(m.chunk_key(&[0, 2]), "2");
         assert_eq!(m.parse_chunk_key("2"), Some(vec![0, 2]));
+        assert_eq!(m.chunk_position("2", &m.grid_shape()), Some(2));
+        assert_eq!(m.chunk_position("3", &m.grid_shape()), None);
         assert_eq!(m.stored_order(&m.chunks), vec![32]);
         m.reshape_to_row(); // 2-D arrays stay as they are
         assert_eq!((m.shape.clone(), m.added_axes), (vec![1, 70], 1));
@@ -556,6 +583,35 @@ mod tests {
         assert_eq!(m.chunk_key(&[0, 0]), "0");
         assert_eq!(m.parse_chunk_key("0"), Some(vec![0, 0]));
         assert_eq!((m.stored_order(&m.chunks), m.chunk_bytes()), (vec![], 1));
+    }
+
+    #[test]
+    fn chunk_positions_are_the_ranks_of_parsed_keys() {
+        let z = json!({"shape": [3, 100, 75], "chunks": [1, 32, 32], "dtype": "<u2",
+            "fill_value": 0, "order": "C", "compressor": null, "filters": null,
+            "zarr_format": 2, "dimension_separator": "/"});
+        let m = ArrayMeta::from_v2("a", &z, None).unwrap();
+        let grid = m.grid_shape();
+        for key in [
+            "0/0/0",
+            "2/3/2",
+            "1/0/2",
+            "2/4/0",
+            "2/3",
+            "2/3/2/0",
+            "x/0/0",
+            "",
+            "0//0",
+            "+1/0/0",
+            "0.0.0",
+            "99999999999999999999/0/0",
+        ] {
+            let want = m
+                .parse_chunk_key(key)
+                .and_then(|idx| crate::refs::position(&idx, &grid));
+            assert_eq!(m.chunk_position(key, &grid), want, "{key}");
+        }
+        assert_eq!(m.chunk_position("2/3/2", &grid), Some(2 * 12 + 3 * 3 + 2));
     }
 
     #[test]
@@ -601,6 +657,7 @@ mod tests {
         );
         assert_eq!(m.chunk_key(&[0, 0, 1]), "0.1.0");
         assert_eq!(m.parse_chunk_key("0.1.0"), Some(vec![0, 0, 1]));
+        assert_eq!(m.chunk_position("0.1.0", &m.grid_shape()), Some(1));
         assert_eq!(m.stored_order(&m.chunks), vec![256, 256, 3]);
         // Other names, or samples split over chunks, keep the stored axes.
         for (names, chunks) in [(["y", "x", "band"], 3), (["Y", "X", "S"], 2)] {

@@ -17,6 +17,19 @@ use std::borrow::Cow;
 /// The non-finite literals Python writes, longest first.
 const LITERALS: [&[u8]; 3] = [b"-Infinity", b"Infinity", b"NaN"];
 
+/// Parses `bytes` with `parse` as they are, and only if that fails (text
+/// that is not strict JSON) the [`strict`] rewrite of them: strict text,
+/// the usual case, is scanned once.
+pub fn parse<T>(
+    bytes: &[u8],
+    parse: impl Fn(&[u8]) -> serde_json::Result<T>,
+) -> serde_json::Result<T> {
+    parse(bytes).or_else(|e| match strict(bytes) {
+        Cow::Owned(rewritten) => parse(&rewritten),
+        Cow::Borrowed(_) => Err(e),
+    })
+}
+
 /// `bytes` as strict JSON (see the module documentation).
 pub fn strict(bytes: &[u8]) -> Cow<'_, [u8]> {
     match first_change(bytes) {
@@ -170,5 +183,24 @@ mod tests {
             let _ = strict(s.as_bytes());
         }
         assert!(serde_json::from_slice::<serde_json::Value>(&strict(b"{\"a\": Nope}")).is_err());
+    }
+
+    #[test]
+    fn parse_rewrites_only_what_fails() {
+        let value = |s: &str| {
+            parse(s.as_bytes(), |b| {
+                serde_json::from_slice::<serde_json::Value>(b)
+            })
+        };
+        assert_eq!(
+            value(r#"{"a": [1, 2]}"#).unwrap(),
+            serde_json::json!({"a": [1, 2]})
+        );
+        assert_eq!(
+            value(r#"{"a": NaN, "b": [1, ],}"#).unwrap(),
+            serde_json::json!({"a": "NaN", "b": [1]})
+        );
+        let e = value(r#"{"a": Nope}"#).unwrap_err().to_string();
+        assert!(e.contains("line 1"), "{e}");
     }
 }

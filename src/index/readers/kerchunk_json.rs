@@ -5,13 +5,16 @@
 //! [`FileTable`]; no `serde_json::Value` is built for the (possibly millions
 //! of) chunk entries.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use base64::Engine;
 use bytes::Bytes;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::json_dialect;
 use crate::error::{Error, Result};
 use crate::refs::{FileTable, RawRef};
 
@@ -31,23 +34,28 @@ pub struct KerchunkDoc {
 }
 
 /// Parses a Kerchunk JSON document; `index` names it in error messages.
+///
+/// Python's `NaN` and trailing commas are read too ([`json_dialect`]).
 pub fn parse(index: &str, bytes: &[u8]) -> Result<KerchunkDoc> {
-    let mut doc = KerchunkDoc::default();
-    let bytes = crate::index::readers::json_dialect::strict(bytes);
-    let mut de = serde_json::Deserializer::from_slice(&bytes);
-    TopSeed { doc: &mut doc }
-        .deserialize(&mut de)
-        .and_then(|()| de.end())
-        .map_err(|e| Error::MalformedIndex {
-            index: index.to_string(),
-            reason: e.to_string(),
-        })?;
+    let doc = json_dialect::parse(bytes, parse_strict).map_err(|e| Error::MalformedIndex {
+        index: index.to_string(),
+        reason: e.to_string(),
+    })?;
     if doc.version.is_some_and(|v| v > 1) {
         return Err(Error::unsupported(format!(
             "Kerchunk reference spec version {} in {index} (versions 0 and 1 are supported)",
             doc.version.unwrap_or_default()
         )));
     }
+    Ok(doc)
+}
+
+/// Parses strict JSON text.
+fn parse_strict(bytes: &[u8]) -> serde_json::Result<KerchunkDoc> {
+    let mut doc = KerchunkDoc::default();
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    TopSeed { doc: &mut doc }.deserialize(&mut de)?;
+    de.end()?;
     Ok(doc)
 }
 
@@ -85,7 +93,7 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut saw_refs = false;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        while let Some(Text(key)) = map.next_key()? {
             match key.as_ref() {
                 "version" => {
                     self.doc.version = Some(map.next_value::<u64>()?);
@@ -187,7 +195,7 @@ impl<'de> Visitor<'de> for RefSeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawRef, A::Error> {
-        let url: String = seq
+        let Text(url) = seq
             .next_element()?
             .ok_or_else(|| self.fail("empty list (expected a URL first)"))?;
         let file = self.files.intern(&url);
@@ -214,14 +222,61 @@ impl<'de> Visitor<'de> for RefSeed<'_> {
     }
 }
 
-use serde::Deserialize;
+/// A string borrowed from the document where it has no escapes (keys and
+/// URLs: no copy for each of the many references).
+struct Text<'de>(Cow<'de, str>);
 
-/// The second element of a reference list.
-#[derive(Deserialize)]
-#[serde(untagged)]
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
+        d.deserialize_str(TextVisitor)
+    }
+}
+
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = Text<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Borrowed(s)))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(s.to_string())))
+    }
+}
+
+/// The second element of a reference list: an offset, or a list of
+/// `[offset, length]` ranges.
 enum OffsetOrRanges {
     Offset(u64),
     Ranges(Vec<(u64, u64)>),
+}
+
+impl<'de> Deserialize<'de> for OffsetOrRanges {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<OffsetOrRanges, D::Error> {
+        d.deserialize_any(OffsetOrRangesVisitor)
+    }
+}
+
+struct OffsetOrRangesVisitor;
+
+impl<'de> Visitor<'de> for OffsetOrRangesVisitor {
+    type Value = OffsetOrRanges;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an offset (a whole number) or a list of [offset, length] ranges")
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<OffsetOrRanges, E> {
+        Ok(OffsetOrRanges::Offset(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<OffsetOrRanges, A::Error> {
+        let mut ranges = Vec::new();
+        while let Some(range) = seq.next_element::<(u64, u64)>()? {
+            ranges.push(range);
+        }
+        Ok(OffsetOrRanges::Ranges(ranges))
+    }
 }
 
 #[cfg(test)]
@@ -257,6 +312,34 @@ mod tests {
             d.files.urls(),
             &["{{base}}f.bin".to_string(), "g.bin".to_string()]
         );
+    }
+
+    #[test]
+    fn escaped_keys_and_urls_read_as_plain_ones() {
+        let plain = parse(
+            "t",
+            br#"{"version": 1, "refs": {"a/0": ["/d/f.bin", 1, 2]}}"#,
+        )
+        .unwrap();
+        let escaped = parse(
+            "t",
+            br#"{"version": 1, "refs": {"a\/0": ["\/d\/f.bin", 1, 2], "a/1": ["/d/f.bin", 3, 4]}}"#,
+        )
+        .unwrap();
+        assert_eq!(plain.entries[0], escaped.entries[0]);
+        assert_eq!(escaped.entries[1].1, RawRef::Range(0, 3, 4));
+        assert_eq!(escaped.files.urls(), ["/d/f.bin"]);
+    }
+
+    #[test]
+    fn python_json_reads_as_strict_json() {
+        let strict = parse("t", br#"{"version": 1, "refs": {"a/0": ["f", 1, 2]}}"#).unwrap();
+        let python = parse(
+            "t",
+            b"{\"version\": 1, \"refs\": {\"a/0\": [\"f\", 1, 2], }, }",
+        )
+        .unwrap();
+        assert_eq!(strict.entries, python.entries);
     }
 
     #[test]

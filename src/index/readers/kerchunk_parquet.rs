@@ -44,7 +44,7 @@ pub fn read(
         index: source.to_string(),
         reason,
     };
-    let doc: Value = serde_json::from_slice(&json_dialect::strict(zmetadata))
+    let doc: Value = json_dialect::parse(zmetadata, |b| serde_json::from_slice(b))
         .map_err(|e| bad(format!("{ZMETADATA} is not valid JSON: {e}")))?;
     let record_size = doc
         .get("record_size")
@@ -59,7 +59,7 @@ pub fn read(
         let v = match v {
             // Some writers keep the documents as JSON text.
             Value::String(text) => {
-                serde_json::from_slice(&json_dialect::strict(text.as_bytes()))
+                json_dialect::parse(text.as_bytes(), |b| serde_json::from_slice(b))
                     .map_err(|e| bad(format!("metadata document '{key}' is not valid JSON: {e}")))?
             }
             other => other.clone(),

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::basic::{Compression, Encoding};
 use parquet::data_type::{Int32Type, Int64Type};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
@@ -83,7 +83,11 @@ impl<W: Write + Send> TableWriter<W> {
         let err = parquet_error(source);
         let schema = Arc::new(parse_message_type(SCHEMA).map_err(&err)?);
         let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(&err)?))
+            // Not compressed: on delta-packed integers ZSTD saves 4-11 % of
+            // the bytes, and the parquet crate makes a ZSTD compressor and
+            // decompressor for every column chunk it reads (about a quarter
+            // of opening a small table; docs/performance.md).
+            .set_compression(Compression::UNCOMPRESSED)
             .set_dictionary_enabled(false)
             .set_encoding(Encoding::DELTA_BINARY_PACKED)
             // The row limit is checked after each write batch.
@@ -174,6 +178,25 @@ pub(crate) mod tests {
               "a/1.1.0": "base64:AAECAwQFBgcICQoL", "b/.zarray": "{ZARRAY}", "b/1.1.1": ["rel.bin", 7, 5]}}}}"#
         );
         Index::from_kerchunk_json("t.json", doc.as_bytes(), &[]).unwrap()
+    }
+
+    #[test]
+    fn column_chunks_are_written_uncompressed() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let bytes = bytes::Bytes::from(to_parquet(&index(), 2));
+        let reader = SerializedFileReader::new(bytes).unwrap();
+        let meta = reader.metadata();
+        assert!(meta.num_row_groups() > 1);
+        for g in meta.row_groups() {
+            for c in g.columns() {
+                assert_eq!(
+                    c.compression(),
+                    Compression::UNCOMPRESSED,
+                    "{}",
+                    c.column_path()
+                );
+            }
+        }
     }
 
     /// `index` as Parquet with row groups of `group_rows` rows.
