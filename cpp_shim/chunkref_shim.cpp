@@ -166,6 +166,9 @@ class ChunkRefDataset final : public GDALPamDataset {
     int m_nextBlockY = -1;
     int m_nextBand = 0;
     int m_readAhead = 0;
+    /** The block of the last read of part of one block of several bands. */
+    int m_partBlockX = -1;
+    int m_partBlockY = -1;
 
   protected:
     CPLErr IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize, void *data,
@@ -724,24 +727,36 @@ bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void 
         xOff % blockWidth == 0 && yOff % blockHeight == 0 &&
         ((xOff + xSize) % blockWidth == 0 || xOff + xSize == nRasterXSize) &&
         ((yOff + ySize) % blockHeight == 0 || yOff + ySize == nRasterYSize);
-    if (firstX == lastX && firstY == lastY &&
-        !(wholeBlocks && CoversSharing(bandMap, bandCount) &&
-          !AnyBlockCached(firstX, firstY, bandMap, bandCount))) {
+    const bool partOfOneBlock = firstX == lastX && firstY == lastY &&
+                                !(wholeBlocks && CoversSharing(bandMap, bandCount) &&
+                                  !AnyBlockCached(firstX, firstY, bandMap, bandCount));
+    if (partOfOneBlock) {
         // Part of one block of several bands (a pixel drill through a time
-        // stack, whose steps are separate chunks, often of separate files):
-        // their missing blocks are loaded in one batch, every chunk fetched
-        // at once, instead of one band, and one round trip, after another.
-        if (bandCount > 1) {
-            const std::vector<int> sharing = SharingBands(bandMap, bandCount);
-            if (FitsInCache(1, sharing.size()))
-                *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
+        // stack, whose steps are separate chunks, often of separate files).
+        // The first read at a block goes to the window reader: every chunk
+        // fetched at once, each decoded only down to the window's last row,
+        // nothing put in the block cache. A second read at that block (a
+        // second pixel nearby, rasterio sampling points of one tile), or
+        // one whose blocks are partly cached already, loads the missing
+        // blocks into the block cache in one batch (the chunks' fetched
+        // bytes are kept from the first read: no new requests), and the
+        // reads after it are served from there.
+        if (bandCount == 1)
+            return false;
+        const bool again = firstX == m_partBlockX && firstY == m_partBlockY;
+        m_partBlockX = firstX;
+        m_partBlockY = firstY;
+        const std::vector<int> sharing = SharingBands(bandMap, bandCount);
+        if ((again || AnyBlockCached(firstX, firstY, sharing.data(),
+                                     static_cast<int>(sharing.size()))) &&
+            FitsInCache(1, sharing.size())) {
+            *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
             return *err != CE_None;
         }
-        return false;
     }
     const size_t blocks =
         static_cast<size_t>(lastX - firstX + 1) * static_cast<size_t>(lastY - firstY + 1);
-    if (!(wholeBlocks && CoversSharing(bandMap, bandCount))) {
+    if (!partOfOneBlock && !(wholeBlocks && CoversSharing(bandMap, bandCount))) {
         const std::vector<int> sharing = SharingBands(bandMap, bandCount);
         if (FitsInCache(blocks, sharing.size())) {
             *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
@@ -927,12 +942,12 @@ bool ChunkRefDataset::FitsInCache(size_t blocks, size_t bands) {
 /** How many bands after `band` to read ahead with its block: none, unless
  *  the bands are being read one after another at the same block (a pixel
  *  drill through a time stack by gdallocationinfo, or a client's loop of
- *  band reads), then 4, twice as many at each next read, at most
- *  MAX_READ_AHEAD_BANDS, the last band and what fits in half the block
- *  cache. */
+ *  band reads), then 8, four times as many at each next read (365 steps
+ *  in 5 rounds of requests), at most MAX_READ_AHEAD_BANDS, the last band
+ *  and what fits in half the block cache. */
 int ChunkRefDataset::ReadAhead(int blockX, int blockY, int band) {
     const bool sequential = blockX == m_nextBlockX && blockY == m_nextBlockY && band == m_nextBand;
-    m_readAhead = sequential ? std::min(std::max(4, 2 * m_readAhead), MAX_READ_AHEAD_BANDS) : 0;
+    m_readAhead = sequential ? std::min(std::max(8, 4 * m_readAhead), MAX_READ_AHEAD_BANDS) : 0;
     m_readAhead = std::min(m_readAhead, nBands - band);
     while (m_readAhead > 0 && !FitsInCache(1, static_cast<size_t>(m_readAhead) + 1))
         m_readAhead /= 2;
