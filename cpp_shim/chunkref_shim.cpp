@@ -186,8 +186,9 @@ class ChunkRefDataset final : public GDALPamDataset {
     int m_drillWindow[4] = {-1, -1, -1, -1};
     int m_drillNext = 0;
     int m_drillAhead = 0;
-    /** The window of bands [m_drillFirst, m_drillFirst + m_drillCount) read
-     *  ahead, in the native type, band after band. */
+    /** The window m_heldWindow of bands [m_drillFirst, m_drillFirst +
+     *  m_drillCount) read ahead, in the native type, band after band. */
+    int m_heldWindow[4] = {-1, -1, -1, -1};
     int m_drillFirst = 0;
     int m_drillCount = 0;
     std::vector<GByte> m_drill;
@@ -931,15 +932,16 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
         !CPLTestBool(CPLGetConfigOption(WINDOW_READS_OPTION, "YES")))
         return false;
     const int window[4] = {xOff, yOff, xSize, ySize};
-    const bool sameWindow = std::equal(window, window + 4, m_drillWindow);
-    const bool sequential = sameWindow && band == m_drillNext;
+    const bool sequential = std::equal(window, window + 4, m_drillWindow) && band == m_drillNext;
     std::copy(window, window + 4, m_drillWindow);
     m_drillNext = band + 1;
     GDALRasterBand *target = GetRasterBand(band);
     const GDALDataType native = target->GetRasterDataType();
     const size_t size = static_cast<size_t>(GDALGetDataTypeSizeBytes(native));
     const size_t bandBytes = static_cast<size_t>(xSize) * static_cast<size_t>(ySize) * size;
-    if (!(sameWindow && band >= m_drillFirst && band < m_drillFirst + m_drillCount)) {
+    const bool held = std::equal(window, window + 4, m_heldWindow) && band >= m_drillFirst &&
+                      band < m_drillFirst + m_drillCount;
+    if (!held) {
         int blockWidth = 0;
         int blockHeight = 0;
         target->GetBlockSize(&blockWidth, &blockHeight);
@@ -981,6 +983,7 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
             m_aheadFailedY = yOff / blockHeight;
             return false;
         }
+        std::copy(window, window + 4, m_heldWindow);
         m_drillFirst = band;
         m_drillCount = count;
     }
