@@ -459,7 +459,7 @@ mod tests {
             // Whole rows, at least those needed: 4 for ZSTD and stored
             // tiles (which stop there), all of them for the others.
             assert!(
-                out.len() % row == 0 && out.len() >= 4 * row,
+                out.len().is_multiple_of(row) && out.len() >= 4 * row,
                 "{tag}: {}",
                 out.len()
             );
