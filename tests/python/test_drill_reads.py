@@ -149,8 +149,8 @@ def test_band_by_band_loop_reads_ahead(server, remote_stack, sources):
              ("a", 10), ("b", 3), ("a", 11), ("a", 12), ("a", 20), ("a", 19)]
     for which, band in order:
         x, y, w, h = (3, 4, 2, 3) if which == "a" else (200, 130, 1, 1)
-        got = np.frombuffer(ds.GetRasterBand(band).ReadRaster(x, y, w, h, buf_type=gdal.GDT_Float64),
-                            np.float64).reshape(h, w)
+        raw = ds.GetRasterBand(band).ReadRaster(x, y, w, h, buf_type=gdal.GDT_Float64)
+        got = np.frombuffer(raw, np.float64).reshape(h, w)
         assert np.array_equal(got, (a if which == "a" else b)[band - 1]), (which, band)
 
 
