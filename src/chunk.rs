@@ -29,7 +29,8 @@ pub struct Locations {
     /// through a time stack): nothing else keeps them, and the next read
     /// nearby (a second pixel, or the shim loading those blocks into
     /// GDAL's block cache) decodes them again without another request.
-    /// `None` when every file is local.
+    /// `None` when every file is local. Kept bytes are charged at their
+    /// length; chunks fetched in one coalesced request share its buffer.
     fetched: Option<ChunkCache>,
 }
 

@@ -207,6 +207,17 @@ mod tests {
         let short = ::zstd::bulk::compress(&data[..500], 3).unwrap();
         let out = codec.decode(Bytes::from(short), &ctx(1000)).unwrap();
         assert_eq!(&out[..], &data[..500]);
+        // Damaged frames: an error or some bytes, never a panic or a hang.
+        let framed = ::zstd::bulk::compress(&data, 3).unwrap();
+        for i in 0..200 {
+            let mut bad = framed.clone();
+            let at = 4 + (i * 7919) % (bad.len() - 4);
+            bad[at] ^= 1 << (i % 8);
+            bad.truncate(bad.len() - (i % 3) * (i % 50));
+            if let Ok(out) = codec.decode(Bytes::from(bad), &ctx(1000)) {
+                assert!(out.len() <= 600_000);
+            }
+        }
     }
 
     #[test]
