@@ -236,3 +236,20 @@ def test_damaged_chunk_is_an_error_naming_file_and_chunk(damage, where, sources,
         gdal.SetConfigOption("GDAL_HTTP_MAX_RETRY", None)
         if server:
             server.close()
+
+
+@pytest.mark.parametrize("where", ["local", "remote"])
+def test_rasterio_window_and_sample_match_gdal(where, request, sources):
+    """rasterio's ``src.read(window=...)`` of every band and ``sample`` of
+    points of one tile, the calls time-series users make."""
+    rasterio = pytest.importorskip("rasterio")
+    from rasterio.windows import Window
+
+    stack = request.getfixturevalue(f"{where}_stack")
+    with rasterio.open(str(stack)) as src:
+        for x, y, w, h in WINDOWS:
+            assert np.array_equal(src.read(window=Window(x, y, w, h)), want(sources, x, y, w, h))
+        pixels = [(130, 70), (141, 72), (250, 10), (129, 127)]
+        points = [(100 + 0.5 * (x + 0.5), 200 - 0.5 * (y + 0.5)) for x, y in pixels]
+        for (x, y), values in zip(pixels, src.sample(points)):
+            assert values.tolist() == want(sources, x, y, 1, 1).ravel().tolist(), (x, y)
