@@ -48,9 +48,9 @@ constexpr int MAX_READ_AHEAD_BANDS = 256;
  *  bands, read at once through the window reader (see ReadDrill). */
 constexpr size_t MAX_DRILL_BYTES = 16 * 1024 * 1024;
 /** Bands the first drill read ahead reads after the one asked for; each
- *  next one reads DRILL_GROWTH times as many (365 steps in 4 rounds). */
-constexpr int FIRST_DRILL_BANDS = 16;
-constexpr int DRILL_GROWTH = 8;
+ *  next one reads DRILL_GROWTH times as many (365 steps in 3 rounds). */
+constexpr int FIRST_DRILL_BANDS = 32;
+constexpr int DRILL_GROWTH = 16;
 
 constexpr const char *OPEN_OPTIONS =
     "<OpenOptionList>"
