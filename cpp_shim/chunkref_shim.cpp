@@ -44,6 +44,13 @@ constexpr size_t MAX_BATCH_BYTES = 128 * 1024 * 1024;
 /** Most bands read ahead at once when bands are read one after another at
  *  the same block (the read-ahead doubles from 4 up to this). */
 constexpr int MAX_READ_AHEAD_BANDS = 256;
+/** Most bytes a band-by-band drill reads ahead: the window of the following
+ *  bands, read at once through the window reader (see ReadDrill). */
+constexpr size_t MAX_DRILL_BYTES = 16 * 1024 * 1024;
+/** Bands the first drill read ahead reads after the one asked for; each
+ *  next one reads DRILL_GROWTH times as many (365 steps in 3 rounds). */
+constexpr int FIRST_DRILL_BANDS = 32;
+constexpr int DRILL_GROWTH = 16;
 
 constexpr const char *OPEN_OPTIONS =
     "<OpenOptionList>"
@@ -138,6 +145,9 @@ class ChunkRefDataset final : public GDALPamDataset {
                      int bufYSize, GDALDataType bufType, int bandCount, const int *bandMap,
                      GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace,
                      const GDALRasterIOExtraArg *extra, CPLErr *err);
+    bool ReadDrill(int band, int xOff, int yOff, int xSize, int ySize, void *data, int bufXSize,
+                   int bufYSize, GDALDataType bufType, GSpacing pixelSpace, GSpacing lineSpace,
+                   CPLErr *err);
     bool CoversSharing(const int *bandMap, int bandCount);
     bool AnyBlockCached(int blockX, int blockY, const int *bandMap, int bandCount);
     CPLErr ReadNative(int xOff, int yOff, int xSize, int ySize, GByte *data, int bandCount,
@@ -166,6 +176,26 @@ class ChunkRefDataset final : public GDALPamDataset {
     int m_nextBlockY = -1;
     int m_nextBand = 0;
     int m_readAhead = 0;
+    /** The block of the last read of part of one block of several bands. */
+    int m_partBlockX = -1;
+    int m_partBlockY = -1;
+
+    /** Band-by-band drill state (see ReadDrill): the window of the last
+     *  one-band read of part of one block, the band a read in sequence asks
+     *  for next, and the bands the last drill read ahead. */
+    int m_drillWindow[4] = {-1, -1, -1, -1};
+    int m_drillNext = 0;
+    int m_drillAhead = 0;
+    /** The window m_heldWindow of bands [m_drillFirst, m_drillFirst +
+     *  m_drillCount) read ahead, in the native type, band after band. */
+    int m_heldWindow[4] = {-1, -1, -1, -1};
+    int m_drillFirst = 0;
+    int m_drillCount = 0;
+    std::vector<GByte> m_drill;
+    /** The block where reading bands ahead failed (a damaged chunk of a
+     *  later band): its bands are read one at a time from then on. */
+    int m_aheadFailedX = -1;
+    int m_aheadFailedY = -1;
 
   protected:
     CPLErr IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize, void *data,
@@ -616,7 +646,21 @@ CPLErr ChunkRefRasterBand::IReadBlock(int blockX, int blockY, void *image) {
             if (GDALRasterBlock *block = other->GetLockedBlockRef(blockX, blockY, TRUE))
                 planes.push_back({blockX, blockY, b, block->GetDataRef(), block});
         }
-        return ds->ReadPlanes(planes);
+        if (ahead == 0)
+            return ds->ReadPlanes(planes);
+        // A batch with bands read ahead that fails (a damaged chunk of a
+        // later band) is dropped quietly and this block read alone: the
+        // later band's failure is met when that band is read.
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        const CPLErr batch = ds->ReadPlanes(planes);
+        CPLPopErrorHandler();
+        if (batch == CE_None)
+            return CE_None;
+        CPLErrorReset();
+        ds->m_aheadFailedX = blockX;
+        ds->m_aheadFailedY = blockY;
+        std::vector<ChunkRefDataset::Plane> alone{{blockX, blockY, nBand, image, nullptr}};
+        return ds->ReadPlanes(alone);
     } catch (const std::bad_alloc &) {
         CPLError(CE_Failure, CPLE_OutOfMemory, "ChunkRef: out of memory reading block %d,%d",
                  blockX, blockY);
@@ -630,6 +674,9 @@ CPLErr ChunkRefRasterBand::IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSiz
                                      GSpacing lineSpace, GDALRasterIOExtraArg *extra) {
     auto *ds = static_cast<ChunkRefDataset *>(poDS);
     CPLErr err = CE_None;
+    if (rw == GF_Read && ds->ReadDrill(nBand, xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
+                                       bufType, pixelSpace, lineSpace, &err))
+        return err;
     if (rw == GF_Read && (ds->ReadWindow(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
                                          bufType, 1, &nBand, pixelSpace, lineSpace, 0, &err) ||
                           ds->ReadSampled(xOff, yOff, xSize, ySize, data, bufXSize, bufYSize,
@@ -724,24 +771,36 @@ bool ChunkRefDataset::ReadWindow(int xOff, int yOff, int xSize, int ySize, void 
         xOff % blockWidth == 0 && yOff % blockHeight == 0 &&
         ((xOff + xSize) % blockWidth == 0 || xOff + xSize == nRasterXSize) &&
         ((yOff + ySize) % blockHeight == 0 || yOff + ySize == nRasterYSize);
-    if (firstX == lastX && firstY == lastY &&
-        !(wholeBlocks && CoversSharing(bandMap, bandCount) &&
-          !AnyBlockCached(firstX, firstY, bandMap, bandCount))) {
+    const bool partOfOneBlock = firstX == lastX && firstY == lastY &&
+                                !(wholeBlocks && CoversSharing(bandMap, bandCount) &&
+                                  !AnyBlockCached(firstX, firstY, bandMap, bandCount));
+    if (partOfOneBlock) {
         // Part of one block of several bands (a pixel drill through a time
-        // stack, whose steps are separate chunks, often of separate files):
-        // their missing blocks are loaded in one batch, every chunk fetched
-        // at once, instead of one band, and one round trip, after another.
-        if (bandCount > 1) {
-            const std::vector<int> sharing = SharingBands(bandMap, bandCount);
-            if (FitsInCache(1, sharing.size()))
-                *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
+        // stack, whose steps are separate chunks, often of separate files).
+        // The first read at a block goes to the window reader: every chunk
+        // fetched at once, each decoded only down to the window's last row,
+        // nothing put in the block cache. A second read at that block (a
+        // second pixel nearby, rasterio sampling points of one tile), or
+        // one whose blocks are partly cached already, loads the missing
+        // blocks into the block cache in one batch (the chunks' fetched
+        // bytes are kept from the first read: no new requests), and the
+        // reads after it are served from there.
+        if (bandCount == 1)
+            return false;
+        const bool again = firstX == m_partBlockX && firstY == m_partBlockY;
+        m_partBlockX = firstX;
+        m_partBlockY = firstY;
+        const std::vector<int> sharing = SharingBands(bandMap, bandCount);
+        if ((again || AnyBlockCached(firstX, firstY, sharing.data(),
+                                     static_cast<int>(sharing.size()))) &&
+            FitsInCache(1, sharing.size())) {
+            *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
             return *err != CE_None;
         }
-        return false;
     }
     const size_t blocks =
         static_cast<size_t>(lastX - firstX + 1) * static_cast<size_t>(lastY - firstY + 1);
-    if (!(wholeBlocks && CoversSharing(bandMap, bandCount))) {
+    if (!partOfOneBlock && !(wholeBlocks && CoversSharing(bandMap, bandCount))) {
         const std::vector<int> sharing = SharingBands(bandMap, bandCount);
         if (FitsInCache(blocks, sharing.size())) {
             *err = LoadBlocks(firstX, lastX, firstY, lastY, sharing);
@@ -852,6 +911,91 @@ bool ChunkRefDataset::ReadSampled(int xOff, int yOff, int xSize, int ySize, void
     return true;
 }
 
+/** Serves a one-band read of part of one block when bands are read one
+ *  after another at the same window (gdallocationinfo, a client's loop of
+ *  `GetRasterBand(b).ReadRaster` through a time stack): the second band
+ *  read there reads that window of the next FIRST_DRILL_BANDS bands too,
+ *  through the window reader (every chunk fetched at once, decoded only
+ *  down to the window's last row, nothing put in the block cache), and the
+ *  reads after it are served from what it read; past its end, the next
+ *  drill reads DRILL_GROWTH times as many bands. Returns false, leaving the
+ *  read to GDAL's block path, for the first band read at a window, reads
+ *  out of sequence, whole blocks or several blocks, resampled reads, blocks
+ *  already cached, or when CHUNKREF_WINDOW_READS=NO. A drill that fails
+ *  (a damaged chunk of a later band) is dropped quietly: the band asked for
+ *  is then read alone, and a later band's failure is met when it is read. */
+bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySize, void *data,
+                                int bufXSize, int bufYSize, GDALDataType bufType,
+                                GSpacing pixelSpace, GSpacing lineSpace, CPLErr *err) {
+    if (bufXSize != xSize || bufYSize != ySize || xSize < 1 || ySize < 1 || pixelSpace <= 0 ||
+        lineSpace <= 0 || nBands < 2 ||
+        !CPLTestBool(CPLGetConfigOption(WINDOW_READS_OPTION, "YES")))
+        return false;
+    const int window[4] = {xOff, yOff, xSize, ySize};
+    const bool sequential = std::equal(window, window + 4, m_drillWindow) && band == m_drillNext;
+    std::copy(window, window + 4, m_drillWindow);
+    m_drillNext = band + 1;
+    GDALRasterBand *target = GetRasterBand(band);
+    const GDALDataType native = target->GetRasterDataType();
+    const size_t size = static_cast<size_t>(GDALGetDataTypeSizeBytes(native));
+    const size_t bandBytes = static_cast<size_t>(xSize) * static_cast<size_t>(ySize) * size;
+    const bool held = std::equal(window, window + 4, m_heldWindow) && band >= m_drillFirst &&
+                      band < m_drillFirst + m_drillCount;
+    if (!held) {
+        int blockWidth = 0;
+        int blockHeight = 0;
+        target->GetBlockSize(&blockWidth, &blockHeight);
+        const bool oneBlock = xOff / blockWidth == (xOff + xSize - 1) / blockWidth &&
+                              yOff / blockHeight == (yOff + ySize - 1) / blockHeight;
+        const bool wholeBlock = xSize == blockWidth && ySize == blockHeight;
+        const bool failedBefore =
+            xOff / blockWidth == m_aheadFailedX && yOff / blockHeight == m_aheadFailedY;
+        if (!sequential || !oneBlock || wholeBlock || failedBefore) {
+            m_drillAhead = 0;
+            return false;
+        }
+        if (GDALRasterBlock *cached =
+                target->TryGetLockedBlockRef(xOff / blockWidth, yOff / blockHeight)) {
+            cached->DropLock();
+            return false;
+        }
+        m_drillAhead = m_drillAhead == 0 ? FIRST_DRILL_BANDS : m_drillAhead * DRILL_GROWTH;
+        const int most = static_cast<int>(std::max<size_t>(1, MAX_DRILL_BYTES / bandBytes));
+        const int count = std::min({m_drillAhead + 1, nBands - band + 1, most});
+        m_drillCount = 0;
+        try {
+            m_drill.resize(bandBytes * static_cast<size_t>(count));
+        } catch (const std::bad_alloc &) {
+            return false;
+        }
+        std::vector<int> bands(static_cast<size_t>(count));
+        for (int i = 0; i < count; ++i)
+            bands[static_cast<size_t>(i)] = band + i;
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        const CPLErr read = ReadNative(xOff, yOff, xSize, ySize, m_drill.data(), count,
+                                       bands.data(), size, static_cast<size_t>(xSize) * size,
+                                       bandBytes, m_drill.size());
+        CPLPopErrorHandler();
+        if (read != CE_None) {
+            CPLErrorReset();
+            m_drillAhead = 0;
+            m_aheadFailedX = xOff / blockWidth;
+            m_aheadFailedY = yOff / blockHeight;
+            return false;
+        }
+        std::copy(window, window + 4, m_heldWindow);
+        m_drillFirst = band;
+        m_drillCount = count;
+    }
+    const GByte *from = m_drill.data() + static_cast<size_t>(band - m_drillFirst) * bandBytes;
+    for (int row = 0; row < ySize; ++row)
+        GDALCopyWords64(from + static_cast<size_t>(row) * xSize * size, native,
+                        static_cast<int>(size), static_cast<GByte *>(data) + row * lineSpace,
+                        bufType, static_cast<int>(pixelSpace), xSize);
+    *err = CE_None;
+    return true;
+}
+
 /** True if the bands asked for include every band sharing their chunks. */
 bool ChunkRefDataset::AnyBlockCached(int blockX, int blockY, const int *bandMap, int bandCount) {
     for (int i = 0; i < bandCount; ++i) {
@@ -927,12 +1071,14 @@ bool ChunkRefDataset::FitsInCache(size_t blocks, size_t bands) {
 /** How many bands after `band` to read ahead with its block: none, unless
  *  the bands are being read one after another at the same block (a pixel
  *  drill through a time stack by gdallocationinfo, or a client's loop of
- *  band reads), then 4, twice as many at each next read, at most
- *  MAX_READ_AHEAD_BANDS, the last band and what fits in half the block
- *  cache. */
+ *  band reads), then 8, four times as many at each next read (365 steps
+ *  in 5 rounds of requests), at most MAX_READ_AHEAD_BANDS, the last band
+ *  and what fits in half the block cache. */
 int ChunkRefDataset::ReadAhead(int blockX, int blockY, int band) {
-    const bool sequential = blockX == m_nextBlockX && blockY == m_nextBlockY && band == m_nextBand;
-    m_readAhead = sequential ? std::min(std::max(4, 2 * m_readAhead), MAX_READ_AHEAD_BANDS) : 0;
+    const bool sequential = blockX == m_nextBlockX && blockY == m_nextBlockY &&
+                            band == m_nextBand &&
+                            !(blockX == m_aheadFailedX && blockY == m_aheadFailedY);
+    m_readAhead = sequential ? std::min(std::max(8, 4 * m_readAhead), MAX_READ_AHEAD_BANDS) : 0;
     m_readAhead = std::min(m_readAhead, nBands - band);
     while (m_readAhead > 0 && !FitsInCache(1, static_cast<size_t>(m_readAhead) + 1))
         m_readAhead /= 2;

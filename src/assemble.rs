@@ -241,6 +241,15 @@ impl Walk {
     }
 }
 
+/// Bytes from the start of a decoded chunk to the end of the last element
+/// [`copy_rect`] reads for `rect` of the 2-D slice at leading indices
+/// `within` (strides are positive: the last element is the farthest).
+pub fn rect_extent(meta: &ArrayMeta, within: &[u64], rect: Rect) -> usize {
+    let Walk { first, sy, sx, .. } = Walk::new(meta, within, rect);
+    let last = first + rect.rows.saturating_sub(1) * sy + rect.cols.saturating_sub(1) * sx;
+    (last + 1) * meta.dtype.size
+}
+
 /// Like [`copy_rect`], leaving out the elements that are `nodata`.
 pub fn copy_rect_except(
     meta: &ArrayMeta,

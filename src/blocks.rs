@@ -87,6 +87,7 @@ pub fn read(
         locations,
         array,
         &chunks,
+        None,
         &|k, decoded| match decoded {
             Ok(chunk) => {
                 let mut mine = of_chunk[k].lock().unwrap_or_else(|p| p.into_inner());

@@ -24,6 +24,14 @@ pub struct Locations {
     decoded: Option<ChunkCache>,
     /// Bytes [`Locations::keep_decoded`] keeps when the settings say.
     decoded_budget: Option<usize>,
+    /// Fetched bytes of remote chunks that were decoded only in part
+    /// (a window ending above their last row, such as a pixel drill
+    /// through a time stack): nothing else keeps them, and the next read
+    /// nearby (a second pixel, or the shim loading those blocks into
+    /// GDAL's block cache) decodes them again without another request.
+    /// `None` when every file is local. Kept bytes are charged at their
+    /// length; chunks fetched in one coalesced request share its buffer.
+    fetched: Option<ChunkCache>,
 }
 
 impl Locations {
@@ -47,7 +55,7 @@ impl Locations {
             }
             Source::open(&loc, settings)
         };
-        Locations {
+        let mut locations = Locations {
             sources: index
                 .file_urls()
                 .into_iter()
@@ -58,7 +66,12 @@ impl Locations {
             decoded_budget: settings
                 .mosaic_cache_mib
                 .map(|mib| usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX)),
+            fetched: None,
+        };
+        if !locations.all_local() {
+            locations.fetched = Some(ChunkCache::new(crate::gdal::cache_max() / 4));
         }
+        locations
     }
 
     /// Whether decoded chunks are kept (see [`Locations::keep_decoded`]).
@@ -118,7 +131,7 @@ pub fn read_chunks(
 ) -> Vec<Result<Option<Bytes>>> {
     let results: Vec<OnceLock<Result<Option<Bytes>>>> =
         idxs.iter().map(|_| OnceLock::new()).collect();
-    read_chunks_each(index, locations, array, idxs, &|k, decoded| {
+    read_chunks_each(index, locations, array, idxs, None, &|k, decoded| {
         let _ = results[k].set(decoded);
     });
     results
@@ -137,13 +150,21 @@ pub fn read_chunks(
 /// allocator must then find fresh pages for). Every index is consumed
 /// exactly once before this returns; warnings raised while decoding are
 /// raised on the caller's thread at the end.
+///
+/// `needed`, if given, holds for each chunk the bytes of it the caller
+/// reads, from its start ([`DecodeContext::needed`]): a chunk may then
+/// come back that short (its codec stopped early), and its fetched bytes
+/// are kept for the next read nearby.
 pub fn read_chunks_each(
     index: &Index,
     locations: &Locations,
     array: &Array,
     idxs: &[Vec<u64>],
+    needed: Option<&[usize]>,
     consume: &(dyn Fn(usize, Result<Option<Bytes>>) + Sync),
 ) {
+    let full = array.meta.chunk_bytes();
+    let needed_of = |k: usize| needed.and_then(|n| n.get(k)).map_or(full, |&n| n.min(full));
     let meta = &array.meta;
     let grid = meta.grid_shape();
     let positions: Vec<Result<u64>> = idxs
@@ -171,9 +192,16 @@ pub fn read_chunks_each(
             if let Some(chunk) = kept {
                 return Ok(Need::Kept(chunk));
             }
+            let fetched = match (&locations.fetched, &positions[k], found) {
+                (Some(cache), Ok(pos), Some(_)) => cache.get(&meta.path, *pos),
+                _ => None,
+            };
+            if let Some(raw) = fetched {
+                return Ok(Need::Held(raw));
+            }
             let (file, want) = match found {
                 None => return Ok(Need::Nothing),
-                Some(RawRef::Inline(b)) => return Ok(Need::Inline(b.clone())),
+                Some(RawRef::Inline(b)) => return Ok(Need::Held(b.clone())),
                 Some(RawRef::Whole(file)) => (*file, Want::Whole),
                 Some(RawRef::Range(file, offset, length)) => (*file, Want::Range(*offset, *length)),
                 Some(RawRef::Multi(file, ranges)) => (*file, Want::Ranges(ranges)),
@@ -188,12 +216,16 @@ pub fn read_chunks_each(
     let mut fetched_by: Vec<usize> = vec![0; requests.len()];
     let decode_into = |k: usize, raw: Result<Option<Bytes>>| {
         let ((), mut raised) = collect_warnings(|| {
-            let decoded =
-                raw.and_then(|raw| raw.map(|raw| decode(array, raw, &idxs[k])).transpose());
+            let decoded = raw.and_then(|raw| {
+                raw.map(|raw| decode(array, raw, &idxs[k], needed_of(k)))
+                    .transpose()
+            });
             if let (Some(cache), Ok(Some(chunk)), Ok(pos)) =
                 (&locations.decoded, &decoded, &positions[k])
             {
-                cache.put(&meta.path, *pos, chunk);
+                if chunk.len() == full {
+                    cache.put(&meta.path, *pos, chunk);
+                }
             }
             let decoded = decoded.map_err(|e| match &refs[k] {
                 Ok(Some(r)) => {
@@ -217,7 +249,7 @@ pub fn read_chunks_each(
     // One chunk to decode (a block, a tile) is decoded on this thread.
     let decoding = needs
         .iter()
-        .filter(|n| matches!(n, Ok(Need::Inline(_) | Need::Fetched(_))))
+        .filter(|n| matches!(n, Ok(Need::Held(_) | Need::Fetched(_))))
         .count();
     // Hands every chunk to `decode_soon` as its bytes are in (fetched ones
     // while the rest is still being fetched).
@@ -227,12 +259,18 @@ pub fn read_chunks_each(
                 Err(e) => decode_into(k, Err(e)),
                 Ok(Need::Nothing) => decode_into(k, Ok(None)),
                 Ok(Need::Kept(b)) => consume(k, Ok(Some(b))),
-                Ok(Need::Inline(b)) => decode_soon(k, Ok(Some(b))),
+                Ok(Need::Held(b)) => decode_soon(k, Ok(Some(b))),
                 Ok(Need::Fetched(i)) => fetched_by[i] = k,
             }
         }
         locations.fetcher.fetch_each(&requests, |i, raw| {
-            decode_soon(fetched_by[i], raw.map(Some));
+            let k = fetched_by[i];
+            if let (Some(cache), Ok(raw), Ok(pos)) = (&locations.fetched, &raw, &positions[k]) {
+                if needed_of(k) < full {
+                    cache.put(&meta.path, *pos, raw);
+                }
+            }
+            decode_soon(k, raw.map(Some));
         });
     };
     if decoding <= 1 {
@@ -315,16 +353,18 @@ fn lookup(array: &Array, positions: &[Result<u64>]) -> Vec<Result<Option<RawRef>
 enum Need {
     /// Nothing: it has no reference.
     Nothing,
-    /// Its bytes are in the index.
-    Inline(Bytes),
+    /// Its bytes are at hand: in the index, or fetched by an earlier read
+    /// and kept.
+    Held(Bytes),
     /// The fetch request with this number.
     Fetched(usize),
     /// Nothing: it was decoded before and kept.
     Kept(Bytes),
 }
 
-/// Decodes the raw bytes of chunk `idx` of `array` and checks their size.
-fn decode(array: &Array, raw: Bytes, idx: &[u64]) -> Result<Bytes> {
+/// Decodes the raw bytes of chunk `idx` of `array`, at least its first
+/// `needed` bytes, and checks their size.
+fn decode(array: &Array, raw: Bytes, idx: &[u64], needed: usize) -> Result<Bytes> {
     let meta = &array.meta;
     let expected = meta.chunk_bytes();
     // Codecs see the chunk as stored.
@@ -334,9 +374,10 @@ fn decode(array: &Array, raw: Bytes, idx: &[u64]) -> Result<Bytes> {
         chunk_index: &chunk_index,
         dtype: meta.dtype,
         decoded_len: expected,
+        needed,
     };
     let decoded = meta.codecs.decode(raw, &ctx)?;
-    if decoded.len() != expected {
+    if decoded.len() != expected && !(needed..expected).contains(&decoded.len()) {
         let codecs = if meta.codecs.is_empty() {
             "no codec".to_string()
         } else {

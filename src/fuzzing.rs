@@ -285,6 +285,7 @@ pub fn codec(data: &[u8]) {
         chunk_index: &[0, 0, 0],
         dtype,
         decoded_len,
+        needed: decoded_len,
     };
     let _ = codec.decode(Bytes::copy_from_slice(input), &ctx);
 }

@@ -295,6 +295,19 @@ fn stream_layer(
         return Ok(());
     }
     let wanted: Vec<Vec<u64>> = pieces.iter().map(|p| p.chunk.clone()).collect();
+    // Where a piece ends above its chunk's last row, codecs that can stop
+    // after the rows it takes do (unless decoded chunks are kept for the
+    // reads after this one: those need them whole).
+    let needed: Vec<usize> = pieces
+        .iter()
+        .map(|p| {
+            p.bands
+                .iter()
+                .map(|(_, within)| assemble::rect_extent(&layer.array.meta, within, p.rect))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
     let out = Mutex::new(out);
     let failed = FirstFailure::default();
     read_chunks_each(
@@ -302,6 +315,7 @@ fn stream_layer(
         locations,
         layer.array,
         &wanted,
+        (!locations.keeps_decoded()).then_some(&needed[..]),
         &|k, chunk| match chunk {
             Ok(chunk) => {
                 let mut out = out.lock().unwrap_or_else(|p| p.into_inner());

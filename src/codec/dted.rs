@@ -360,6 +360,7 @@ mod tests {
             chunk_index: index,
             dtype,
             decoded_len: (shape[1] * shape[2] * 2) as usize,
+            needed: (shape[1] * shape[2] * 2) as usize,
         };
         let out = codec.decode(Bytes::copy_from_slice(input), &ctx)?;
         Ok(out

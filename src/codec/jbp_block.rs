@@ -257,6 +257,7 @@ mod tests {
             chunk_shape: &[2, 2, 3],
             dtype,
             decoded_len: 12 * dtype.size,
+            needed: 12 * dtype.size,
             chunk_index: &[],
         };
         codec.decode(Bytes::copy_from_slice(input), &ctx)
@@ -308,6 +309,7 @@ mod tests {
             chunk_shape: &[bands as u64, 2, 3],
             dtype,
             decoded_len: bands * 6 * dtype.size,
+            needed: bands * 6 * dtype.size,
             chunk_index: &[],
         };
         codec.decode(Bytes::copy_from_slice(input), &ctx)

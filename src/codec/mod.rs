@@ -51,6 +51,29 @@ pub struct DecodeContext<'a> {
     pub dtype: DataType,
     /// Number of bytes the fully decoded chunk must have.
     pub decoded_len: usize,
+    /// Bytes of the decoded chunk the reader uses, from its start
+    /// (`decoded_len` when it uses all of it; less for a window that ends
+    /// above the chunk's last row). A codec able to stop early (see
+    /// [`DecodeContext::prefix`]) may return any length from `needed` to
+    /// `decoded_len`; the others decode the whole chunk.
+    pub needed: usize,
+}
+
+impl DecodeContext<'_> {
+    /// The length of the decoded prefix worth producing: `needed` when it
+    /// is less than the whole chunk, `None` for a whole decode.
+    pub fn prefix(&self) -> Option<usize> {
+        (self.needed < self.decoded_len).then_some(self.needed)
+    }
+
+    /// This context for the whole chunk (a stage whose output is not the
+    /// chunk's leading bytes).
+    pub fn whole(&self) -> Self {
+        DecodeContext {
+            needed: self.decoded_len,
+            ..*self
+        }
+    }
 }
 
 /// The colour model of the pixels a format codec decodes, as its source
@@ -115,10 +138,16 @@ impl CodecChain {
         }
     }
 
-    /// Runs every codec in decode order.
+    /// Runs every codec in decode order. Only a lone codec may stop early
+    /// ([`DecodeContext::needed`]): a prefix of one stage's output is not
+    /// the prefix of the next one's.
     pub fn decode(&self, mut data: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
+        let ctx = match self.decode_order.len() {
+            1 => *ctx,
+            _ => ctx.whole(),
+        };
         for codec in &self.decode_order {
-            data = codec.decode(data, ctx)?;
+            data = codec.decode(data, &ctx)?;
         }
         Ok(data)
     }

@@ -351,6 +351,7 @@ pub(crate) mod tests {
             chunk_index: &[],
             dtype: DataType::from_v2("|u1").expect("u1 parses"),
             decoded_len,
+            needed: decoded_len,
         }
     }
 

@@ -153,6 +153,7 @@ mod tests {
             chunk_index: &[],
             dtype: DataType::from_v2(dtype).unwrap(),
             decoded_len: input.len(),
+            needed: input.len(),
         };
         from_config(&config(json))?
             .decode(Bytes::copy_from_slice(input), &ctx)

@@ -2,7 +2,9 @@
 
 use bytes::Bytes;
 
-use super::registry::{read_bounded, Config};
+use ::zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
+
+use super::registry::{output_buffer, read_bounded, scratch_buffer, Config};
 use super::{Codec, DecodeContext};
 use crate::error::{Error, Result};
 
@@ -25,27 +27,31 @@ impl Codec for Zstd {
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
         let fail = |e: std::io::Error| Error::decode(self.name(), e);
         if let Some(declared) = single_frame(&input, ctx.decoded_len) {
+            if let Some(needed) = ctx.prefix() {
+                // The reader needs the first rows only: stop decoding once
+                // they are in (at the end of a zstd block, at most 128 KiB on).
+                let out = with_context(|d| decode_prefix(d, &input, needed, ctx.decoded_len))
+                    .map_err(|e| Error::decode(self.name(), e))?;
+                return Ok(Bytes::from(out));
+            }
             // One frame of at most the chunk's size (declared or not, as
             // libtiff's streaming writer leaves it): decoded in one call
-            // straight into the chunk, with this thread's context (no
-            // window buffer, no context set-up per chunk).
-            let mut out = Vec::with_capacity(ctx.decoded_len);
-            DECOMPRESSOR
-                .with(|d| {
-                    let mut d = d.borrow_mut();
-                    let d = match &mut *d {
-                        Some(d) => d,
-                        empty => empty.insert(::zstd::bulk::Decompressor::new()?),
-                    };
-                    d.decompress_to_buffer(&input[..], &mut out)
-                })
-                .map_err(fail)?;
-            if declared.is_some_and(|size| size != out.len()) {
+            // straight into the chunk (a spare buffer of this thread: no
+            // fresh pages), with this thread's context (no window buffer,
+            // no context set-up per chunk).
+            let mut out = output_buffer(self.name(), ctx.decoded_len)?;
+            with_context(|d| {
+                d.decompress(&mut out, &input[..])
+                    .map_err(|code| ::zstd::zstd_safe::get_error_name(code).to_string())
+            })
+            .map_err(|e| Error::decode(self.name(), e))?;
+            if out.len() > ctx.decoded_len || declared.is_some_and(|size| size != out.len()) {
                 return Err(Error::decode(
                     self.name(),
                     format!(
-                        "the frame declares {declared:?} bytes but holds {}",
-                        out.len()
+                        "the frame declares {declared:?} bytes but holds {} (the chunk holds {})",
+                        out.len(),
+                        ctx.decoded_len
                     ),
                 ));
             }
@@ -61,8 +67,57 @@ impl Codec for Zstd {
 
 thread_local! {
     /// Each thread's decompression context, made on first use.
-    static DECOMPRESSOR: std::cell::RefCell<Option<::zstd::bulk::Decompressor<'static>>> =
+    static DECOMPRESSOR: std::cell::RefCell<Option<DCtx<'static>>> =
         const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's decompression context.
+fn with_context<T>(f: impl FnOnce(&mut DCtx<'static>) -> Result<T, String>) -> Result<T, String> {
+    DECOMPRESSOR.with(|d| {
+        let mut d = d.borrow_mut();
+        let d = match &mut *d {
+            Some(d) => d,
+            empty => {
+                empty.insert(DCtx::try_create().ok_or("cannot allocate a decompression context")?)
+            }
+        };
+        f(d)
+    })
+}
+
+/// Decodes the first `needed` bytes (or more, up to `limit`) of the single
+/// frame `input` with the streaming decoder, which stops when its output
+/// is full: the blocks of the frame after them are left undecoded. A frame
+/// that ends before `needed` bytes (a short strip) gives what it holds.
+fn decode_prefix(
+    d: &mut DCtx<'static>,
+    input: &[u8],
+    needed: usize,
+    limit: usize,
+) -> Result<Vec<u8>, String> {
+    let name = |code| ::zstd::zstd_safe::get_error_name(code).to_string();
+    d.reset(ResetDirective::SessionOnly).map_err(name)?;
+    d.set_parameter(DParameter::WindowLogMax(window_log_max(limit)))
+        .map_err(name)?;
+    let mut out = scratch_buffer("zstd", needed).map_err(|e| e.to_string())?;
+    let mut output = OutBuffer::around(&mut out[..]);
+    let mut src = InBuffer::around(input);
+    let done = loop {
+        let before = (src.pos(), output.pos());
+        let hint = d.decompress_stream(&mut output, &mut src).map_err(name)?;
+        if hint == 0 || output.pos() == needed {
+            break output.pos();
+        }
+        if (src.pos(), output.pos()) == before {
+            return Err(format!(
+                "truncated frame: {} bytes decoded, {needed} needed",
+                output.pos()
+            ));
+        }
+    };
+    d.reset(ResetDirective::SessionOnly).map_err(name)?;
+    out.truncate(done);
+    Ok(out)
 }
 
 /// `Some(declared size)` when `input` is exactly one frame declaring at
@@ -122,6 +177,47 @@ mod tests {
         let streamed = encode_streaming(&data, 20);
         let out = decode_with("numcodecs.zstd", "{}", &streamed, 100_000).unwrap();
         assert_eq!(&out[..], &data[..]);
+    }
+
+    #[test]
+    fn stops_after_the_prefix_a_reader_needs() {
+        let data = sample(600_000);
+        let codec = super::super::registry::build("zstd", &Config::new()).unwrap();
+        let ctx = |needed| DecodeContext {
+            needed,
+            ..super::super::registry::tests::ctx(600_000)
+        };
+        for framed in [
+            encode_streaming(&data, 22),
+            ::zstd::bulk::compress(&data, 3).unwrap(),
+        ] {
+            // 1000 bytes needed: the first block (128 KiB) is decoded, no more.
+            let out = codec
+                .decode(Bytes::from(framed.clone()), &ctx(1000))
+                .unwrap();
+            assert!((1000..600_000).contains(&out.len()), "{}", out.len());
+            assert_eq!(&out[..], &data[..out.len()]);
+            // Cut inside the first block: an error.
+            let err = codec
+                .decode(Bytes::copy_from_slice(&framed[..100]), &ctx(1000))
+                .unwrap_err();
+            assert!(err.to_string().contains("truncated"), "{err}");
+        }
+        // A frame ending before the bytes needed (a short strip) gives what it holds.
+        let short = ::zstd::bulk::compress(&data[..500], 3).unwrap();
+        let out = codec.decode(Bytes::from(short), &ctx(1000)).unwrap();
+        assert_eq!(&out[..], &data[..500]);
+        // Damaged frames: an error or some bytes, never a panic or a hang.
+        let framed = ::zstd::bulk::compress(&data, 3).unwrap();
+        for i in 0..200 {
+            let mut bad = framed.clone();
+            let at = 4 + (i * 7919) % (bad.len() - 4);
+            bad[at] ^= 1 << (i % 8);
+            bad.truncate(bad.len() - (i % 3) * (i % 50));
+            if let Ok(out) = codec.decode(Bytes::from(bad), &ctx(1000)) {
+                assert!(out.len() <= 600_000);
+            }
+        }
     }
 
     #[test]

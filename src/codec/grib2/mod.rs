@@ -418,6 +418,7 @@ pub(crate) mod tests {
             chunk_index: &[0, 0, 0],
             dtype,
             decoded_len: shape.iter().product::<u64>() as usize * dtype.size,
+            needed: shape.iter().product::<u64>() as usize * dtype.size,
         };
         let out = from_config(&config(json))?.decode(Bytes::copy_from_slice(message), &ctx)?;
         Ok(match dtype.size {
@@ -460,6 +461,7 @@ pub(crate) mod tests {
             chunk_index: &[0, 0],
             dtype: DataType::from_v2("<f8").unwrap(),
             decoded_len: 48,
+            needed: 48,
         };
         let codec = kerchunk_from_config(&config(r#"{"var": "u", "dtype": "float64"}"#)).unwrap();
         assert_eq!(codec.name(), "grib");
@@ -510,6 +512,7 @@ pub(crate) mod tests {
                 chunk_index: &[b, 0, 0],
                 dtype: DataType::from_v2("<f8").unwrap(),
                 decoded_len: 48,
+                needed: 48,
             };
             codec
                 .decode(Bytes::copy_from_slice(&m), &ctx)
@@ -563,6 +566,7 @@ pub(crate) mod tests {
             chunk_index: &[],
             dtype: DataType::from_v2("<f4").unwrap(),
             decoded_len: 24,
+            needed: 24,
         };
         let codec = from_config(&config("{}")).unwrap();
         let out = codec
@@ -607,6 +611,7 @@ pub(crate) mod tests {
             chunk_index: &[],
             dtype: DataType::from_v2("<f4").unwrap(),
             decoded_len: 24,
+            needed: 24,
         };
         assert_eq!(
             codec

@@ -262,6 +262,7 @@ mod tests {
             chunk_shape: &[3, 128, 128],
             dtype,
             decoded_len: 3 * 128 * 128,
+            needed: 3 * 128 * 128,
             chunk_index: &[],
         };
         let part = tile_part(0, 0, 1, 20);

@@ -77,7 +77,9 @@ impl Compression {
     }
 
     /// Decompresses one tile into pixel-interleaved rows, at most
-    /// `ctx.decoded_len` bytes (a last strip may hold fewer rows).
+    /// `ctx.decoded_len` bytes (a last strip may hold fewer rows; where
+    /// `ctx.needed` asks for fewer, none, ZSTD and stored tiles stop after
+    /// them, the others decode the whole tile).
     pub(super) fn decompress(
         &self,
         input: Bytes,
@@ -97,7 +99,8 @@ impl Compression {
                         ),
                     ));
                 }
-                Ok(Vec::from(input))
+                // A reader needing the first rows only gets those.
+                Ok(Vec::from(input.slice(..input.len().min(ctx.needed))))
             }
             Compression::Lzw => lzw::decode(&input, limit).map_err(|e| super::fail(self, e)),
             Compression::PackBits => {

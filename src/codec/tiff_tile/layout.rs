@@ -50,20 +50,30 @@ impl Layout {
     }
 
     /// Checks that `data` is the full stored tile or whole rows of it (the
-    /// last strip of an image), padding missing rows with zeros.
+    /// last strip of an image), padding missing rows up to `rows` with
+    /// zeros. With `rows` below the tile's height (a reader needing only
+    /// those), a longer prefix (a decoder stops where its blocks end) is
+    /// cut to `rows` rows.
     ///
-    /// Call only on a layout whose [`Layout::chunk_len`] is `Some`.
+    /// Call only on a layout whose [`Layout::chunk_len`] is `Some`, with
+    /// `rows` at most its height.
     pub(super) fn fill_rows(
         &self,
         mut data: Vec<u8>,
+        rows: usize,
         compression: &Compression,
     ) -> Result<Vec<u8>> {
-        let full = self.height * self.row_bytes();
         let row = self.row_bytes();
-        let whole_rows = data.len().checked_rem(row) == Some(0);
+        let full = self.height * row;
+        let wanted = rows * row;
         if data.len() == full {
             return Ok(data);
         }
+        if data.len() < full && data.len() >= wanted {
+            data.truncate(wanted);
+            return Ok(data);
+        }
+        let whole_rows = data.len().checked_rem(row) == Some(0);
         if data.len() > full || !whole_rows {
             return Err(super::fail(
                 compression,
@@ -75,7 +85,7 @@ impl Layout {
                 ),
             ));
         }
-        data.resize(full, 0);
+        data.resize(wanted, 0);
         Ok(data)
     }
 
@@ -282,24 +292,42 @@ mod tests {
     fn short_strips_are_padded_with_zero_rows() {
         assert_eq!(RGB16.chunk_len(), Some(36));
         let two_rows = vec![7; 24];
-        let out = RGB16.fill_rows(two_rows, &Compression::None).unwrap();
+        let out = RGB16.fill_rows(two_rows, 3, &Compression::None).unwrap();
         assert_eq!(&out[..24], &[7; 24]);
         assert_eq!(&out[24..], &[0; 12]);
         assert_eq!(
-            RGB16.fill_rows(vec![1; 36], &Compression::None).unwrap(),
+            RGB16.fill_rows(vec![1; 36], 3, &Compression::None).unwrap(),
             vec![1; 36]
         );
         assert_eq!(
-            RGB16.fill_rows(Vec::new(), &Compression::None).unwrap(),
+            RGB16.fill_rows(Vec::new(), 3, &Compression::None).unwrap(),
             vec![0; 36]
         );
+    }
+
+    #[test]
+    fn a_reader_needing_the_first_rows_gets_those() {
+        // Two rows wanted: a longer prefix is cut, the full tile kept, a
+        // stream ending after one row (a short strip) padded to two.
+        let cut = RGB16.fill_rows(vec![5; 30], 2, &Compression::None).unwrap();
+        assert_eq!(cut, vec![5; 24]);
+        assert_eq!(
+            RGB16
+                .fill_rows(vec![5; 36], 2, &Compression::None)
+                .unwrap()
+                .len(),
+            36
+        );
+        let padded = RGB16.fill_rows(vec![5; 12], 2, &Compression::None).unwrap();
+        assert_eq!(padded, [vec![5; 12], vec![0; 12]].concat());
+        assert!(RGB16.fill_rows(vec![5; 13], 2, &Compression::None).is_err());
     }
 
     #[test]
     fn other_sizes_are_errors() {
         for len in [13, 37, 48] {
             let err = RGB16
-                .fill_rows(vec![0; len], &Compression::Lzw)
+                .fill_rows(vec![0; len], 3, &Compression::Lzw)
                 .unwrap_err();
             let text = err.to_string();
             assert!(text.contains("expected 36 bytes"), "{text}");

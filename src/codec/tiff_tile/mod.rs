@@ -85,10 +85,28 @@ impl Codec for TiffTile {
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
         let layout = self.layout(ctx)?;
+        // A reader needing the first rows only (the chunk's prefix is the
+        // tile's first rows when pixels hold one whole sample): compressions
+        // that can stop early stop after them, the predictor undoes them
+        // alone, and the chunk comes back short.
+        let row_bytes = layout.row_bytes();
+        let rows = match ctx.prefix() {
+            Some(needed) if layout.samples == 1 && !layout.is_packed() && row_bytes > 0 => {
+                needed.div_ceil(row_bytes).min(layout.height)
+            }
+            _ => layout.height,
+        };
+        let inner = match rows < layout.height {
+            true => DecodeContext {
+                needed: rows * row_bytes,
+                ..*ctx
+            },
+            false => ctx.whole(),
+        };
         let data = self
             .compression
-            .decompress(input, ctx, &layout, self.photometric)?;
-        let mut data = layout.fill_rows(data, &self.compression)?;
+            .decompress(input, &inner, &layout, self.photometric)?;
+        let mut data = layout.fill_rows(data, rows, &self.compression)?;
         let big_endian = ctx.dtype.order == ByteOrder::Big;
         if layout.is_packed() {
             data = layout.unpack(&data, big_endian, ctx.dtype.kind == ScalarKind::Int);
@@ -296,12 +314,18 @@ mod tests {
         }
 
         fn decode(&self, json: &str, tile: &[u8]) -> Result<Bytes> {
+            self.decode_prefix(json, tile, self.band_major.len())
+        }
+
+        /// Decodes `tile` for a reader needing its first `needed` bytes.
+        fn decode_prefix(&self, json: &str, tile: &[u8], needed: usize) -> Result<Bytes> {
             let codec = registry::build("tiff-tile", &registry::tests::config(json))?;
             let ctx = DecodeContext {
                 chunk_shape: &self.shape,
                 chunk_index: &[],
                 dtype: self.dtype,
                 decoded_len: self.band_major.len(),
+                needed,
             };
             codec.decode(Bytes::copy_from_slice(tile), &ctx)
         }
@@ -411,6 +435,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_reader_needing_the_first_rows_gets_them_decoded() {
+        // 300 rows of 256 16-bit pixels (150 KiB: two zstd blocks), predictor 2.
+        let chunk = Chunk::new([1, 300, 256], "<i2");
+        let mut tile = chunk.interleaved();
+        difference(&mut tile, &chunk.layout(), false);
+        let row = 256 * 2;
+        for (tag, encode) in compressions() {
+            let json = format!(
+                r#"{{"compression": {tag}, "predictor": 2, "tile_width": 256, "tile_height": 300}}"#
+            );
+            let want = if matches!(tag, 1 | 32773) {
+                tile.clone()
+            } else {
+                chunk.band_major.clone()
+            };
+            // Rows 0..=3 needed (the 3rd row's first pixel ends the window).
+            let out = chunk.decode_prefix(&json, &encode(&tile), 3 * row + 2);
+            let out = out.unwrap_or_else(|e| panic!("{tag}: {e}"));
+            // Whole rows, at least those needed: 4 for ZSTD and stored
+            // tiles (which stop there), all of them for the others.
+            assert!(
+                out.len().is_multiple_of(row) && out.len() >= 4 * row,
+                "{tag}: {}",
+                out.len()
+            );
+            assert_eq!(&out[..], &want[..out.len()], "{tag}");
+            if matches!(tag, 1 | 50000) {
+                assert_eq!(out.len(), 4 * row, "{tag}");
+            }
+        }
+        // A ZSTD tile cut short before the rows needed is an error; one cut
+        // after them is not read that far.
+        let json =
+            r#"{"compression": 50000, "predictor": 2, "tile_width": 256, "tile_height": 300}"#;
+        let zstd = ::zstd::bulk::compress(&tile, 3).unwrap();
+        let err = chunk.decode_prefix(json, &zstd[..20], 3 * row).unwrap_err();
+        assert!(err.to_string().contains("ZSTD"), "{err}");
+        assert!(chunk.decode(json, &zstd[..zstd.len() - 5]).is_err());
     }
 
     #[test]

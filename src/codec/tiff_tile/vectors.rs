@@ -424,6 +424,7 @@ fn decode(vector: &Vector<'_>, tile: Vec<u8>) -> Result<Bytes> {
         chunk_index: &[],
         dtype,
         decoded_len: vector.shape.iter().product::<usize>() * dtype.size,
+        needed: vector.shape.iter().product::<usize>() * dtype.size,
     };
     let config = serde_json::from_str(vector.config).unwrap();
     from_config(&config)?.decode(Bytes::from(tile), &ctx)

@@ -1,0 +1,255 @@
+"""Windows smaller than a chunk over every step of a time stack (issue 29):
+a pixel drill (``ds.ReadAsArray(x, y, 1, 1)``, rasterio's
+``src.read(window=...)``), a few rows of one tile, a window crossing tiles,
+the band-by-band loop of ``gdallocationinfo`` and GDAL clients, and repeated
+reads nearby (rasterio's ``sample`` of many points of one tile).
+
+The first read of part of one block of several bands goes through the
+window reader, its ZSTD tiles decoded only down to the window's last row;
+a second read at that block loads the blocks into GDAL's block cache from
+the chunks' bytes kept from the first read (no new requests). Every read
+must give GDAL's pixels, local and remote, and a corrupt chunk an error
+naming its file and chunk.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+from conftest import run_chunkref
+from raster_checks import open_chunkref
+from servers import RangeServer
+
+#: Steps of the stack, and each step's size (128 x 128 tiles: 3 x 2 tiles,
+#: the last column and row partial).
+STEPS = 20
+WIDTH, HEIGHT = 300, 200
+
+
+def write_step(path: Path, step: int) -> Path:
+    """A ZSTD + predictor COG whose pixels vary along rows, columns and steps."""
+    mem = gdal.GetDriverByName("MEM").Create("", WIDTH, HEIGHT, 1, gdal.GDT_Int16)
+    y, x = np.mgrid[0:HEIGHT, 0:WIDTH]
+    pixels = (x * 7 + y * 131 + step * 1009 + (x * y) % 97) % 30011 - 15000
+    mem.GetRasterBand(1).WriteArray(pixels.astype("int16"))
+    mem.SetGeoTransform([100, 0.5, 0, 200, 0, -0.5])
+    mem.SetProjection("EPSG:4326")
+    gdal.Translate(str(path), mem,
+                   options="-of COG -co BLOCKSIZE=128 -co COMPRESS=ZSTD -co PREDICTOR=YES "
+                           "-co OVERVIEWS=NONE")
+    return path
+
+
+def name(step: int) -> str:
+    return f"sst_2021{1 + step // 28:02d}{1 + step % 28:02d}.tif"
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory) -> Path:
+    """The directory of the steps' COGs."""
+    root = tmp_path_factory.mktemp("steps")
+    for step in range(STEPS):
+        write_step(root / name(step), step)
+    return root
+
+
+def want(root: Path, x: int, y: int, w: int, h: int) -> np.ndarray:
+    """What GDAL reads from the steps: (steps, h, w)."""
+    out = []
+    for step in range(STEPS):
+        ds = gdal.Open(str(root / name(step)))
+        out.append(ds.GetRasterBand(1).ReadAsArray(x, y, w, h))
+    return np.stack(out)
+
+
+def make_stack(binary: Path, inputs: list[str], out: Path) -> Path:
+    done = run_chunkref(binary, "index", "--stack", "--datetime-from-name", *inputs, "-o", out)
+    assert done.returncode == 0, f"{done.stderr}{done.stdout}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_stack(sources, chunkref_bin, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("local") / "stack.parquet"
+    return make_stack(chunkref_bin, [str(sources / name(s)) for s in range(STEPS)], out)
+
+
+@pytest.fixture(scope="module")
+def server(sources):
+    server = RangeServer(sources)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def remote_stack(server, chunkref_bin, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("remote") / "stack.parquet"
+    return make_stack(chunkref_bin, [f"{server.url}{name(s)}" for s in range(STEPS)], out)
+
+
+#: (x, y, width, height): one pixel (top row of a tile, a middle row, the
+#: last row, the partial last tile), a few pixels inside one row of a
+#: tile, a small rectangle, a window crossing four tiles.
+WINDOWS = [
+    (130, 0, 1, 1),
+    (140, 70, 1, 1),
+    (5, 127, 1, 1),
+    (299, 199, 1, 1),
+    (140, 75, 9, 1),
+    (135, 60, 7, 5),
+    (120, 120, 20, 20),
+]
+
+
+@pytest.mark.parametrize("where", ["local", "remote"])
+@pytest.mark.parametrize("window", WINDOWS, ids=lambda w: "x".join(map(str, w)))
+def test_small_windows_over_every_step_match_gdal(where, window, request, sources):
+    stack = request.getfixturevalue(f"{where}_stack")
+    ds = open_chunkref(stack)  # a new dataset: nothing cached
+    x, y, w, h = window
+    expected = want(sources, *window)
+    assert np.array_equal(ds.ReadAsArray(x, y, w, h).reshape(expected.shape), expected)
+    # Again (now from the block cache), in another buffer type, and some bands only.
+    assert np.array_equal(ds.ReadAsArray(x, y, w, h).reshape(expected.shape), expected)
+    ds = open_chunkref(stack)
+    floats = ds.ReadAsArray(x, y, w, h, buf_type=gdal.GDT_Float32).reshape(expected.shape)
+    assert np.array_equal(floats, expected.astype(np.float32))
+    ds = open_chunkref(stack)
+    bands = [3, 5, 11, 20]
+    some = np.frombuffer(ds.ReadRaster(x, y, w, h, band_list=bands), np.int16)
+    assert np.array_equal(some.reshape(len(bands), h, w), expected[[b - 1 for b in bands]])
+
+
+def test_band_by_band_loop_reads_ahead(server, remote_stack, sources):
+    """``GetRasterBand(b).ReadRaster`` in a loop: each step's chunk fetched
+    once, the following steps' read ahead in growing batches."""
+    ds = open_chunkref(remote_stack)
+    server.log.requests.clear()
+    server.log.most_in_flight = 0
+    server.delay = 0.03  # requests overlap: the read-ahead batches show
+    try:
+        got = [np.frombuffer(ds.GetRasterBand(b).ReadRaster(250, 150, 1, 1), np.int16)[0]
+               for b in range(1, STEPS + 1)]
+    finally:
+        server.delay = 0.0
+    assert got == want(sources, 250, 150, 1, 1).ravel().tolist()
+    assert len(server.log.requests) == STEPS, server.log.requests
+    assert server.log.most_in_flight >= 8, server.log.most_in_flight
+    # Loops at two windows interleaved, some bands skipped, another type.
+    ds = open_chunkref(remote_stack)
+    a, b = want(sources, 3, 4, 2, 3), want(sources, 200, 130, 1, 1)
+    order = [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("a", 4), ("a", 5), ("a", 9),
+             ("a", 10), ("b", 3), ("a", 11), ("a", 12), ("a", 20), ("a", 19)]
+    for which, band in order:
+        x, y, w, h = (3, 4, 2, 3) if which == "a" else (200, 130, 1, 1)
+        raw = ds.GetRasterBand(band).ReadRaster(x, y, w, h, buf_type=gdal.GDT_Float64)
+        got = np.frombuffer(raw, np.float64).reshape(h, w)
+        assert np.array_equal(got, (a if which == "a" else b)[band - 1]), (which, band)
+
+
+def test_gdallocationinfo_matches_gdal(local_stack, sources):
+    env = dict(os.environ)
+    done = subprocess.run(["gdallocationinfo", "-valonly", str(local_stack), "77", "133"],
+                          capture_output=True, text=True, env=env, check=True)
+    assert [int(v) for v in done.stdout.split()] == want(sources, 77, 133, 1, 1).ravel().tolist()
+
+
+def test_repeated_reads_nearby_make_no_new_requests(server, remote_stack, sources):
+    """A second pixel in the same tiles (rasterio sampling points) is read
+    from the bytes the first read fetched; the reads after it from the
+    block cache. A pixel in other tiles fetches those."""
+    ds = open_chunkref(remote_stack)
+    server.log.requests.clear()
+    first = ds.ReadAsArray(140, 70, 1, 1)
+    assert np.array_equal(first.ravel(), want(sources, 140, 70, 1, 1).ravel())
+    assert len(server.log.requests) == STEPS, server.log.requests
+    for x, y in [(141, 71), (250, 127), (129, 0), (200, 100), (140, 70)]:
+        got = ds.ReadAsArray(x, y, 1, 1)
+        assert np.array_equal(got.ravel(), want(sources, x, y, 1, 1).ravel()), (x, y)
+    assert len(server.log.requests) == STEPS, server.log.requests
+    # A window of rows further down the same tiles: served from the block cache.
+    got = ds.ReadAsArray(130, 100, 20, 3)
+    assert np.array_equal(got, want(sources, 130, 100, 20, 3))
+    assert len(server.log.requests) == STEPS, server.log.requests
+    # Another tile: its chunks are fetched.
+    got = ds.ReadAsArray(10, 10, 1, 1)
+    assert np.array_equal(got.ravel(), want(sources, 10, 10, 1, 1).ravel())
+    assert len(server.log.requests) == 2 * STEPS, server.log.requests
+
+
+def tile_range(path: Path, x: int, y: int) -> tuple[int, int]:
+    """Offset and size of tile (x, y) of a TIFF file, as GDAL reports them."""
+    ds = gdal.Open(str(path))  # kept open while its band is used
+    band = ds.GetRasterBand(1)
+    return (int(band.GetMetadataItem(f"BLOCK_OFFSET_{x}_{y}", "TIFF")),
+            int(band.GetMetadataItem(f"BLOCK_SIZE_{x}_{y}", "TIFF")))
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt"])
+@pytest.mark.parametrize("where", ["local", "remote"])
+def test_damaged_chunk_is_an_error_naming_file_and_chunk(damage, where, sources, chunkref_bin,
+                                                        tmp_path):
+    """A tile cut short by the end of its file, or overwritten, fails the
+    drill with the file and the chunk in the message, not wrong pixels."""
+    root = tmp_path / "steps"
+    shutil.copytree(sources, root)
+    bad = root / name(7)
+    offset, size = tile_range(bad, 1, 0)
+    data = bytearray(bad.read_bytes())
+    if damage == "truncated":
+        del data[offset + size // 10:]  # the file ends inside the tile
+    else:
+        data[offset + 4:offset + size] = bytes(size - 4)  # frame header kept, blocks zeroed
+    server = RangeServer(root) if where == "remote" else None
+    gdal.SetConfigOption("GDAL_HTTP_MAX_RETRY", "0")  # a cut-short body is not retried
+    try:
+        base = server.url if server else f"{root}/"
+        out = make_stack(chunkref_bin, [f"{base}{name(s)}" for s in range(STEPS)],
+                         tmp_path / "stack.parquet")
+        bad.write_bytes(bytes(data))
+        ds = open_chunkref(out)
+        gdal.UseExceptions()
+        with pytest.raises(RuntimeError) as err:
+            ds.ReadAsArray(140, 5, 1, 1)
+        text = str(err.value)
+        assert name(7) in text, text
+        assert "7.0.0.1" in text, text  # step 7, tile row 0, column 1
+        # Band by band: the steps before the damaged one read (the read
+        # ahead that met the damage is dropped, the bands then read one at
+        # a time), the damaged one fails.
+        ds = open_chunkref(out)
+        expected = want(sources, 140, 5, 1, 1).ravel().tolist()
+        for b in range(1, 8):
+            value = np.frombuffer(ds.GetRasterBand(b).ReadRaster(140, 5, 1, 1), np.int16)[0]
+            assert value == expected[b - 1], b
+        with pytest.raises(RuntimeError) as err:
+            ds.GetRasterBand(8).ReadRaster(140, 5, 1, 1)
+        assert name(7) in str(err.value) and "7.0.0.1" in str(err.value), str(err.value)
+    finally:
+        gdal.SetConfigOption("GDAL_HTTP_MAX_RETRY", None)
+        if server:
+            server.close()
+
+
+@pytest.mark.parametrize("where", ["local", "remote"])
+def test_rasterio_window_and_sample_match_gdal(where, request, sources):
+    """rasterio's ``src.read(window=...)`` of every band and ``sample`` of
+    points of one tile, the calls time-series users make."""
+    rasterio = pytest.importorskip("rasterio")
+    from rasterio.windows import Window
+
+    stack = request.getfixturevalue(f"{where}_stack")
+    with rasterio.open(str(stack)) as src:
+        for x, y, w, h in WINDOWS:
+            assert np.array_equal(src.read(window=Window(x, y, w, h)), want(sources, x, y, w, h))
+        pixels = [(130, 70), (141, 72), (250, 10), (129, 127)]
+        points = [(100 + 0.5 * (x + 0.5), 200 - 0.5 * (y + 0.5)) for x, y in pixels]
+        for (x, y), values in zip(pixels, src.sample(points)):
+            assert values.tolist() == want(sources, x, y, 1, 1).ravel().tolist(), (x, y)
