@@ -265,7 +265,13 @@ impl SourceDriver {
 
     /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names on `meta`, if any.
     pub fn of(meta: &ArrayMeta) -> Option<SourceDriver> {
-        match meta.attributes.get(GDAL_DRIVER_ATTRIBUTE)?.as_str()? {
+        SourceDriver::in_attributes(&meta.attributes)
+    }
+
+    /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names among `attributes` (an
+    /// array's, or the root group's), if any.
+    pub fn in_attributes(attributes: &Map<String, Value>) -> Option<SourceDriver> {
+        match attributes.get(GDAL_DRIVER_ATTRIBUTE)?.as_str()? {
             "netCDF" => Some(SourceDriver::NetCdf),
             "HDF5" => Some(SourceDriver::Hdf5),
             _ => None,

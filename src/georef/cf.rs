@@ -36,15 +36,56 @@ pub fn geotransform(gm: &Map<String, Value>) -> Option<[f64; 6]> {
     v.try_into().ok()
 }
 
-/// The CRS of a grid-mapping variable: `crs_wkt`, `spatial_ref`, else a
-/// PROJ string built from the CF grid-mapping parameters.
+/// The CRS of a grid-mapping variable: `crs_wkt`, `spatial_ref`, else the
+/// one the CF grid-mapping parameters make (a PROJ string, or for a
+/// geostationary view sweeping along x, the WKT GDAL's netCDF driver makes).
 pub fn crs(gm: &Map<String, Value>) -> Option<String> {
     ["crs_wkt", "spatial_ref"]
         .iter()
         .find_map(|k| gm.get(*k).and_then(Value::as_str))
         .filter(|s| !s.trim().is_empty())
         .map(str::to_string)
+        .or_else(|| geostationary_sweep_x_wkt(gm))
         .or_else(|| cf_to_proj(gm))
+}
+
+/// The CRS GDAL's netCDF driver makes of a `geostationary` grid mapping
+/// whose `sweep_angle_axis` is `x` (GOES-R ABI): a WKT1 geostationary
+/// projection on a datum named `unnamed` (ellipsoid `Spheroid` from
+/// `semi_major_axis` and `inverse_flattening` or `semi_minor_axis`),
+/// carrying the sweep axis in a `PROJ4` extension, as GDAL writes it.
+/// PROJ compares such a CRS equal only to one with that extension and
+/// datum name, so a PROJ string with `+sweep=x` does not do. `None` for
+/// other mappings, or without the ellipsoid's axes (then the PROJ string
+/// of [`cf_to_proj`] serves).
+fn geostationary_sweep_x_wkt(gm: &Map<String, Value>) -> Option<String> {
+    let num = |k: &str| gm.get(k).and_then(Value::as_f64);
+    if gm.get("grid_mapping_name")?.as_str()? != "geostationary"
+        || !gm.get("sweep_angle_axis")?.as_str()?.eq_ignore_ascii_case("x")
+    {
+        return None;
+    }
+    let a = num("semi_major_axis")?;
+    let rf = match (num("inverse_flattening"), num("semi_minor_axis")) {
+        (Some(rf), _) => rf,
+        (None, Some(b)) if a != b => a / (a - b),
+        (None, Some(_)) => 0.0,
+        (None, None) => return None,
+    };
+    let param = |k: &str| num(k).unwrap_or(0.0);
+    let proj = cf_to_proj(gm)?;
+    Some(format!(
+        "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unnamed\",SPHEROID[\"Spheroid\",{a},{rf}]],\
+         PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433,AUTHORITY[\"EPSG\",\"9122\"]]],\
+         PROJECTION[\"Geostationary_Satellite\"],PARAMETER[\"central_meridian\",{lon}],\
+         PARAMETER[\"satellite_height\",{h}],PARAMETER[\"false_easting\",{fe}],\
+         PARAMETER[\"false_northing\",{fn_}],UNIT[\"metre\",1,AUTHORITY[\"EPSG\",\"9001\"]],\
+         AXIS[\"Easting\",EAST],AXIS[\"Northing\",NORTH],EXTENSION[\"PROJ4\",\"{proj}\"]]",
+        lon = param("longitude_of_projection_origin"),
+        h = num("perspective_point_height")?,
+        fe = param("false_easting"),
+        fn_ = param("false_northing"),
+    ))
 }
 
 /// GDAL's Zarr `_CRS` attribute: `{"url": ..., "wkt": ..., "projjson": {...}}`,

@@ -39,11 +39,12 @@ use hdf5_metno_sys::h5p::{
 use hdf5_metno_sys::h5s::{H5S_class_t, H5Sget_simple_extent_dims, H5Sget_simple_extent_type};
 use serde_json::{json, Map, Value};
 
-use self::dtype::Element;
+use self::dtype::{Element, Kind};
 use self::filters::Filter;
 use self::handle::{c_name, check, in_file, malformed, Handle};
 use self::storage::{Bytes, Storage};
 use crate::error::{Error, Result};
+use crate::raster::VARIABLE_ORDER_ATTRIBUTE;
 use crate::source::Source;
 
 /// Attributes netCDF-4 and the HDF5 dimension-scale API keep for
@@ -96,7 +97,10 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
     let driver = source_driver(path);
     let mut refs = Map::new();
     let mut datasets = Vec::new();
-    for (name, kind) in objects(file.id())? {
+    let objects = listed_objects(file.id(), driver)?;
+    for (name, kind) in &objects {
+        let name = name.clone();
+        let kind = *kind;
         let object = Object {
             file: file.id(),
             name: &name,
@@ -120,7 +124,79 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
     {
         return Err(no_raster(&datasets));
     }
+    let rasters: Vec<&str> = datasets
+        .iter()
+        .filter(|(_, outcome)| matches!(outcome, Outcome::Indexed(rank) if *rank >= 2))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let order = listing_order(&objects, &rasters, driver);
+    record_listing(&mut refs, driver, &order);
     Ok(json!({"version": 1, "refs": refs}))
+}
+
+/// Every group and dataset of the file in the order GDAL's driver meets
+/// them: the netCDF library's (creation order, where the file tracks it,
+/// as netCDF-4 files do), else by name (GDAL's HDF5 driver).
+fn listed_objects(file: hid_t, driver: SourceDriver) -> Result<Vec<(String, H5O_type_t)>> {
+    if driver == SourceDriver::NetCdf {
+        if let Ok(found) = objects(file, H5_index_t::H5_INDEX_CRT_ORDER) {
+            return Ok(found);
+        }
+    }
+    objects(file, H5_index_t::H5_INDEX_NAME)
+}
+
+/// The datasets of `rasters` (2 or more dimensions) in the order GDAL
+/// lists them as subdatasets: GDAL's HDF5 driver as it walks the file
+/// (each group's members in turn, a subgroup's datasets where the subgroup
+/// comes: the order of `objects`); its netCDF driver a group's variables
+/// first, then each subgroup's, recursively.
+fn listing_order<'a>(
+    objects: &'a [(String, H5O_type_t)],
+    rasters: &[&str],
+    driver: SourceDriver,
+) -> Vec<&'a str> {
+    let wanted = |name: &str| rasters.contains(&name);
+    let walk: Vec<&str> = objects
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|n| wanted(n))
+        .collect();
+    if driver == SourceDriver::Hdf5 {
+        return walk;
+    }
+    let groups: Vec<&str> = objects
+        .iter()
+        .filter(|(name, kind)| *kind == H5O_type_t::H5O_TYPE_GROUP && name != ".")
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let mut out = Vec::with_capacity(walk.len());
+    let mut pending = vec![""];
+    while let Some(group) = pending.pop() {
+        out.extend(walk.iter().filter(|d| parent(d) == group));
+        // Subgroups in their order, the first on top of the stack.
+        pending.extend(groups.iter().rev().filter(|g| parent(g) == group));
+    }
+    out
+}
+
+/// The group holding object `name` (`""` for the root).
+fn parent(name: &str) -> &str {
+    name.rsplit_once('/').map_or("", |(p, _)| p)
+}
+
+/// Records, in the root group's attributes, the GDAL driver that lists
+/// the file's subdatasets and their order ([`GDAL_DRIVER_ATTRIBUTE`],
+/// [`VARIABLE_ORDER_ATTRIBUTE`]).
+fn record_listing(refs: &mut Map<String, Value>, driver: SourceDriver, order: &[&str]) {
+    let mut root = refs
+        .get(".zattrs")
+        .and_then(Value::as_str)
+        .and_then(|text| serde_json::from_str::<Map<String, Value>>(text).ok())
+        .unwrap_or_default();
+    root.insert(GDAL_DRIVER_ATTRIBUTE.into(), driver.name().into());
+    root.insert(VARIABLE_ORDER_ATTRIBUTE.into(), json!(order));
+    refs.insert(".zattrs".into(), Value::Object(root).to_string().into());
 }
 
 /// The GDAL driver that opens the file at `path` (a local path or URL),
@@ -201,7 +277,7 @@ fn user_block(file: hid_t) -> Result<u64> {
 
 /// Every group and dataset of the file (each object once, however many
 /// links lead to it), by path relative to the root (`.` for the root).
-fn objects(file: hid_t) -> Result<Vec<(String, H5O_type_t)>> {
+fn objects(file: hid_t, by: H5_index_t) -> Result<Vec<(String, H5O_type_t)>> {
     extern "C" fn collect(
         _: hid_t,
         name: *const c_char,
@@ -223,7 +299,7 @@ fn objects(file: hid_t) -> Result<Vec<(String, H5O_type_t)>> {
         unsafe {
             H5Ovisit2(
                 file,
-                H5_index_t::H5_INDEX_NAME,
+                by,
                 H5_iter_order_t::H5_ITER_INC,
                 Some(collect),
                 (&mut found as *mut Vec<(String, H5O_type_t)>).cast(),
@@ -297,16 +373,19 @@ impl Object<'_> {
             what,
         )?;
         let file_type = Handle::new(unsafe { H5Dget_type(dataset.id()) }, what)?;
-        let element = match Element::of(file_type.id()) {
-            Ok(element) => element,
-            Err(kind) => {
-                if dtype::is_string(file_type.id())
-                    && shape(dataset.id(), &label)?.is_some_and(|s| s.is_empty())
-                {
-                    return self.text_variable(dataset.id(), refs);
-                }
-                return self.leave_out(&format!("it holds {kind}"));
+        let element = Element::of(file_type.id());
+        let scalar = shape(dataset.id(), &label)?.is_some_and(|s| s.is_empty());
+        if scalar && dtype::is_string(file_type.id()) {
+            return self.text_variable(dataset.id(), refs);
+        }
+        let element = match element {
+            // netCDF's characters (NC_CHAR), which GDAL's netCDF driver
+            // lists; its HDF5 driver shows no string dataset.
+            Ok(e) if e.kind == Kind::Char && self.driver == SourceDriver::Hdf5 => {
+                return self.leave_out("it holds strings");
             }
+            Ok(element) => element,
+            Err(kind) => return self.leave_out(&format!("it holds {kind}")),
         };
         let Some(shape) = shape(dataset.id(), &label)? else {
             return self.leave_out("its dataspace is null (no elements)");
@@ -340,6 +419,7 @@ impl Object<'_> {
             // Rasters only: coordinates carry no nodata.
             zattrs.insert(GDAL_DRIVER_ATTRIBUTE.into(), self.driver.name().into());
             match self.driver {
+                SourceDriver::NetCdf if element.kind == Kind::Char => {}
                 SourceDriver::NetCdf => {
                     let nodata = Some(&fill.zarr)
                         .filter(|v| !v.is_null())
