@@ -304,9 +304,12 @@ impl Layout {
             .map(|&d| header.dimensions[d].name.as_str())
             .collect();
         zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(names));
-        if fill_attribute.is_none() && self.shape.len() >= 2 {
-            // Rasters only, as for netCDF-4: coordinates carry no nodata.
-            if let Some(default) = default_fill(variable.nc_type) {
+        if self.shape.len() >= 2 {
+            // Rasters only, as for netCDF-4: served by GDAL's netCDF
+            // driver's rules (rows bottom-up unless a y coordinate places
+            // them); coordinates carry no nodata.
+            zattrs.insert(GDAL_DRIVER_ATTRIBUTE.into(), SourceDriver::NetCdf.name().into());
+            if let Some(default) = default_fill(variable.nc_type).filter(|_| fill_attribute.is_none()) {
                 zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
             }
         }
