@@ -2,11 +2,12 @@
 //! field each) and references each message whole as one chunk, decoded by
 //! the `grib2` codec.
 //!
-//! Messages sharing one grid and missing value make one array `[messages,
-//! rows, columns]`, one band per message in file order, as GDAL's GRIB
-//! driver shows them; in a file of several grids or missing values, those
-//! of one parameter (discipline, category, number), level type, grid and
-//! missing value make one array each (subdatasets). Values are doubles, as
+//! Messages sharing one missing value make one array `[messages, rows,
+//! columns]`, one band per message in file order, as GDAL's GRIB driver
+//! shows them: the first message's grid, those of another grid size at
+//! its top left; in a file of several missing values, those of one
+//! parameter (discipline, category, number), level type, grid and missing
+//! value make one array each (subdatasets). Values are doubles, as
 //! GDAL shows them. Each band records what GDAL's GRIB
 //! driver shows of it: its reference time, valid time and forecast seconds
 //! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`), the
@@ -27,7 +28,9 @@ use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
-use crate::codec::grib2::{declared_missing, Conversion, CONVERSION_KEY, NAME as CODEC};
+use crate::codec::grib2::{
+    declared_missing, Conversion, CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY,
+};
 use crate::error::{Error, Result};
 use crate::georef::band::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
 use crate::georef::orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
@@ -165,15 +168,17 @@ fn read_message(
 }
 
 /// Messages grouped into arrays: all of them in file order when they share
-/// one grid and missing value, as GDAL's GRIB driver shows them (one
-/// dataset, one band per message); else one array per parameter, level
-/// type, grid and missing value, each named after its parameter and level
-/// type, in order of first appearance.
+/// one missing value, as GDAL's GRIB driver shows them (one dataset of the
+/// first message's grid, one band per message; see [`pyramid`] for those
+/// of other grids); else (a nodata per band, which one array cannot say)
+/// one array per parameter, level type, grid and missing value, each named
+/// after its parameter and level type, in order of first appearance.
 fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
-    let same_grid = |a: &Message, b: &Message| {
-        a.grid == b.grid && a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits)
+    let same_missing = |a: &Message, b: &Message| {
+        a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits)
     };
-    if messages.iter().all(|m| same_grid(&messages[0], m)) {
+    let same_grid = |a: &Message, b: &Message| a.grid == b.grid && same_missing(a, b);
+    if messages.iter().all(|m| same_missing(&messages[0], m)) {
         return vec![(String::new(), messages.iter().collect())];
     }
     let mut groups: Vec<(String, Vec<&Message>)> = Vec::new();
@@ -204,10 +209,27 @@ fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
     groups
 }
 
-/// One array of messages sharing a grid: one band per message.
+/// One array of messages: one band per message, the first message's grid
+/// and georeferencing. A message of another grid size is read as GDAL's
+/// GRIB driver reads it (the codec's `other_grids`: its field at the top
+/// left, cut to the first grid, the rest 0), with GDAL's warning.
 fn pyramid(members: &[&Message], url: &str) -> Pyramid {
     let first = members[0];
     let (rows, cols) = (u64::from(first.grid.nj), u64::from(first.grid.ni));
+    let mut other_grids = false;
+    for (b, m) in members.iter().enumerate() {
+        if (m.grid.nj, m.grid.ni) != (first.grid.nj, first.grid.ni) {
+            other_grids = true;
+            eprintln!(
+                "chunkref: warning: {url}: band {} is {}x{}, while the first band and dataset \
+                 is {cols}x{rows}: as GDAL's GRIB driver, its georeferencing is the first \
+                 band's and its pixels are those at its top left (the rest 0)",
+                b + 1,
+                m.grid.ni,
+                m.grid.nj
+            );
+        }
+    }
     let georef = &first.georef;
     let url: std::sync::Arc<str> = url.into();
     let refs = members
@@ -219,6 +241,9 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
     let mut codec = json!({"id": CODEC});
     if !fill.is_null() {
         codec["fill_value"] = fill.clone();
+    }
+    if other_grids {
+        codec[OTHER_GRIDS_KEY] = json!("top_left");
     }
     // One conversion for every band, or a list of one per band.
     let conversions: Vec<Conversion> = members.iter().map(|m| m.shown.conversion).collect();

@@ -522,3 +522,35 @@ def test_multidimensional_api_files_read_as_gdal(tmp_path, chunkref_bin, gdal_ty
     ours = open_chunkref(f'CHUNKREF:"{out}":v')
     theirs = gdal.OpenEx(f'NETCDF:"{path}":v', allowed_drivers=["netCDF"])
     assert_pixels_equal(ours.ReadAsArray(), theirs.ReadAsArray(), "v")
+
+
+# --- GRIB2: messages on several grids are one dataset, as in GDAL ---------
+
+
+@pytest.mark.parametrize("order", ["large-first", "small-first"])
+def test_grib_messages_on_several_grids_are_one_dataset(tmp_path, chunkref_bin, order):
+    """GDAL 3.6's GRIB driver makes one dataset of a file whose messages
+    lie on grids of several sizes: the first message's grid and
+    georeferencing, every message a band in file order; a band of another
+    size reads its field at the top left, cut to the dataset, the rest 0
+    (with a warning at read time). ChunkRef on ``chunkref index`` reads
+    the same (and the index warns)."""
+    from test_grib2 import write_grib
+
+    large = write_grib(tmp_path / "large.grb2", ["DATA_ENCODING=IEEE_FLOATING_POINT"], bands=2)
+    small = write_grib(tmp_path / "small.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=2,
+                       size=(11, 9), geotransform=(5.0, 1.0, 0.0, 50.0, 0.0, -1.0))
+    parts = [large, small] if order == "large-first" else [small, large]
+    source = tmp_path / "mixed.grb2"
+    source.write_bytes(b"".join(p.read_bytes() for p in parts + parts[:1]))
+    out = tmp_path / "mixed.json"
+    done = run_chunkref(chunkref_bin, "index", source, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert "band 3 is" in done.stderr and "band 4 is" in done.stderr, done.stderr
+    theirs = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["GRIB"])
+    ours = open_chunkref(str(out))
+    assert not ours.GetMetadata("SUBDATASETS")
+    assert ours.RasterCount == theirs.RasterCount == 6
+    assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), order)
+    with captured_errors():
+        assert_reads_as(ours, theirs, order, widen=True)

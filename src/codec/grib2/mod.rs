@@ -20,7 +20,10 @@
 //! as they are. Converted values need 8-byte floats.
 //!
 //! The grid must have the chunk's size (the last two chunk dimensions
-//! rows x columns, the others 1), checked before anything is unpacked.
+//! rows x columns, the others 1), checked before anything is unpacked;
+//! with `other_grids: "top_left"` a field of another size is placed at the
+//! chunk's top left (north-up), cut to the chunk and the rest 0, as GDAL's
+//! GRIB driver reads a band whose grid is not the first message's.
 //!
 //! `grib` (kerchunk's `GRIBCodec`, written by `kerchunk.grib2.scan_grib`):
 //! the same message decoded as kerchunk decodes it with eccodes (config
@@ -63,6 +66,15 @@ const ECCODES_MISSING: f32 = 9999.0;
 
 /// The configuration key of the unit conversion.
 pub(crate) const CONVERSION_KEY: &str = "unit_conversion";
+
+/// The configuration key saying how fields of another grid size fit the
+/// chunk, and its one value.
+pub(crate) const OTHER_GRIDS_KEY: &str = "other_grids";
+const TOP_LEFT: &str = "top_left";
+
+/// Most points of a field placed into a chunk of another size (1 GiB of
+/// doubles).
+const MAX_OTHER_FIELD_POINTS: usize = 1 << 27;
 
 /// The offset from Kelvin to Celsius, as degrib adds it.
 const KELVIN_TO_CELSIUS: f64 = -273.15;
@@ -110,6 +122,9 @@ struct Grib2 {
     conversions: Vec<Conversion>,
     /// kerchunk's codec: values in stored order, eccodes' missing value NaN.
     kerchunk: bool,
+    /// A field of another size than the chunk is placed at its top left
+    /// (else it is an error).
+    top_left: bool,
 }
 
 impl Codec for Grib2 {
@@ -209,10 +224,11 @@ impl Grib2 {
             &message[at as usize..(at + len) as usize]
         };
         let grid = Grid::parse(section(3)).map_err(bad)?;
-        if (grid.nj as usize, grid.ni as usize) != (rows, cols) {
+        let (nj, ni) = (grid.nj as usize, grid.ni as usize);
+        let fits = self.top_left && ni > 0 && grid.points() <= MAX_OTHER_FIELD_POINTS;
+        if (nj, ni) != (rows, cols) && !fits {
             return Err(bad(format!(
-                "the grid is {} x {} points, the chunk {rows} x {cols}",
-                grid.nj, grid.ni
+                "the grid is {nj} x {ni} points, the chunk {rows} x {cols}"
             )));
         }
         let present = bitmap(section(6), grid.points()).map_err(bad)?;
@@ -249,7 +265,15 @@ impl Grib2 {
                 };
             }
         }
-        Ok(out)
+        if (nj, ni) == (rows, cols) {
+            return Ok(out);
+        }
+        let mut fitted = vec![0.0; rows * cols];
+        let width = ni.min(cols);
+        for (row, field) in fitted.chunks_exact_mut(cols).zip(out.chunks_exact(ni)) {
+            row[..width].copy_from_slice(&field[..width]);
+        }
+        Ok(fitted)
     }
 }
 
@@ -313,10 +337,21 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         }
         one => vec![conversion_of(one.unwrap_or(&serde_json::Value::Null))?],
     };
+    let top_left = match config.get(OTHER_GRIDS_KEY) {
+        None | Some(serde_json::Value::Null) => false,
+        Some(serde_json::Value::String(s)) if s == TOP_LEFT => true,
+        Some(other) => {
+            return Err(Error::codec_config(
+                NAME,
+                format!("'{OTHER_GRIDS_KEY}' should be \"{TOP_LEFT}\", found {other}"),
+            ))
+        }
+    };
     Ok(Box::new(Grib2 {
         fill,
         conversions,
         kerchunk: false,
+        top_left,
     }))
 }
 
@@ -360,6 +395,7 @@ pub(super) fn kerchunk_from_config(config: &Config) -> Result<Box<dyn Codec>> {
         fill: f32::NAN,
         conversions: vec![Conversion::None],
         kerchunk: true,
+        top_left: false,
     }))
 }
 
@@ -451,6 +487,25 @@ pub(crate) mod tests {
             [7.0, 9999.0, 8.0, 9.0, 9999.0, 10.0]
         );
         assert!(decode(&m, "{}", &[1, 2, 3], "<f4").unwrap()[1].is_nan());
+    }
+
+    #[test]
+    fn fields_of_other_grids_sit_at_the_top_left() {
+        // North-up 3 4 5 / 0 1 2, into a 3 x 2 chunk: cut to 2 columns,
+        // a third row of zeros; into 1 x 4: one row, one zero column.
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let top_left = r#"{"other_grids": "top_left"}"#;
+        assert_eq!(
+            decode(&m, top_left, &[1, 3, 2], "<f8").unwrap(),
+            [3.0, 4.0, 0.0, 1.0, 0.0, 0.0]
+        );
+        assert_eq!(
+            decode(&m, top_left, &[1, 1, 4], "<f8").unwrap(),
+            [3.0, 4.0, 5.0, 0.0]
+        );
+        let refused = decode(&m, "{}", &[1, 3, 2], "<f8").unwrap_err().to_string();
+        assert!(refused.contains("the grid is 2 x 3 points"), "{refused}");
+        assert!(from_config(&config(r#"{"other_grids": "stretch"}"#)).is_err());
     }
 
     #[test]
