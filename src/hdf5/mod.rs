@@ -421,10 +421,9 @@ impl Object<'_> {
             match self.driver {
                 SourceDriver::NetCdf if element.kind == Kind::Char => {}
                 SourceDriver::NetCdf => {
-                    let nodata = Some(&fill.zarr)
-                        .filter(|v| !v.is_null())
-                        .or(fill.netcdf_default.as_ref());
-                    if let Some(codec) = valid_range(&zattrs, nodata, element.size) {
+                    let declared = Some(&fill.zarr).filter(|v| !v.is_null());
+                    let nodata = netcdf_nodata(&zattrs, declared, fill.netcdf_default.as_ref());
+                    if let Some(codec) = valid_range(&zattrs, nodata.as_ref(), &element) {
                         filters.insert(0, codec); // the last to decode
                     }
                     if let Some(default) = fill.netcdf_default {
@@ -662,21 +661,51 @@ fn fill_value(
     })
 }
 
-/// The `valid_range` filter of a netCDF-4 variable of attributes `zattrs`,
-/// elements of `size` bytes and nodata `nodata`, as GDAL's netCDF driver
-/// applies its valid range: `valid_range` (two values), else `valid_min`
-/// and `valid_max` together; values of `_Unsigned` variables, bounds and
-/// nodata in the unsigned domain; a bound equal to nodata unchecked. `None`
-/// without a range or nodata.
-fn valid_range(zattrs: &Map<String, Value>, nodata: Option<&Value>, size: usize) -> Option<Value> {
+/// The nodata GDAL's netCDF driver gives a variable of attributes
+/// `zattrs`: its `declared` `_FillValue`, else `missing_value`, else the
+/// netCDF `default` fill.
+pub(crate) fn netcdf_nodata(
+    zattrs: &Map<String, Value>,
+    declared: Option<&Value>,
+    default: Option<&Value>,
+) -> Option<Value> {
+    let missing = match zattrs.get("missing_value") {
+        Some(Value::Array(list)) => list.first().filter(|v| v.is_number()),
+        Some(v) if v.is_number() => Some(v),
+        _ => None,
+    };
+    declared.or(missing).or(default).cloned()
+}
+
+/// The `valid_range` filter of a netCDF variable of attributes `zattrs`,
+/// `element`s and nodata `nodata`, as GDAL's netCDF driver applies its
+/// valid range: `valid_range` (two values), else `valid_min` and
+/// `valid_max` together; values of `_Unsigned` variables, bounds and
+/// nodata in the unsigned domain; a bound equal to nodata unchecked; and
+/// for floats, NaN shown as a nodata that is a number. `None` without
+/// nodata, or without a range (for integers) or a number nodata (floats).
+pub(crate) fn valid_range(
+    zattrs: &Map<String, Value>,
+    nodata: Option<&Value>,
+    element: &Element,
+) -> Option<Value> {
+    let size = element.size;
     let first = |key: &str| match zattrs.get(key)? {
         Value::Array(list) => list.first()?.as_f64(),
         v => v.as_f64(),
     };
-    let (min, max) = match zattrs.get("valid_range") {
-        Some(Value::Array(pair)) if pair.len() == 2 => (pair[0].as_f64()?, pair[1].as_f64()?),
-        _ => (first("valid_min")?, first("valid_max")?),
+    let range = match zattrs.get("valid_range") {
+        Some(Value::Array(pair)) if pair.len() == 2 => pair[0].as_f64().zip(pair[1].as_f64()),
+        _ => first("valid_min").zip(first("valid_max")),
     };
+    let nan = element.kind == Kind::Float
+        && nodata
+            .and_then(crate::georef::band::json_number)
+            .is_some_and(|v| !v.is_nan());
+    if range.is_none() && !nan {
+        return None;
+    }
+    let (min, max) = range.unwrap_or((f64::NAN, f64::NAN));
     let unsigned = zattrs
         .get("_Unsigned")
         .and_then(Value::as_str)
@@ -686,7 +715,7 @@ fn valid_range(zattrs: &Map<String, Value>, nodata: Option<&Value>, size: usize)
         false => v,
     };
     let nodata = domain(crate::georef::band::json_number(nodata?)?);
-    let bound = |v: f64| Some(domain(v)).filter(|&b| b != nodata);
+    let bound = |v: f64| Some(domain(v)).filter(|&b| b != nodata && !b.is_nan());
     let mut codec = json!({
         "id": crate::codec::valid_range::NAME,
         "nodata": crate::dtype::fill_json(nodata),
@@ -699,6 +728,9 @@ fn valid_range(zattrs: &Map<String, Value>, nodata: Option<&Value>, size: usize)
     }
     if unsigned {
         codec["unsigned"] = json!(true);
+    }
+    if nan {
+        codec["nan"] = json!(true);
     }
     Some(codec)
 }

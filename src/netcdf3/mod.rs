@@ -21,6 +21,7 @@ use self::header::{Attribute, Header, NcType, Variable};
 use crate::error::{Error, Result};
 use crate::georef::band::{SourceDriver, GDAL_DRIVER_ATTRIBUTE, NETCDF_DEFAULT_FILL_ATTRIBUTE};
 use crate::hdf5::dtype::{Element, Kind};
+use crate::hdf5::{netcdf_nodata, valid_range};
 use crate::hdf5::storage::{key, row_blocks, CONTIGUOUS_BLOCK_BYTES};
 use crate::raster::VARIABLE_ORDER_ATTRIBUTE;
 use crate::source::Source;
@@ -286,18 +287,26 @@ impl Layout {
             .attributes
             .iter()
             .find(|a| a.name == "_FillValue" && a.nc_type != NcType::Char && a.count() > 0);
+        let fill = fill_attribute.map_or(Value::Null, |a| self.fill_value(a));
+        let mut zattrs = attributes(&variable.attributes, |a| a.name != "_FillValue");
+        let default = default_fill(variable.nc_type).filter(|_| fill_attribute.is_none());
+        // GDAL's netCDF driver's valid range (and NaN as nodata), rasters only.
+        let filters = self.element.filter(|_| self.shape.len() >= 2).and_then(|e| {
+            let declared = Some(&fill).filter(|v| !v.is_null());
+            let nodata = netcdf_nodata(&zattrs, declared, default.as_ref());
+            valid_range(&zattrs, nodata.as_ref(), &e)
+        });
         let zarray = json!({
             "shape": self.shape,
             "chunks": self.chunks,
             "dtype": self.element.map_or("|S1".into(), |e| e.zarr_dtype()),
-            "fill_value": fill_attribute.map_or(Value::Null, |a| self.fill_value(a)),
+            "fill_value": fill,
             "order": "C",
-            "filters": null,
+            "filters": filters.map(|f| json!([f])),
             "compressor": null,
             "dimension_separator": ".",
             "zarr_format": 2,
         });
-        let mut zattrs = attributes(&variable.attributes, |a| a.name != "_FillValue");
         let names: Vec<&str> = variable
             .dimensions
             .iter()
@@ -309,7 +318,7 @@ impl Layout {
             // driver's rules (rows bottom-up unless a y coordinate places
             // them); coordinates carry no nodata.
             zattrs.insert(GDAL_DRIVER_ATTRIBUTE.into(), SourceDriver::NetCdf.name().into());
-            if let Some(default) = default_fill(variable.nc_type).filter(|_| fill_attribute.is_none()) {
+            if let Some(default) = default {
                 zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
             }
         }

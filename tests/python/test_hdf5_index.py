@@ -146,6 +146,10 @@ def test_index_is_kerchunks_store(sources, indexed, name):
     for key in sorted(ours.keys() & theirs.keys()):
         mine, want = ours[key], theirs[key]
         array = key.rsplit("/", 1)[0]
+        if key.endswith("/.zarray") and (mine.get("filters") or [{}])[0].get("id") == "valid_range":
+            # Ours alone: GDAL's netCDF driver's valid range and NaN as nodata.
+            rest = mine["filters"][1:]
+            mine = dict(mine, filters=rest or None)
         if key.endswith("/.zarray") and want["dtype"] == "|S1":
             # Characters: no fill value (GDAL's netCDF driver shows no
             # nodata for them), where kerchunk gives the HDF5 one.

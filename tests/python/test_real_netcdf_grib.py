@@ -554,3 +554,37 @@ def test_grib_messages_on_several_grids_are_one_dataset(tmp_path, chunkref_bin, 
     assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), order)
     with captured_errors():
         assert_reads_as(ours, theirs, order, widen=True)
+
+
+@pytest.mark.parametrize("gdal_type", [gdal.GDT_Float32, gdal.GDT_Float64], ids=["f4", "f8"])
+@pytest.mark.parametrize("nodata", [None, -999.0, float("nan")], ids=["default", "number", "nan"])
+def test_netcdf_nan_reads_as_nodata(tmp_path, chunkref_bin, gdal_type, nodata):
+    """GDAL's netCDF driver shows NaN in a float variable as its nodata
+    when that is a number (its _FillValue, or netCDF's default fill), and
+    NaN as NaN when the nodata is NaN: so does ChunkRef (the
+    ``valid_range`` filter's ``nan``), for NetCDF-4 and NetCDF-3."""
+    from netcdf3_writer import Var, write
+
+    values = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]])
+    nc4 = tmp_path / "nan4.nc"
+    ds = gdal.GetDriverByName("netCDF").CreateMultiDimensional(str(nc4), [], ["FORMAT=NC4"])
+    root = ds.GetRootGroup()
+    dims = [root.CreateDimension("y", None, None, 2), root.CreateDimension("x", None, None, 3)]
+    var = root.CreateMDArray("v", dims, gdal.ExtendedDataType.Create(gdal_type))
+    if nodata is not None:
+        var.SetNoDataValueDouble(nodata)
+    var.Write(values)
+    del var, dims, root, ds
+    dtype = "f4" if gdal_type == gdal.GDT_Float32 else "f8"
+    attrs = {} if nodata is None else {"_FillValue": np.array(nodata, dtype=dtype)}
+    nc3 = write(tmp_path / "nan3.nc", 1, {"y": 2, "x": 3},
+                [Var("v", ["y", "x"], values.astype(dtype), attrs)])
+    for source in (nc4, nc3):
+        out = index(chunkref_bin, source, tmp_path / f"{source.stem}.json")
+        ours = open_chunkref(f'CHUNKREF:"{out}":v')
+        theirs = gdal.OpenEx(f'NETCDF:"{source}":v', allowed_drivers=["netCDF"])
+        mine, native = ours.GetRasterBand(1), theirs.GetRasterBand(1)
+        want = native.GetNoDataValue()
+        got = mine.GetNoDataValue()
+        assert got == want or (got != got and want != want), source.name
+        assert_pixels_equal(ours.ReadAsArray(), theirs.ReadAsArray(), source.name)
