@@ -16,10 +16,10 @@ use gdal_sys::{
     GDALGCPsToGeoTransform, GDALGetSpatialRef, GDALOpenEx, OCTDestroyCoordinateTransformation,
     OCTNewCoordinateTransformation, OCTTransform, OGRSpatialReferenceH as OgrSrsH,
     OSRAxisMappingStrategy, OSRCloneGeogCS, OSRDestroySpatialReference, OSREPSGTreatsAsLatLong,
-    OSREPSGTreatsAsNorthingEasting, OSRExportToProj4, OSRExportToWktEx, OSRImportFromEPSG, OSRImportFromWkt,
-    OSRImportFromXML, OSRNewSpatialReference, OSRSetAxisMappingStrategy, OSRSetGeogCS, OSRSetLCC,
-    OSRSetMercator2SP, OSRSetPS, OSRSetWellKnownGeogCS, VSIFCloseL, VSIFileFromMemBuffer, VSIFree,
-    VSIUnlink, GDAL_GCP,
+    OSREPSGTreatsAsNorthingEasting, OSRExportToProj4, OSRExportToWktEx, OSRImportFromEPSG,
+    OSRImportFromWkt, OSRImportFromXML, OSRNewSpatialReference, OSRSetAxisMappingStrategy,
+    OSRSetGeogCS, OSRSetLCC, OSRSetMercator2SP, OSRSetPS, OSRSetWellKnownGeogCS, VSIFCloseL,
+    VSIFileFromMemBuffer, VSIFree, VSIUnlink, GDAL_GCP,
 };
 
 /// `GDAL_OF_RASTER` (a macro of gdal.h, not in the generated bindings).
@@ -129,10 +129,11 @@ pub fn proj4_of_wkt(wkt: &str) -> Option<String> {
     // freed once. Errors are kept quiet and the handler popped.
     unsafe {
         CPLPushErrorHandler(Some(CPLQuietErrorHandler));
-        let ok = OSRImportFromWkt(srs.0, &mut cursor) == 0
-            && OSRExportToProj4(srs.0, &mut text) == 0;
+        let ok =
+            OSRImportFromWkt(srs.0, &mut cursor) == 0 && OSRExportToProj4(srs.0, &mut text) == 0;
         CPLPopErrorHandler();
-        let proj = (ok && !text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
+        let proj =
+            (ok && !text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
         if !text.is_null() {
             VSIFree(text.cast());
         }

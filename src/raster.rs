@@ -1265,7 +1265,10 @@ impl<'a> Listing<'a> {
                         true => format!("/{}", m.path),
                         false => m.path.clone(),
                     });
-                (name, gdal_type_name(m, text, "8-bit integer", "8-bit unsigned integer"))
+                (
+                    name,
+                    gdal_type_name(m, text, "8-bit integer", "8-bit unsigned integer"),
+                )
             }
             Some(band::SourceDriver::Hdf5) => (
                 format!("//{}", m.path),

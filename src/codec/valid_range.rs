@@ -49,7 +49,9 @@ impl ValidRange {
 
     /// Whether `v` is outside the range (or NaN, with `nan`).
     fn outside(&self, v: f64) -> bool {
-        self.min.is_some_and(|m| v < m) || self.max.is_some_and(|m| v > m) || (self.nan && v.is_nan())
+        self.min.is_some_and(|m| v < m)
+            || self.max.is_some_and(|m| v > m)
+            || (self.nan && v.is_nan())
     }
 }
 

@@ -345,7 +345,9 @@ mod tests {
         assert!(wkt.starts_with(
             "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unnamed\",SPHEROID[\"Spheroid\",6378137,298.25"
         ));
-        assert!(wkt.contains("PARAMETER[\"central_meridian\",-75],PARAMETER[\"satellite_height\",35786023]"));
+        assert!(wkt.contains(
+            "PARAMETER[\"central_meridian\",-75],PARAMETER[\"satellite_height\",35786023]"
+        ));
         assert!(wkt.ends_with(
             "EXTENSION[\"PROJ4\",\"+proj=geos +lon_0=-75 +h=35786023 +x_0=0 +y_0=0 +ellps=GRS80 +units=m +no_defs +sweep=x\"]]"
         ));

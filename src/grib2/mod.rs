@@ -174,9 +174,8 @@ fn read_message(
 /// one array per parameter, level type, grid and missing value, each named
 /// after its parameter and level type, in order of first appearance.
 fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
-    let same_missing = |a: &Message, b: &Message| {
-        a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits)
-    };
+    let same_missing =
+        |a: &Message, b: &Message| a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits);
     let same_grid = |a: &Message, b: &Message| a.grid == b.grid && same_missing(a, b);
     if messages.iter().all(|m| same_missing(&messages[0], m)) {
         return vec![(String::new(), messages.iter().collect())];

@@ -21,8 +21,8 @@ use self::header::{Attribute, Header, NcType, Variable};
 use crate::error::{Error, Result};
 use crate::georef::band::{SourceDriver, GDAL_DRIVER_ATTRIBUTE, NETCDF_DEFAULT_FILL_ATTRIBUTE};
 use crate::hdf5::dtype::{Element, Kind};
-use crate::hdf5::{netcdf_nodata, valid_range};
 use crate::hdf5::storage::{key, row_blocks, CONTIGUOUS_BLOCK_BYTES};
+use crate::hdf5::{netcdf_nodata, valid_range};
 use crate::raster::VARIABLE_ORDER_ATTRIBUTE;
 use crate::source::Source;
 
@@ -84,7 +84,10 @@ pub fn index_source(source: &Source, url: &str) -> Result<Value> {
         }
         layout.insert(&header, variable, url, &mut refs);
     }
-    globals.insert(GDAL_DRIVER_ATTRIBUTE.into(), SourceDriver::NetCdf.name().into());
+    globals.insert(
+        GDAL_DRIVER_ATTRIBUTE.into(),
+        SourceDriver::NetCdf.name().into(),
+    );
     globals.insert(VARIABLE_ORDER_ATTRIBUTE.into(), json!(listed));
     refs.insert(".zattrs".into(), Value::Object(globals).to_string().into());
     Ok(json!({"version": 1, "refs": refs}))
@@ -291,11 +294,14 @@ impl Layout {
         let mut zattrs = attributes(&variable.attributes, |a| a.name != "_FillValue");
         let default = default_fill(variable.nc_type).filter(|_| fill_attribute.is_none());
         // GDAL's netCDF driver's valid range (and NaN as nodata), rasters only.
-        let filters = self.element.filter(|_| self.shape.len() >= 2).and_then(|e| {
-            let declared = Some(&fill).filter(|v| !v.is_null());
-            let nodata = netcdf_nodata(&zattrs, declared, default.as_ref());
-            valid_range(&zattrs, nodata.as_ref(), &e)
-        });
+        let filters = self
+            .element
+            .filter(|_| self.shape.len() >= 2)
+            .and_then(|e| {
+                let declared = Some(&fill).filter(|v| !v.is_null());
+                let nodata = netcdf_nodata(&zattrs, declared, default.as_ref());
+                valid_range(&zattrs, nodata.as_ref(), &e)
+            });
         let zarray = json!({
             "shape": self.shape,
             "chunks": self.chunks,
@@ -317,7 +323,10 @@ impl Layout {
             // Rasters only, as for netCDF-4: served by GDAL's netCDF
             // driver's rules (rows bottom-up unless a y coordinate places
             // them); coordinates carry no nodata.
-            zattrs.insert(GDAL_DRIVER_ATTRIBUTE.into(), SourceDriver::NetCdf.name().into());
+            zattrs.insert(
+                GDAL_DRIVER_ATTRIBUTE.into(),
+                SourceDriver::NetCdf.name().into(),
+            );
             if let Some(default) = default {
                 zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
             }

@@ -496,14 +496,14 @@ pub(crate) mod tests {
         let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
         let top_left = r#"{"other_grids": "top_left"}"#;
         assert_eq!(
-            decode(&m, top_left, &[1, 3, 2], "<f8").unwrap(),
+            decode(&m, top_left, &[1, 3, 2], ">f8").unwrap(),
             [3.0, 4.0, 0.0, 1.0, 0.0, 0.0]
         );
         assert_eq!(
-            decode(&m, top_left, &[1, 1, 4], "<f8").unwrap(),
+            decode(&m, top_left, &[1, 1, 4], ">f8").unwrap(),
             [3.0, 4.0, 5.0, 0.0]
         );
-        let refused = decode(&m, "{}", &[1, 3, 2], "<f8").unwrap_err().to_string();
+        let refused = decode(&m, "{}", &[1, 3, 2], ">f8").unwrap_err().to_string();
         assert!(refused.contains("the grid is 2 x 3 points"), "{refused}");
         assert!(from_config(&config(r#"{"other_grids": "stretch"}"#)).is_err());
     }
