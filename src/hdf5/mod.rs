@@ -99,11 +99,9 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
     let mut datasets = Vec::new();
     let objects = listed_objects(file.id(), driver)?;
     for (name, kind) in &objects {
-        let name = name.clone();
-        let kind = *kind;
         let object = Object {
             file: file.id(),
-            name: &name,
+            name,
             path,
             user_block,
             reader,
@@ -156,11 +154,11 @@ fn listing_order<'a>(
     rasters: &[&str],
     driver: SourceDriver,
 ) -> Vec<&'a str> {
-    let wanted = |name: &str| rasters.contains(&name);
+    let wanted: std::collections::HashSet<&str> = rasters.iter().copied().collect();
     let walk: Vec<&str> = objects
         .iter()
         .map(|(name, _)| name.as_str())
-        .filter(|n| wanted(n))
+        .filter(|n| wanted.contains(n))
         .collect();
     if driver == SourceDriver::Hdf5 {
         return walk;
@@ -802,4 +800,36 @@ fn pipeline(dcpl: hid_t, name: &str) -> Result<Vec<Filter>> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subdatasets_in_each_drivers_order() {
+        use H5O_type_t::{H5O_TYPE_DATASET as D, H5O_TYPE_GROUP as G};
+        // A walk of the file: root, variable z, group g (its a, b), x, y.
+        let objects: Vec<(String, H5O_type_t)> = [
+            (".", G),
+            ("z", D),
+            ("g", G),
+            ("g/a", D),
+            ("g/b", D),
+            ("x", D),
+            ("y", D),
+        ]
+        .into_iter()
+        .map(|(n, k)| (n.to_string(), k))
+        .collect();
+        let rasters = ["z", "g/a", "g/b", "y"];
+        assert_eq!(
+            listing_order(&objects, &rasters, SourceDriver::NetCdf),
+            ["z", "y", "g/a", "g/b"]
+        );
+        assert_eq!(
+            listing_order(&objects, &rasters, SourceDriver::Hdf5),
+            ["z", "g/a", "g/b", "y"]
+        );
+    }
 }
