@@ -7,8 +7,9 @@
 //! columns west to east whatever the message's scanning mode, as GDAL's
 //! GRIB driver shows it. Points a bitmap (section 6) leaves out are
 //! `fill_value` (the codec's configuration, the array's `fill_value`;
-//! NaN when absent); complex packing's missing values are those its
-//! template declares, as in GDAL.
+//! NaN when absent; a list gives one per band, as `unit_conversion`);
+//! complex packing's missing values are those its template declares, as
+//! in GDAL.
 //!
 //! `unit_conversion` (optional) converts the values as GDAL's GRIB driver
 //! does by default (`GRIB_NORMALIZE_UNITS=YES`), in double precision after
@@ -115,8 +116,9 @@ impl Conversion {
 /// Decodes one GRIB2 message.
 #[derive(Debug)]
 struct Grib2 {
-    /// The value of points a bitmap leaves out.
-    fill: f32,
+    /// The value of points a bitmap leaves out: one for every band, or
+    /// one per band.
+    fills: Vec<f32>,
     /// The unit conversion of the values: one for every band, or one per
     /// band (by the chunk's first grid coordinate).
     conversions: Vec<Conversion>,
@@ -158,8 +160,9 @@ impl Codec for Grib2 {
                 "the chunk is not one field of the array's data type",
             ));
         }
-        let conversion = self.conversion(ctx)?;
-        let values = self.field(&input, plane, conversion)?;
+        let conversion = Grib2::of_band(&self.conversions, ctx, CONVERSION_KEY)?;
+        let fill = Grib2::of_band(&self.fills, ctx, "fill_value")?;
+        let values = self.field(&input, plane, conversion, fill)?;
         let mut out = output_buffer(NAME, ctx.decoded_len)?;
         let big = dtype.order == ByteOrder::Big;
         for v in values {
@@ -175,34 +178,37 @@ impl Codec for Grib2 {
 }
 
 impl Grib2 {
-    /// The conversion of the chunk `ctx` decodes.
-    fn conversion(&self, ctx: &DecodeContext<'_>) -> Result<Conversion> {
-        if let [one] = self.conversions[..] {
-            return Ok(one);
+    /// The entry of `list` (one for every band, or one per band: by the
+    /// chunk's first grid coordinate) for the chunk `ctx` decodes.
+    fn of_band<T: Copy>(list: &[T], ctx: &DecodeContext<'_>, key: &str) -> Result<T> {
+        if let [one] = list {
+            return Ok(*one);
         }
         let band = ctx.chunk_index.first().copied().unwrap_or_default();
         usize::try_from(band)
             .ok()
-            .and_then(|b| self.conversions.get(b))
+            .and_then(|b| list.get(b))
             .copied()
             .ok_or_else(|| {
                 Error::decode(
                     NAME,
                     format!(
-                        "'{CONVERSION_KEY}' lists {} bands, but the chunk is band {band}",
-                        self.conversions.len()
+                        "'{key}' lists {} bands, but the chunk is band {band}",
+                        list.len()
                     ),
                 )
             })
     }
 
     /// The field of `message`, north-up (kerchunk's codec: in stored
-    /// order), for a chunk of `(rows, cols)`, converted by `conversion`.
+    /// order), for a chunk of `(rows, cols)`, converted by `conversion`,
+    /// points a bitmap leaves out `fill`.
     fn field(
         &self,
         message: &[u8],
         (rows, cols): (usize, usize),
         conversion: Conversion,
+        fill: f32,
     ) -> Result<Vec<f64>> {
         let bad = |reason: String| Error::decode(NAME, reason);
         let total = indicator(message).map_err(bad)?.total_len;
@@ -246,7 +252,7 @@ impl Grib2 {
             .map_err(bad)?
             .into_iter();
         let missing = declared_missing_values(s5);
-        let fill = f64::from(self.fill);
+        let fill = f64::from(fill);
         let mut out = vec![fill; grid.points()];
         for k in 0..grid.points() {
             if present.as_ref().is_none_or(|p| p[k]) {
@@ -316,20 +322,15 @@ fn chunk_plane(ctx: &DecodeContext<'_>) -> Result<(usize, usize)> {
     }
 }
 
-/// Builds the `grib2` codec; `fill_value` (a number, or `"NaN"`) is the
-/// value of points a bitmap leaves out, `unit_conversion` the conversion
-/// of the values.
+/// Builds the `grib2` codec; `fill_value` (a number, or `"NaN"`; or a
+/// list of one per band) is the value of points a bitmap leaves out,
+/// `unit_conversion` the conversion of the values.
 pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
-    let fill = match config.get("fill_value") {
-        None | Some(serde_json::Value::Null) => f32::NAN,
-        Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN) as f32,
-        Some(serde_json::Value::String(s)) if s == "NaN" => f32::NAN,
-        Some(other) => {
-            return Err(Error::codec_config(
-                NAME,
-                format!("'fill_value' should be a number or \"NaN\", found {other}"),
-            ))
+    let fills = match config.get("fill_value") {
+        Some(serde_json::Value::Array(list)) if !list.is_empty() => {
+            list.iter().map(fill_of).collect::<Result<Vec<_>>>()?
         }
+        one => vec![fill_of(one.unwrap_or(&serde_json::Value::Null))?],
     };
     let conversions = match config.get(CONVERSION_KEY) {
         Some(serde_json::Value::Array(list)) if !list.is_empty() => {
@@ -348,11 +349,27 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         }
     };
     Ok(Box::new(Grib2 {
-        fill,
+        fills,
         conversions,
         kerchunk: false,
         top_left,
     }))
+}
+
+/// One value of `fill_value`: a number, `"NaN"` or `null` (NaN).
+fn fill_of(value: &serde_json::Value) -> Result<f32> {
+    match value {
+        serde_json::Value::Null => Ok(f32::NAN),
+        serde_json::Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN) as f32),
+        serde_json::Value::String(s) if s == "NaN" => Ok(f32::NAN),
+        other => Err(Error::codec_config(
+            NAME,
+            format!(
+                "'fill_value' should be a number, \"NaN\", null or a list of them (one per \
+                 band), found {other}"
+            ),
+        )),
+    }
 }
 
 /// One conversion of `unit_conversion`: a name, or `null` for none.
@@ -392,7 +409,7 @@ pub(super) fn kerchunk_from_config(config: &Config) -> Result<Box<dyn Codec>> {
         }
     }
     Ok(Box::new(Grib2 {
-        fill: f32::NAN,
+        fills: vec![f32::NAN],
         conversions: vec![Conversion::None],
         kerchunk: true,
         top_left: false,
@@ -487,6 +504,11 @@ pub(crate) mod tests {
             [7.0, 9999.0, 8.0, 9.0, 9999.0, 10.0]
         );
         assert!(decode(&m, "{}", &[1, 2, 3], "<f4").unwrap()[1].is_nan());
+        // One fill per band: the chunk is band 0.
+        assert_eq!(
+            decode(&m, r#"{"fill_value": [5, 9999]}"#, &[1, 2, 3], "<f4").unwrap(),
+            [7.0, 5.0, 8.0, 9.0, 5.0, 10.0]
+        );
     }
 
     #[test]
@@ -590,7 +612,7 @@ pub(crate) mod tests {
         assert!(e.contains("declares"), "{e}");
         let short = message(0x40, &[0, 1, 2, 3, 4], &[255]);
         assert!(decode(&short, "{}", &[1, 2, 3], "<f4").is_err());
-        assert!(from_config(&config(r#"{"fill_value": [1]}"#)).is_err());
+        assert!(from_config(&config(r#"{"fill_value": [[1]]}"#)).is_err());
     }
 
     #[test]
