@@ -128,6 +128,8 @@ typedef struct CrBandInfo {
     uint32_t color;          /* a GDALColorInterp value (GCI_Undefined .. GCI_YCbCr_CrBand) */
     const char *unit;        /* "" when none; owned by the handle */
     const char *description; /* "" when none; owned by the handle */
+    int32_t has_nodata;      /* the band's own nodata (GRIB: one per message) */
+    double nodata;
 } CrBandInfo;
 
 /** Fills `out` with the georeferencing of `level`; returns 0 on success. */

@@ -332,6 +332,8 @@ bool ChunkRefRasterBand::LoadInfo() {
     }
     if (m_info.color > GCI_YCbCr_CrBand)
         m_info.color = GCI_Undefined;
+    m_hasNoData = m_info.has_nodata != 0;
+    m_noData = m_info.nodata;
     m_unit = m_info.unit != nullptr ? m_info.unit : "";
     if (m_info.color == GCI_PaletteIndex) {
         const int64_t n =

@@ -13,7 +13,9 @@ TIFF, NetCDF/HDF5, GRIB or DTED is checked in a child process of its own
   flags, colour interpretation and table, overview count and every pixel of
   every level both have are the same (for several images or subdatasets:
   each of them, in order; subdatasets paired by name when both list the same
-  names; one GDAL lists but cannot open must not open in ChunkRef either);
+  names, and for GDAL's netCDF and HDF5 drivers listed in the same order
+  with the same descriptions; one GDAL lists but cannot open must not open
+  in ChunkRef either);
 - ``differ``: both read it; the first differences are listed;
 - ``refused``: GDAL reads it, chunkref refuses it (the message is kept);
 - ``both-refuse``: GDAL cannot read it either;
@@ -187,6 +189,11 @@ def subdatasets(ds) -> list[str]:
     return [v for k, v in sorted(md.items(), key=lambda kv: _sd_key(kv[0])) if k.endswith("_NAME")]
 
 
+def descriptions(ds) -> list[str]:
+    md = ds.GetMetadata("SUBDATASETS") or {}
+    return [v for k, v in sorted(md.items(), key=lambda kv: _sd_key(kv[0])) if k.endswith("_DESC")]
+
+
 def _sd_key(k: str):
     parts = k.split("_")
     return (int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0, k)
@@ -241,9 +248,17 @@ def check_one(path: str) -> dict:
             if len(nsub) != len(csub):
                 result.update(verdict="differ", diffs=[f"{len(csub)} subdatasets != {len(nsub)}"])
                 return result
-            # Paired by the name after the last ':' (GDAL's netCDF driver
-            # lists variables in file order, ChunkRef by name) when both
-            # list the same names; else in listing order.
+            # The netCDF and HDF5 drivers' listings: the same order and
+            # descriptions (chunkref index records both).
+            if native_driver in ("netCDF", "HDF5"):
+                ndesc, cdesc = descriptions(nds), descriptions(cds)
+                if ndesc != cdesc:
+                    k = next(k for k, (a, b) in enumerate(zip(ndesc, cdesc)) if a != b)
+                    result.update(verdict="differ",
+                                  diffs=[f"sd{k + 1} described '{cdesc[k]}' != '{ndesc[k]}'"])
+                    return result
+            # Paired by the name after the last ':' when both list the
+            # same names; else in listing order.
             name = lambda s: s.rsplit(":", 1)[-1].strip('"')  # noqa: E731
             if sorted(map(name, nsub)) == sorted(map(name, csub)) and len(set(map(name, nsub))) == len(nsub):
                 by_name = {name(b): b for b in csub}

@@ -16,10 +16,10 @@ use gdal_sys::{
     GDALGCPsToGeoTransform, GDALGetSpatialRef, GDALOpenEx, OCTDestroyCoordinateTransformation,
     OCTNewCoordinateTransformation, OCTTransform, OGRSpatialReferenceH as OgrSrsH,
     OSRAxisMappingStrategy, OSRCloneGeogCS, OSRDestroySpatialReference, OSREPSGTreatsAsLatLong,
-    OSREPSGTreatsAsNorthingEasting, OSRExportToWktEx, OSRImportFromEPSG, OSRImportFromWkt,
-    OSRImportFromXML, OSRNewSpatialReference, OSRSetAxisMappingStrategy, OSRSetGeogCS, OSRSetLCC,
-    OSRSetMercator2SP, OSRSetPS, OSRSetWellKnownGeogCS, VSIFCloseL, VSIFileFromMemBuffer, VSIFree,
-    VSIUnlink, GDAL_GCP,
+    OSREPSGTreatsAsNorthingEasting, OSRExportToProj4, OSRExportToWktEx, OSRImportFromEPSG,
+    OSRImportFromWkt, OSRImportFromXML, OSRNewSpatialReference, OSRSetAxisMappingStrategy,
+    OSRSetGeogCS, OSRSetLCC, OSRSetMercator2SP, OSRSetPS, OSRSetWellKnownGeogCS, VSIFCloseL,
+    VSIFileFromMemBuffer, VSIFree, VSIUnlink, GDAL_GCP,
 };
 
 /// `GDAL_OF_RASTER` (a macro of gdal.h, not in the generated bindings).
@@ -114,6 +114,30 @@ unsafe fn wkt2(srs: OgrSrsH) -> Option<String> {
             VSIFree(text.cast());
         }
         wkt.filter(|w| !w.is_empty())
+    }
+}
+
+/// The PROJ string OSR writes of a WKT CRS (`OSRExportToProj4`), as
+/// GDAL's drivers make it.
+pub fn proj4_of_wkt(wkt: &str) -> Option<String> {
+    let wkt = CString::new(wkt).ok()?;
+    let srs = Srs::new()?;
+    let mut cursor = wkt.as_ptr() as *mut c_char;
+    let mut text: *mut c_char = std::ptr::null_mut();
+    // SAFETY: a live handle; OSR reads the C string through the cursor
+    // (advancing it, not writing); the text it returns is copied, then
+    // freed once. Errors are kept quiet and the handler popped.
+    unsafe {
+        CPLPushErrorHandler(Some(CPLQuietErrorHandler));
+        let ok =
+            OSRImportFromWkt(srs.0, &mut cursor) == 0 && OSRExportToProj4(srs.0, &mut text) == 0;
+        CPLPopErrorHandler();
+        let proj =
+            (ok && !text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
+        if !text.is_null() {
+            VSIFree(text.cast());
+        }
+        proj.filter(|p| !p.is_empty())
     }
 }
 

@@ -36,6 +36,13 @@ pub const PREFIX: &str = "CHUNKREF:";
 /// of a NITF file with several image segments.
 pub const DEFAULT_RASTER: &str = "chunkref:default_raster";
 
+/// Root group attribute `chunkref index` writes on NetCDF and HDF5 files:
+/// the paths of the arrays of 2 or more dimensions in the order the GDAL
+/// driver of the source file (the root's `chunkref:gdal_driver`) lists
+/// them as subdatasets; the listing follows it, and that driver's
+/// descriptions.
+pub const VARIABLE_ORDER_ATTRIBUTE: &str = "chunkref:variable_order";
+
 /// Most bands one dataset may have.
 pub const MAX_BANDS: u64 = 1 << 20;
 
@@ -331,8 +338,11 @@ impl Dataset {
         for g in &pyramids {
             candidates.push(self.subdataset(g, &format!("multiscale group {g}")));
         }
-        for (i, a) in index.arrays.iter().enumerate() {
-            let m = &a.meta;
+        let listing = Listing::of(&index);
+        let mut arrays: Vec<usize> = (0..index.arrays.len()).collect();
+        arrays.sort_by_key(|&a| listing.rank(&index.arrays[a].meta.path));
+        for i in arrays {
+            let m = &index.arrays[i].meta;
             let in_pyramid = pyramids
                 .iter()
                 .any(|g| m.path.starts_with(&format!("{g}/")));
@@ -340,7 +350,7 @@ impl Dataset {
                 continue;
             }
             single = Some(i);
-            candidates.push(self.subdataset(&m.path, &describe_array(m)));
+            candidates.push(self.subdataset(&m.path, &listing.describe(&index, m)));
         }
         match (candidates.len(), single) {
             (0, _) => Err(Error::MalformedIndex {
@@ -1195,15 +1205,103 @@ fn mask_array(index: &Index, m: &ArrayMeta) -> Option<usize> {
     fits.then_some(a)
 }
 
-fn describe_array(m: &ArrayMeta) -> String {
-    let dims: Vec<String> = m.shape.iter().map(u64::to_string).collect();
-    format!(
-        "[{}] {} ({:?}{})",
-        dims.join("x"),
-        m.path,
-        m.dtype.kind,
-        m.dtype.size * 8
-    )
+/// How the subdatasets of an index are listed: in the order and with
+/// the descriptions of the GDAL driver of its source file, when
+/// `chunkref index` recorded them ([`VARIABLE_ORDER_ATTRIBUTE`]); else by
+/// path, described by Zarr type.
+struct Listing<'a> {
+    /// The driver whose descriptions to give.
+    driver: Option<band::SourceDriver>,
+    /// Array paths by their place in the listing.
+    order: HashMap<&'a str, usize>,
+}
+
+impl<'a> Listing<'a> {
+    fn of(index: &'a Index) -> Listing<'a> {
+        let Some(root) = index.groups.get("") else {
+            return Listing {
+                driver: None,
+                order: HashMap::new(),
+            };
+        };
+        let order = root
+            .get(VARIABLE_ORDER_ATTRIBUTE)
+            .and_then(Value::as_array)
+            .map(|list| {
+                let paths = list.iter().filter_map(Value::as_str);
+                paths.enumerate().map(|(i, p)| (p, i)).collect()
+            })
+            .unwrap_or_default();
+        let driver = band::SourceDriver::in_attributes(root);
+        Listing { driver, order }
+    }
+
+    /// Where `path` comes in the listing: arrays the order leaves out
+    /// after the others (a stable sort keeps them by path).
+    fn rank(&self, path: &str) -> usize {
+        self.order.get(path).copied().unwrap_or(self.order.len())
+    }
+
+    /// The description of array `m`: `[dims] name (type)`, GDAL's netCDF
+    /// driver naming a variable by its `standard_name` (else its full
+    /// name) and its netCDF type, the HDF5 driver by `//path` and its
+    /// HDF5 type; otherwise the path and the Zarr type.
+    fn describe(&self, index: &Index, m: &ArrayMeta) -> String {
+        let dims: Vec<String> = m.shape.iter().map(u64::to_string).collect();
+        let text = index
+            .metadata
+            .get(&format!("{}/.zarray", m.path))
+            .and_then(|z| z.get("dtype"))
+            .and_then(Value::as_str)
+            .is_some_and(|d| d.trim_start_matches('|') == "S1");
+        let (name, kind) = match self.driver {
+            Some(band::SourceDriver::NetCdf) => {
+                let name = m
+                    .attributes
+                    .get("standard_name")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| match m.path.contains('/') {
+                        true => format!("/{}", m.path),
+                        false => m.path.clone(),
+                    });
+                (
+                    name,
+                    gdal_type_name(m, text, "8-bit integer", "8-bit unsigned integer"),
+                )
+            }
+            Some(band::SourceDriver::Hdf5) => (
+                format!("//{}", m.path),
+                gdal_type_name(m, text, "8-bit character", "8-bit unsigned character"),
+            ),
+            None => (
+                m.path.clone(),
+                format!("{:?}{}", m.dtype.kind, m.dtype.size * 8),
+            ),
+        };
+        format!("[{}] {name} ({kind})", dims.join("x"))
+    }
+}
+
+/// The type of array `m` as GDAL's netCDF and HDF5 drivers name it in
+/// subdataset descriptions (`text`: netCDF characters; their 1-byte
+/// integers named `signed_byte` / `unsigned_byte`).
+fn gdal_type_name(m: &ArrayMeta, text: bool, signed_byte: &str, unsigned_byte: &str) -> String {
+    let name = match (text, m.dtype.kind, m.dtype.size) {
+        (true, _, _) => "8-bit character",
+        (_, ScalarKind::Int, 1) => signed_byte,
+        (_, ScalarKind::UInt, 1) => unsigned_byte,
+        (_, ScalarKind::Int, 2) => "16-bit integer",
+        (_, ScalarKind::UInt, 2) => "16-bit unsigned integer",
+        (_, ScalarKind::Int, 4) => "32-bit integer",
+        (_, ScalarKind::UInt, 4) => "32-bit unsigned integer",
+        (_, ScalarKind::Int, 8) => "64-bit integer",
+        (_, ScalarKind::UInt, 8) => "64-bit unsigned integer",
+        (_, ScalarKind::Float, 4) => "32-bit floating-point",
+        (_, ScalarKind::Float, 8) => "64-bit floating-point",
+        (_, kind, size) => return format!("{kind:?}{}", size * 8),
+    };
+    name.to_string()
 }
 
 fn attribute_items(attrs: &Map<String, Value>) -> Vec<String> {

@@ -5,7 +5,8 @@
 //!
 //! Configuration: `nodata` (a number, or `"NaN"`), and `min` and / or `max` (numbers;
 //! a missing bound is not checked: GDAL skips a bound equal to the nodata
-//! value). `unsigned: true` reads integer elements as unsigned integers of
+//! value); `nan: true` makes NaN elements nodata too, as GDAL's netCDF
+//! driver shows NaN in a float variable whose nodata is a number. `unsigned: true` reads integer elements as unsigned integers of
 //! the same size (a variable with `_Unsigned = "true"`), bounds and nodata
 //! in that domain. Elements keep the array's type and byte order; the
 //! filter runs after every other codec (first in the Zarr v2 `filters`).
@@ -30,6 +31,8 @@ struct ValidRange {
     max: Option<f64>,
     nodata: f64,
     unsigned: bool,
+    /// NaN elements become nodata.
+    nan: bool,
 }
 
 impl ValidRange {
@@ -44,9 +47,11 @@ impl ValidRange {
         }
     }
 
-    /// Whether `v` is outside the range.
+    /// Whether `v` is outside the range (or NaN, with `nan`).
     fn outside(&self, v: f64) -> bool {
-        self.min.is_some_and(|m| v < m) || self.max.is_some_and(|m| v > m)
+        self.min.is_some_and(|m| v < m)
+            || self.max.is_some_and(|m| v > m)
+            || (self.nan && v.is_nan())
     }
 }
 
@@ -139,6 +144,10 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             .get("unsigned")
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false),
+        nan: config
+            .get("nan")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
     }))
 }
 
@@ -180,6 +189,22 @@ mod tests {
             .flat_map(|x| x.to_be_bytes())
             .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn nan_becomes_nodata_when_asked() {
+        let f: Vec<u8> = [1.5f32, f32::NAN, 7.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let got = decode(r#"{"nodata": -999, "nan": true}"#, "<f4", &f).unwrap();
+        let want: Vec<u8> = [1.5f32, -999.0, 7.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(got, want);
+        let kept = decode(r#"{"nodata": -999}"#, "<f4", &f).unwrap();
+        assert!(f32::from_le_bytes(kept[4..8].try_into().unwrap()).is_nan());
     }
 
     #[test]

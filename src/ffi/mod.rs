@@ -63,6 +63,8 @@ pub struct CrBandInfo {
     color: u32,
     unit: *const c_char,
     description: *const c_char,
+    has_nodata: i32,
+    nodata: f64,
 }
 
 /// Mirrors `CrBlocksRequest` of chunkref.h.
@@ -562,6 +564,8 @@ pub unsafe extern "C" fn chunkref_band_info(
             color: b.color as u32,
             unit: text[0].as_ptr(),
             description: text[1].as_ptr(),
+            has_nodata: b.nodata.is_some() as i32,
+            nodata: b.nodata.unwrap_or(0.0),
         };
         write_out(out, info)
     })

@@ -197,7 +197,7 @@ pub fn info(meta: &ArrayMeta, band: u64) -> BandInfo {
         }
     };
     BandInfo {
-        nodata: nodata(meta),
+        nodata: nodata_of(meta, a),
         scale: number(a, "scale_factor"),
         offset: number(a, "add_offset"),
         unit: text("units").unwrap_or_default(),
@@ -265,7 +265,13 @@ impl SourceDriver {
 
     /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names on `meta`, if any.
     pub fn of(meta: &ArrayMeta) -> Option<SourceDriver> {
-        match meta.attributes.get(GDAL_DRIVER_ATTRIBUTE)?.as_str()? {
+        SourceDriver::in_attributes(&meta.attributes)
+    }
+
+    /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names among `attributes` (an
+    /// array's, or the root group's), if any.
+    pub fn in_attributes(attributes: &Map<String, Value>) -> Option<SourceDriver> {
+        match attributes.get(GDAL_DRIVER_ATTRIBUTE)?.as_str()? {
             "netCDF" => Some(SourceDriver::NetCdf),
             "HDF5" => Some(SourceDriver::Hdf5),
             _ => None,
@@ -278,7 +284,12 @@ impl SourceDriver {
 /// datasets of a file GDAL's HDF5 driver opens; negative values of
 /// `_Unsigned` arrays wrap to the unsigned domain.
 pub fn nodata(meta: &ArrayMeta) -> Option<f64> {
-    let a = &meta.attributes;
+    nodata_of(meta, &meta.attributes)
+}
+
+/// [`nodata`] from attributes `a` (the array's, or one band's: see
+/// [`attributes`]).
+fn nodata_of(meta: &ArrayMeta, a: &Map<String, Value>) -> Option<f64> {
     let declared = a.get("_FillValue").and_then(cf_value);
     let v = if SourceDriver::of(meta) == Some(SourceDriver::Hdf5) {
         declared?

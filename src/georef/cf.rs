@@ -36,15 +36,65 @@ pub fn geotransform(gm: &Map<String, Value>) -> Option<[f64; 6]> {
     v.try_into().ok()
 }
 
-/// The CRS of a grid-mapping variable: `crs_wkt`, `spatial_ref`, else a
-/// PROJ string built from the CF grid-mapping parameters.
+/// The CRS of a grid-mapping variable: `crs_wkt`, `spatial_ref`, else the
+/// one the CF grid-mapping parameters make (a PROJ string, or for a
+/// geostationary view, the WKT GDAL's netCDF driver makes).
 pub fn crs(gm: &Map<String, Value>) -> Option<String> {
     ["crs_wkt", "spatial_ref"]
         .iter()
         .find_map(|k| gm.get(*k).and_then(Value::as_str))
         .filter(|s| !s.trim().is_empty())
         .map(str::to_string)
+        .or_else(|| geostationary_wkt(gm))
         .or_else(|| cf_to_proj(gm))
+}
+
+/// The CRS GDAL's netCDF driver makes of a `geostationary` grid mapping
+/// with the ellipsoid's axes: a WKT1 geostationary projection on a datum
+/// named `unnamed` (ellipsoid `Spheroid` from `semi_major_axis` and
+/// `inverse_flattening` or `semi_minor_axis`), carrying a sweep along x
+/// (GOES-R ABI) in a `PROJ4` extension, as GDAL writes it. PROJ finds such
+/// a CRS equal only to one of that datum name (and extension), which a
+/// PROJ string cannot make. `None` for other mappings, or without the
+/// ellipsoid's axes (then the PROJ string of [`cf_to_proj`] serves).
+fn geostationary_wkt(gm: &Map<String, Value>) -> Option<String> {
+    let num = |k: &str| gm.get(k).and_then(Value::as_f64);
+    if gm.get("grid_mapping_name")?.as_str()? != "geostationary" {
+        return None;
+    }
+    let sweep_x = gm
+        .get("sweep_angle_axis")
+        .and_then(Value::as_str)
+        .is_some_and(|axis| axis.eq_ignore_ascii_case("x"));
+    let a = num("semi_major_axis")?;
+    let rf = match (num("inverse_flattening"), num("semi_minor_axis")) {
+        (Some(rf), _) => rf,
+        (None, Some(b)) if a != b => a / (a - b),
+        (None, Some(_)) => 0.0,
+        (None, None) => return None,
+    };
+    let param = |k: &str| num(k).unwrap_or(0.0);
+    let height = num("perspective_point_height")?;
+    let wkt = |extension: &str| {
+        format!(
+        "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unnamed\",SPHEROID[\"Spheroid\",{a},{rf}]],\
+         PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433,AUTHORITY[\"EPSG\",\"9122\"]]],\
+         PROJECTION[\"Geostationary_Satellite\"],PARAMETER[\"central_meridian\",{lon}],\
+         PARAMETER[\"satellite_height\",{h}],PARAMETER[\"false_easting\",{fe}],\
+         PARAMETER[\"false_northing\",{fn_}],UNIT[\"metre\",1,AUTHORITY[\"EPSG\",\"9001\"]],\
+         AXIS[\"Easting\",EAST],AXIS[\"Northing\",NORTH]{extension}]",
+        lon = param("longitude_of_projection_origin"),
+        h = height,
+        fe = param("false_easting"),
+        fn_ = param("false_northing"),
+        )
+    };
+    if !sweep_x {
+        return Some(wkt(""));
+    }
+    // GDAL appends the sweep axis to OSR's PROJ string of the CRS.
+    let proj = crate::gdal_geo::proj4_of_wkt(&wkt(""))?;
+    Some(wkt(&format!(",EXTENSION[\"PROJ4\",\"{proj} +sweep=x\"]")))
 }
 
 /// GDAL's Zarr `_CRS` attribute: `{"url": ..., "wkt": ..., "projjson": {...}}`,
@@ -282,6 +332,32 @@ mod tests {
                 "{reference}"
             );
         }
+    }
+
+    #[test]
+    fn geostationary_is_gdal_s_wkt() {
+        let goes = attrs(
+            r#"{"grid_mapping_name": "geostationary", "longitude_of_projection_origin": -75.0,
+                "perspective_point_height": 35786023.0, "sweep_angle_axis": "x",
+                "semi_major_axis": 6378137.0, "semi_minor_axis": 6356752.31414}"#,
+        );
+        let wkt = crs(&goes).unwrap();
+        assert!(wkt.starts_with(
+            "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unnamed\",SPHEROID[\"Spheroid\",6378137,298.25"
+        ));
+        assert!(wkt.contains(
+            "PARAMETER[\"central_meridian\",-75],PARAMETER[\"satellite_height\",35786023]"
+        ));
+        assert!(wkt.ends_with(
+            "EXTENSION[\"PROJ4\",\"+proj=geos +lon_0=-75 +h=35786023 +x_0=0 +y_0=0 +ellps=GRS80 +units=m +no_defs +sweep=x\"]]"
+        ));
+        let mut sweep_y = goes.clone();
+        sweep_y.insert("sweep_angle_axis".into(), "y".into());
+        let wkt = crs(&sweep_y).unwrap();
+        assert!(wkt.starts_with("PROJCS[") && !wkt.contains("EXTENSION"));
+        let mut no_axes = goes;
+        no_axes.remove("semi_major_axis");
+        assert!(crs(&no_axes).unwrap().starts_with("+proj=geos"));
     }
 
     #[test]

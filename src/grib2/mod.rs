@@ -2,11 +2,10 @@
 //! field each) and references each message whole as one chunk, decoded by
 //! the `grib2` codec.
 //!
-//! Messages sharing one grid and missing value make one array `[messages,
-//! rows, columns]`, one band per message in file order, as GDAL's GRIB
-//! driver shows them; in a file of several grids or missing values, those
-//! of one parameter (discipline, category, number), level type, grid and
-//! missing value make one array each (subdatasets). Values are doubles, as
+//! The messages make one array `[messages, rows, columns]`, one band per
+//! message in file order, as GDAL's GRIB driver shows them: the first
+//! message's grid, those of another grid size at its top left, each
+//! band's nodata its message's missing value. Values are doubles, as
 //! GDAL shows them. Each band records what GDAL's GRIB
 //! driver shows of it: its reference time, valid time and forecast seconds
 //! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`), the
@@ -27,7 +26,9 @@ use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
-use crate::codec::grib2::{declared_missing, Conversion, CONVERSION_KEY, NAME as CODEC};
+use crate::codec::grib2::{
+    declared_missing, Conversion, CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY,
+};
 use crate::error::{Error, Result};
 use crate::georef::band::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
 use crate::georef::orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
@@ -89,21 +90,8 @@ pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
     if messages.is_empty() {
         return Err(src.malformed("the file holds no message"));
     }
-    let groups = group(&messages);
-    let mut built = Built::default();
-    if let [(_, only)] = &groups[..] {
-        return Ok(pyramid(only, url).into_built());
-    }
-    for (name, members) in &groups {
-        pyramid(members, url).write(&mut built, name);
-    }
-    built
-        .metadata
-        .insert(".zgroup".into(), json!({"zarr_format": 2}));
-    built
-        .metadata
-        .insert(".zattrs".into(), json!({"source": url}));
-    Ok(built)
+    let members: Vec<&Message> = messages.iter().collect();
+    Ok(pyramid(&members, url).into_built())
 }
 
 /// Reads the headers of the message at `offset` (the georeferencing of
@@ -164,50 +152,27 @@ fn read_message(
     })
 }
 
-/// Messages grouped into arrays: all of them in file order when they share
-/// one grid and missing value, as GDAL's GRIB driver shows them (one
-/// dataset, one band per message); else one array per parameter, level
-/// type, grid and missing value, each named after its parameter and level
-/// type, in order of first appearance.
-fn group(messages: &[Message]) -> Vec<(String, Vec<&Message>)> {
-    let same_grid = |a: &Message, b: &Message| {
-        a.grid == b.grid && a.missing.map(f32::to_bits) == b.missing.map(f32::to_bits)
-    };
-    if messages.iter().all(|m| same_grid(&messages[0], m)) {
-        return vec![(String::new(), messages.iter().collect())];
-    }
-    let mut groups: Vec<(String, Vec<&Message>)> = Vec::new();
-    let same = |a: &Message, b: &Message| {
-        a.product.parameter == b.product.parameter
-            && a.product.level_type == b.product.level_type
-            && same_grid(a, b)
-    };
-    for m in messages {
-        match groups.iter_mut().find(|(_, list)| same(list[0], m)) {
-            Some((_, list)) => list.push(m),
-            None => {
-                let (d, c, p) = m.product.parameter;
-                let base = format!(
-                    "discipline{d}_category{c}_parameter{p}_level{}",
-                    m.product.level_type
-                );
-                let taken = groups.iter().filter(|(n, _)| n.starts_with(&base)).count();
-                let name = if taken == 0 {
-                    base
-                } else {
-                    format!("{base}_{}", taken + 1)
-                };
-                groups.push((name, vec![m]));
-            }
-        }
-    }
-    groups
-}
-
-/// One array of messages sharing a grid: one band per message.
+/// One array of messages: one band per message, the first message's grid
+/// and georeferencing. A message of another grid size is read as GDAL's
+/// GRIB driver reads it (the codec's `other_grids`: its field at the top
+/// left, cut to the first grid, the rest 0), with GDAL's warning.
 fn pyramid(members: &[&Message], url: &str) -> Pyramid {
     let first = members[0];
     let (rows, cols) = (u64::from(first.grid.nj), u64::from(first.grid.ni));
+    let mut other_grids = false;
+    for (b, m) in members.iter().enumerate() {
+        if (m.grid.nj, m.grid.ni) != (first.grid.nj, first.grid.ni) {
+            other_grids = true;
+            eprintln!(
+                "chunkref: warning: {url}: band {} is {}x{}, while the first band and dataset \
+                 is {cols}x{rows}: as GDAL's GRIB driver, its georeferencing is the first \
+                 band's and its pixels are those at its top left (the rest 0)",
+                b + 1,
+                m.grid.ni,
+                m.grid.nj
+            );
+        }
+    }
     let georef = &first.georef;
     let url: std::sync::Arc<str> = url.into();
     let refs = members
@@ -215,10 +180,22 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
         .enumerate()
         .map(|(b, m)| Ref::single([b as u64, 0, 0], url.clone(), m.offset, m.len))
         .collect();
-    let fill = first.missing.map_or(Value::Null, |v| json!(f64::from(v)));
+    let missing = |m: &&Message| m.missing.map_or(Value::Null, |v| json!(f64::from(v)));
+    let fills: Vec<Value> = members.iter().map(missing).collect();
     let mut codec = json!({"id": CODEC});
-    if !fill.is_null() {
+    // One missing value (the array's fill value, GDAL's nodata), or one
+    // per band: the codec's fill of each message's bitmap points, and each
+    // band's `_FillValue` (none: no nodata), as GDAL gives each band its
+    // message's.
+    let same = fills.iter().all(|f| *f == fills[0]);
+    let fill = if same { fills[0].clone() } else { Value::Null };
+    if !same {
+        codec["fill_value"] = Value::Array(fills.clone());
+    } else if !fill.is_null() {
         codec["fill_value"] = fill.clone();
+    }
+    if other_grids {
+        codec[OTHER_GRIDS_KEY] = json!("top_left");
     }
     // One conversion for every band, or a list of one per band.
     let conversions: Vec<Conversion> = members.iter().map(|m| m.shown.conversion).collect();
@@ -238,7 +215,7 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
         dtype: dtype.into(),
         codec,
         fill,
-        attrs: band_attributes(members),
+        attrs: band_attributes(members, (!same).then_some(&fills[..])),
         refs,
     };
     if let Some(column) = first.grid.antimeridian_column() {
@@ -257,12 +234,14 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
 }
 
 /// Per-band attributes: band metadata items (GDAL's GRIB items, and the
-/// parameter and level numbers), the band description (`long_name`), and
+/// parameter and level numbers), the band description (`long_name`), the
+/// band's own nodata (`_FillValue`, when `fills` gives one per band), and
 /// the valid time as the band's datetime.
-fn band_attributes(members: &[&Message]) -> Map<String, Value> {
+fn band_attributes(members: &[&Message], fills: Option<&[Value]>) -> Map<String, Value> {
     let bands: Vec<Value> = members
         .iter()
-        .map(|m| {
+        .enumerate()
+        .map(|(b, m)| {
             let p = &m.product;
             let (d, c, n) = p.parameter;
             let mut items = json!({
@@ -277,10 +256,14 @@ fn band_attributes(members: &[&Message]) -> Map<String, Value> {
             for (key, value) in &m.shown.items {
                 items[*key] = json!(value);
             }
-            json!({
+            let mut band = json!({
                 METADATA_ITEMS_ATTRIBUTE: items,
                 "long_name": m.shown.description,
-            })
+            });
+            if let Some(fill) = fills.and_then(|f| f.get(b)).filter(|f| !f.is_null()) {
+                band["_FillValue"] = fill.clone();
+            }
+            band
         })
         .collect();
     let datetimes: Vec<String> = members
@@ -334,24 +317,21 @@ mod tests {
             attrs[BANDS_ATTRIBUTE][0][METADATA_ITEMS_ATTRIBUTE]["GRIB_FORECAST_SECONDS"],
             "21600"
         );
-        // A bitmap message has another missing value: an array of its own.
+        // A bitmap message has another missing value: still one array,
+        // the codec's fill and the nodata given per band.
         let two = index_bytes("two.grib2", &[plain.clone(), holes, plain].concat()).unwrap();
-        let names: Vec<&str> = two.arrays.keys().map(String::as_str).collect();
+        assert_eq!(two.arrays.keys().collect::<Vec<_>>(), ["0/data"]);
+        let a = zarray(&two, "0/data/.zarray");
+        assert_eq!(a["fill_value"], Value::Null);
         assert_eq!(
-            names,
-            [
-                "discipline0_category0_parameter2_level103/0/data",
-                "discipline0_category0_parameter2_level103_2/0/data"
-            ]
+            a["filters"],
+            json!([{"id": "grib2", "fill_value": [null, 9999.0, null]}])
         );
-        let holes = zarray(
-            &two,
-            "discipline0_category0_parameter2_level103_2/0/data/.zarray",
-        );
-        assert_eq!(holes["fill_value"], json!(9999.0));
+        let attrs = zarray(&two, "0/data/.zattrs");
+        let fill = |b: usize| attrs[BANDS_ATTRIBUTE][b].get("_FillValue").cloned();
         assert_eq!(
-            holes["filters"],
-            json!([{"id": "grib2", "fill_value": 9999.0}])
+            (fill(0), fill(1), fill(2)),
+            (None, Some(json!(9999.0)), None)
         );
     }
 

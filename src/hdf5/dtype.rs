@@ -4,7 +4,7 @@
 use hdf5_metno_sys::h5i::hid_t;
 use hdf5_metno_sys::h5t::{
     H5T_class_t, H5T_order_t, H5T_sign_t, H5Tget_class, H5Tget_order, H5Tget_precision,
-    H5Tget_sign, H5Tget_size,
+    H5Tget_sign, H5Tget_size, H5Tis_variable_str,
 };
 use serde_json::{json, Value};
 
@@ -17,6 +17,9 @@ pub(crate) enum Kind {
     Unsigned,
     /// IEEE 754 binary floating point.
     Float,
+    /// One text character (a fixed-length string of one byte: netCDF's
+    /// `NC_CHAR`), Zarr `|S1`.
+    Char,
 }
 
 /// A numeric element type as stored in the file.
@@ -60,6 +63,14 @@ impl Element {
                 }
             }
             H5T_class_t::H5T_FLOAT => Kind::Float,
+            // SAFETY: as above; the type is a string type.
+            H5T_class_t::H5T_STRING if size == 1 && unsafe { H5Tis_variable_str(type_id) } == 0 => {
+                return Ok(Element {
+                    kind: Kind::Char,
+                    size,
+                    big_endian: false,
+                })
+            }
             other => return Err(class_name(other).into()),
         };
         let big_endian = match order {
@@ -94,13 +105,14 @@ impl Element {
             Kind::Signed => 'i',
             Kind::Unsigned => 'u',
             Kind::Float => 'f',
+            Kind::Char => 'S',
         };
         format!("{order}{kind}{}", self.size)
     }
 
     /// The element stored in `bytes` (at least `size` of them) as a Zarr
     /// v2 fill value: an integer, a float, or `"NaN"` / `"Infinity"` /
-    /// `"-Infinity"`.
+    /// `"-Infinity"`; none (`null`) for text.
     pub(crate) fn fill_value(&self, bytes: &[u8]) -> Value {
         let mut raw = [0u8; 8];
         let mut word = bytes[..self.size].to_vec();
@@ -110,6 +122,7 @@ impl Element {
         raw[..self.size].copy_from_slice(&word);
         let bits = u64::from_le_bytes(raw);
         match self.kind {
+            Kind::Char => Value::Null,
             Kind::Unsigned => json!(bits),
             Kind::Signed => {
                 let shift = 64 - 8 * self.size as u32;
@@ -181,6 +194,8 @@ mod tests {
         assert_eq!(element(Kind::Signed, 4, true).zarr_dtype(), ">i4");
         assert_eq!(element(Kind::Unsigned, 1, true).zarr_dtype(), "|u1");
         assert_eq!(element(Kind::Signed, 1, false).zarr_dtype(), "|i1");
+        assert_eq!(element(Kind::Char, 1, false).zarr_dtype(), "|S1");
+        assert_eq!(element(Kind::Char, 1, false).fill_value(b"x"), Value::Null);
     }
 
     #[test]

@@ -39,11 +39,12 @@ use hdf5_metno_sys::h5p::{
 use hdf5_metno_sys::h5s::{H5S_class_t, H5Sget_simple_extent_dims, H5Sget_simple_extent_type};
 use serde_json::{json, Map, Value};
 
-use self::dtype::Element;
+use self::dtype::{Element, Kind};
 use self::filters::Filter;
 use self::handle::{c_name, check, in_file, malformed, Handle};
 use self::storage::{Bytes, Storage};
 use crate::error::{Error, Result};
+use crate::raster::VARIABLE_ORDER_ATTRIBUTE;
 use crate::source::Source;
 
 /// Attributes netCDF-4 and the HDF5 dimension-scale API keep for
@@ -96,10 +97,11 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
     let driver = source_driver(path);
     let mut refs = Map::new();
     let mut datasets = Vec::new();
-    for (name, kind) in objects(file.id())? {
+    let objects = listed_objects(file.id(), driver)?;
+    for (name, kind) in &objects {
         let object = Object {
             file: file.id(),
-            name: &name,
+            name,
             path,
             user_block,
             reader,
@@ -120,7 +122,79 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
     {
         return Err(no_raster(&datasets));
     }
+    let rasters: Vec<&str> = datasets
+        .iter()
+        .filter(|(_, outcome)| matches!(outcome, Outcome::Indexed(rank) if *rank >= 2))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let order = listing_order(&objects, &rasters, driver);
+    record_listing(&mut refs, driver, &order);
     Ok(json!({"version": 1, "refs": refs}))
+}
+
+/// Every group and dataset of the file in the order GDAL's driver meets
+/// them: the netCDF library's (creation order, where the file tracks it,
+/// as netCDF-4 files do), else by name (GDAL's HDF5 driver).
+fn listed_objects(file: hid_t, driver: SourceDriver) -> Result<Vec<(String, H5O_type_t)>> {
+    if driver == SourceDriver::NetCdf {
+        if let Ok(found) = objects(file, H5_index_t::H5_INDEX_CRT_ORDER) {
+            return Ok(found);
+        }
+    }
+    objects(file, H5_index_t::H5_INDEX_NAME)
+}
+
+/// The datasets of `rasters` (2 or more dimensions) in the order GDAL
+/// lists them as subdatasets: GDAL's HDF5 driver as it walks the file
+/// (each group's members in turn, a subgroup's datasets where the subgroup
+/// comes: the order of `objects`); its netCDF driver a group's variables
+/// first, then each subgroup's, recursively.
+fn listing_order<'a>(
+    objects: &'a [(String, H5O_type_t)],
+    rasters: &[&str],
+    driver: SourceDriver,
+) -> Vec<&'a str> {
+    let wanted: std::collections::HashSet<&str> = rasters.iter().copied().collect();
+    let walk: Vec<&str> = objects
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .filter(|n| wanted.contains(n))
+        .collect();
+    if driver == SourceDriver::Hdf5 {
+        return walk;
+    }
+    let groups: Vec<&str> = objects
+        .iter()
+        .filter(|(name, kind)| *kind == H5O_type_t::H5O_TYPE_GROUP && name != ".")
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let mut out = Vec::with_capacity(walk.len());
+    let mut pending = vec![""];
+    while let Some(group) = pending.pop() {
+        out.extend(walk.iter().filter(|d| parent(d) == group));
+        // Subgroups in their order, the first on top of the stack.
+        pending.extend(groups.iter().rev().filter(|g| parent(g) == group));
+    }
+    out
+}
+
+/// The group holding object `name` (`""` for the root).
+fn parent(name: &str) -> &str {
+    name.rsplit_once('/').map_or("", |(p, _)| p)
+}
+
+/// Records, in the root group's attributes, the GDAL driver that lists
+/// the file's subdatasets and their order ([`GDAL_DRIVER_ATTRIBUTE`],
+/// [`VARIABLE_ORDER_ATTRIBUTE`]).
+fn record_listing(refs: &mut Map<String, Value>, driver: SourceDriver, order: &[&str]) {
+    let mut root = refs
+        .get(".zattrs")
+        .and_then(Value::as_str)
+        .and_then(|text| serde_json::from_str::<Map<String, Value>>(text).ok())
+        .unwrap_or_default();
+    root.insert(GDAL_DRIVER_ATTRIBUTE.into(), driver.name().into());
+    root.insert(VARIABLE_ORDER_ATTRIBUTE.into(), json!(order));
+    refs.insert(".zattrs".into(), Value::Object(root).to_string().into());
 }
 
 /// The GDAL driver that opens the file at `path` (a local path or URL),
@@ -201,7 +275,7 @@ fn user_block(file: hid_t) -> Result<u64> {
 
 /// Every group and dataset of the file (each object once, however many
 /// links lead to it), by path relative to the root (`.` for the root).
-fn objects(file: hid_t) -> Result<Vec<(String, H5O_type_t)>> {
+fn objects(file: hid_t, by: H5_index_t) -> Result<Vec<(String, H5O_type_t)>> {
     extern "C" fn collect(
         _: hid_t,
         name: *const c_char,
@@ -223,7 +297,7 @@ fn objects(file: hid_t) -> Result<Vec<(String, H5O_type_t)>> {
         unsafe {
             H5Ovisit2(
                 file,
-                H5_index_t::H5_INDEX_NAME,
+                by,
                 H5_iter_order_t::H5_ITER_INC,
                 Some(collect),
                 (&mut found as *mut Vec<(String, H5O_type_t)>).cast(),
@@ -297,16 +371,19 @@ impl Object<'_> {
             what,
         )?;
         let file_type = Handle::new(unsafe { H5Dget_type(dataset.id()) }, what)?;
-        let element = match Element::of(file_type.id()) {
-            Ok(element) => element,
-            Err(kind) => {
-                if dtype::is_string(file_type.id())
-                    && shape(dataset.id(), &label)?.is_some_and(|s| s.is_empty())
-                {
-                    return self.text_variable(dataset.id(), refs);
-                }
-                return self.leave_out(&format!("it holds {kind}"));
+        let element = Element::of(file_type.id());
+        let scalar = shape(dataset.id(), &label)?.is_some_and(|s| s.is_empty());
+        if scalar && dtype::is_string(file_type.id()) {
+            return self.text_variable(dataset.id(), refs);
+        }
+        let element = match element {
+            // netCDF's characters (NC_CHAR), which GDAL's netCDF driver
+            // lists; its HDF5 driver shows no string dataset.
+            Ok(e) if e.kind == Kind::Char && self.driver == SourceDriver::Hdf5 => {
+                return self.leave_out("it holds strings");
             }
+            Ok(element) => element,
+            Err(kind) => return self.leave_out(&format!("it holds {kind}")),
         };
         let Some(shape) = shape(dataset.id(), &label)? else {
             return self.leave_out("its dataspace is null (no elements)");
@@ -340,11 +417,11 @@ impl Object<'_> {
             // Rasters only: coordinates carry no nodata.
             zattrs.insert(GDAL_DRIVER_ATTRIBUTE.into(), self.driver.name().into());
             match self.driver {
+                SourceDriver::NetCdf if element.kind == Kind::Char => {}
                 SourceDriver::NetCdf => {
-                    let nodata = Some(&fill.zarr)
-                        .filter(|v| !v.is_null())
-                        .or(fill.netcdf_default.as_ref());
-                    if let Some(codec) = valid_range(&zattrs, nodata, element.size) {
+                    let declared = Some(&fill.zarr).filter(|v| !v.is_null());
+                    let nodata = netcdf_nodata(&zattrs, declared, fill.netcdf_default.as_ref());
+                    if let Some(codec) = valid_range(&zattrs, nodata.as_ref(), &element) {
                         filters.insert(0, codec); // the last to decode
                     }
                     if let Some(default) = fill.netcdf_default {
@@ -582,21 +659,51 @@ fn fill_value(
     })
 }
 
-/// The `valid_range` filter of a netCDF-4 variable of attributes `zattrs`,
-/// elements of `size` bytes and nodata `nodata`, as GDAL's netCDF driver
-/// applies its valid range: `valid_range` (two values), else `valid_min`
-/// and `valid_max` together; values of `_Unsigned` variables, bounds and
-/// nodata in the unsigned domain; a bound equal to nodata unchecked. `None`
-/// without a range or nodata.
-fn valid_range(zattrs: &Map<String, Value>, nodata: Option<&Value>, size: usize) -> Option<Value> {
+/// The nodata GDAL's netCDF driver gives a variable of attributes
+/// `zattrs`: its `declared` `_FillValue`, else `missing_value`, else the
+/// netCDF `default` fill.
+pub(crate) fn netcdf_nodata(
+    zattrs: &Map<String, Value>,
+    declared: Option<&Value>,
+    default: Option<&Value>,
+) -> Option<Value> {
+    let missing = match zattrs.get("missing_value") {
+        Some(Value::Array(list)) => list.first().filter(|v| v.is_number()),
+        Some(v) if v.is_number() => Some(v),
+        _ => None,
+    };
+    declared.or(missing).or(default).cloned()
+}
+
+/// The `valid_range` filter of a netCDF variable of attributes `zattrs`,
+/// `element`s and nodata `nodata`, as GDAL's netCDF driver applies its
+/// valid range: `valid_range` (two values), else `valid_min` and
+/// `valid_max` together; values of `_Unsigned` variables, bounds and
+/// nodata in the unsigned domain; a bound equal to nodata unchecked; and
+/// for floats, NaN shown as a nodata that is a number. `None` without
+/// nodata, or without a range (for integers) or a number nodata (floats).
+pub(crate) fn valid_range(
+    zattrs: &Map<String, Value>,
+    nodata: Option<&Value>,
+    element: &Element,
+) -> Option<Value> {
+    let size = element.size;
     let first = |key: &str| match zattrs.get(key)? {
         Value::Array(list) => list.first()?.as_f64(),
         v => v.as_f64(),
     };
-    let (min, max) = match zattrs.get("valid_range") {
-        Some(Value::Array(pair)) if pair.len() == 2 => (pair[0].as_f64()?, pair[1].as_f64()?),
-        _ => (first("valid_min")?, first("valid_max")?),
+    let range = match zattrs.get("valid_range") {
+        Some(Value::Array(pair)) if pair.len() == 2 => pair[0].as_f64().zip(pair[1].as_f64()),
+        _ => first("valid_min").zip(first("valid_max")),
     };
+    let nan = element.kind == Kind::Float
+        && nodata
+            .and_then(crate::georef::band::json_number)
+            .is_some_and(|v| !v.is_nan());
+    if range.is_none() && !nan {
+        return None;
+    }
+    let (min, max) = range.unwrap_or((f64::NAN, f64::NAN));
     let unsigned = zattrs
         .get("_Unsigned")
         .and_then(Value::as_str)
@@ -606,7 +713,7 @@ fn valid_range(zattrs: &Map<String, Value>, nodata: Option<&Value>, size: usize)
         false => v,
     };
     let nodata = domain(crate::georef::band::json_number(nodata?)?);
-    let bound = |v: f64| Some(domain(v)).filter(|&b| b != nodata);
+    let bound = |v: f64| Some(domain(v)).filter(|&b| b != nodata && !b.is_nan());
     let mut codec = json!({
         "id": crate::codec::valid_range::NAME,
         "nodata": crate::dtype::fill_json(nodata),
@@ -619,6 +726,9 @@ fn valid_range(zattrs: &Map<String, Value>, nodata: Option<&Value>, size: usize)
     }
     if unsigned {
         codec["unsigned"] = json!(true);
+    }
+    if nan {
+        codec["nan"] = json!(true);
     }
     Some(codec)
 }
@@ -690,4 +800,36 @@ fn pipeline(dcpl: hid_t, name: &str) -> Result<Vec<Filter>> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subdatasets_in_each_drivers_order() {
+        use H5O_type_t::{H5O_TYPE_DATASET as D, H5O_TYPE_GROUP as G};
+        // A walk of the file: root, variable z, group g (its a, b), x, y.
+        let objects: Vec<(String, H5O_type_t)> = [
+            (".", G),
+            ("z", D),
+            ("g", G),
+            ("g/a", D),
+            ("g/b", D),
+            ("x", D),
+            ("y", D),
+        ]
+        .into_iter()
+        .map(|(n, k)| (n.to_string(), k))
+        .collect();
+        let rasters = ["z", "g/a", "g/b", "y"];
+        assert_eq!(
+            listing_order(&objects, &rasters, SourceDriver::NetCdf),
+            ["z", "y", "g/a", "g/b"]
+        );
+        assert_eq!(
+            listing_order(&objects, &rasters, SourceDriver::Hdf5),
+            ["z", "g/a", "g/b", "y"]
+        );
+    }
 }

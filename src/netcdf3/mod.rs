@@ -19,9 +19,11 @@ use serde_json::{json, Map, Value};
 
 use self::header::{Attribute, Header, NcType, Variable};
 use crate::error::{Error, Result};
-use crate::georef::band::NETCDF_DEFAULT_FILL_ATTRIBUTE;
+use crate::georef::band::{SourceDriver, GDAL_DRIVER_ATTRIBUTE, NETCDF_DEFAULT_FILL_ATTRIBUTE};
 use crate::hdf5::dtype::{Element, Kind};
 use crate::hdf5::storage::{key, row_blocks, CONTIGUOUS_BLOCK_BYTES};
+use crate::hdf5::{netcdf_nodata, valid_range};
+use crate::raster::VARIABLE_ORDER_ATTRIBUTE;
 use crate::source::Source;
 
 /// How errors name the format.
@@ -41,8 +43,9 @@ pub fn is_netcdf3(head: &[u8]) -> bool {
 
 /// The Kerchunk JSON v1 document indexing the NetCDF-3 file at `path` (a
 /// local path or a URL [`Source`] reads), its chunks referenced by `url`.
-/// Text (`NC_CHAR`) variables are indexed as `|S1` arrays, which the
-/// driver does not serve but whose attributes it reads.
+/// Text (`NC_CHAR`) variables are indexed as `|S1` arrays. The root's
+/// attributes record the order GDAL's netCDF driver lists the variables
+/// of 2 or more dimensions in (the file's).
 pub fn index_file(path: &str, url: &str) -> Result<Value> {
     index_source(&Source::open(path, FORMAT)?, url)
 }
@@ -56,8 +59,8 @@ pub fn index_source(source: &Source, url: &str) -> Result<Value> {
         ".zgroup".into(),
         json!({"zarr_format": 2}).to_string().into(),
     );
-    let globals = attributes(&header.attributes, |_| true);
-    refs.insert(".zattrs".into(), Value::Object(globals).to_string().into());
+    let mut globals = attributes(&header.attributes, |_| true);
+    let mut listed = Vec::new();
     let mut total = 0u64;
     for variable in &header.variables {
         if refs.contains_key(&format!("{}/.zarray", variable.name)) {
@@ -76,8 +79,17 @@ pub fn index_source(source: &Source, url: &str) -> Result<Value> {
                 ),
             });
         }
+        if layout.shape.len() >= 2 {
+            listed.push(variable.name.as_str());
+        }
         layout.insert(&header, variable, url, &mut refs);
     }
+    globals.insert(
+        GDAL_DRIVER_ATTRIBUTE.into(),
+        SourceDriver::NetCdf.name().into(),
+    );
+    globals.insert(VARIABLE_ORDER_ATTRIBUTE.into(), json!(listed));
+    refs.insert(".zattrs".into(), Value::Object(globals).to_string().into());
     Ok(json!({"version": 1, "refs": refs}))
 }
 
@@ -140,8 +152,9 @@ struct Layout {
     /// Its chunk shape.
     chunks: Vec<u64>,
     /// The element type; `None` for text (`NC_CHAR`), indexed as Zarr's
-    /// `|S1` (as kerchunk does) for its attributes: the driver serves no
-    /// text, but GDAL writes grid mappings as text variables.
+    /// `|S1` (as kerchunk does): the driver serves its bytes (GDAL's netCDF
+    /// driver lists a character variable of 2 or more dimensions as a Byte
+    /// raster), and GDAL writes grid mappings as text variables.
     element: Option<Element>,
     /// Offset of the first chunk.
     begin: u64,
@@ -277,27 +290,44 @@ impl Layout {
             .attributes
             .iter()
             .find(|a| a.name == "_FillValue" && a.nc_type != NcType::Char && a.count() > 0);
+        let fill = fill_attribute.map_or(Value::Null, |a| self.fill_value(a));
+        let mut zattrs = attributes(&variable.attributes, |a| a.name != "_FillValue");
+        let default = default_fill(variable.nc_type).filter(|_| fill_attribute.is_none());
+        // GDAL's netCDF driver's valid range (and NaN as nodata), rasters only.
+        let filters = self
+            .element
+            .filter(|_| self.shape.len() >= 2)
+            .and_then(|e| {
+                let declared = Some(&fill).filter(|v| !v.is_null());
+                let nodata = netcdf_nodata(&zattrs, declared, default.as_ref());
+                valid_range(&zattrs, nodata.as_ref(), &e)
+            });
         let zarray = json!({
             "shape": self.shape,
             "chunks": self.chunks,
             "dtype": self.element.map_or("|S1".into(), |e| e.zarr_dtype()),
-            "fill_value": fill_attribute.map_or(Value::Null, |a| self.fill_value(a)),
+            "fill_value": fill,
             "order": "C",
-            "filters": null,
+            "filters": filters.map(|f| json!([f])),
             "compressor": null,
             "dimension_separator": ".",
             "zarr_format": 2,
         });
-        let mut zattrs = attributes(&variable.attributes, |a| a.name != "_FillValue");
         let names: Vec<&str> = variable
             .dimensions
             .iter()
             .map(|&d| header.dimensions[d].name.as_str())
             .collect();
         zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(names));
-        if fill_attribute.is_none() && self.shape.len() >= 2 {
-            // Rasters only, as for netCDF-4: coordinates carry no nodata.
-            if let Some(default) = default_fill(variable.nc_type) {
+        if self.shape.len() >= 2 {
+            // Rasters only, as for netCDF-4: served by GDAL's netCDF
+            // driver's rules (rows bottom-up unless a y coordinate places
+            // them); coordinates carry no nodata.
+            zattrs.insert(
+                GDAL_DRIVER_ATTRIBUTE.into(),
+                SourceDriver::NetCdf.name().into(),
+            );
+            if let Some(default) = default {
                 zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
             }
         }
@@ -431,7 +461,10 @@ mod tests {
             assert_eq!(refs["t/0"], json!(["t.nc", 408, 8]));
             assert_eq!(refs["t/1"], json!(["t.nc", 416, 8]));
             let globals: Value = serde_json::from_str(refs[".zattrs"].as_str().unwrap()).unwrap();
-            assert_eq!(globals, json!({"title": "test"}));
+            assert_eq!(
+                globals,
+                json!({"title": "test", GDAL_DRIVER_ATTRIBUTE: "netCDF", VARIABLE_ORDER_ATTRIBUTE: []})
+            );
         }
     }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::codec::registry::{self, Config};
 use crate::codec::{Codec, CodecChain};
-use crate::dtype::{ByteOrder, DataType};
+use crate::dtype::{ByteOrder, DataType, ScalarKind};
 use crate::error::{Error, Result};
 use chunk_key::ChunkKeyEncoding;
 
@@ -53,6 +53,32 @@ pub struct ArrayMeta {
     pub attributes: Map<String, Value>,
 }
 
+/// A Zarr v2 `|S1` array (netCDF's `NC_CHAR` text, as kerchunk and
+/// `chunkref index` write it) served as the bytes it holds, as GDAL's
+/// netCDF driver shows a character variable (a Byte raster): its type, and
+/// its fill value (Zarr's base64 text of the byte) as a number.
+fn text_as_bytes(fill: Option<&Value>) -> (DataType, Value) {
+    use base64::Engine;
+    let byte = DataType {
+        kind: ScalarKind::UInt,
+        size: 1,
+        order: ByteOrder::NotApplicable,
+    };
+    let fill = match fill {
+        Some(Value::String(text)) => base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .ok()
+            .and_then(|bytes| match bytes[..] {
+                [b] => Some(Value::from(b)),
+                _ => None,
+            })
+            .unwrap_or(Value::Null),
+        Some(Value::Number(n)) => Value::Number(n.clone()),
+        _ => Value::Null,
+    };
+    (byte, fill)
+}
+
 impl ArrayMeta {
     /// Parses a Zarr v2 `.zarray` document with its optional `.zattrs`.
     pub fn from_v2(path: &str, zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMeta> {
@@ -68,8 +94,13 @@ impl ArrayMeta {
         let dtype_str = obj.get("dtype").and_then(Value::as_str).ok_or_else(|| {
             bad("missing or non-string 'dtype' (structured dtypes are not supported)".into())
         })?;
-        let dtype = DataType::from_v2(dtype_str)?;
-        let fill_json = obj.get("fill_value").cloned().unwrap_or(Value::Null);
+        let (dtype, fill_json) = match dtype_str.trim_start_matches('|') {
+            "S1" => text_as_bytes(obj.get("fill_value")),
+            _ => (
+                DataType::from_v2(dtype_str)?,
+                obj.get("fill_value").cloned().unwrap_or(Value::Null),
+            ),
+        };
         let order = match obj.get("order").and_then(Value::as_str).unwrap_or("C") {
             "C" => Layout::C,
             "F" => Layout::F,

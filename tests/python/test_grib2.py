@@ -16,7 +16,7 @@ short name, unit, comment, discipline, identification, template numbers)
 and the band description.  GDAL's writer never writes a bitmap (section 6): a bitmap message is
 made here from a GDAL-written one (GDAL gives its missing points 9999 and
 reports that as nodata), and so are messages of other scanning modes.
-Also: Parquet output, several parameters (subdatasets), a 4.8
+Also: Parquet output, several parameters and missing values (one dataset, nodata per band), a 4.8
 accumulation, a file indexed over HTTP, a truncated file, a refused grid
 template, a corrupt message.  Temperatures (Kelvin) are indexed as GDAL
 shows them by default (``GRIB_NORMALIZE_UNITS=YES``: Celsius, computed in
@@ -395,9 +395,10 @@ def test_scanning_modes_match_gdal(tmp_path, chunkref_bin, scan):
     assert_same_as_gdal(ds, scanned, geotransform=west_first if scan & 0x80 else None)
 
 
-def test_parameters_make_subdatasets(tmp_path, chunkref_bin):
-    """Messages of two parameters (and one with nodata) make three arrays,
-    each a subdataset whose bands are those GDAL shows, in file order."""
+def test_parameters_and_missing_values_make_one_dataset(tmp_path, chunkref_bin):
+    """Messages of two parameters, one with a missing value, make one
+    dataset whose bands are every message in file order, each with its
+    own nodata (its message's missing value, or none), as GDAL shows them."""
     first = write_grib(tmp_path / "a.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=2)
     second = write_grib(tmp_path / "b.grb2", ["DATA_ENCODING=IEEE_FLOATING_POINT", "PDS_PDTN=0"], bands=1)
     third = write_grib(tmp_path / "c.grb2", ["DATA_ENCODING=COMPLEX_PACKING"], nodata=-999.0, bands=1)
@@ -413,21 +414,17 @@ def test_parameters_make_subdatasets(tmp_path, chunkref_bin):
     combined = tmp_path / "all.grb2"
     combined.write_bytes(first.read_bytes() + bytes(m) + third.read_bytes())
     ds = open_chunkref(index(chunkref_bin, combined, tmp_path / "index.json"))
-    subdatasets = ds.GetMetadata("SUBDATASETS")
-    names = [v for k, v in sorted(subdatasets.items()) if k.endswith("_NAME")]
-    assert len(names) == 3, subdatasets
+    assert not ds.GetMetadata("SUBDATASETS")
     gdal_bands = gdal.Open(str(combined))
-    want = [gdal_bands.GetRasterBand(b).ReadAsArray() for b in range(1, 5)]
-    got = []
-    for name in names:
-        sub = gdal.Open(name)
-        got += [(name, sub.GetRasterBand(b).ReadAsArray()) for b in range(1, sub.RasterCount + 1)]
-    by_parameter = {"parameter2_level100": [0, 1, 3], "parameter3_level100": [2]}
-    for key, bands in by_parameter.items():
-        mine = [a for n, a in got if key in n]
-        assert len(mine) == len(bands), (key, [n for n, _ in got])
-        for a, b in zip(mine, bands):
-            np.testing.assert_array_equal(a.astype(np.float64), want[b].astype(np.float64))
+    assert ds.RasterCount == gdal_bands.RasterCount == 4
+    nodata = [gdal_bands.GetRasterBand(b).GetNoDataValue() for b in range(1, 5)]
+    assert nodata[3] == -999.0 and nodata[0] is None, nodata
+    for b in range(1, 5):
+        mine, theirs = ds.GetRasterBand(b), gdal_bands.GetRasterBand(b)
+        assert mine.GetNoDataValue() == theirs.GetNoDataValue(), b
+        assert mine.GetMaskFlags() == theirs.GetMaskFlags(), b
+        np.testing.assert_array_equal(mine.ReadAsArray().astype(np.float64),
+                                      theirs.ReadAsArray().astype(np.float64))
 
 
 def test_truncated_file_fails_naming_it(tmp_path, chunkref_bin):

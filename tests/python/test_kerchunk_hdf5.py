@@ -63,6 +63,11 @@ EXPECTED |= {
     "days-rec10": EXPECTED["days"],
 }
 
+#: Character arrays (``|S1``) the writer's stack cannot read as numbers:
+#: ChunkRef lists them (as GDAL's netCDF driver lists the source's) and
+#: serves their bytes, without a warning.
+CHARACTERS = {"station_name"}
+
 #: Arrays where kerchunk's references lose the source's values, so the
 #: writer's own stack reads something else than netCDF4 (ChunkRef must
 #: still read what the writer's stack reads): with inline_threshold 0 a
@@ -139,17 +144,18 @@ def test_store_lists_rasters_and_warns_once_per_left_out_array(written, store):
     assert sorted(entry["unreadable"]) == want_left_out
     with captured_errors() as messages:
         ds = open_chunkref(out / entry["path"])
-    for name in want_left_out:
+    for name in sorted(set(want_left_out) - CHARACTERS):
         naming = [m for m in messages if f"'{name}'" in m]
         assert len(naming) == 1 and "left out" in naming[0], (name, messages)
-    for name in want_rasters:
+    listed_rasters = sorted(want_rasters + [n for n in want_left_out if n in CHARACTERS])
+    for name in listed_rasters:
         assert not any(f"'{name}'" in m for m in messages), (name, messages)
-    if len(want_rasters) == 1:
+    if len(listed_rasters) == 1:
         assert ds.RasterCount >= 1, "a store of one raster opens it directly"
     else:
         listed = sorted(v.rsplit(":", 1)[1] for k, v in ds.GetMetadata("SUBDATASETS").items()
                         if k.endswith("_NAME"))
-        assert listed == want_rasters
+        assert listed == listed_rasters
 
 
 @pytest.mark.parametrize("store", STORES)

@@ -335,3 +335,256 @@ def test_kerchunk_grib_references_read_as_the_grib_driver(tmp_path, west, step):
     got = ours.GetRasterBand(1).ReadAsArray().astype(np.float64)
     want = theirs.GetRasterBand(1).ReadAsArray().astype(np.float64)
     assert_pixels_equal(got, want, "kerchunk grib band 1")
+
+
+# --- Subdatasets: GDAL's order, names and descriptions -------------------
+
+
+def listing(ds: gdal.Dataset) -> list[tuple[str, str]]:
+    """(array path, description) of each subdataset, in listing order;
+    the path as it follows the last ':' of the name, leading '/' dropped
+    (GDAL's netCDF driver names group variables ``/grp/v``, its HDF5
+    driver every dataset ``//path``; chunkref by the bare path)."""
+    md = ds.GetMetadata("SUBDATASETS") or {}
+    count = len(md) // 2
+    return [
+        (md[f"SUBDATASET_{i}_NAME"].rsplit(":", 1)[-1].strip('"').lstrip("/"), md[f"SUBDATASET_{i}_DESC"])
+        for i in range(1, count + 1)
+    ]
+
+
+def write_netcdf4_variables(path: Path) -> Path:
+    """A NetCDF-4 file written by GDAL's multidimensional API whose
+    variables come in no alphabetical order, one of them in a group
+    created before the last root variable, of several types, one with a
+    ``standard_name`` (which GDAL's netCDF driver shows in the description)."""
+    ds = gdal.GetDriverByName("netCDF").CreateMultiDimensional(str(path), [], ["FORMAT=NC4"])
+    root = ds.GetRootGroup()
+    t, y, x = (root.CreateDimension(n, None, None, s) for n, s in [("t", 2), ("y", 3), ("x", 4)])
+    values = np.arange(24).reshape(2, 3, 4)
+
+    def variable(group, name, dims, gdal_type, attrs=None):
+        var = group.CreateMDArray(name, dims, gdal.ExtendedDataType.Create(gdal_type))
+        dtype = gdal_array.GDALTypeCodeToNumericTypeCode(gdal_type)
+        var.Write(values[(0,) * (3 - len(dims))].astype(dtype) + 1)
+        for key, value in (attrs or {}).items():
+            add_attribute(var, key, value)
+
+    variable(root, "zeta", [y, x], gdal.GDT_Float32)
+    variable(root, "alpha", [t, y, x], gdal.GDT_Int16, {"standard_name": "air_temperature"})
+    variable(root, "mid", [y, x], gdal.GDT_Byte)
+    variable(root, "line", [x], gdal.GDT_Float64)
+    variable(root, "wide", [y, x], gdal.GDT_UInt32)
+    group = root.CreateGroup("grp")
+    variable(group, "inner", [y, x], gdal.GDT_Float64)
+    variable(group, "b_in", [y, x], gdal.GDT_Int32)
+    variable(root, "after", [y, x], gdal.GDT_UInt16)
+    del group, root, ds, t, y, x
+    return path
+
+
+def test_netcdf4_subdatasets_in_gdal_order(tmp_path, chunkref_bin):
+    """GDAL's netCDF driver lists a file's variables of 2 or more
+    dimensions in file order, a group's after the root's, described as
+    ``[dims] standard_name-or-name (netCDF type)``: so does ChunkRef, and
+    each subdataset reads as GDAL's."""
+    source = write_netcdf4_variables(tmp_path / "order.nc")
+    out = index(chunkref_bin, source, tmp_path / "order.json")
+    theirs = listing(gdal.OpenEx(str(source), allowed_drivers=["netCDF"]))
+    assert [p for p, _ in theirs] == ["zeta", "alpha", "mid", "wide", "after", "grp/inner", "grp/b_in"]
+    ours = open_chunkref(str(out))
+    assert listing(ours) == theirs
+    md, native_md = ours.GetMetadata("SUBDATASETS"), gdal.Open(str(source)).GetMetadata("SUBDATASETS")
+    for i in range(1, len(theirs) + 1):
+        mine = open_chunkref(md[f"SUBDATASET_{i}_NAME"])
+        native = gdal.Open(native_md[f"SUBDATASET_{i}_NAME"])
+        assert_pixels_equal(mine.ReadAsArray(), native.ReadAsArray(), theirs[i - 1][0])
+
+
+def test_hdf5_subdatasets_in_gdal_order(tmp_path, chunkref_bin):
+    """The same file under a name GDAL's HDF5 driver opens: it walks the
+    file by name, a group's datasets where the group comes, and describes
+    each as ``[dims] //path (HDF5 type)``; so does ChunkRef."""
+    source = write_netcdf4_variables(tmp_path / "order.nc")
+    renamed = source.rename(tmp_path / "order.h5")
+    out = index(chunkref_bin, renamed, tmp_path / "order.json")
+    theirs = listing(gdal.OpenEx(str(renamed), allowed_drivers=["HDF5"]))
+    assert [p for p, _ in theirs][:2] == ["after", "alpha"], theirs
+    assert listing(open_chunkref(str(out))) == theirs
+
+
+def test_netcdf3_character_variables_listed_as_gdal_lists_them(tmp_path, chunkref_bin):
+    """GDAL's netCDF driver lists character (NC_CHAR) variables of 2 or
+    more dimensions among the subdatasets, in file order, and opens one as
+    a Byte raster (its reads then fail: netCDF will not convert text to
+    numbers). ChunkRef lists and opens them alike, and reads the
+    characters' bytes."""
+    from netcdf3_writer import Var, write
+
+    text = np.frombuffer(b"abcdeFGHIJklmno", dtype="S1").reshape(3, 5)
+    text3 = np.stack([text, text[::-1]])
+    grid = (np.arange(12, dtype=np.float32) * 1.5).reshape(3, 4)
+    variables = [
+        Var("zeta", ["y", "x"], grid),
+        Var("chars", ["y", "s"], text),
+        Var("alpha", ["t", "y", "x"], np.stack([grid, grid + 1]).astype(np.int16),
+            {"standard_name": "air_temperature"}),
+        Var("chars3", ["t", "y", "s"], text3),
+        Var("name", ["s"], text[0]),
+        Var("mid", ["y", "x"], grid.astype(np.int8)),
+    ]
+    source = write(tmp_path / "chars.nc", 1, {"t": 2, "y": 3, "x": 4, "s": 5}, variables)
+    out = index(chunkref_bin, source, tmp_path / "chars.json")
+    native = gdal.OpenEx(str(source), allowed_drivers=["netCDF"])
+    theirs = listing(native)
+    assert [p for p, _ in theirs] == ["zeta", "chars", "alpha", "chars3", "mid"], theirs
+    assert theirs[1][1] == "[3x5] chars (8-bit character)"
+    ours = open_chunkref(str(out))
+    assert listing(ours) == theirs
+    for name, stored in [("chars", text[None]), ("chars3", text3)]:
+        mine = open_chunkref(f'CHUNKREF:"{out}":{name}')
+        gdal_one = gdal.OpenEx(f'NETCDF:"{source}":{name}', allowed_drivers=["netCDF"])
+        assert (mine.RasterXSize, mine.RasterYSize, mine.RasterCount) == (
+            gdal_one.RasterXSize, gdal_one.RasterYSize, gdal_one.RasterCount)
+        assert mine.GetRasterBand(1).DataType == gdal_one.GetRasterBand(1).DataType == gdal.GDT_Byte
+        assert mine.GetRasterBand(1).GetNoDataValue() == gdal_one.GetRasterBand(1).GetNoDataValue()
+        with pytest.raises(RuntimeError):
+            gdal_one.ReadAsArray()
+        got = mine.ReadAsArray().reshape(stored.shape)
+        want = np.frombuffer(stored.tobytes(), np.uint8).reshape(stored.shape)
+        # Rows bottom-up, as GDAL's netCDF driver serves a grid nothing places.
+        assert_pixels_equal(got, want[:, ::-1], name)
+
+
+# --- GOES-R: the geostationary CRS GDAL makes -----------------------------
+
+
+@pytest.mark.parametrize(
+    "ellipsoid, sweep",
+    [
+        ({"semi_major_axis": 6378137.0, "semi_minor_axis": 6356752.31414, "inverse_flattening": 298.2572221}, "x"),
+        ({"semi_major_axis": 6378137.0, "semi_minor_axis": 6356752.31414}, "x"),
+        ({"semi_major_axis": 6378137.0, "inverse_flattening": 298.257223563}, "x"),
+        ({"semi_major_axis": 6378137.0, "semi_minor_axis": 6356752.31414, "inverse_flattening": 298.2572221}, "y"),
+    ],
+    ids=["goes-r", "semi-minor", "wgs84-flattening", "sweep-y"],
+)
+def test_geostationary_crs_is_gdal_s(tmp_path, chunkref_bin, monkeypatch, ellipsoid, sweep):
+    """GDAL's netCDF driver makes a geostationary grid mapping sweeping
+    along x a WKT1 CRS carrying ``+sweep=x`` in a PROJ4 extension, which
+    PROJ finds equal only to a CRS of that form: ChunkRef's CRS is the
+    same (``IsSame`` both ways, and after a WKT round trip)."""
+    import test_real_goes
+
+    projection = {k: v for k, v in test_real_goes.PROJECTION.items()
+                  if k not in ("semi_major_axis", "semi_minor_axis", "inverse_flattening")}
+    projection.update(ellipsoid, sweep_angle_axis=sweep)
+    monkeypatch.setattr(test_real_goes, "PROJECTION", projection)
+    source = test_real_goes.write_goes(tmp_path / "goes.nc")
+    out = index(chunkref_bin, source, tmp_path / "goes.json")
+    native = gdal.Open(f'NETCDF:"{source}":HT').GetSpatialRef()
+    ours = open_chunkref(f'CHUNKREF:"{out}":HT').GetSpatialRef()
+    assert native.IsSame(ours) and ours.IsSame(native), (ours.ExportToWkt(), native.ExportToWkt())
+    again = osr.SpatialReference(wkt=ours.ExportToWkt())
+    assert again.IsSame(osr.SpatialReference(wkt=native.ExportToWkt()))
+
+
+# --- GDAL multidimensional-API files read as GDAL reads them --------------
+
+
+@pytest.mark.parametrize(
+    "gdal_type, shape, options",
+    [
+        (gdal.GDT_Byte, (5, 7), []),
+        (gdal.GDT_Int16, (3, 5, 7), ["BLOCKSIZE=1,2,3", "COMPRESS=DEFLATE"]),
+        (gdal.GDT_UInt32, (2, 3, 5, 7), ["BLOCKSIZE=1,2,3,4", "COMPRESS=DEFLATE", "SHUFFLE=YES"]),
+        (gdal.GDT_Int64, (4, 6), ["BLOCKSIZE=4,6"]),
+        (gdal.GDT_Float64, (3, 5, 7), ["BLOCKSIZE=2,5,7", "COMPRESS=DEFLATE"]),
+    ],
+    ids=["byte", "int16-deflate", "uint32-shuffle", "int64-one-chunk", "float64"],
+)
+def test_multidimensional_api_files_read_as_gdal(tmp_path, chunkref_bin, gdal_type, shape, options):
+    """Variables GDAL's multidimensional netCDF writer makes (no
+    coordinate variables, several dimensions, types, chunkings and
+    compressions) read through ``chunkref index`` as GDAL reads them. The
+    file must be closed first: a dimension object kept alive keeps GDAL's
+    dataset open and its data unwritten, and an index of such a file
+    holds no chunks (it reads as the fill value)."""
+    path = tmp_path / "md.nc"
+    ds = gdal.GetDriverByName("netCDF").CreateMultiDimensional(str(path), [], ["FORMAT=NC4"])
+    root = ds.GetRootGroup()
+    dims = [root.CreateDimension(f"d{i}", None, None, n) for i, n in enumerate(shape)]
+    var = root.CreateMDArray("v", dims, gdal.ExtendedDataType.Create(gdal_type), options)
+    dtype = gdal_array.GDALTypeCodeToNumericTypeCode(gdal_type)
+    var.Write((np.arange(int(np.prod(shape))) % 120 + 1).astype(dtype).reshape(shape))
+    del var, dims, root, ds
+    out = index(chunkref_bin, path, tmp_path / "md.json")
+    ours = open_chunkref(f'CHUNKREF:"{out}":v')
+    theirs = gdal.OpenEx(f'NETCDF:"{path}":v', allowed_drivers=["netCDF"])
+    assert_pixels_equal(ours.ReadAsArray(), theirs.ReadAsArray(), "v")
+
+
+# --- GRIB2: messages on several grids are one dataset, as in GDAL ---------
+
+
+@pytest.mark.parametrize("order", ["large-first", "small-first"])
+def test_grib_messages_on_several_grids_are_one_dataset(tmp_path, chunkref_bin, order):
+    """GDAL 3.6's GRIB driver makes one dataset of a file whose messages
+    lie on grids of several sizes: the first message's grid and
+    georeferencing, every message a band in file order; a band of another
+    size reads its field at the top left, cut to the dataset, the rest 0
+    (with a warning at read time). ChunkRef on ``chunkref index`` reads
+    the same (and the index warns)."""
+    from test_grib2 import write_grib
+
+    large = write_grib(tmp_path / "large.grb2", ["DATA_ENCODING=IEEE_FLOATING_POINT"], bands=2)
+    small = write_grib(tmp_path / "small.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=2,
+                       size=(11, 9), geotransform=(5.0, 1.0, 0.0, 50.0, 0.0, -1.0))
+    parts = [large, small] if order == "large-first" else [small, large]
+    source = tmp_path / "mixed.grb2"
+    source.write_bytes(b"".join(p.read_bytes() for p in parts + parts[:1]))
+    out = tmp_path / "mixed.json"
+    done = run_chunkref(chunkref_bin, "index", source, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert "band 3 is" in done.stderr and "band 4 is" in done.stderr, done.stderr
+    theirs = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["GRIB"])
+    ours = open_chunkref(str(out))
+    assert not ours.GetMetadata("SUBDATASETS")
+    assert ours.RasterCount == theirs.RasterCount == 6
+    assert_same_transform(ours.GetGeoTransform(), theirs.GetGeoTransform(), order)
+    with captured_errors():
+        assert_reads_as(ours, theirs, order, widen=True)
+
+
+@pytest.mark.parametrize("gdal_type", [gdal.GDT_Float32, gdal.GDT_Float64], ids=["f4", "f8"])
+@pytest.mark.parametrize("nodata", [None, -999.0, float("nan")], ids=["default", "number", "nan"])
+def test_netcdf_nan_reads_as_nodata(tmp_path, chunkref_bin, gdal_type, nodata):
+    """GDAL's netCDF driver shows NaN in a float variable as its nodata
+    when that is a number (its _FillValue, or netCDF's default fill), and
+    NaN as NaN when the nodata is NaN: so does ChunkRef (the
+    ``valid_range`` filter's ``nan``), for NetCDF-4 and NetCDF-3."""
+    from netcdf3_writer import Var, write
+
+    values = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]])
+    nc4 = tmp_path / "nan4.nc"
+    ds = gdal.GetDriverByName("netCDF").CreateMultiDimensional(str(nc4), [], ["FORMAT=NC4"])
+    root = ds.GetRootGroup()
+    dims = [root.CreateDimension("y", None, None, 2), root.CreateDimension("x", None, None, 3)]
+    var = root.CreateMDArray("v", dims, gdal.ExtendedDataType.Create(gdal_type))
+    if nodata is not None:
+        var.SetNoDataValueDouble(nodata)
+    var.Write(values)
+    del var, dims, root, ds
+    dtype = "f4" if gdal_type == gdal.GDT_Float32 else "f8"
+    attrs = {} if nodata is None else {"_FillValue": np.array(nodata, dtype=dtype)}
+    nc3 = write(tmp_path / "nan3.nc", 1, {"y": 2, "x": 3},
+                [Var("v", ["y", "x"], values.astype(dtype), attrs)])
+    for source in (nc4, nc3):
+        out = index(chunkref_bin, source, tmp_path / f"{source.stem}.json")
+        ours = open_chunkref(f'CHUNKREF:"{out}":v')
+        theirs = gdal.OpenEx(f'NETCDF:"{source}":v', allowed_drivers=["netCDF"])
+        mine, native = ours.GetRasterBand(1), theirs.GetRasterBand(1)
+        want = native.GetNoDataValue()
+        got = mine.GetNoDataValue()
+        assert got == want or (got != got and want != want), source.name
+        assert_pixels_equal(ours.ReadAsArray(), theirs.ReadAsArray(), source.name)

@@ -7,8 +7,9 @@
 //! columns west to east whatever the message's scanning mode, as GDAL's
 //! GRIB driver shows it. Points a bitmap (section 6) leaves out are
 //! `fill_value` (the codec's configuration, the array's `fill_value`;
-//! NaN when absent); complex packing's missing values are those its
-//! template declares, as in GDAL.
+//! NaN when absent; a list gives one per band, as `unit_conversion`);
+//! complex packing's missing values are those its template declares, as
+//! in GDAL.
 //!
 //! `unit_conversion` (optional) converts the values as GDAL's GRIB driver
 //! does by default (`GRIB_NORMALIZE_UNITS=YES`), in double precision after
@@ -20,7 +21,10 @@
 //! as they are. Converted values need 8-byte floats.
 //!
 //! The grid must have the chunk's size (the last two chunk dimensions
-//! rows x columns, the others 1), checked before anything is unpacked.
+//! rows x columns, the others 1), checked before anything is unpacked;
+//! with `other_grids: "top_left"` a field of another size is placed at the
+//! chunk's top left (north-up), cut to the chunk and the rest 0, as GDAL's
+//! GRIB driver reads a band whose grid is not the first message's.
 //!
 //! `grib` (kerchunk's `GRIBCodec`, written by `kerchunk.grib2.scan_grib`):
 //! the same message decoded as kerchunk decodes it with eccodes (config
@@ -64,6 +68,15 @@ const ECCODES_MISSING: f32 = 9999.0;
 /// The configuration key of the unit conversion.
 pub(crate) const CONVERSION_KEY: &str = "unit_conversion";
 
+/// The configuration key saying how fields of another grid size fit the
+/// chunk, and its one value.
+pub(crate) const OTHER_GRIDS_KEY: &str = "other_grids";
+const TOP_LEFT: &str = "top_left";
+
+/// Most points of a field placed into a chunk of another size (1 GiB of
+/// doubles).
+const MAX_OTHER_FIELD_POINTS: usize = 1 << 27;
+
 /// The offset from Kelvin to Celsius, as degrib adds it.
 const KELVIN_TO_CELSIUS: f64 = -273.15;
 
@@ -103,13 +116,17 @@ impl Conversion {
 /// Decodes one GRIB2 message.
 #[derive(Debug)]
 struct Grib2 {
-    /// The value of points a bitmap leaves out.
-    fill: f32,
+    /// The value of points a bitmap leaves out: one for every band, or
+    /// one per band.
+    fills: Vec<f32>,
     /// The unit conversion of the values: one for every band, or one per
     /// band (by the chunk's first grid coordinate).
     conversions: Vec<Conversion>,
     /// kerchunk's codec: values in stored order, eccodes' missing value NaN.
     kerchunk: bool,
+    /// A field of another size than the chunk is placed at its top left
+    /// (else it is an error).
+    top_left: bool,
 }
 
 impl Codec for Grib2 {
@@ -143,8 +160,9 @@ impl Codec for Grib2 {
                 "the chunk is not one field of the array's data type",
             ));
         }
-        let conversion = self.conversion(ctx)?;
-        let values = self.field(&input, plane, conversion)?;
+        let conversion = Grib2::of_band(&self.conversions, ctx, CONVERSION_KEY)?;
+        let fill = Grib2::of_band(&self.fills, ctx, "fill_value")?;
+        let values = self.field(&input, plane, conversion, fill)?;
         let mut out = output_buffer(NAME, ctx.decoded_len)?;
         let big = dtype.order == ByteOrder::Big;
         for v in values {
@@ -160,34 +178,37 @@ impl Codec for Grib2 {
 }
 
 impl Grib2 {
-    /// The conversion of the chunk `ctx` decodes.
-    fn conversion(&self, ctx: &DecodeContext<'_>) -> Result<Conversion> {
-        if let [one] = self.conversions[..] {
-            return Ok(one);
+    /// The entry of `list` (one for every band, or one per band: by the
+    /// chunk's first grid coordinate) for the chunk `ctx` decodes.
+    fn of_band<T: Copy>(list: &[T], ctx: &DecodeContext<'_>, key: &str) -> Result<T> {
+        if let [one] = list {
+            return Ok(*one);
         }
         let band = ctx.chunk_index.first().copied().unwrap_or_default();
         usize::try_from(band)
             .ok()
-            .and_then(|b| self.conversions.get(b))
+            .and_then(|b| list.get(b))
             .copied()
             .ok_or_else(|| {
                 Error::decode(
                     NAME,
                     format!(
-                        "'{CONVERSION_KEY}' lists {} bands, but the chunk is band {band}",
-                        self.conversions.len()
+                        "'{key}' lists {} bands, but the chunk is band {band}",
+                        list.len()
                     ),
                 )
             })
     }
 
     /// The field of `message`, north-up (kerchunk's codec: in stored
-    /// order), for a chunk of `(rows, cols)`, converted by `conversion`.
+    /// order), for a chunk of `(rows, cols)`, converted by `conversion`,
+    /// points a bitmap leaves out `fill`.
     fn field(
         &self,
         message: &[u8],
         (rows, cols): (usize, usize),
         conversion: Conversion,
+        fill: f32,
     ) -> Result<Vec<f64>> {
         let bad = |reason: String| Error::decode(NAME, reason);
         let total = indicator(message).map_err(bad)?.total_len;
@@ -209,10 +230,11 @@ impl Grib2 {
             &message[at as usize..(at + len) as usize]
         };
         let grid = Grid::parse(section(3)).map_err(bad)?;
-        if (grid.nj as usize, grid.ni as usize) != (rows, cols) {
+        let (nj, ni) = (grid.nj as usize, grid.ni as usize);
+        let fits = self.top_left && ni > 0 && grid.points() <= MAX_OTHER_FIELD_POINTS;
+        if (nj, ni) != (rows, cols) && !fits {
             return Err(bad(format!(
-                "the grid is {} x {} points, the chunk {rows} x {cols}",
-                grid.nj, grid.ni
+                "the grid is {nj} x {ni} points, the chunk {rows} x {cols}"
             )));
         }
         let present = bitmap(section(6), grid.points()).map_err(bad)?;
@@ -230,7 +252,7 @@ impl Grib2 {
             .map_err(bad)?
             .into_iter();
         let missing = declared_missing_values(s5);
-        let fill = f64::from(self.fill);
+        let fill = f64::from(fill);
         let mut out = vec![fill; grid.points()];
         for k in 0..grid.points() {
             if present.as_ref().is_none_or(|p| p[k]) {
@@ -249,7 +271,15 @@ impl Grib2 {
                 };
             }
         }
-        Ok(out)
+        if (nj, ni) == (rows, cols) {
+            return Ok(out);
+        }
+        let mut fitted = vec![0.0; rows * cols];
+        let width = ni.min(cols);
+        for (row, field) in fitted.chunks_exact_mut(cols).zip(out.chunks_exact(ni)) {
+            row[..width].copy_from_slice(&field[..width]);
+        }
+        Ok(fitted)
     }
 }
 
@@ -292,20 +322,15 @@ fn chunk_plane(ctx: &DecodeContext<'_>) -> Result<(usize, usize)> {
     }
 }
 
-/// Builds the `grib2` codec; `fill_value` (a number, or `"NaN"`) is the
-/// value of points a bitmap leaves out, `unit_conversion` the conversion
-/// of the values.
+/// Builds the `grib2` codec; `fill_value` (a number, or `"NaN"`; or a
+/// list of one per band) is the value of points a bitmap leaves out,
+/// `unit_conversion` the conversion of the values.
 pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
-    let fill = match config.get("fill_value") {
-        None | Some(serde_json::Value::Null) => f32::NAN,
-        Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN) as f32,
-        Some(serde_json::Value::String(s)) if s == "NaN" => f32::NAN,
-        Some(other) => {
-            return Err(Error::codec_config(
-                NAME,
-                format!("'fill_value' should be a number or \"NaN\", found {other}"),
-            ))
+    let fills = match config.get("fill_value") {
+        Some(serde_json::Value::Array(list)) if !list.is_empty() => {
+            list.iter().map(fill_of).collect::<Result<Vec<_>>>()?
         }
+        one => vec![fill_of(one.unwrap_or(&serde_json::Value::Null))?],
     };
     let conversions = match config.get(CONVERSION_KEY) {
         Some(serde_json::Value::Array(list)) if !list.is_empty() => {
@@ -313,11 +338,38 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         }
         one => vec![conversion_of(one.unwrap_or(&serde_json::Value::Null))?],
     };
+    let top_left = match config.get(OTHER_GRIDS_KEY) {
+        None | Some(serde_json::Value::Null) => false,
+        Some(serde_json::Value::String(s)) if s == TOP_LEFT => true,
+        Some(other) => {
+            return Err(Error::codec_config(
+                NAME,
+                format!("'{OTHER_GRIDS_KEY}' should be \"{TOP_LEFT}\", found {other}"),
+            ))
+        }
+    };
     Ok(Box::new(Grib2 {
-        fill,
+        fills,
         conversions,
         kerchunk: false,
+        top_left,
     }))
+}
+
+/// One value of `fill_value`: a number, `"NaN"` or `null` (NaN).
+fn fill_of(value: &serde_json::Value) -> Result<f32> {
+    match value {
+        serde_json::Value::Null => Ok(f32::NAN),
+        serde_json::Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN) as f32),
+        serde_json::Value::String(s) if s == "NaN" => Ok(f32::NAN),
+        other => Err(Error::codec_config(
+            NAME,
+            format!(
+                "'fill_value' should be a number, \"NaN\", null or a list of them (one per \
+                 band), found {other}"
+            ),
+        )),
+    }
 }
 
 /// One conversion of `unit_conversion`: a name, or `null` for none.
@@ -357,9 +409,10 @@ pub(super) fn kerchunk_from_config(config: &Config) -> Result<Box<dyn Codec>> {
         }
     }
     Ok(Box::new(Grib2 {
-        fill: f32::NAN,
+        fills: vec![f32::NAN],
         conversions: vec![Conversion::None],
         kerchunk: true,
+        top_left: false,
     }))
 }
 
@@ -452,6 +505,30 @@ pub(crate) mod tests {
             [7.0, 9999.0, 8.0, 9.0, 9999.0, 10.0]
         );
         assert!(decode(&m, "{}", &[1, 2, 3], "<f4").unwrap()[1].is_nan());
+        // One fill per band: the chunk is band 0.
+        assert_eq!(
+            decode(&m, r#"{"fill_value": [5, 9999]}"#, &[1, 2, 3], "<f4").unwrap(),
+            [7.0, 5.0, 8.0, 9.0, 5.0, 10.0]
+        );
+    }
+
+    #[test]
+    fn fields_of_other_grids_sit_at_the_top_left() {
+        // North-up 3 4 5 / 0 1 2, into a 3 x 2 chunk: cut to 2 columns,
+        // a third row of zeros; into 1 x 4: one row, one zero column.
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let top_left = r#"{"other_grids": "top_left"}"#;
+        assert_eq!(
+            decode(&m, top_left, &[1, 3, 2], ">f8").unwrap(),
+            [3.0, 4.0, 0.0, 1.0, 0.0, 0.0]
+        );
+        assert_eq!(
+            decode(&m, top_left, &[1, 1, 4], ">f8").unwrap(),
+            [3.0, 4.0, 5.0, 0.0]
+        );
+        let refused = decode(&m, "{}", &[1, 3, 2], ">f8").unwrap_err().to_string();
+        assert!(refused.contains("the grid is 2 x 3 points"), "{refused}");
+        assert!(from_config(&config(r#"{"other_grids": "stretch"}"#)).is_err());
     }
 
     #[test]
@@ -538,7 +615,7 @@ pub(crate) mod tests {
         assert!(e.contains("declares"), "{e}");
         let short = message(0x40, &[0, 1, 2, 3, 4], &[255]);
         assert!(decode(&short, "{}", &[1, 2, 3], "<f4").is_err());
-        assert!(from_config(&config(r#"{"fill_value": [1]}"#)).is_err());
+        assert!(from_config(&config(r#"{"fill_value": [[1]]}"#)).is_err());
     }
 
     #[test]
