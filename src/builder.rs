@@ -229,11 +229,9 @@ fn check_readable(path: &str, built: &Built) -> Result<()> {
             continue;
         };
         let array = array.trim_end_matches('/');
-        let attrs = built.metadata.get(
-            &format!("{array}/.zattrs")
-                .trim_start_matches('/')
-                .to_string(),
-        );
+        let attrs = built
+            .metadata
+            .get(format!("{array}/.zattrs").trim_start_matches('/'));
         crate::zarr::ArrayMeta::from_v2(array, doc, attrs).map_err(|e| match e {
             Error::Limits { what } => Error::unsupported(format!(
                 "{path}: {what}: a chunk index reads each tile or block whole, and one this \
