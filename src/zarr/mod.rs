@@ -53,10 +53,11 @@ pub struct ArrayMeta {
     pub attributes: Map<String, Value>,
 }
 
-/// A Zarr v2 `|S1` array (netCDF's `NC_CHAR` text, as kerchunk and
-/// `chunkref index` write it) served as the bytes it holds, as GDAL's
-/// netCDF driver shows a character variable (a Byte raster): its type, and
-/// its fill value (Zarr's base64 text of the byte) as a number.
+/// A Zarr v2 `|S1` array of 2 or more dimensions (netCDF's `NC_CHAR`
+/// text, as kerchunk and `chunkref index` write it) served as the bytes it
+/// holds, as GDAL's netCDF driver shows a character variable (a Byte
+/// raster): its type, and its fill value (Zarr's base64 text of the byte)
+/// as a number.
 fn text_as_bytes(fill: Option<&Value>) -> (DataType, Value) {
     use base64::Engine;
     let byte = DataType {
@@ -95,7 +96,9 @@ impl ArrayMeta {
             bad("missing or non-string 'dtype' (structured dtypes are not supported)".into())
         })?;
         let (dtype, fill_json) = match dtype_str.trim_start_matches('|') {
-            "S1" => text_as_bytes(obj.get("fill_value")),
+            // Text of 2 or more dimensions, as GDAL lists character
+            // variables; shorter text (a name, a grid mapping) is no raster.
+            "S1" if shape.len() >= 2 => text_as_bytes(obj.get("fill_value")),
             _ => (
                 DataType::from_v2(dtype_str)?,
                 obj.get("fill_value").cloned().unwrap_or(Value::Null),
