@@ -1,6 +1,7 @@
 //! Reading one chunk: reference lookup, fetch, decode, size check.
 
 use bytes::Bytes;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -210,6 +211,19 @@ pub fn read_chunks_each(
             Ok(Need::Fetched(requests.len() - 1))
         })
         .collect();
+    // Requests sharing an object may be read in one coalesced span, and the
+    // bytes of each are then a slice of that span's buffer: a chunk kept
+    // for the next read is copied out of it, so the cache holds what it
+    // counts (one chunk, not a span of up to `MAX_SPAN`).
+    // (Local files are read a request at a time.)
+    let mut per_object: HashMap<&str, usize> = HashMap::new();
+    for (source, _) in &requests {
+        *per_object.entry(source.url()).or_default() += 1;
+    }
+    let in_span: Vec<bool> = requests
+        .iter()
+        .map(|(source, _)| !source.is_local() && per_object[source.url()] > 1)
+        .collect();
     // Decode each chunk on the rayon pool as soon as its bytes are in,
     // while the rest is still being fetched.
     let warnings: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -267,7 +281,8 @@ pub fn read_chunks_each(
             let k = fetched_by[i];
             if let (Some(cache), Ok(raw), Ok(pos)) = (&locations.fetched, &raw, &positions[k]) {
                 if needed_of(k) < full {
-                    cache.put(&meta.path, *pos, raw);
+                    let own = in_span[i].then(|| Bytes::copy_from_slice(raw));
+                    cache.put(&meta.path, *pos, own.as_ref().unwrap_or(raw));
                 }
             }
             decode_soon(k, raw.map(Some));
