@@ -11,6 +11,7 @@
 //! retrying cannot change (not found, permission denied) are not. The final
 //! error names the URL and byte range.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
@@ -468,7 +469,18 @@ impl Fetcher {
                 Ok(_) => {}
             }
         }
+        // The lowest-numbered request that failed so far: spans not yet
+        // started that only later requests need are not read (their
+        // requests fail as skipped), so a read of many chunks from an
+        // unreachable server fails after one round of retries, not one per
+        // `max_in_flight` chunks. Requests before it are still read: the
+        // failure callers report (the first in order) stays the same.
+        let first_failed = Cell::new(usize::MAX);
         let mut complete = |j: usize, bytes: Result<Bytes>| {
+            if bytes.is_err() {
+                let lowest = dependents[j].iter().copied().min().unwrap_or(usize::MAX);
+                first_failed.set(first_failed.get().min(lowest));
+            }
             fetched[j] = Some(bytes);
             for &i in &dependents[j] {
                 waiting[i] -= 1;
@@ -483,8 +495,15 @@ impl Fetcher {
         runtime().block_on(async {
             let mut done = futures::stream::iter(jobs.iter().enumerate())
                 .map(|(j, job)| {
+                    let failed = first_failed.get();
+                    let skip = failed != usize::MAX && dependents[j].iter().all(|&i| i > failed);
                     let attempt = self.attempts(job.source, job.range.clone(), &permits);
-                    async move { (j, attempt.await) }
+                    async move {
+                        if skip {
+                            return (j, Err(skipped(job, failed)));
+                        }
+                        (j, attempt.await)
+                    }
                 })
                 .buffer_unordered(self.max_in_flight);
             while let Some((j, bytes)) = done.next().await {
@@ -509,10 +528,7 @@ impl Fetcher {
         range: Option<Range<u64>>,
         permits: &Semaphore,
     ) -> Result<Bytes> {
-        let described = range
-            .as_ref()
-            .map_or(String::new(), |r| format!(" bytes {}..{}", r.start, r.end));
-        self.retried(source, described, || {
+        self.retried(source, described(range.as_ref()), || {
             self.attempt(source, range.clone(), permits)
         })
         .await
@@ -707,6 +723,22 @@ fn checked_ranges(source: &Source, ranges: &[(u64, u64)]) -> Result<Vec<Range<u6
 
 /// Concatenates the pieces of one request out of the fetched jobs (all of
 /// which are in).
+/// How errors name a byte range: ` bytes a..b`, or nothing for a whole
+/// object.
+fn described(range: Option<&Range<u64>>) -> String {
+    range.map_or(String::new(), |r| format!(" bytes {}..{}", r.start, r.end))
+}
+
+/// The error of `job`, not read because request `failed`, before it in
+/// the same read, had failed.
+fn skipped(job: &Job<'_>, failed: usize) -> Error {
+    Error::Io {
+        url: job.source.url.clone(),
+        range: described(job.range.as_ref()),
+        reason: format!("not read: request {failed} of the same read failed first"),
+    }
+}
+
 fn assemble_pieces(fetched: &[Option<Result<Bytes>>], pieces: &[Piece]) -> Result<Bytes> {
     let slice = |&(job, offset, length): &Piece| -> Result<Bytes> {
         let span = fetched[job]

@@ -300,6 +300,20 @@ def test_faults_beyond_retries_fail_naming_url_and_range(tree, http, tmp_path, k
     assert len(http.log.requests) >= 2, "the read was not retried"
 
 
+def test_failed_read_stops_requesting_later_chunks(tree, http, tmp_path):
+    """Once a chunk fails for good, the chunks after it that are not yet
+    requested are not requested: a read from a server that is down fails
+    after one chunk's retries, not after every chunk's. The error still
+    names the first chunk."""
+    name = tree.rebased("whole", http.url, tmp_path / "i.json")
+    http.set_faults(Faults(kinds=("503",), attempts=1000))
+    with config(RETRY_FAST | {"GDAL_HTTP_MAX_RETRY": "1", "CHUNKREF_MAX_REQUESTS": "1"}):
+        message = failure_text(open_chunkref(name).ReadAsArray)
+    assert f"{http.url}src/a.zarr/a/0.0" in message, message
+    # One chunk of 12, tried twice (one retry).
+    assert len(http.log.requests) == 2, http.log.requests
+
+
 # --------------------------------------------------------------------------
 # Security and index locations
 # --------------------------------------------------------------------------
