@@ -17,9 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
 import hashlib
 import http
 import os
+import re
 import socket
 import subprocess
 import threading
@@ -104,6 +106,10 @@ class RequestLog:
             return self.attempts[key]
 
 
+#: The request headers :class:`RangeServer` reads (others are left unparsed).
+_FIELDS = re.compile(r"^(range|connection)[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+
+
 class _Request:
     """One request's head: what :class:`RangeServer` reads of it."""
 
@@ -122,16 +128,14 @@ class _Request:
     def parse(cls, head: bytes) -> "_Request | None":
         """The request line and headers up to the blank line; None when the
         request line is not ``METHOD TARGET HTTP/x.y``."""
-        line, *fields = head.decode("latin-1").split("\r\n")
+        line, _, fields = head.decode("latin-1").partition("\r\n")
         words = line.split()
         if len(words) != 3 or not words[2].startswith("HTTP/"):
             return None
         method, target, version = words
         headers: dict[str, str] = {}
-        for header in fields:
-            name, colon, value = header.partition(":")
-            if colon:
-                headers.setdefault(name.strip().lower(), value.strip())
+        for name, value in _FIELDS.findall(fields):
+            headers.setdefault(name.lower(), value)
         connection = {t.strip() for t in headers.get("connection", "").lower().split(",")}
         # HTTP/1.1 keeps the connection unless told to close; 1.0 closes it
         # unless told to keep it (as http.server does).
@@ -142,10 +146,18 @@ class _Request:
         return cls(method, target.split("?", 1)[0], headers.get("range", ""), keep_alive)
 
 
+@functools.lru_cache(maxsize=4096)
+def _http_date(seconds: int) -> str:
+    """``seconds`` since the epoch as an HTTP date (formatting every
+    response's ``Date`` and ``Last-Modified`` anew costs more than the rest
+    of its header)."""
+    return email.utils.formatdate(seconds, usegmt=True)
+
+
 def _head(status: int, fields: list[tuple[str, str]]) -> bytes:
     """A response's status line and header block, ``Date`` added."""
     lines = [f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}",
-             f"Date: {email.utils.formatdate(usegmt=True)}"]
+             f"Date: {_http_date(int(time.time()))}"]
     lines += [f"{name}: {value}" for name, value in fields]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
@@ -322,41 +334,34 @@ class RangeServer:
             ("Content-Type", "application/octet-stream"),
             ("Accept-Ranges", "bytes"),
             ("ETag", f'"{stat.st_size:x}-{stat.st_mtime_ns:x}"'),
-            ("Last-Modified", email.utils.formatdate(stat.st_mtime, usegmt=True)),
+            ("Last-Modified", _http_date(int(stat.st_mtime))),
         ]
         if found.status == 206:
             fields.append(
                 ("Content-Range", f"bytes {found.start}-{found.start + announced - 1}/{stat.st_size}")
             )
         fields.append(("Content-Length", str(announced)))
-        writer.write(_head(found.status, fields))
+        head = _head(found.status, fields)
         if fault == "truncate":
             # The announced length, half the body, and the connection closes.
-            writer.write(payload[: len(payload) // 2])
+            writer.write(head + payload[: len(payload) // 2])
             return False
-        if body:
-            writer.write(payload)
-            with log.lock:
-                log.bytes_sent += len(payload)
+        # One write: header and body leave in the same segments (asyncio sets
+        # TCP_NODELAY; two small writes would cost two sends and two wake-ups).
+        writer.write(head + payload)
+        with log.lock:
+            log.bytes_sent += len(payload)
         return True
 
     def _find(self, request: _Request, body: bool) -> _Found | bytes:
         """The file under ``root`` that ``request`` names and the bytes it
-        asks for, or a whole 404 / 416 response."""
-        not_found = _plain(404, b"not found\n", body)
+        asks for (read for GET: files are opened per request, a test may
+        rewrite one between reads); or a whole 404 / 416 response."""
+        opened = self._open(request.path)
+        if opened is None:
+            return _plain(404, b"not found\n", body)
+        fd, stat = opened
         try:
-            name = os.path.realpath(
-                os.path.join(self.root, urllib.request.url2pathname(request.path.lstrip("/")))
-            )
-            if not name.startswith(f"{self.root}{os.sep}"):
-                return not_found
-            fd = os.open(name, os.O_RDONLY)
-        except (OSError, ValueError):  # missing, unreadable, a NUL in the name
-            return not_found
-        try:
-            stat = os.fstat(fd)
-            if not S_ISREG(stat.st_mode):
-                return not_found
             size = stat.st_size
             status, start, end = 200, 0, size
             if request.range:
@@ -368,6 +373,25 @@ class RangeServer:
         finally:
             os.close(fd)
         return _Found(stat, status, start, payload, len(payload) if body else end - start)
+
+    def _open(self, path: str) -> tuple[int, os.stat_result] | None:
+        """The regular file under ``root`` that the URL path ``path`` names:
+        an open descriptor and its status; None when there is none."""
+        inside = f"{self.root}{os.sep}"
+        name = os.path.normpath(os.path.join(inside, urllib.request.url2pathname(path.lstrip("/"))))
+        if not name.startswith(inside):  # ".." out of root
+            return None
+        try:
+            fd = os.open(name, os.O_RDONLY)
+        except (OSError, ValueError):  # missing, unreadable, a NUL in the name
+            return None
+        # Where it really is, symbolic links resolved (Linux's /proc: much
+        # cheaper than os.path.realpath): a link may lead out of root.
+        stat = os.fstat(fd)
+        if S_ISREG(stat.st_mode) and os.readlink(f"/proc/self/fd/{fd}").startswith(inside):
+            return fd, stat
+        os.close(fd)
+        return None
 
 
 def free_port() -> int:
