@@ -106,23 +106,23 @@ class RequestLog:
             return self.attempts[key]
 
 
-#: The request headers :class:`RangeServer` reads (others are left unparsed).
-_FIELDS = re.compile(r"^(range|connection)[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+#: The request headers :class:`RangeServer` reads (the others are not parsed).
+_FIELDS = re.compile(
+    r"^(range|connection)[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE
+)
 
 
+@dataclass(frozen=True)
 class _Request:
     """One request's head: what :class:`RangeServer` reads of it."""
 
-    __slots__ = ("method", "path", "range", "keep_alive")
-
-    def __init__(self, method: str, path: str, rng: str, keep_alive: bool) -> None:
-        self.method = method
-        #: The request target without its ``?query``, as the client sent it.
-        self.path = path
-        #: The ``Range`` header, ``""`` when absent.
-        self.range = rng
-        #: Whether the connection stays open after the answer.
-        self.keep_alive = keep_alive
+    method: str
+    #: The request target without its ``?query``, as the client sent it.
+    path: str
+    #: The ``Range`` header, ``""`` when absent.
+    range: str
+    #: Whether the connection stays open after the answer.
+    keep_alive: bool
 
     @classmethod
     def parse(cls, head: bytes) -> "_Request | None":
@@ -148,9 +148,8 @@ class _Request:
 
 @functools.lru_cache(maxsize=4096)
 def _http_date(seconds: int) -> str:
-    """``seconds`` since the epoch as an HTTP date (formatting every
-    response's ``Date`` and ``Last-Modified`` anew costs more than the rest
-    of its header)."""
+    """``seconds`` since the epoch as an HTTP date, formatted once, not in
+    every response's ``Date`` and ``Last-Modified``."""
     return email.utils.formatdate(seconds, usegmt=True)
 
 
@@ -303,7 +302,9 @@ class RangeServer:
             log.leave()
         return keep and request.keep_alive
 
-    async def _answer(self, request: _Request, log: RequestLog, writer: asyncio.StreamWriter) -> bool:
+    async def _answer(
+        self, request: _Request, log: RequestLog, writer: asyncio.StreamWriter
+    ) -> bool:
         """Writes the answer to ``request``; False when the connection must close."""
         body = request.method == "GET"
         key = f"{request.path} {request.range}"
@@ -337,9 +338,8 @@ class RangeServer:
             ("Last-Modified", _http_date(int(stat.st_mtime))),
         ]
         if found.status == 206:
-            fields.append(
-                ("Content-Range", f"bytes {found.start}-{found.start + announced - 1}/{stat.st_size}")
-            )
+            last = found.start + announced - 1
+            fields.append(("Content-Range", f"bytes {found.start}-{last}/{stat.st_size}"))
         fields.append(("Content-Length", str(announced)))
         head = _head(found.status, fields)
         if fault == "truncate":
@@ -367,7 +367,8 @@ class RangeServer:
             if request.range:
                 parsed = _parse_range(request.range, size)
                 if parsed is None:
-                    return _head(416, [("Content-Range", f"bytes */{size}"), ("Content-Length", "0")])
+                    unsatisfiable = [("Content-Range", f"bytes */{size}"), ("Content-Length", "0")]
+                    return _head(416, unsatisfiable)
                 status, (start, end) = 206, parsed
             payload = os.pread(fd, end - start, start) if body else b""
         finally:
