@@ -1,7 +1,8 @@
 """Real servers on loopback for the remote-read tests (test_remote.py).
 
-- :class:`RangeServer`: a plain HTTP/1.1 file server with ``Range`` support
-  (206, ``Content-Range``, ``ETag``) and fault injection: a share of the
+- :class:`RangeServer`: a plain HTTP/1.1 file server on asyncio with
+  ``Range`` support (206, ``Content-Range``, ``ETag``), an optional latency
+  added to every request, and fault injection: a share of the
   requests fail their first attempts with a 503, a dropped connection, a
   truncated body (the connection closes early), a silently short body (a
   correct-looking 206 with fewer bytes than asked) or a slow response.
@@ -13,19 +14,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import email.utils
+import functools
 import hashlib
-import http.server
+import http
+import os
+import re
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Iterator
 
 from venvs import ensure_venv
@@ -101,134 +106,110 @@ class RequestLog:
             return self.attempts[key]
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # Headers and body go out in separate writes: without TCP_NODELAY each
-    # response waits for the client's delayed ACK (about 40 ms on Linux).
-    disable_nagle_algorithm = True
-    server: "_Server"
+#: The request headers :class:`RangeServer` reads (the others are not parsed).
+_FIELDS = re.compile(
+    r"^(range|connection)[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE
+)
 
-    def log_message(self, *args) -> None:  # quiet
-        pass
 
-    def do_HEAD(self) -> None:
-        self._serve(body=False)
+@dataclass(frozen=True)
+class _Request:
+    """One request's head: what :class:`RangeServer` reads of it."""
 
-    def do_GET(self) -> None:
-        self._serve(body=True)
+    method: str
+    #: The request target without its ``?query``, as the client sent it.
+    path: str
+    #: The ``Range`` header, ``""`` when absent.
+    range: str
+    #: Whether the connection stays open after the answer.
+    keep_alive: bool
 
-    def _serve(self, body: bool) -> None:
-        log = self.server.owner.log
-        log.enter()
-        try:
-            self._answer(body)
-        finally:
-            log.leave()
+    @classmethod
+    def parse(cls, head: bytes) -> "_Request | None":
+        """The request line and headers up to the blank line; None when the
+        request line is not ``METHOD TARGET HTTP/x.y``."""
+        line, _, fields = head.decode("latin-1").partition("\r\n")
+        words = line.split()
+        if len(words) != 3 or not words[2].startswith("HTTP/"):
+            return None
+        method, target, version = words
+        headers: dict[str, str] = {}
+        for name, value in _FIELDS.findall(fields):
+            headers.setdefault(name.lower(), value)
+        connection = {t.strip() for t in headers.get("connection", "").lower().split(",")}
+        # HTTP/1.1 keeps the connection unless told to close; 1.0 closes it
+        # unless told to keep it (as http.server does).
+        if version >= "HTTP/1.1":
+            keep_alive = "close" not in connection
+        else:
+            keep_alive = "keep-alive" in connection
+        return cls(method, target.split("?", 1)[0], headers.get("range", ""), keep_alive)
 
-    def _answer(self, body: bool) -> None:
-        owner = self.server.owner
-        path = self.path.split("?", 1)[0]
-        rng = self.headers.get("Range", "")
-        key = f"{path} {rng}"
-        attempt = owner.log.record(key)
-        if owner.delay:
-            time.sleep(owner.delay)
-        file = (owner.root / urllib.request.url2pathname(path.lstrip("/"))).resolve()
-        if owner.root not in file.parents or not file.is_file():
-            self._reply(404, b"not found\n", body)
-            return
-        stat = file.stat()
-        size = stat.st_size
-        status, start, end = 200, 0, size
-        if rng:
-            parsed = _parse_range(rng, size)
-            if parsed is None:
-                self.send_response(416)
-                self.send_header("Content-Range", f"bytes */{size}")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            status, (start, end) = 206, parsed
-        with open(file, "rb") as f:
-            f.seek(start)
-            payload = f.read(end - start)
-        fault = owner.faults.pick(key, attempt) if body else None
-        if fault is not None:
-            with owner.log.lock:
-                owner.log.faults.append((key, fault))
-        if fault == "503":
-            self._reply(503, b"try again later\n", body)
-            return
-        if fault == "drop":
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        if fault == "slow":
-            time.sleep(owner.faults.slow_seconds)
-        announced = len(payload)
-        if fault == "short":
-            payload = payload[: len(payload) // 2]
-            announced = len(payload)
-        self.send_response(status)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Accept-Ranges", "bytes")
-        self.send_header("ETag", f'"{stat.st_size:x}-{stat.st_mtime_ns:x}"')
-        self.send_header("Last-Modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
-        if status == 206:
-            self.send_header("Content-Range", f"bytes {start}-{start + announced - 1}/{size}")
-        self.send_header("Content-Length", str(announced))
-        self.end_headers()
-        if not body:
-            return
-        if fault == "truncate":
-            self.wfile.write(payload[: len(payload) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        self.wfile.write(payload)
-        with owner.log.lock:
-            owner.log.bytes_sent += len(payload)
 
-    def _reply(self, status: int, text: bytes, body: bool) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(text)))
-        self.end_headers()
-        if body:
-            self.wfile.write(text)
+@functools.lru_cache(maxsize=4096)
+def _http_date(seconds: int) -> str:
+    """``seconds`` since the epoch as an HTTP date, formatted once, not in
+    every response's ``Date`` and ``Last-Modified``."""
+    return email.utils.formatdate(seconds, usegmt=True)
+
+
+def _head(status: int, fields: list[tuple[str, str]]) -> bytes:
+    """A response's status line and header block, ``Date`` added."""
+    lines = [f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}",
+             f"Date: {_http_date(int(time.time()))}"]
+    lines += [f"{name}: {value}" for name, value in fields]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _plain(status: int, text: bytes, body: bool, close: bool = False) -> bytes:
+    """A whole text/plain response (its body left out for HEAD)."""
+    fields = [("Content-Type", "text/plain"), ("Content-Length", str(len(text)))]
+    if close:
+        fields.append(("Connection", "close"))
+    return _head(status, fields) + (text if body else b"")
+
+
+@dataclass
+class _Found:
+    """The file a request names, and the bytes it asks for."""
+
+    stat: os.stat_result
+    status: int  # 200 or 206
+    start: int
+    payload: bytes  # empty for HEAD
+    length: int  # the payload's length, for HEAD too
 
 
 def _parse_range(header: str, size: int) -> tuple[int, int] | None:
     """``bytes=a-b`` / ``bytes=a-`` / ``bytes=-n`` -> [start, end); None if
-    unsatisfiable or not a single range."""
+    unsatisfiable, malformed or not a single range."""
     unit, _, spec = header.partition("=")
     if unit.strip() != "bytes" or "," in spec:
         return None
     first, _, last = spec.strip().partition("-")
-    if first == "":
-        n = int(last)
-        return (max(size - n, 0), size) if n > 0 else None
-    start = int(first)
-    end = min(int(last) + 1, size) if last else size
-    return (start, end) if start < size and start < end else None
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    # Clients open many connections at once (socketserver's default backlog
-    # of 5 would make the server, not the client, the limit).
-    request_queue_size = 128
-    owner: "RangeServer"
-
-    def handle_error(self, request, client_address) -> None:
-        """Clients that hang up (timeouts, the tests' own faults) are expected."""
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            super().handle_error(request, client_address)
+    try:
+        if first == "":
+            n = int(last)
+            return (max(size - n, 0), size) if n > 0 else None
+        start = int(first)
+        end = min(int(last) + 1, size) if last else size
+    except ValueError:
+        return None
+    return (start, end) if 0 <= start < size and start < end else None
 
 
 class RangeServer:
-    """Serves the files under ``root`` at ``http://127.0.0.1:<port>/``."""
+    """Serves the files under ``root`` at ``http://127.0.0.1:<port>/``.
+
+    One asyncio event loop in a daemon thread answers every connection, so
+    the server holds as many requests in flight as clients send (the added
+    ``delay`` and the ``slow`` fault are timers, not blocked threads) and
+    spends little CPU per request beside the client being measured.  Files
+    are opened per request: a test may rewrite a file between reads.
+    """
+
+    #: Pending connections the listening socket queues (clients open many at once).
+    BACKLOG = 1024
 
     def __init__(self, root: Path, delay: float = 0.0) -> None:
         self.root = root.resolve()
@@ -236,15 +217,28 @@ class RangeServer:
         self.delay = delay
         self.faults = Faults()
         self.log = RequestLog()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.owner = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        #: Open connections: each handler task and its stream, closed by close().
+        self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name=f"RangeServer {self.root}", daemon=True
+        )
         self._thread.start()
+        sock = socket.create_server(("127.0.0.1", 0), backlog=self.BACKLOG)
+        self.port: int = sock.getsockname()[1]
+        try:
+            self._server = self._call(
+                asyncio.start_server(self._connection, sock=sock, backlog=self.BACKLOG)
+            )
+        except BaseException:
+            sock.close()
+            self._stop_loop()
+            raise
 
     @property
     def url(self) -> str:
         """Base URL, ending in ``/``."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}/"
+        return f"http://127.0.0.1:{self.port}/"
 
     def set_faults(self, faults: Faults) -> None:
         """Replace the fault plan and forget past attempts."""
@@ -252,8 +246,153 @@ class RangeServer:
         self.log = RequestLog()
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        """Stops listening, closes every open connection (a request being
+        answered is abandoned) and ends the loop's thread."""
+        if self._loop.is_closed():
+            return
+        self._call(self._shutdown())
+        self._stop_loop()
+
+    def _call(self, coroutine):
+        """Runs ``coroutine`` on the loop and returns its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=60)
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    async def _shutdown(self) -> None:
+        self._server.close()
+        for task, writer in list(self._connections.items()):
+            writer.transport.abort()
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await self._server.wait_closed()
+        await asyncio.sleep(0)  # the aborted transports close their sockets
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Answers the requests of one connection until either side closes it."""
+        task = asyncio.current_task()
+        self._connections[task] = writer
+        try:
+            while await self._exchange(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass  # clients that hang up (timeouts, the tests' own faults) are expected
+        finally:
+            del self._connections[task]
+            writer.close()
+
+    async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Reads and answers one request; False when the connection must close."""
+        request = _Request.parse(await reader.readuntil(b"\r\n\r\n"))
+        if request is None:
+            writer.write(_plain(400, b"bad request line\n", True, close=True))
+            return False
+        if request.method not in ("GET", "HEAD"):
+            writer.write(_plain(501, b"only GET and HEAD\n", True, close=True))
+            return False
+        log = self.log  # set_faults() may replace it meanwhile
+        log.enter()
+        try:
+            keep = await self._answer(request, log, writer)
+            await writer.drain()
+        finally:
+            log.leave()
+        return keep and request.keep_alive
+
+    async def _answer(
+        self, request: _Request, log: RequestLog, writer: asyncio.StreamWriter
+    ) -> bool:
+        """Writes the answer to ``request``; False when the connection must close."""
+        body = request.method == "GET"
+        key = f"{request.path} {request.range}"
+        attempt = log.record(key)
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        found = self._find(request, body)
+        if isinstance(found, bytes):  # 404 or 416
+            writer.write(found)
+            return True
+        fault = self.faults.pick(key, attempt) if body else None
+        if fault is not None:
+            with log.lock:
+                log.faults.append((key, fault))
+        if fault == "503":
+            writer.write(_plain(503, b"try again later\n", body))
+            return True
+        if fault == "drop":
+            return False  # closed without an answer
+        if fault == "slow":
+            await asyncio.sleep(self.faults.slow_seconds)
+        payload, announced = found.payload, found.length
+        if fault == "short":
+            payload = payload[: len(payload) // 2]
+            announced = len(payload)
+        stat = found.stat
+        fields = [
+            ("Content-Type", "application/octet-stream"),
+            ("Accept-Ranges", "bytes"),
+            ("ETag", f'"{stat.st_size:x}-{stat.st_mtime_ns:x}"'),
+            ("Last-Modified", _http_date(int(stat.st_mtime))),
+        ]
+        if found.status == 206:
+            last = found.start + announced - 1
+            fields.append(("Content-Range", f"bytes {found.start}-{last}/{stat.st_size}"))
+        fields.append(("Content-Length", str(announced)))
+        head = _head(found.status, fields)
+        if fault == "truncate":
+            # The announced length, half the body, and the connection closes.
+            writer.write(head + payload[: len(payload) // 2])
+            return False
+        # One write: header and body leave in the same segments (asyncio sets
+        # TCP_NODELAY; two small writes would cost two sends and two wake-ups).
+        writer.write(head + payload)
+        with log.lock:
+            log.bytes_sent += len(payload)
+        return True
+
+    def _find(self, request: _Request, body: bool) -> _Found | bytes:
+        """The file under ``root`` that ``request`` names and the bytes it
+        asks for (read for GET: files are opened per request, a test may
+        rewrite one between reads); or a whole 404 / 416 response."""
+        opened = self._open(request.path)
+        if opened is None:
+            return _plain(404, b"not found\n", body)
+        fd, stat = opened
+        try:
+            size = stat.st_size
+            status, start, end = 200, 0, size
+            if request.range:
+                parsed = _parse_range(request.range, size)
+                if parsed is None:
+                    unsatisfiable = [("Content-Range", f"bytes */{size}"), ("Content-Length", "0")]
+                    return _head(416, unsatisfiable)
+                status, (start, end) = 206, parsed
+            payload = os.pread(fd, end - start, start) if body else b""
+        finally:
+            os.close(fd)
+        return _Found(stat, status, start, payload, len(payload) if body else end - start)
+
+    def _open(self, path: str) -> tuple[int, os.stat_result] | None:
+        """The regular file under ``root`` that the URL path ``path`` names:
+        an open descriptor and its status; None when there is none."""
+        inside = f"{self.root}{os.sep}"
+        name = os.path.normpath(os.path.join(inside, urllib.request.url2pathname(path.lstrip("/"))))
+        if not name.startswith(inside):  # ".." out of root
+            return None
+        try:
+            fd = os.open(name, os.O_RDONLY)
+        except (OSError, ValueError):  # missing, unreadable, a NUL in the name
+            return None
+        # Where it really is, symbolic links resolved (Linux's /proc: much
+        # cheaper than os.path.realpath): a link may lead out of root.
+        stat = os.fstat(fd)
+        if S_ISREG(stat.st_mode) and os.readlink(f"/proc/self/fd/{fd}").startswith(inside):
+            return fd, stat
+        os.close(fd)
+        return None
 
 
 def free_port() -> int:
