@@ -99,8 +99,11 @@ impl Compression {
                         ),
                     ));
                 }
-                // A reader needing the first rows only gets those.
-                Ok(Vec::from(input.slice(..input.len().min(ctx.needed))))
+                // A reader needing the first rows only gets those. The
+                // buffer a local read made is handed on, not copied.
+                let mut bytes = Vec::from(input);
+                bytes.truncate(ctx.needed);
+                Ok(bytes)
             }
             Compression::Lzw => lzw::decode(&input, limit).map_err(|e| super::fail(self, e)),
             Compression::PackBits => {
