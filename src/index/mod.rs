@@ -16,6 +16,7 @@ pub mod table;
 pub mod template;
 pub mod writers;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -175,7 +176,7 @@ impl Index {
                     Some((o, l)) => RawRef::Range(file, o, l),
                     None => RawRef::Whole(file),
                 };
-                entries.push((g.key, r));
+                entries.push((Cow::Owned(g.key), r));
             },
         )?;
         let mut index = Index::build(source, files, entries)?;
@@ -263,13 +264,15 @@ impl Index {
     }
 
     /// Groups references by array and builds the columnar tables.
-    fn build(source: &str, files: FileTable, entries: Vec<(String, RawRef)>) -> Result<Index> {
+    fn build(
+        source: &str,
+        files: FileTable,
+        entries: Vec<(Cow<'_, str>, RawRef)>,
+    ) -> Result<Index> {
+        let is_metadata = |name: &str| METADATA_NAMES.contains(&name);
         let mut docs: HashMap<String, Value> = HashMap::new();
-        let mut chunks: Vec<(String, RawRef)> = Vec::with_capacity(entries.len());
-        for (key, r) in entries {
-            let name = key.rsplit('/').next().unwrap_or(&key);
-            if !METADATA_NAMES.contains(&name) {
-                chunks.push((key, r));
+        for (key, r) in &entries {
+            if !is_metadata(split_key(key).1) {
                 continue;
             }
             let RawRef::Inline(bytes) = r else {
@@ -277,29 +280,35 @@ impl Index {
                     "metadata key '{key}' in {source} refers to a file; metadata must be inline"
                 )));
             };
-            let v: Value = readers::json_dialect::parse(&bytes, |b| serde_json::from_slice(b))
+            let v: Value = readers::json_dialect::parse(bytes, |b| serde_json::from_slice(b))
                 .map_err(|e| Error::MalformedIndex {
                     index: source.to_string(),
                     reason: format!("metadata key '{key}' is not valid JSON: {e}"),
                 })?;
-            docs.insert(key, v);
+            docs.insert(key.to_string(), v);
         }
         let store = Store::from_documents(docs)?;
         let mut rows = store.empty_rows();
-        let mut stray = Vec::new();
-        for (key, r) in chunks {
-            match store.locate(&key) {
+        let (mut stray, mut first_stray) = (0, None);
+        let mut last = None;
+        for (key, r) in entries {
+            let (dir, rest) = split_key(&key);
+            if is_metadata(rest) {
+                continue;
+            }
+            match store.locate_near(&key, dir, rest, &mut last) {
                 Some((a, pos)) => rows[a].push((pos, r)),
                 None if store.of_skipped_array(&key) => {}
-                None => stray.push(key),
+                None => {
+                    stray += 1;
+                    first_stray.get_or_insert(key);
+                }
             }
         }
         let mut index = store.into_index(source, files, rows);
-        if !stray.is_empty() {
+        if let Some(first) = first_stray {
             index.warnings.push(format!(
-                "{} reference(s) in {source} match no array's chunk grid and are ignored (first: '{}')",
-                stray.len(),
-                stray[0]
+                "{stray} reference(s) in {source} match no array's chunk grid and are ignored (first: '{first}')"
             ));
         }
         Ok(index)
@@ -489,6 +498,29 @@ impl Store {
         None
     }
 
+    /// [`Store::locate`] of `key` (split by [`split_key`] into `dir` and
+    /// `rest`), trying first the array `last` (where the previous key was
+    /// found: an array's keys come in a run), and setting it to the array
+    /// found.
+    pub(crate) fn locate_near(
+        &self,
+        key: &str,
+        dir: &str,
+        rest: &str,
+        last: &mut Option<usize>,
+    ) -> Option<(usize, u64)> {
+        // The longest candidate path is the key's directory: when it is
+        // `last`'s path, `locate` would try that array first too.
+        let found = last
+            .filter(|&a| self.metas[a].path == dir)
+            .and_then(|a| Some((a, self.metas[a].chunk_position(rest, &self.grids[a])?)))
+            .or_else(|| self.locate(key));
+        if let Some((a, _)) = found {
+            *last = Some(a);
+        }
+        found
+    }
+
     /// Whether the array at `path` is a text scalar (`|S` type, shape
     /// `[]`): a netCDF variable kept for its attributes (a grid mapping, as
     /// GDAL writes one), whose absence from the rasters needs no warning.
@@ -556,7 +588,8 @@ fn expand_consolidated(docs: &mut HashMap<String, Value>) {
 
 /// Splits `a/b/.zarray` into (`a/b`, `.zarray`); a root key has dir `""`.
 pub(crate) fn split_key(key: &str) -> (&str, &str) {
-    match key.rfind('/') {
+    // A byte scan: keys are short, and every reference's key is split.
+    match key.bytes().rposition(|b| b == b'/') {
         Some(i) => (&key[..i], &key[i + 1..]),
         None => ("", key),
     }

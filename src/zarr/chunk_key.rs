@@ -69,15 +69,31 @@ impl ChunkKeyEncoding {
             None if idx.is_empty() => return (rest == "0").then_some(()),
             None => rest,
         };
-        let mut parts = body.split(self.separator);
-        for i in idx.iter_mut() {
-            let p = parts.next()?;
-            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+        // One pass over the bytes (every reference's key goes through here
+        // at open): digits accumulate, a separator starts the next index.
+        let separator = u8::try_from(self.separator).ok()?;
+        let mut bytes = body.bytes();
+        let last = idx.len() - 1;
+        for (d, i) in idx.iter_mut().enumerate() {
+            let mut value: u64 = 0;
+            let mut digits = 0;
+            loop {
+                match bytes.next() {
+                    Some(b) if b.is_ascii_digit() => {
+                        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+                        digits += 1;
+                    }
+                    Some(b) if b == separator && d < last => break,
+                    None if d == last => break,
+                    _ => return None,
+                }
+            }
+            if digits == 0 {
                 return None;
             }
-            *i = p.parse().ok()?;
+            *i = value;
         }
-        parts.next().is_none().then_some(())
+        Some(())
     }
 
     /// Spells the key suffix of a grid index (inverse of [`Self::parse`]).
@@ -121,5 +137,15 @@ mod tests {
         assert_eq!(encs[0].parse("1.x", 2), None);
         assert_eq!(encs[0].parse("1.2.3", 2), None);
         assert_eq!(encs[0].parse("+1.2", 2), None);
+        assert_eq!(encs[0].parse("1..2", 3), None);
+        assert_eq!(encs[0].parse("1.2.", 3), None);
+        assert_eq!(encs[0].parse("1.2", 3), None);
+        assert_eq!(encs[0].parse("01.2", 2), Some(vec![1, 2]));
+        assert_eq!(encs[0].parse("18446744073709551616", 1), None, "past u64");
+        assert_eq!(
+            encs[0].parse("18446744073709551615", 1),
+            Some(vec![u64::MAX])
+        );
+        assert_eq!(encs[1].parse("1.2", 2), None);
     }
 }

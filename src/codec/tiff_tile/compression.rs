@@ -99,8 +99,15 @@ impl Compression {
                         ),
                     ));
                 }
-                // A reader needing the first rows only gets those.
-                Ok(Vec::from(input.slice(..input.len().min(ctx.needed))))
+                // A reader needing the first rows only gets those. The
+                // buffer a local read made is handed on, not copied (bytes
+                // shared with other chunks, as a remote span's are, are).
+                if ctx.needed < input.len() {
+                    let first_rows = input.slice(..ctx.needed);
+                    drop(input);
+                    return Ok(Vec::from(first_rows));
+                }
+                Ok(Vec::from(input))
             }
             Compression::Lzw => lzw::decode(&input, limit).map_err(|e| super::fail(self, e)),
             Compression::PackBits => {

@@ -479,6 +479,35 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_tile_read_alone_is_handed_on_uncopied() {
+        let chunk = Chunk::new([1, 8, 8], "|u1");
+        let json = r#"{"compression": 1, "tile_width": 8, "tile_height": 8}"#;
+        let codec = registry::build("tiff-tile", &registry::tests::config(json)).unwrap();
+        let ctx = DecodeContext {
+            chunk_shape: &chunk.shape,
+            chunk_index: &[],
+            dtype: chunk.dtype,
+            decoded_len: 64,
+            needed: 64,
+        };
+        // The whole tile, and its first rows (3 of them for 20 bytes).
+        for (needed, len) in [(64, 64), (20, 24)] {
+            let tile = chunk.band_major.clone();
+            let at = tile.as_ptr();
+            let out = codec
+                .decode(Bytes::from(tile), &DecodeContext { needed, ..ctx })
+                .unwrap();
+            assert_eq!(&out[..], &chunk.band_major[..len]);
+            assert_eq!(out.as_ptr(), at, "the read buffer itself");
+        }
+        // Bytes shared with other chunks (a remote span) are copied.
+        let span = Bytes::from(chunk.band_major.clone());
+        let out = codec.decode(span.slice(..), &ctx).unwrap();
+        assert_eq!(&out[..], &span[..]);
+        assert_ne!(out.as_ptr(), span.as_ptr());
+    }
+
+    #[test]
     fn planar_tiles_hold_one_sample() {
         let chunk = Chunk::new([1, 4, 4], "<u2");
         let json = r#"{"compression": 8, "samples_per_pixel": 3, "planar_config": 2,

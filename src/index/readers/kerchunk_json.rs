@@ -18,9 +18,10 @@ use super::json_dialect;
 use crate::error::{Error, Result};
 use crate::refs::{FileTable, RawRef};
 
-/// The parsed content of a Kerchunk JSON document.
+/// The parsed content of a Kerchunk JSON document; keys without escapes
+/// are borrowed from its text.
 #[derive(Debug, Default)]
-pub struct KerchunkDoc {
+pub struct KerchunkDoc<'a> {
     /// `version` (None for spec v0, the bare refs object).
     pub version: Option<u64>,
     /// `templates`: name -> value.
@@ -28,7 +29,7 @@ pub struct KerchunkDoc {
     /// `gen` entries, unexpanded.
     pub gen: Vec<Value>,
     /// Every `refs` entry in document order.
-    pub entries: Vec<(String, RawRef)>,
+    pub entries: Vec<(Cow<'a, str>, RawRef)>,
     /// URLs of the references (raw, templates not yet applied).
     pub files: FileTable,
 }
@@ -36,11 +37,17 @@ pub struct KerchunkDoc {
 /// Parses a Kerchunk JSON document; `index` names it in error messages.
 ///
 /// Python's `NaN` and trailing commas are read too ([`json_dialect`]).
-pub fn parse(index: &str, bytes: &[u8]) -> Result<KerchunkDoc> {
-    let doc = json_dialect::parse(bytes, parse_strict).map_err(|e| Error::MalformedIndex {
-        index: index.to_string(),
-        reason: e.to_string(),
-    })?;
+pub fn parse<'a>(index: &str, bytes: &'a [u8]) -> Result<KerchunkDoc<'a>> {
+    // As json_dialect::parse, but keys of rewritten text are copied out of it.
+    let doc = parse_strict(bytes)
+        .or_else(|e| match json_dialect::strict(bytes) {
+            Cow::Owned(rewritten) => parse_strict(&rewritten).map(KerchunkDoc::into_owned),
+            Cow::Borrowed(_) => Err(e),
+        })
+        .map_err(|e| Error::MalformedIndex {
+            index: index.to_string(),
+            reason: e.to_string(),
+        })?;
     if doc.version.is_some_and(|v| v > 1) {
         return Err(Error::unsupported(format!(
             "Kerchunk reference spec version {} in {index} (versions 0 and 1 are supported)",
@@ -51,19 +58,39 @@ pub fn parse(index: &str, bytes: &[u8]) -> Result<KerchunkDoc> {
 }
 
 /// Parses strict JSON text.
-fn parse_strict(bytes: &[u8]) -> serde_json::Result<KerchunkDoc> {
+fn parse_strict(bytes: &[u8]) -> serde_json::Result<KerchunkDoc<'_>> {
     let mut doc = KerchunkDoc::default();
+    // About one entry per 64 bytes of text (a reference to a file with a
+    // short path); serde_json cannot say how many a map holds.
+    doc.entries.reserve((bytes.len() / 64).min(1 << 16));
     let mut de = serde_json::Deserializer::from_slice(bytes);
     TopSeed { doc: &mut doc }.deserialize(&mut de)?;
     de.end()?;
     Ok(doc)
 }
 
-impl KerchunkDoc {
+impl KerchunkDoc<'_> {
+    /// The document with every key owned.
+    fn into_owned(self) -> KerchunkDoc<'static> {
+        KerchunkDoc {
+            version: self.version,
+            templates: self.templates,
+            gen: self.gen,
+            entries: self
+                .entries
+                .into_iter()
+                .map(|(k, r)| (Cow::Owned(k.into_owned()), r))
+                .collect(),
+            files: self.files,
+        }
+    }
+}
+
+impl<'de> KerchunkDoc<'de> {
     /// Reads the value of reference `key` from `map` and records it.
-    fn read_entry<'de, A: MapAccess<'de>>(
+    fn read_entry<A: MapAccess<'de>>(
         &mut self,
-        key: String,
+        key: Cow<'de, str>,
         map: &mut A,
     ) -> Result<(), A::Error> {
         let value = map.next_value_seed(RefSeed {
@@ -75,18 +102,18 @@ impl KerchunkDoc {
     }
 }
 
-struct TopSeed<'a> {
-    doc: &'a mut KerchunkDoc,
+struct TopSeed<'a, 'de> {
+    doc: &'a mut KerchunkDoc<'de>,
 }
 
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
+impl<'de> DeserializeSeed<'de> for TopSeed<'_, 'de> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for TopSeed<'_> {
+impl<'de> Visitor<'de> for TopSeed<'_, 'de> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a Kerchunk reference object")
@@ -115,25 +142,25 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
                     saw_refs = true;
                     map.next_value_seed(RefsSeed { doc: self.doc })?;
                 }
-                _ => self.doc.read_entry(key.into_owned(), &mut map)?,
+                _ => self.doc.read_entry(key, &mut map)?,
             }
         }
         Ok(())
     }
 }
 
-struct RefsSeed<'a> {
-    doc: &'a mut KerchunkDoc,
+struct RefsSeed<'a, 'de> {
+    doc: &'a mut KerchunkDoc<'de>,
 }
 
-impl<'de> DeserializeSeed<'de> for RefsSeed<'_> {
+impl<'de> DeserializeSeed<'de> for RefsSeed<'_, 'de> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for RefsSeed<'_> {
+impl<'de> Visitor<'de> for RefsSeed<'_, 'de> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("the 'refs' object")
@@ -142,7 +169,7 @@ impl<'de> Visitor<'de> for RefsSeed<'_> {
         if let Some(n) = map.size_hint() {
             self.doc.entries.reserve(n);
         }
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(Text(key)) = map.next_key()? {
             self.doc.read_entry(key, &mut map)?;
         }
         Ok(())
