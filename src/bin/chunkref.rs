@@ -641,7 +641,7 @@ fn read_sources<T: Send + 'static>(
     read: ReadSource<T>,
     mut use_made: impl FnMut(usize, T) -> Result<(), String>,
 ) -> Result<(), String> {
-    let at_once = on_source_threads(rayon::current_num_threads);
+    let at_once = at_once();
     let turns = Arc::new(Turns::new(at_once.saturating_mul(4).max(READ_AHEAD)));
     let job = Arc::new(Job {
         options: args.read.clone(),
@@ -733,10 +733,7 @@ async fn read_all<T: Send + 'static>(
 /// Reads source `i` of `job` (see [`read_sources`]).
 async fn read_one<T: Send + 'static>(job: &Arc<Job<T>>, i: usize) -> Made<T> {
     let (source, format) = (&job.sources[i], job.formats[i]);
-    let remote = matches!(
-        chunkref::source::locate(source),
-        Ok(Location::Object(_))
-    );
+    let remote = matches!(chunkref::source::locate(source), Ok(Location::Object(_)));
     let head = if remote {
         let head = chunkref::source::Head::read(source).await;
         let read = || (job.read)(&job.options, source, format);
@@ -1213,19 +1210,20 @@ fn all_hdf5(formats: &[Format]) -> bool {
 /// along `--concat-dim` (default: the first dimension of the first array
 /// of two or more), as kerchunk's MultiZarrToZarr does.
 fn index_concatenated(args: &Args) -> Result<(PathBuf, usize), String> {
-    let stores: Vec<concat::Store> = args
-        .sources
-        .par_iter()
-        .map(|s| {
-            let doc = hdf5_doc(args, s).map_err(|e| format!("{s}: {e}"));
-            let refs = doc
-                .as_ref()
-                .ok()
-                .map(|d| d["refs"].as_object().map_or(0, |r| r.len()));
-            args.progress.source_done(refs);
-            doc.map(|doc| (s.clone(), doc))
-        })
-        .collect::<Result<_, String>>()?;
+    let stores: Vec<concat::Store> = on_source_threads(|| {
+        args.sources
+            .par_iter()
+            .map(|s| {
+                let doc = hdf5_doc(args, s).map_err(|e| format!("{s}: {e}"));
+                let refs = doc
+                    .as_ref()
+                    .ok()
+                    .map(|d| d["refs"].as_object().map_or(0, |r| r.len()));
+                args.progress.source_done(refs);
+                doc.map(|doc| (s.clone(), doc))
+            })
+            .collect::<Result<_, String>>()
+    })?;
     let read = |i: usize, path: &str| read_array(&stores[i], path);
     let doc =
         concat::concat(&stores, args.concat_dim.as_deref(), &read).map_err(|e| e.to_string())?;
@@ -1342,13 +1340,7 @@ fn main() -> ExitCode {
     } else {
         rayon::current_num_threads()
     });
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => SOURCE_THREADS.get_or_init(|| pool),
-        Err(e) => {
-            eprintln!("chunkref: cannot start {threads} threads: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    AT_ONCE.get_or_init(|| threads);
     if args.merge_shards {
         return match merge_shards(&args) {
             Ok((dir, n)) => {
@@ -1365,7 +1357,7 @@ fn main() -> ExitCode {
         };
     }
     let mut args = args;
-    let code = pool.install(|| run(&mut args));
+    let code = run(&mut args);
     report_failures(&args, code)
 }
 
@@ -1373,12 +1365,38 @@ fn main() -> ExitCode {
 /// of waiting, not work).
 const REMOTE_CONCURRENCY: usize = 32;
 
-/// The threads sources are read on (`--concurrency` of them).
-static SOURCE_THREADS: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+/// Sources read at once (`--concurrency`), set at start.
+static AT_ONCE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
-/// Runs `work` on the source threads (the global pool before they exist).
+/// Sources read at once: [`AT_ONCE`], else one per core.
+fn at_once() -> usize {
+    AT_ONCE
+        .get()
+        .copied()
+        .unwrap_or_else(rayon::current_num_threads)
+}
+
+/// The threads parallel iterators over the sources run on ([`at_once`] of
+/// them), started on first use: the collections' sources are read on the
+/// I/O runtime instead ([`read_sources`]), and need none.
+static SOURCE_THREADS: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+
+/// Runs `work` on the source threads (on the global pool when they cannot
+/// be started).
 fn on_source_threads<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    match SOURCE_THREADS.get() {
+    let pool = SOURCE_THREADS.get_or_init(|| {
+        let threads = at_once();
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| {
+                eprintln!(
+                    "chunkref: warning: cannot start {threads} threads ({e}): reading on fewer"
+                );
+            })
+            .ok()
+    });
+    match pool {
         Some(pool) => pool.install(work),
         None => work(),
     }
@@ -1438,11 +1456,17 @@ fn run_job(
 
 /// `chunkref index` with its sources expanded.
 fn run(args: &mut Args) -> ExitCode {
-    let detected: Vec<Result<Format, String>> = args
+    let detect = |s: &String| builder::detect(s).map_err(|e| e.to_string());
+    // Remote names with known extensions are no I/O to detect.
+    let detected: Vec<Result<Format, String>> = if args
         .sources
-        .par_iter()
-        .map(|s| builder::detect(s).map_err(|e| e.to_string()))
-        .collect();
+        .iter()
+        .all(|s| builder::remote_format_by_name(s).is_some())
+    {
+        args.sources.iter().map(detect).collect()
+    } else {
+        on_source_threads(|| args.sources.par_iter().map(detect).collect())
+    };
     let (mut kept, mut formats, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for (source, format) in args.sources.iter().zip(detected) {
         match format {
@@ -1517,27 +1541,28 @@ fn run(args: &mut Args) -> ExitCode {
             Ok((what, args.output.clone(), refs))
         });
     }
-    let failed: usize = args
-        .sources
-        .par_iter()
-        .zip(&formats)
-        .map(|(source, format)| {
-            let indexed = index_one(args, source, *format);
-            match indexed {
-                Ok((_, refs)) => {
-                    args.progress.source_done(Some(refs));
-                    0
+    let failed: usize = on_source_threads(|| {
+        args.sources
+            .par_iter()
+            .zip(&formats)
+            .map(|(source, format)| {
+                let indexed = index_one(args, source, *format);
+                match indexed {
+                    Ok((_, refs)) => {
+                        args.progress.source_done(Some(refs));
+                        0
+                    }
+                    Err(e) => {
+                        args.progress.clear();
+                        eprintln!("chunkref: cannot index {source}: {e}");
+                        args.progress.source_done(None);
+                        args.record_failure(source, e);
+                        1
+                    }
                 }
-                Err(e) => {
-                    args.progress.clear();
-                    eprintln!("chunkref: cannot index {source}: {e}");
-                    args.progress.source_done(None);
-                    args.record_failure(source, e);
-                    1
-                }
-            }
-        })
-        .sum();
+            })
+            .sum::<usize>()
+    });
     if failed == total || (failed > 0 && !args.skip_errors) {
         eprintln!("chunkref: {failed} of {total} source(s) could not be indexed");
         return ExitCode::FAILURE;
