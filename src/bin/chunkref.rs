@@ -1297,14 +1297,13 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
     }
     let built = chunkref::dted::build_cells(&cells, args.read.checksum_warnings)
         .map_err(|e| e.to_string())?;
+    let mut refs = std::collections::HashMap::<&str, usize>::new();
+    for r in built.arrays.values().flatten() {
+        *refs.entry(&r.url).or_default() += 1;
+    }
     for cell in &cells {
-        let refs = built
-            .arrays
-            .values()
-            .flatten()
-            .filter(|r| *r.url == *cell.url)
-            .count();
-        args.progress.source_done(Some(refs));
+        let into_cell = refs.get(cell.url.as_str()).copied().unwrap_or(0);
+        args.progress.source_done(Some(into_cell));
     }
     let mut doc = built.to_kerchunk();
     if args.read.template_base {
