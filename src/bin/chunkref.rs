@@ -619,8 +619,6 @@ struct Job<T> {
     sources: Vec<String>,
     formats: Vec<Format>,
     read: ReadSource<T>,
-    /// Sources read at once (`--concurrency`).
-    at_once: usize,
 }
 
 /// Reads every source with `read`, several at once, and hands what each
@@ -628,9 +626,10 @@ struct Job<T> {
 /// in the order given; with `--skip-errors` a source that fails is
 /// recorded and left out.
 ///
-/// The sources are read by tasks on the I/O runtime, `--concurrency` at
-/// once, each begun as soon as one is done (no waiting for a batch's
-/// slowest), at most [`Turns::ahead`] past the first not used yet: a remote
+/// The sources are read by `--concurrency` tasks on the I/O runtime, each
+/// taking the next source as soon as it is done with one (no waiting for a
+/// batch's slowest), at most [`Turns::ahead`] past the first not used yet
+/// ([`read_in_turn`]): a remote
 /// source's head is a future, and its builder runs on the task when the
 /// head holds all it reads (as a COG's does), else on a thread where it
 /// may block; local sources are read on such threads. What they made is
@@ -642,17 +641,28 @@ fn read_sources<T: Send + 'static>(
     mut use_made: impl FnMut(usize, T) -> Result<(), String>,
 ) -> Result<(), String> {
     let at_once = at_once();
-    let turns = Arc::new(Turns::new(at_once.saturating_mul(4).max(READ_AHEAD)));
+    let turns = Arc::new(Turns::new(
+        args.sources.len(),
+        at_once.saturating_mul(4).max(READ_AHEAD),
+    ));
     let job = Arc::new(Job {
         options: args.read.clone(),
         sources: args.sources.clone(),
         formats: formats.to_vec(),
         read,
-        at_once,
     });
     let (tx, rx) = std::sync::mpsc::channel();
     let runtime = chunkref::fetch::runtime();
-    let reading = runtime.spawn(read_all(job, Arc::clone(&turns), tx));
+    let readers: Vec<_> = (0..at_once.min(args.sources.len()))
+        .map(|_| {
+            runtime.spawn(read_in_turn(
+                Arc::clone(&job),
+                Arc::clone(&turns),
+                tx.clone(),
+            ))
+        })
+        .collect();
+    drop(tx);
     let used = {
         let _stop = StopTurns {
             turns: &turns,
@@ -677,56 +687,35 @@ fn read_sources<T: Send + 'static>(
         })
     };
     // The tasks still reading finish (their sources are not used).
-    if let Err(e) = runtime.block_on(reading) {
-        if let Ok(panic) = e.try_into_panic() {
-            std::panic::resume_unwind(panic);
+    for reader in readers {
+        if let Err(e) = runtime.block_on(reader) {
+            if let Ok(panic) = e.try_into_panic() {
+                std::panic::resume_unwind(panic);
+            }
         }
     }
     used
 }
 
-/// Reads the sources of `job` in turn, [`Job::at_once`] at a time, each
-/// on a task of its own; sends what each made, with its place, to `made`.
-async fn read_all<T: Send + 'static>(
+/// Reads sources of `job` as their turns come, one after another (each of
+/// the `--concurrency` tasks running this takes the next source as soon as
+/// it is done with one), until none is left or the reading stopped; sends
+/// what each made, with its place, to `made`.
+async fn read_in_turn<T: Send + 'static>(
     job: Arc<Job<T>>,
     turns: Arc<Turns>,
     made: std::sync::mpsc::Sender<(usize, Made<T>)>,
 ) {
-    use futures::{FutureExt, StreamExt};
-    let permits = Arc::new(tokio::sync::Semaphore::new(job.at_once));
-    let mut tasks = futures::stream::FuturesUnordered::new();
-    let reaped = |done: Result<(), tokio::task::JoinError>| {
-        if let Err(e) = done {
-            if let Ok(panic) = e.try_into_panic() {
-                std::panic::resume_unwind(panic);
-            }
-        }
+    let _stop = StopTurns {
+        turns: &turns,
+        only_on_panic: true,
     };
-    for i in 0..job.sources.len() {
-        if !turns.wait(i).await {
-            break;
+    while let Some(i) = turns.take().await {
+        let read = read_one(&job, i).await;
+        // The user is gone only when it stopped (a failure).
+        if made.send((i, read)).is_err() {
+            return;
         }
-        let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
-            break;
-        };
-        let (job, turns, made) = (Arc::clone(&job), Arc::clone(&turns), made.clone());
-        tasks.push(tokio::spawn(async move {
-            let _stop = StopTurns {
-                turns: &turns,
-                only_on_panic: true,
-            };
-            let read = read_one(&job, i).await;
-            drop(permit);
-            // The user is gone only when it stopped (a failure).
-            let _ = made.send((i, read));
-        }));
-        while let Some(Some(done)) = tasks.next().now_or_never() {
-            reaped(done);
-        }
-    }
-    drop(made);
-    while let Some(done) = tasks.next().await {
-        reaped(done);
     }
 }
 
@@ -779,6 +768,10 @@ impl Drop for StopTurns<'_> {
 /// not used yet.
 struct Turns {
     state: tokio::sync::watch::Sender<TurnState>,
+    /// The next source to read.
+    next: std::sync::atomic::AtomicUsize,
+    /// Number of sources.
+    jobs: usize,
     /// Most sources read ahead of the first not used yet.
     ahead: usize,
 }
@@ -792,20 +785,29 @@ struct TurnState {
 }
 
 impl Turns {
-    fn new(ahead: usize) -> Turns {
+    fn new(jobs: usize, ahead: usize) -> Turns {
         Turns {
             state: tokio::sync::watch::Sender::new(TurnState::default()),
+            next: std::sync::atomic::AtomicUsize::new(0),
+            jobs,
             ahead: ahead.max(1),
         }
     }
 
-    /// Waits until source `i` may be read; false when no more are.
-    async fn wait(&self, i: usize) -> bool {
+    /// The next source to read, once it is no more than `ahead` past the
+    /// first not used; `None` when every source is taken or the reading
+    /// stopped.
+    async fn take(&self) -> Option<usize> {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if i >= self.jobs {
+            return None;
+        }
         let mut state = self.state.subscribe();
-        state
+        let state = state
             .wait_for(|s| s.stopped || i < s.used + self.ahead)
             .await
-            .is_ok_and(|s| !s.stopped)
+            .ok()?;
+        (!state.stopped).then_some(i)
     }
 
     /// The first `used` sources have been used.
