@@ -87,6 +87,10 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
                    (normalized: Kelvin as Celsius, GDAL's GRIB_NORMALIZE_UNITS=YES; the
                    default) or as the file stores them (raw: GRIB_NORMALIZE_UNITS=NO)"#;
 
+#[cfg(lazy_gdal)]
+#[path = "chunkref/lazy_gdal.rs"]
+mod lazy_gdal;
+
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
 use chunkref::chunk::Locations;

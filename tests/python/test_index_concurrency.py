@@ -10,14 +10,18 @@ same files read locally (``--template-base`` makes the two documents
 byte for byte comparable) and GDAL reading the files (a VRT for mosaics).
 Slow answers (servers.py's ``slow`` fault on a share of the requests)
 make the reads finish out of order.  Also: the DTED mosaic's summary
-counts its cells, ``--concurrency 1`` finishes, and a remote source that
-fails is named.
+counts its cells, ``--concurrency 1`` finishes, a remote source that
+fails is named, and the command loads libgdal only when a builder calls
+GDAL.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -177,3 +181,31 @@ def test_dted_mosaic_summary_counts_its_cells(tmp_path, chunkref_bin):
     assert done.returncode == 0, done.stderr
     assert f"3 of 4 sources indexed (1 failed), {refs} chunk references" in done.stderr, done.stderr
     assert f"left out {broken}" in done.stderr, done.stderr
+
+
+def loads_libgdal(binary: Path, *args: str | Path) -> bool:
+    """Whether ``binary *args`` loads libgdal (glibc's ``LD_DEBUG=files``)."""
+    done = subprocess.run(
+        [str(binary), *map(str, args)], capture_output=True, text=True, timeout=300,
+        env={**os.environ, "LD_DEBUG": "files"},
+    )
+    assert done.returncode in (0, 2), done.stderr[-2000:]  # 2: --help
+    return re.search(r"file=libgdal\.so", done.stderr) is not None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's loader")
+def test_libgdal_is_loaded_only_when_a_source_needs_it(tmp_path, chunkref_bin):
+    """The command loads libgdal when a builder first calls GDAL (here:
+    the CRS of GeoKeys that name no EPSG code), not at start."""
+    needed = subprocess.run(["readelf", "-d", str(chunkref_bin)], capture_output=True, text=True)
+    if needed.returncode != 0 or "libgdal" in needed.stdout:
+        pytest.skip("a build that links libgdal at start (no soname found, or not Linux)")
+    plain = write_step(tmp_path / "plain.tif", 1)
+    assert not loads_libgdal(chunkref_bin, "--help")
+    assert not loads_libgdal(chunkref_bin, "index", plain, "-o", tmp_path / "plain.json")
+    lcc = tmp_path / "lcc.tif"
+    gdal.Translate(str(lcc), str(plain), outputSRS="+proj=lcc +lat_1=33 +lat_2=45 +lat_0=39 "
+                   "+lon_0=-96 +x_0=0 +y_0=0 +datum=WGS84 +units=m")
+    out = tmp_path / "lcc.json"
+    assert loads_libgdal(chunkref_bin, "index", lcc, "-o", out)
+    assert open_chunkref(out).GetSpatialRef().IsSame(gdal.Open(str(lcc)).GetSpatialRef())
