@@ -395,3 +395,55 @@ impl Source {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nothing listens there: a request would fail, so none is made.
+    const URL: &str = "http://127.0.0.1:9/a.tif";
+
+    fn head(read: Result<(Bytes, u64)>) -> Head {
+        Head {
+            name: URL.into(),
+            read,
+        }
+    }
+
+    #[test]
+    fn a_head_handed_over_serves_its_builder_and_nothing_more() {
+        let ahead = head(Ok((Bytes::from_static(b"0123456789"), 100)));
+        let within = with_head_only(ahead.clone(), || {
+            let source = Source::open(URL, "TIFF")?;
+            Ok::<_, Error>((source.len(), source.read(2, 3)?))
+        });
+        assert_eq!(within.unwrap().unwrap(), (100, b"234".to_vec()));
+        // Past the head, another remote source, the same one opened twice:
+        // refused, the builder to be run again where it may block.
+        let past = with_head_only(ahead.clone(), || Source::open(URL, "TIFF")?.read(20, 3));
+        assert!(past.is_none());
+        let other = with_head_only(ahead.clone(), || {
+            Source::open("http://127.0.0.1:9/b.tif", "TIFF").map(|_| ())
+        });
+        assert!(other.is_none());
+        let twice = with_head_only(ahead, || {
+            Source::open(URL, "TIFF")?;
+            Source::open(URL, "TIFF").map(|_| ())
+        });
+        assert!(twice.is_none());
+        // Nothing is left handed to the thread.
+        assert!(HANDED.with(|h| h.borrow().is_none()));
+    }
+
+    #[test]
+    fn a_failed_head_read_is_the_builders_error() {
+        let failed = head(Err(Error::Io {
+            url: URL.into(),
+            range: " bytes 0..16384".into(),
+            reason: "object not found".into(),
+        }));
+        let e = with_head(failed, || Source::open(URL, "TIFF").err());
+        let e = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains(URL) && e.contains("object not found"), "{e}");
+    }
+}
