@@ -10,7 +10,11 @@
 //!   file driver structures (src/hdf5/vfd.rs, checked by vfd_layout.c) and
 //!   the API names 1.12 changed (src/hdf5/compat.rs);
 //! - `cfg(hdf5_2)` as well when libhdf5 is 2.x: the calls 2.0 changed
-//!   (src/hdf5/compat.rs).
+//!   (src/hdf5/compat.rs);
+//! - `cfg(lazy_gdal)` on Linux when libgdal's file name gives its soname
+//!   (`CHUNKREF_GDAL_SONAME`): the `chunkref` command then loads libgdal
+//!   when it first calls GDAL, not at start (src/bin/chunkref/lazy_gdal.rs,
+//!   its GDAL functions hidden by lazy_gdal.map).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -148,6 +152,48 @@ impl Gdal {
             }
         }
     }
+
+    /// The soname of the libgdal linked (`libgdal.so.32`), from the file
+    /// `libgdal.so` names in the library directories (`libgdal.so.32.3.6.2`).
+    fn soname(&self) -> Option<String> {
+        let dirs = self
+            .libs
+            .split_whitespace()
+            .filter_map(|f| f.strip_prefix("-L"));
+        let file = dirs
+            .chain([
+                "/usr/lib/x86_64-linux-gnu",
+                "/usr/lib/aarch64-linux-gnu",
+                "/usr/lib",
+            ])
+            .find_map(|dir| std::fs::canonicalize(Path::new(dir).join("libgdal.so")).ok())?;
+        let name = file.file_name()?.to_str()?;
+        let major = name.strip_prefix("libgdal.so.")?.split('.').next()?;
+        major
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| format!("libgdal.so.{major}"))
+    }
+
+    /// `cfg(lazy_gdal)`: the `chunkref` command defines the GDAL functions
+    /// the library calls, each loading libgdal (by its soname) on first use,
+    /// and hides them from its dynamic symbols (so libgdal's own calls stay
+    /// its own); libgdal is then not loaded at start.
+    fn emit_lazy_gdal(&self) {
+        println!("cargo::rustc-check-cfg=cfg(lazy_gdal)");
+        let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
+        let Some(soname) = self.soname().filter(|_| linux) else {
+            return;
+        };
+        let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bin/chunkref/lazy_gdal.map");
+        println!("cargo:rerun-if-changed={}", map.display());
+        println!("cargo::rustc-cfg=lazy_gdal");
+        println!("cargo:rustc-env=CHUNKREF_GDAL_SONAME={soname}");
+        println!(
+            "cargo:rustc-link-arg-bin=chunkref=-Wl,--version-script={}",
+            map.display()
+        );
+    }
 }
 
 /// libhdf5's include directories: those hdf5-metno-sys built against
@@ -228,4 +274,5 @@ fn main() {
     gdal.compile_shim();
     check_hdf5_layout();
     gdal.link();
+    gdal.emit_lazy_gdal();
 }

@@ -127,26 +127,21 @@ pub fn detect(path: &str) -> Result<Format> {
     if Path::new(path).is_dir() {
         return detect_dir(path);
     }
-    let ext = Path::new(path.rsplit('/').next().unwrap_or(path))
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
+    if let Some(format) = remote_format_by_name(path) {
+        return Ok(format);
+    }
+    let ext = extension(path);
     let by_extension = || {
         SIGNATURES
             .iter()
             .find(|s| s.extensions.contains(&ext.as_str()))
     };
-    let remote = matches!(crate::source::locate(path)?, Location::Object(_));
-    if remote && path.trim_end_matches('/').ends_with(".zarr") {
-        return Ok(Format::ZarrStore);
-    }
-    let head = match (remote, by_extension()) {
-        (true, Some(s)) => return Ok(s.format),
-        (true, None) => {
+    let head = match crate::source::locate(path)? {
+        Location::Object(_) => {
             let source = Source::open(path, "file")?;
             source.read(0, source.len().min(HEAD_BYTES))?
         }
-        (false, _) => {
+        Location::Local(_) => {
             let mut head = Vec::with_capacity(HEAD_BYTES as usize);
             std::fs::File::open(path)
                 .and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut head))
@@ -179,6 +174,31 @@ pub fn detect(path: &str) -> Result<Format> {
                     .join(", ")
             ),
         })
+}
+
+/// The format of the remote object `path` by its name alone (a known
+/// extension, or `.zarr`): what [`detect`] says of it without a request.
+/// `None` for local paths and other names.
+pub fn remote_format_by_name(path: &str) -> Option<Format> {
+    if !matches!(crate::source::locate(path), Ok(Location::Object(_))) {
+        return None;
+    }
+    if path.trim_end_matches('/').ends_with(".zarr") {
+        return Some(Format::ZarrStore);
+    }
+    let ext = extension(path);
+    SIGNATURES
+        .iter()
+        .find(|s| s.extensions.contains(&ext.as_str()))
+        .map(|s| s.format)
+}
+
+/// The extension of the last part of `path` (a path or URL), lower case.
+fn extension(path: &str) -> String {
+    Path::new(path.rsplit('/').next().unwrap_or(path))
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default()
 }
 
 /// [`Format::ZarrStore`] when directory `path` is a Zarr store.

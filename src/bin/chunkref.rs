@@ -87,6 +87,10 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
                    (normalized: Kelvin as Celsius, GDAL's GRIB_NORMALIZE_UNITS=YES; the
                    default) or as the file stores them (raw: GRIB_NORMALIZE_UNITS=NO)"#;
 
+#[cfg(lazy_gdal)]
+#[path = "chunkref/lazy_gdal.rs"]
+mod lazy_gdal;
+
 /// A source format `chunkref index` reads.
 use chunkref::builder::{self, Format};
 use chunkref::chunk::Locations;
@@ -240,14 +244,23 @@ enum DatetimeFrom {
     Metadata,
 }
 
-struct Args {
-    sources: Vec<String>,
-    output: PathBuf,
+/// What indexing one source takes of the arguments (owned: sources are
+/// read on the I/O runtime's tasks).
+#[derive(Debug, Clone)]
+struct ReadOptions {
     template_base: bool,
     checksum_warnings: bool,
     /// GRIB2 values and units (`--grib-units`).
     grib_units: chunkref::grib2::Units,
     datetime: Option<DatetimeFrom>,
+    /// OUT, as the stack's steps name it.
+    output: String,
+}
+
+struct Args {
+    sources: Vec<String>,
+    output: PathBuf,
+    read: ReadOptions,
     layout: Layout,
     /// Sources read at once (`--concurrency`).
     concurrency: Option<usize>,
@@ -423,11 +436,14 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         }
     }
     Ok(Args {
+        read: ReadOptions {
+            template_base,
+            checksum_warnings,
+            grib_units,
+            datetime,
+            output: output.clone(),
+        },
         output: PathBuf::from(output),
-        template_base,
-        checksum_warnings,
-        grib_units,
-        datetime,
         layout,
         concurrency,
         skip_errors,
@@ -458,7 +474,7 @@ fn destination(args: &Args, source: &str, several: bool) -> PathBuf {
 /// The absolute path of `source` (a remote source: its URL as given) and
 /// the URL its chunks are referenced by (a remote source's in
 /// `scheme://bucket/key` form).
-fn locate(args: &Args, source: &str) -> Result<(String, String), String> {
+fn locate(options: &ReadOptions, source: &str) -> Result<(String, String), String> {
     let (abs, canonical) = match chunkref::source::locate(source).map_err(|e| e.to_string())? {
         Location::Object(url) => (source.to_string(), url.to_string()),
         Location::Local(_) => {
@@ -467,7 +483,7 @@ fn locate(args: &Args, source: &str) -> Result<(String, String), String> {
             (abs.clone(), abs)
         }
     };
-    let url = if args.template_base {
+    let url = if options.template_base {
         let name = canonical.rsplit('/').next().unwrap_or_default();
         format!("{{{{base}}}}{name}")
     } else {
@@ -527,15 +543,14 @@ fn reason(e: chunkref::Error, path: &str) -> String {
 }
 
 /// The index of one source (templates set with `--template-base`).
-fn source_built(args: &Args, source: &str, format: Format) -> Result<Built, String> {
-    let (path, url) = locate(args, source)?;
-    let options = builder::Options {
-        dted_checksum_warnings: args.checksum_warnings,
-        grib_units: args.grib_units,
+fn source_built(options: &ReadOptions, source: &str, format: Format) -> Result<Built, String> {
+    let (path, url) = locate(options, source)?;
+    let build = builder::Options {
+        dted_checksum_warnings: options.checksum_warnings,
+        grib_units: options.grib_units,
     };
-    let mut built =
-        builder::build_as(format, &path, &url, options).map_err(|e| reason(e, &path))?;
-    if args.template_base {
+    let mut built = builder::build_as(format, &path, &url, build).map_err(|e| reason(e, &path))?;
+    if options.template_base {
         built.templates.insert("base".into(), String::new());
     }
     Ok(built)
@@ -552,15 +567,20 @@ fn stacks(args: &Args) -> bool {
 }
 
 /// How many sources are indexed at once, ahead of the stack being written.
-/// (At least; four per source thread, so a slow source holds few back.)
+/// (At least; four per source read at once, so a slow source holds few
+/// back.)
 const READ_AHEAD: usize = 64;
 
 /// One time step of the stack: the index of `source` and its datetime,
-/// made ready for the stack.
-fn read_step(args: &Args, source: &str, format: Format) -> Result<Prepared, String> {
+/// made ready for the stack, and its chunk references.
+fn read_step(
+    options: &ReadOptions,
+    source: &str,
+    format: Format,
+) -> Result<(Prepared, usize), String> {
     let fail = |e: String| format!("{source}: {e}");
-    let built = source_built(args, source, format).map_err(fail)?;
-    let datetime = match args.datetime {
+    let built = source_built(options, source, format).map_err(fail)?;
+    let datetime = match options.datetime {
         None => None,
         Some(DatetimeFrom::Name) => {
             Some(chunkref::datetime::datetime_in_name(source).ok_or_else(|| {
@@ -584,83 +604,157 @@ fn read_step(args: &Args, source: &str, format: Format) -> Result<Prepared, Stri
         built,
         datetime,
     };
-    step.prepare(&args.output.to_string_lossy())
-        .map_err(|e| e.to_string())
+    let step = step.prepare(&options.output).map_err(|e| e.to_string())?;
+    let refs = step.references();
+    Ok((step, refs))
 }
 
-/// Indexes every source, several at once (headers read in parallel), and
-/// hands the steps to `use_step(i, step)` (`i`: the source's place in the
-/// arguments) in the order given; with `--skip-errors` a source that fails
-/// is recorded and left out.
+/// What one source is made into for a collection, and its chunk
+/// references (an error names the source).
+type Made<T> = Result<(T, usize), String>;
+
+/// How one source is read for a collection: [`read_step`], [`read_scene`].
+type ReadSource<T> = fn(&ReadOptions, &str, Format) -> Made<T>;
+
+/// The sources of one collection and how each is read, shared by the
+/// tasks reading them.
+struct Job<T> {
+    options: ReadOptions,
+    sources: Vec<String>,
+    formats: Vec<Format>,
+    read: ReadSource<T>,
+}
+
+/// Reads every source with `read`, several at once, and hands what each
+/// made to `use_made(i, made)` (`i`: the source's place in the arguments)
+/// in the order given; with `--skip-errors` a source that fails is
+/// recorded and left out.
 ///
-/// Each source thread takes the next source as soon as it is done with one
-/// (no waiting for a batch's slowest), at most [`Turns::ahead`] past the
-/// first step not used yet, so the steps waiting for their turn stay few.
-/// The steps are used on a thread of their own: every source thread reads.
-fn read_steps(
+/// The sources are read by `--concurrency` tasks on the I/O runtime, each
+/// taking the next source as soon as it is done with one (no waiting for a
+/// batch's slowest), at most [`Turns::ahead`] past the first not used yet
+/// ([`read_in_turn`]): a remote
+/// source's head is a future, and its builder runs on the task when the
+/// head holds all it reads (as a COG's does), else on a thread where it
+/// may block; local sources are read on such threads. What they made is
+/// used on this thread, in order.
+fn read_sources<T: Send + 'static>(
     args: &Args,
     formats: &[Format],
-    mut use_step: impl FnMut(usize, Prepared) -> Result<(), String> + Send,
+    read: ReadSource<T>,
+    mut use_made: impl FnMut(usize, T) -> Result<(), String>,
 ) -> Result<(), String> {
-    let threads = on_source_threads(rayon::current_num_threads);
-    let turns = Turns::new(
+    let at_once = at_once();
+    let turns = Arc::new(Turns::new(
         args.sources.len(),
-        threads.saturating_mul(4).max(READ_AHEAD),
-    );
+        at_once.saturating_mul(4).max(READ_AHEAD),
+    ));
+    let job = Arc::new(Job {
+        options: args.read.clone(),
+        sources: args.sources.clone(),
+        formats: formats.to_vec(),
+        read,
+    });
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|scope| {
-        let turns = &turns;
-        let user = scope.spawn(move || {
-            let _stop = StopTurns {
-                turns,
-                only_on_panic: false,
-            };
-            let mut waiting: std::collections::BTreeMap<usize, Result<Prepared, String>> =
-                std::collections::BTreeMap::new();
-            let mut next = 0;
-            rx.iter().try_for_each(|(i, step)| {
-                waiting.insert(i, step);
-                while let Some(step) = waiting.remove(&next) {
-                    match step {
-                        Ok(step) => {
-                            args.progress.source_done(Some(step.references()));
-                            use_step(next, step)?;
-                        }
-                        Err(e) => args.skip(&args.sources[next], e)?,
+    let runtime = chunkref::fetch::runtime();
+    let readers: Vec<_> = (0..at_once.min(args.sources.len()))
+        .map(|_| {
+            runtime.spawn(read_in_turn(
+                Arc::clone(&job),
+                Arc::clone(&turns),
+                tx.clone(),
+            ))
+        })
+        .collect();
+    drop(tx);
+    let used = {
+        let _stop = StopTurns {
+            turns: &turns,
+            only_on_panic: false,
+        };
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut next = 0;
+        rx.iter().try_for_each(|(i, made): (usize, Made<T>)| {
+            waiting.insert(i, made);
+            while let Some(made) = waiting.remove(&next) {
+                match made {
+                    Ok((made, refs)) => {
+                        args.progress.source_done(Some(refs));
+                        use_made(next, made)?;
                     }
-                    next += 1;
-                    turns.used(next);
+                    Err(e) => args.skip(&args.sources[next], e)?,
                 }
-                Ok(())
-            })
-        });
-        on_source_threads(|| {
-            rayon::scope(|s| {
-                for _ in 0..threads.min(args.sources.len()) {
-                    let tx = tx.clone();
-                    s.spawn(move |_| {
-                        let _stop = StopTurns {
-                            turns,
-                            only_on_panic: true,
-                        };
-                        while let Some(i) = turns.take() {
-                            let step = read_step(args, &args.sources[i], formats[i]);
-                            if tx.send((i, step)).is_err() {
-                                return;
-                            }
-                        }
-                    });
-                }
-                drop(tx);
-            })
-        });
-        user.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-    })
+                next += 1;
+                turns.used(next);
+            }
+            Ok(())
+        })
+    };
+    // The tasks still reading finish (their sources are not used).
+    for reader in readers {
+        if let Err(e) = runtime.block_on(reader) {
+            if let Ok(panic) = e.try_into_panic() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+    used
 }
 
-/// Stops the turns when dropped: when the steps' user is done (its last
-/// step used, a failure, a panic) and when a source thread panics, so that
-/// no thread waits for a turn that will not come.
+/// Reads sources of `job` as their turns come, one after another (each of
+/// the `--concurrency` tasks running this takes the next source as soon as
+/// it is done with one), until none is left or the reading stopped; sends
+/// what each made, with its place, to `made`.
+async fn read_in_turn<T: Send + 'static>(
+    job: Arc<Job<T>>,
+    turns: Arc<Turns>,
+    made: std::sync::mpsc::Sender<(usize, Made<T>)>,
+) {
+    let _stop = StopTurns {
+        turns: &turns,
+        only_on_panic: true,
+    };
+    while let Some(i) = turns.take().await {
+        let read = read_one(&job, i).await;
+        // The user is gone only when it stopped (a failure).
+        if made.send((i, read)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads source `i` of `job` (see [`read_sources`]).
+async fn read_one<T: Send + 'static>(job: &Arc<Job<T>>, i: usize) -> Made<T> {
+    let (source, format) = (&job.sources[i], job.formats[i]);
+    let remote = matches!(chunkref::source::locate(source), Ok(Location::Object(_)));
+    let head = if remote {
+        let head = chunkref::source::Head::read(source).await;
+        let read = || (job.read)(&job.options, source, format);
+        if let Some(made) = chunkref::source::with_head_only(head.clone(), read) {
+            return made;
+        }
+        Some(head)
+    } else {
+        None
+    };
+    // More than a head to read: on a thread that may block.
+    let job = Arc::clone(job);
+    let blocking = tokio::task::spawn_blocking(move || {
+        let (source, format) = (&job.sources[i], job.formats[i]);
+        let read = || (job.read)(&job.options, source, format);
+        match head {
+            Some(head) => chunkref::source::with_head(head, read),
+            None => read(),
+        }
+    });
+    blocking
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+/// Stops the turns when dropped: when the user of what the sources made
+/// is done (the last used, a failure, a panic) and when a task reading a
+/// source panics, so that no source waits for a turn that will not come.
 struct StopTurns<'a> {
     turns: &'a Turns,
     only_on_panic: bool,
@@ -674,67 +768,60 @@ impl Drop for StopTurns<'_> {
     }
 }
 
-/// The sources' turns: the source threads take them in order, at most
-/// `ahead` past the first step not used yet.
+/// The sources' turns: taken in order, at most `ahead` past the first
+/// not used yet.
 struct Turns {
-    state: std::sync::Mutex<TurnState>,
-    moved: std::sync::Condvar,
+    state: tokio::sync::watch::Sender<TurnState>,
+    /// The next source to read.
+    next: std::sync::atomic::AtomicUsize,
     /// Number of sources.
     jobs: usize,
-    /// Most sources read ahead of the first step not used yet.
+    /// Most sources read ahead of the first not used yet.
     ahead: usize,
 }
 
-#[derive(Default)]
+#[derive(Debug, Clone, Copy, Default)]
 struct TurnState {
-    /// The next source to read.
-    next: usize,
-    /// Steps used so far.
+    /// Sources used so far.
     used: usize,
-    /// The stack failed: no more sources are read.
+    /// The collection failed: no more sources are read.
     stopped: bool,
 }
 
 impl Turns {
     fn new(jobs: usize, ahead: usize) -> Turns {
         Turns {
-            state: std::sync::Mutex::default(),
-            moved: std::sync::Condvar::new(),
+            state: tokio::sync::watch::Sender::new(TurnState::default()),
+            next: std::sync::atomic::AtomicUsize::new(0),
             jobs,
             ahead: ahead.max(1),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, TurnState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The next source to read, waiting while it is too far ahead; `None`
-    /// when every source is taken or the stack failed.
-    fn take(&self) -> Option<usize> {
-        let mut state = self.lock();
-        loop {
-            if state.stopped || state.next >= self.jobs {
-                return None;
-            }
-            if state.next < state.used + self.ahead {
-                state.next += 1;
-                return Some(state.next - 1);
-            }
-            state = self.moved.wait(state).unwrap_or_else(|p| p.into_inner());
+    /// The next source to read, once it is no more than `ahead` past the
+    /// first not used; `None` when every source is taken or the reading
+    /// stopped.
+    async fn take(&self) -> Option<usize> {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if i >= self.jobs {
+            return None;
         }
+        let mut state = self.state.subscribe();
+        let state = state
+            .wait_for(|s| s.stopped || i < s.used + self.ahead)
+            .await
+            .ok()?;
+        (!state.stopped).then_some(i)
     }
 
-    /// The first `used` steps have been used.
+    /// The first `used` sources have been used.
     fn used(&self, used: usize) {
-        self.lock().used = used;
-        self.moved.notify_all();
+        self.state.send_modify(|s| s.used = used);
     }
 
     /// No more sources are to be read.
     fn stop(&self) {
-        self.lock().stopped = true;
-        self.moved.notify_all();
+        self.state.send_modify(|s| s.stopped = true);
     }
 }
 
@@ -818,7 +905,7 @@ fn stream_stack(
     let name = args.output.to_string_lossy();
     let mut stacker = Stacker::new(&name, table::BATCH_ROWS, sink);
     let mut off_grid = None;
-    let read = read_steps(args, formats, |i, step| {
+    let read = read_sources(args, formats, read_step, |i, step| {
         if let Some(key) = stacker.off_grid(&step) {
             off_grid = Some((i, key));
             return Err("off the grid".into());
@@ -841,7 +928,7 @@ fn index_scenes(
     formats: &[Format],
     off_grid: Option<(usize, String)>,
 ) -> Result<(String, usize), String> {
-    if args.datetime.is_some() {
+    if args.read.datetime.is_some() {
         return Err(
             "--datetime-from-name and --datetime-from-metadata are for time stacks; \
                     these sources make a mosaic (pass --stack for a time stack of files on \
@@ -851,22 +938,10 @@ fn index_scenes(
     }
     args.progress.restart();
     let mut scenes = Vec::with_capacity(args.sources.len());
-    for (source, format) in args.sources.iter().zip(formats) {
-        let scene = source_built(args, source, *format).and_then(|built| {
-            let text = serde_json::to_vec(&built.to_kerchunk()).map_err(|e| e.to_string())?;
-            let refs = built.arrays.values().map(Vec::len).sum();
-            Index::from_kerchunk_json(source, &text, &[])
-                .map(|scene| (scene, refs))
-                .map_err(|e| e.to_string())
-        });
-        match scene {
-            Ok((scene, refs)) => {
-                args.progress.source_done(Some(refs));
-                scenes.push(scene);
-            }
-            Err(e) => args.skip(source, format!("{source}: {e}"))?,
-        }
-    }
+    read_sources(args, formats, read_scene, |_, scene| {
+        scenes.push(scene);
+        Ok(())
+    })?;
     let out = args.output.to_string_lossy();
     let settings = chunkref::config::Settings::from_lookup(|k| std::env::var(k).ok())
         .map_err(|e| e.to_string())?;
@@ -897,12 +972,22 @@ fn index_scenes(
     Ok((what, save_index(&index, &args.output, &out)?))
 }
 
+/// One scene of a mosaic: the index of `source`, and its chunk references.
+fn read_scene(options: &ReadOptions, source: &str, format: Format) -> Made<Index> {
+    let fail = |e: String| format!("{source}: {e}");
+    let built = source_built(options, source, format).map_err(fail)?;
+    let text = serde_json::to_vec(&built.to_kerchunk()).map_err(|e| fail(e.to_string()))?;
+    let refs = built.arrays.values().map(Vec::len).sum();
+    let scene = Index::from_kerchunk_json(source, &text, &[]).map_err(|e| fail(e.to_string()))?;
+    Ok((scene, refs))
+}
+
 /// The Kerchunk document of NetCDF / HDF5 file `source`, a local file or a
 /// remote object (templates set with `--template-base`).
 fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
-    let (path, url) = locate(args, source)?;
+    let (path, url) = locate(&args.read, source)?;
     let mut doc = chunkref::builder::netcdf_document(&path, &url).map_err(|e| reason(e, &path))?;
-    if args.template_base {
+    if args.read.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
     }
     Ok(doc)
@@ -911,13 +996,13 @@ fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
 /// The Kerchunk document of the Zarr store directory `source` (templates
 /// set with `--template-base`); what it left out is printed.
 fn store_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
-    let (path, url) = locate(args, source)?;
+    let (path, url) = locate(&args.read, source)?;
     let index = chunkref::zarr_store::index_store(&path, &url).map_err(|e| reason(e, &path))?;
     for warning in &index.warnings {
         eprintln!("chunkref: warning: {source}: {warning}");
     }
     let mut doc = index.doc;
-    if args.template_base {
+    if args.read.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
     }
     Ok(doc)
@@ -1131,19 +1216,20 @@ fn all_hdf5(formats: &[Format]) -> bool {
 /// along `--concat-dim` (default: the first dimension of the first array
 /// of two or more), as kerchunk's MultiZarrToZarr does.
 fn index_concatenated(args: &Args) -> Result<(PathBuf, usize), String> {
-    let stores: Vec<concat::Store> = args
-        .sources
-        .par_iter()
-        .map(|s| {
-            let doc = hdf5_doc(args, s).map_err(|e| format!("{s}: {e}"));
-            let refs = doc
-                .as_ref()
-                .ok()
-                .map(|d| d["refs"].as_object().map_or(0, |r| r.len()));
-            args.progress.source_done(refs);
-            doc.map(|doc| (s.clone(), doc))
-        })
-        .collect::<Result<_, String>>()?;
+    let stores: Vec<concat::Store> = on_source_threads(|| {
+        args.sources
+            .par_iter()
+            .map(|s| {
+                let doc = hdf5_doc(args, s).map_err(|e| format!("{s}: {e}"));
+                let refs = doc
+                    .as_ref()
+                    .ok()
+                    .map(|d| d["refs"].as_object().map_or(0, |r| r.len()));
+                args.progress.source_done(refs);
+                doc.map(|doc| (s.clone(), doc))
+            })
+            .collect::<Result<_, String>>()
+    })?;
     let read = |i: usize, path: &str| read_array(&stores[i], path);
     let doc =
         concat::concat(&stores, args.concat_dim.as_deref(), &read).map_err(|e| e.to_string())?;
@@ -1189,30 +1275,44 @@ fn index_one(args: &Args, source: &str, format: Format) -> Result<(PathBuf, usiz
     let doc = match format {
         Format::Hdf5 => hdf5_doc(args, source)?,
         Format::ZarrStore => store_doc(args, source)?,
-        _ => source_built(args, source, format)?.to_kerchunk(),
+        _ => source_built(&args.read, source, format)?.to_kerchunk(),
     };
     let out = destination(args, source, args.sources.len() > 1);
     Ok((out.clone(), write(doc, &out)?))
 }
 
+/// Several DTED cells as one mosaic index; each cell read counts as a
+/// source indexed with the mosaic's references into it.
 fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
     let mut cells = Vec::new();
     let mut errors = Vec::new();
     for source in &args.sources {
-        match locate(args, source).and_then(|(path, url)| {
+        match locate(&args.read, source).and_then(|(path, url)| {
             chunkref::dted::Cell::read(&path, &url).map_err(|e| e.to_string())
         }) {
             Ok(cell) => cells.push(cell),
-            Err(e) if args.skip_errors => args.record_failure(source, e),
-            Err(e) => errors.push(e),
+            Err(e) => {
+                if let Err(e) = args.skip(source, e) {
+                    errors.push(e);
+                }
+            }
         }
     }
     if !errors.is_empty() {
         return Err(errors.join("\n"));
     }
-    let mut doc =
-        chunkref::dted::index_cells(&cells, args.checksum_warnings).map_err(|e| e.to_string())?;
-    if args.template_base {
+    let built = chunkref::dted::build_cells(&cells, args.read.checksum_warnings)
+        .map_err(|e| e.to_string())?;
+    let mut refs = std::collections::HashMap::<&str, usize>::new();
+    for r in built.arrays.values().flatten() {
+        *refs.entry(&r.url).or_default() += 1;
+    }
+    for cell in &cells {
+        let into_cell = refs.get(cell.url.as_str()).copied().unwrap_or(0);
+        args.progress.source_done(Some(into_cell));
+    }
+    let mut doc = built.to_kerchunk();
+    if args.read.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
     }
     let out = destination(args, "dted_mosaic", false);
@@ -1245,13 +1345,7 @@ fn main() -> ExitCode {
     } else {
         rayon::current_num_threads()
     });
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => SOURCE_THREADS.get_or_init(|| pool),
-        Err(e) => {
-            eprintln!("chunkref: cannot start {threads} threads: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    AT_ONCE.get_or_init(|| threads);
     if args.merge_shards {
         return match merge_shards(&args) {
             Ok((dir, n)) => {
@@ -1268,7 +1362,7 @@ fn main() -> ExitCode {
         };
     }
     let mut args = args;
-    let code = pool.install(|| run(&mut args));
+    let code = run(&mut args);
     report_failures(&args, code)
 }
 
@@ -1276,12 +1370,38 @@ fn main() -> ExitCode {
 /// of waiting, not work).
 const REMOTE_CONCURRENCY: usize = 32;
 
-/// The threads sources are read on (`--concurrency` of them).
-static SOURCE_THREADS: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+/// Sources read at once (`--concurrency`), set at start.
+static AT_ONCE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
-/// Runs `work` on the source threads (the global pool before they exist).
+/// Sources read at once: [`AT_ONCE`], else one per core.
+fn at_once() -> usize {
+    AT_ONCE
+        .get()
+        .copied()
+        .unwrap_or_else(rayon::current_num_threads)
+}
+
+/// The threads parallel iterators over the sources run on ([`at_once`] of
+/// them), started on first use: the collections' sources are read on the
+/// I/O runtime instead ([`read_sources`]), and need none.
+static SOURCE_THREADS: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+
+/// Runs `work` on the source threads (on the global pool when they cannot
+/// be started).
 fn on_source_threads<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    match SOURCE_THREADS.get() {
+    let pool = SOURCE_THREADS.get_or_init(|| {
+        let threads = at_once();
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| {
+                eprintln!(
+                    "chunkref: warning: cannot start {threads} threads ({e}): reading on fewer"
+                );
+            })
+            .ok()
+    });
+    match pool {
         Some(pool) => pool.install(work),
         None => work(),
     }
@@ -1341,11 +1461,17 @@ fn run_job(
 
 /// `chunkref index` with its sources expanded.
 fn run(args: &mut Args) -> ExitCode {
-    let detected: Vec<Result<Format, String>> = args
+    let detect = |s: &String| builder::detect(s).map_err(|e| e.to_string());
+    // Remote names with known extensions are no I/O to detect.
+    let detected: Vec<Result<Format, String>> = if args
         .sources
-        .par_iter()
-        .map(|s| builder::detect(s).map_err(|e| e.to_string()))
-        .collect();
+        .iter()
+        .all(|s| builder::remote_format_by_name(s).is_some())
+    {
+        args.sources.iter().map(detect).collect()
+    } else {
+        on_source_threads(|| args.sources.par_iter().map(detect).collect())
+    };
     let (mut kept, mut formats, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for (source, format) in args.sources.iter().zip(detected) {
         match format {
@@ -1420,27 +1546,28 @@ fn run(args: &mut Args) -> ExitCode {
             Ok((what, args.output.clone(), refs))
         });
     }
-    let failed: usize = args
-        .sources
-        .par_iter()
-        .zip(&formats)
-        .map(|(source, format)| {
-            let indexed = index_one(args, source, *format);
-            match indexed {
-                Ok((_, refs)) => {
-                    args.progress.source_done(Some(refs));
-                    0
+    let failed: usize = on_source_threads(|| {
+        args.sources
+            .par_iter()
+            .zip(&formats)
+            .map(|(source, format)| {
+                let indexed = index_one(args, source, *format);
+                match indexed {
+                    Ok((_, refs)) => {
+                        args.progress.source_done(Some(refs));
+                        0
+                    }
+                    Err(e) => {
+                        args.progress.clear();
+                        eprintln!("chunkref: cannot index {source}: {e}");
+                        args.progress.source_done(None);
+                        args.record_failure(source, e);
+                        1
+                    }
                 }
-                Err(e) => {
-                    args.progress.clear();
-                    eprintln!("chunkref: cannot index {source}: {e}");
-                    args.progress.source_done(None);
-                    args.record_failure(source, e);
-                    1
-                }
-            }
-        })
-        .sum();
+            })
+            .sum::<usize>()
+    });
     if failed == total || (failed > 0 && !args.skip_errors) {
         eprintln!("chunkref: {failed} of {total} source(s) could not be indexed");
         return ExitCode::FAILURE;

@@ -581,8 +581,13 @@ impl Fetcher {
     /// its size, from one request (the size comes with the answer), retried
     /// as every read is. Blocks the calling thread.
     pub fn fetch_head(&self, source: &Source, n: u64) -> Result<(Bytes, u64)> {
+        runtime().block_on(self.head(source, n))
+    }
+
+    /// [`Fetcher::fetch_head`] as a future, for a task on the I/O runtime.
+    pub async fn head(&self, source: &Source, n: u64) -> Result<(Bytes, u64)> {
         let described = format!(" bytes 0..{n}");
-        runtime().block_on(self.retried(source, described, || async {
+        self.retried(source, described, || async {
             let store = source.store()?;
             let options = GetOptions {
                 range: Some(GetRange::Bounded(0..n.max(1))),
@@ -599,7 +604,8 @@ impl Fetcher {
                 });
             }
             Ok((bytes, size))
-        }))
+        })
+        .await
     }
 
     async fn attempt(

@@ -6,9 +6,12 @@
 //! their environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`, `GDAL_HTTP_*`): the
 //! head, and the object's size, come from one request.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::{Mutex, OnceLock};
+
+use bytes::Bytes;
 
 use crate::config::Settings;
 use crate::error::{Error, Result};
@@ -83,6 +86,7 @@ pub fn read_range(name: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
             Ok(buf)
         }
         loc @ Location::Object(_) => {
+            refuse_when_head_only()?;
             let (settings, fetcher) = settings()?;
             let source = fetch::Source::open(&loc, settings)?;
             Ok(fetcher
@@ -97,6 +101,129 @@ pub fn read_range(name: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
 pub fn list(url: &ObjectUrl) -> Result<Vec<(String, u64)>> {
     let (settings, _) = settings()?;
     fetch::Source::open(&Location::Object(url.clone()), settings)?.list()
+}
+
+/// The first bytes and the size of a remote source, read as a future on
+/// the I/O runtime ahead of its builder (which runs on no thread of its
+/// own while the request is in flight): see [`with_head`].
+#[derive(Clone)]
+pub struct Head {
+    name: String,
+    read: Result<(Bytes, u64)>,
+}
+
+impl Head {
+    /// Reads the head and size of the remote object `name` (one request,
+    /// retried as every read is), as [`Source::open`] would; a failure is
+    /// kept, to be met by the builder that opens `name`.
+    pub async fn read(name: &str) -> Head {
+        let read = async {
+            let (settings, fetcher) = settings()?;
+            let source = fetch::Source::open(&locate(name)?, settings)?;
+            fetcher.head(&source, HEAD_BYTES).await
+        }
+        .await;
+        if let Ok((bytes, _)) = &read {
+            crate::progress::count_bytes(bytes.len() as u64);
+        }
+        Head {
+            name: name.to_string(),
+            read,
+        }
+    }
+}
+
+/// The head handed to the builder running on this thread.
+struct Handed {
+    /// Taken by the first [`Source::open`] of its name.
+    head: Option<Head>,
+    /// Reads past the head are refused (see [`with_head`]).
+    head_only: bool,
+    /// A read past the head was refused.
+    missed: bool,
+}
+
+thread_local! {
+    static HANDED: RefCell<Option<Handed>> = const { RefCell::new(None) };
+}
+
+/// Runs `build` (a builder, on this thread) with `head` as the head of
+/// the source it opens by that name: no request for it.
+pub fn with_head<T>(head: Head, build: impl FnOnce() -> T) -> T {
+    handing(head, false, build).0
+}
+
+/// [`with_head`] where every other read of a remote source fails (such as
+/// a tag array past the head): `None` when one did, however `build` ended,
+/// and the source is to be built again where blocking is allowed (so a
+/// builder runs on an I/O runtime's task only while the head is all it
+/// needs).
+pub fn with_head_only<T>(head: Head, build: impl FnOnce() -> T) -> Option<T> {
+    let (built, missed) = handing(head, true, build);
+    (!missed).then_some(built)
+}
+
+/// Runs `build` with `head` handed to this thread; returns what it made
+/// and whether a read was refused.
+fn handing<T>(head: Head, head_only: bool, build: impl FnOnce() -> T) -> (T, bool) {
+    let handed = Handed {
+        head: Some(head),
+        head_only,
+        missed: false,
+    };
+    /// Puts back what was handed before, also when `build` panics.
+    struct Restore(Option<Handed>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HANDED.with(|h| *h.borrow_mut() = self.0.take());
+        }
+    }
+    let restore = Restore(HANDED.with(|h| h.borrow_mut().replace(handed)));
+    let built = build();
+    let missed = HANDED.with(|h| h.borrow().as_ref().is_some_and(|h| h.missed));
+    drop(restore);
+    (built, missed)
+}
+
+/// The head and size handed to this thread for `name`, if any (taken;
+/// a failed read of it as its error).
+fn take_head(name: &str) -> Result<Option<(Bytes, u64)>> {
+    let head = HANDED.with(|h| {
+        let mut h = h.borrow_mut();
+        let handed = h.as_mut()?;
+        match handed.head.take_if(|head| head.name == name) {
+            Some(head) => Some(head.read),
+            None if handed.head_only => {
+                handed.missed = true;
+                Some(Err(past_the_head(name)))
+            }
+            None => None,
+        }
+    });
+    head.transpose()
+}
+
+/// Fails (and notes it) when this thread may read no more than a head.
+fn refuse_when_head_only() -> Result<()> {
+    let refused = HANDED.with(|h| match h.borrow_mut().as_mut() {
+        Some(handed) if handed.head_only => {
+            handed.missed = true;
+            true
+        }
+        _ => false,
+    });
+    match refused {
+        true => Err(past_the_head("a remote source")),
+        false => Ok(()),
+    }
+}
+
+/// The error of a read refused past the head (never shown: the source is
+/// then read again, see [`with_head`]).
+fn past_the_head(name: &str) -> Error {
+    Error::Usage {
+        what: format!("{name}: a read past the head read ahead"),
+    }
 }
 
 /// Where `name` (a local path, relative to the current directory, or a
@@ -133,12 +260,20 @@ impl Source {
         })
     }
 
-    /// Opens the remote object `url`: its head and size in one request.
+    /// Opens the remote object `url`: its head and size in one request,
+    /// or the head read ahead for it (see [`with_head`]).
     fn open_remote(url: &str, format: &'static str) -> Result<Source> {
+        let ahead = take_head(url)?;
         let (settings, fetcher) = settings()?;
         let source = fetch::Source::open(&locate(url)?, settings)?;
-        let (head, len) = fetcher.fetch_head(&source, HEAD_BYTES)?;
-        crate::progress::count_bytes(head.len() as u64);
+        let (head, len) = match ahead {
+            Some(head) => head,
+            None => {
+                let (head, len) = fetcher.fetch_head(&source, HEAD_BYTES)?;
+                crate::progress::count_bytes(head.len() as u64);
+                (head, len)
+            }
+        };
         Ok(Source {
             path: url.to_string(),
             backing: Backing::Remote(source, Mutex::default()),
@@ -217,6 +352,7 @@ impl Source {
         if let Some(found) = kept.iter().find_map(within) {
             return Ok(found);
         }
+        refuse_when_head_only()?;
         let (_, fetcher) = settings()?;
         let block = len.max(READ_AHEAD).min(self.len - offset);
         let bytes = fetcher
@@ -257,5 +393,57 @@ impl Source {
             path: self.path.clone(),
             reason: format!("not a readable {}: {reason}", self.format),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nothing listens there: a request would fail, so none is made.
+    const URL: &str = "http://127.0.0.1:9/a.tif";
+
+    fn head(read: Result<(Bytes, u64)>) -> Head {
+        Head {
+            name: URL.into(),
+            read,
+        }
+    }
+
+    #[test]
+    fn a_head_handed_over_serves_its_builder_and_nothing_more() {
+        let ahead = head(Ok((Bytes::from_static(b"0123456789"), 100)));
+        let within = with_head_only(ahead.clone(), || {
+            let source = Source::open(URL, "TIFF")?;
+            Ok::<_, Error>((source.len(), source.read(2, 3)?))
+        });
+        assert_eq!(within.unwrap().unwrap(), (100, b"234".to_vec()));
+        // Past the head, another remote source, the same one opened twice:
+        // refused, the builder to be run again where it may block.
+        let past = with_head_only(ahead.clone(), || Source::open(URL, "TIFF")?.read(20, 3));
+        assert!(past.is_none());
+        let other = with_head_only(ahead.clone(), || {
+            Source::open("http://127.0.0.1:9/b.tif", "TIFF").map(|_| ())
+        });
+        assert!(other.is_none());
+        let twice = with_head_only(ahead, || {
+            Source::open(URL, "TIFF")?;
+            Source::open(URL, "TIFF").map(|_| ())
+        });
+        assert!(twice.is_none());
+        // Nothing is left handed to the thread.
+        assert!(HANDED.with(|h| h.borrow().is_none()));
+    }
+
+    #[test]
+    fn a_failed_head_read_is_the_builders_error() {
+        let failed = head(Err(Error::Io {
+            url: URL.into(),
+            range: " bytes 0..16384".into(),
+            reason: "object not found".into(),
+        }));
+        let e = with_head(failed, || Source::open(URL, "TIFF").err());
+        let e = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains(URL) && e.contains("object not found"), "{e}");
     }
 }
