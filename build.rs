@@ -94,12 +94,16 @@ impl Gdal {
         major * 1_000_000 + minor * 10_000 + patch * 100
     }
 
-    /// The cfgs src/gdal_compat.rs reads.
+    /// The cfgs src/gdal_compat.rs and src/bin/chunkref/lazy_gdal.rs read.
     fn emit_cfgs(&self) {
         let (major, minor, _) = self.version;
         println!("cargo::rustc-check-cfg=cfg(gdal_int8)");
         if (major, minor) >= (3, 7) {
             println!("cargo::rustc-cfg=gdal_int8");
+        }
+        println!("cargo::rustc-check-cfg=cfg(gdal_close_error)");
+        if (major, minor) >= (3, 7) {
+            println!("cargo::rustc-cfg=gdal_close_error");
         }
         println!("cargo::rustc-check-cfg=cfg(gdal_grib_derived_parameter_units)");
         if (major, minor) >= (3, 13) {

@@ -85,7 +85,8 @@ fn gdal_function(name: &str) -> usize {
 /// Defines each GDAL function `name(args) -> ret` as one that calls
 /// GDAL's own, found on first use; `gdal_sys::name` must have its type.
 macro_rules! lazily {
-    ($($name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
+    ($($(#[$when:meta])* $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {$(
+        $(#[$when])*
         #[no_mangle]
         unsafe extern "C" fn $name($($arg: $ty),*) $(-> $ret)? {
             type Function = unsafe extern "C" fn($($ty),*) $(-> $ret)?;
@@ -106,7 +107,11 @@ lazily! {
     CPLPopErrorHandler();
     CPLPushErrorHandler(handler: CPLErrorHandler);
     CPLQuietErrorHandler(class: CPLErr::Type, number: CPLErrorNum, message: *const c_char);
+    #[cfg(not(gdal_close_error))]
     GDALClose(dataset: GDALDatasetH);
+    // GDAL 3.7 made GDALClose return an error.
+    #[cfg(gdal_close_error)]
+    GDALClose(dataset: GDALDatasetH) -> CPLErr::Type;
     GDALGCPsToGeoTransform(
         count: c_int,
         gcps: *const GDAL_GCP,
