@@ -727,8 +727,6 @@ fn checked_ranges(source: &Source, ranges: &[(u64, u64)]) -> Result<Vec<Range<u6
         .collect()
 }
 
-/// Concatenates the pieces of one request out of the fetched jobs (all of
-/// which are in).
 /// How errors name a byte range: ` bytes a..b`, or nothing for a whole
 /// object.
 fn described(range: Option<&Range<u64>>) -> String {
@@ -745,6 +743,8 @@ fn skipped(job: &Job<'_>, failed: usize) -> Error {
     }
 }
 
+/// Concatenates the pieces of one request out of the fetched jobs (all of
+/// which are in).
 fn assemble_pieces(fetched: &[Option<Result<Bytes>>], pieces: &[Piece]) -> Result<Bytes> {
     let slice = |&(job, offset, length): &Piece| -> Result<Bytes> {
         let span = fetched[job]
