@@ -586,8 +586,7 @@ impl Fetcher {
 
     /// [`Fetcher::fetch_head`] as a future, for a task on the I/O runtime.
     pub async fn head(&self, source: &Source, n: u64) -> Result<(Bytes, u64)> {
-        let described = format!(" bytes 0..{n}");
-        self.retried(source, described, || async {
+        self.retried(source, described(Some(&(0..n))), || async {
             let store = source.store()?;
             let options = GetOptions {
                 range: Some(GetRange::Bounded(0..n.max(1))),
