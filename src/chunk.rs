@@ -215,15 +215,18 @@ pub fn read_chunks_each(
     // bytes of each are then a slice of that span's buffer: a chunk kept
     // for the next read is copied out of it, so the cache holds what it
     // counts (one chunk, not a span of up to `MAX_SPAN`).
-    // (Local files are read a request at a time.)
+    // (Local files are read a request at a time; a read of whole chunks
+    // keeps none.)
     let mut per_object: HashMap<&str, usize> = HashMap::new();
-    for (source, _) in &requests {
-        *per_object.entry(source.url()).or_default() += 1;
+    if needed.is_some() && locations.fetched.is_some() {
+        for (source, _) in &requests {
+            *per_object.entry(source.url()).or_default() += 1;
+        }
     }
-    let in_span: Vec<bool> = requests
-        .iter()
-        .map(|(source, _)| !source.is_local() && per_object[source.url()] > 1)
-        .collect();
+    let in_span = |i: usize| {
+        let (source, _) = requests[i];
+        !source.is_local() && per_object.get(source.url()).is_some_and(|&n| n > 1)
+    };
     // Decode each chunk on the rayon pool as soon as its bytes are in,
     // while the rest is still being fetched.
     let warnings: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -281,7 +284,7 @@ pub fn read_chunks_each(
             let k = fetched_by[i];
             if let (Some(cache), Ok(raw), Ok(pos)) = (&locations.fetched, &raw, &positions[k]) {
                 if needed_of(k) < full {
-                    let own = in_span[i].then(|| Bytes::copy_from_slice(raw));
+                    let own = in_span(i).then(|| Bytes::copy_from_slice(raw));
                     cache.put(&meta.path, *pos, own.as_ref().unwrap_or(raw));
                 }
             }
