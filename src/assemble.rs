@@ -1,6 +1,8 @@
 //! Placing decoded chunk elements into GDAL buffers: whole block buffers
 //! and rectangles of caller buffers with any pixel and line spacing.
 
+use std::ops::Range;
+
 use crate::zarr::ArrayMeta;
 
 /// A rectangle of a chunk's (y, x) plane.
@@ -241,13 +243,14 @@ impl Walk {
     }
 }
 
-/// Bytes from the start of a decoded chunk to the end of the last element
-/// [`copy_rect`] reads for `rect` of the 2-D slice at leading indices
-/// `within` (strides are positive: the last element is the farthest).
-pub fn rect_extent(meta: &ArrayMeta, within: &[u64], rect: Rect) -> usize {
+/// The bytes of a decoded chunk from the first to the end of the last
+/// element [`copy_rect`] reads for `rect` of the 2-D slice at leading
+/// indices `within` (strides are positive: the first element is the
+/// nearest, the last the farthest).
+pub fn rect_span(meta: &ArrayMeta, within: &[u64], rect: Rect) -> Range<usize> {
     let Walk { first, sy, sx, .. } = Walk::new(meta, within, rect);
     let last = first + rect.rows.saturating_sub(1) * sy + rect.cols.saturating_sub(1) * sx;
-    (last + 1) * meta.dtype.size
+    first * meta.dtype.size..(last + 1) * meta.dtype.size
 }
 
 /// Like [`copy_rect`], leaving out the elements that are `nodata`.

@@ -2,6 +2,7 @@
 
 use bytes::Bytes;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -153,19 +154,27 @@ pub fn read_chunks(
 /// raised on the caller's thread at the end.
 ///
 /// `needed`, if given, holds for each chunk the bytes of it the caller
-/// reads, from its start ([`DecodeContext::needed`]): a chunk may then
-/// come back that short (its codec stopped early), and its fetched bytes
-/// are kept for the next read nearby.
+/// reads ([`DecodeContext::first_needed`] to [`DecodeContext::needed`]): a
+/// chunk may then come back short (its codec stopped early) or with the
+/// bytes before them not fully decoded, and when it does, its fetched
+/// bytes are kept for the next read nearby.
 pub fn read_chunks_each(
     index: &Index,
     locations: &Locations,
     array: &Array,
     idxs: &[Vec<u64>],
-    needed: Option<&[usize]>,
+    needed: Option<&[Range<usize>]>,
     consume: &(dyn Fn(usize, Result<Option<Bytes>>) + Sync),
 ) {
     let full = array.meta.chunk_bytes();
-    let needed_of = |k: usize| needed.and_then(|n| n.get(k)).map_or(full, |&n| n.min(full));
+    let needed_of = |k: usize| {
+        needed.and_then(|n| n.get(k)).map_or(0..full, |n| {
+            let end = n.end.min(full);
+            n.start.min(end)..end
+        })
+    };
+    // A chunk decoded in part (see `needed`).
+    let partial = |k: usize| needed_of(k) != (0..full);
     let meta = &array.meta;
     let grid = meta.grid_shape();
     let positions: Vec<Result<u64>> = idxs
@@ -240,7 +249,7 @@ pub fn read_chunks_each(
             if let (Some(cache), Ok(Some(chunk)), Ok(pos)) =
                 (&locations.decoded, &decoded, &positions[k])
             {
-                if chunk.len() == full {
+                if !partial(k) {
                     cache.put(&meta.path, *pos, chunk);
                 }
             }
@@ -283,7 +292,7 @@ pub fn read_chunks_each(
         locations.fetcher.fetch_each(&requests, |i, raw| {
             let k = fetched_by[i];
             if let (Some(cache), Ok(raw), Ok(pos)) = (&locations.fetched, &raw, &positions[k]) {
-                if needed_of(k) < full {
+                if partial(k) {
                     let own = in_span(i).then(|| Bytes::copy_from_slice(raw));
                     cache.put(&meta.path, *pos, own.as_ref().unwrap_or(raw));
                 }
@@ -380,9 +389,9 @@ enum Need {
     Kept(Bytes),
 }
 
-/// Decodes the raw bytes of chunk `idx` of `array`, at least its first
-/// `needed` bytes, and checks their size.
-fn decode(array: &Array, raw: Bytes, idx: &[u64], needed: usize) -> Result<Bytes> {
+/// Decodes the raw bytes of chunk `idx` of `array`, at least bytes
+/// `needed` of it, and checks their size.
+fn decode(array: &Array, raw: Bytes, idx: &[u64], needed: Range<usize>) -> Result<Bytes> {
     let meta = &array.meta;
     let expected = meta.chunk_bytes();
     // Codecs see the chunk as stored.
@@ -392,10 +401,11 @@ fn decode(array: &Array, raw: Bytes, idx: &[u64], needed: usize) -> Result<Bytes
         chunk_index: &chunk_index,
         dtype: meta.dtype,
         decoded_len: expected,
-        needed,
+        needed: needed.end,
+        first_needed: needed.start,
     };
     let decoded = meta.codecs.decode(raw, &ctx)?;
-    if decoded.len() != expected && !(needed..expected).contains(&decoded.len()) {
+    if decoded.len() != expected && !(needed.end..expected).contains(&decoded.len()) {
         let codecs = if meta.codecs.is_empty() {
             "no codec".to_string()
         } else {

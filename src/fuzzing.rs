@@ -286,6 +286,7 @@ pub fn codec(data: &[u8]) {
         dtype,
         decoded_len,
         needed: decoded_len,
+        first_needed: 0,
     };
     let _ = codec.decode(Bytes::copy_from_slice(input), &ctx);
 }

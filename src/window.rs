@@ -6,6 +6,7 @@
 //! [`BATCH_BYTES`] is read in several batches of whole chunk rows.
 
 use crate::assemble::{self, Nodata, Rect};
+use std::ops::Range;
 use std::sync::Mutex;
 
 use crate::chunk::{read_chunks, read_chunks_each, FirstFailure, Locations};
@@ -296,16 +297,19 @@ fn stream_layer(
     }
     let wanted: Vec<Vec<u64>> = pieces.iter().map(|p| p.chunk.clone()).collect();
     // Where a piece ends above its chunk's last row, codecs that can stop
-    // after the rows it takes do (unless decoded chunks are kept for the
+    // after the rows it takes do; where it starts below the first, the
+    // steps that work row by row start at its first row (unless decoded chunks are kept for the
     // reads after this one: those need them whole).
-    let needed: Vec<usize> = pieces
+    let needed: Vec<Range<usize>> = pieces
         .iter()
         .map(|p| {
-            p.bands
+            let spans = p
+                .bands
                 .iter()
-                .map(|(_, within)| assemble::rect_extent(&layer.array.meta, within, p.rect))
-                .max()
-                .unwrap_or(0)
+                .map(|(_, within)| assemble::rect_span(&layer.array.meta, within, p.rect));
+            spans
+                .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
+                .unwrap_or(0..0)
         })
         .collect();
     let out = Mutex::new(out);

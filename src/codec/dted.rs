@@ -361,6 +361,7 @@ mod tests {
             dtype,
             decoded_len: (shape[1] * shape[2] * 2) as usize,
             needed: (shape[1] * shape[2] * 2) as usize,
+            first_needed: 0,
         };
         let out = codec.decode(Bytes::copy_from_slice(input), &ctx)?;
         Ok(out

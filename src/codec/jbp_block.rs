@@ -258,6 +258,7 @@ mod tests {
             dtype,
             decoded_len: 12 * dtype.size,
             needed: 12 * dtype.size,
+            first_needed: 0,
             chunk_index: &[],
         };
         codec.decode(Bytes::copy_from_slice(input), &ctx)
@@ -310,6 +311,7 @@ mod tests {
             dtype,
             decoded_len: bands * 6 * dtype.size,
             needed: bands * 6 * dtype.size,
+            first_needed: 0,
             chunk_index: &[],
         };
         codec.decode(Bytes::copy_from_slice(input), &ctx)

@@ -57,6 +57,12 @@ pub struct DecodeContext<'a> {
     /// [`DecodeContext::prefix`]) may return any length from `needed` to
     /// `decoded_len`; the others decode the whole chunk.
     pub needed: usize,
+    /// The first byte of the decoded chunk the reader uses (0 but for a
+    /// window that starts below the chunk's first row; at most `needed`):
+    /// the bytes before it may come back with the last steps of decoding,
+    /// those that work row by row, left undone (a TIFF predictor is undone
+    /// from the row holding this byte on).
+    pub first_needed: usize,
 }
 
 impl DecodeContext<'_> {
@@ -71,6 +77,7 @@ impl DecodeContext<'_> {
     pub fn whole(&self) -> Self {
         DecodeContext {
             needed: self.decoded_len,
+            first_needed: 0,
             ..*self
         }
     }

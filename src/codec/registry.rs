@@ -352,6 +352,7 @@ pub(crate) mod tests {
             dtype: DataType::from_v2("|u1").expect("u1 parses"),
             decoded_len,
             needed: decoded_len,
+            first_needed: 0,
         }
     }
 

@@ -163,6 +163,7 @@ mod tests {
             dtype: DataType::from_v2(dtype).unwrap(),
             decoded_len: input.len(),
             needed: input.len(),
+            first_needed: 0,
         };
         from_config(&config(json))?
             .decode(Bytes::copy_from_slice(input), &ctx)

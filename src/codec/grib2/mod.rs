@@ -472,6 +472,7 @@ pub(crate) mod tests {
             dtype,
             decoded_len: shape.iter().product::<u64>() as usize * dtype.size,
             needed: shape.iter().product::<u64>() as usize * dtype.size,
+            first_needed: 0,
         };
         let out = from_config(&config(json))?.decode(Bytes::copy_from_slice(message), &ctx)?;
         Ok(match dtype.size {
@@ -539,6 +540,7 @@ pub(crate) mod tests {
             dtype: DataType::from_v2("<f8").unwrap(),
             decoded_len: 48,
             needed: 48,
+            first_needed: 0,
         };
         let codec = kerchunk_from_config(&config(r#"{"var": "u", "dtype": "float64"}"#)).unwrap();
         assert_eq!(codec.name(), "grib");
@@ -590,6 +592,7 @@ pub(crate) mod tests {
                 dtype: DataType::from_v2("<f8").unwrap(),
                 decoded_len: 48,
                 needed: 48,
+                first_needed: 0,
             };
             codec
                 .decode(Bytes::copy_from_slice(&m), &ctx)
@@ -644,6 +647,7 @@ pub(crate) mod tests {
             dtype: DataType::from_v2("<f4").unwrap(),
             decoded_len: 24,
             needed: 24,
+            first_needed: 0,
         };
         let codec = from_config(&config("{}")).unwrap();
         let out = codec
@@ -689,6 +693,7 @@ pub(crate) mod tests {
             dtype: DataType::from_v2("<f4").unwrap(),
             decoded_len: 24,
             needed: 24,
+            first_needed: 0,
         };
         assert_eq!(
             codec

@@ -263,6 +263,7 @@ mod tests {
             dtype,
             decoded_len: 3 * 128 * 128,
             needed: 3 * 128 * 128,
+            first_needed: 0,
             chunk_index: &[],
         };
         let part = tile_part(0, 0, 1, 20);

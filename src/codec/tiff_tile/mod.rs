@@ -85,16 +85,19 @@ impl Codec for TiffTile {
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
         let layout = self.layout(ctx)?;
-        // A reader needing the first rows only (the chunk's prefix is the
-        // tile's first rows when pixels hold one whole sample): compressions
-        // that can stop early stop after them, the predictor undoes them
-        // alone, and the chunk comes back short.
+        // A reader needing some rows only (the chunk is the tile's rows in
+        // order when pixels hold one whole sample): compressions that can
+        // stop early stop after the last, the predictor undoes them alone
+        // (from the first), and the chunk comes back short.
         let row_bytes = layout.row_bytes();
+        let by_rows = layout.samples == 1 && !layout.is_packed() && row_bytes > 0;
         let rows = match ctx.prefix() {
-            Some(needed) if layout.samples == 1 && !layout.is_packed() && row_bytes > 0 => {
-                needed.div_ceil(row_bytes).min(layout.height)
-            }
+            Some(needed) if by_rows => needed.div_ceil(row_bytes).min(layout.height),
             _ => layout.height,
+        };
+        let first_row = match by_rows {
+            true => (ctx.first_needed / row_bytes).min(rows),
+            false => 0,
         };
         let inner = match rows < layout.height {
             true => DecodeContext {
@@ -112,7 +115,7 @@ impl Codec for TiffTile {
             data = layout.unpack(&data, big_endian, ctx.dtype.kind == ScalarKind::Int);
         } else if self.compression.uses_predictor() {
             self.predictor
-                .undo(&mut data, &layout, big_endian)
+                .undo(&mut data[first_row * row_bytes..], &layout, big_endian)
                 .map_err(|reason| fail(&self.compression, reason))?;
         }
         Ok(Bytes::from(layout.band_major(data)?))
@@ -261,6 +264,7 @@ mod tests {
     //! are in `vectors.rs`.
 
     use std::io::Write;
+    use std::ops::Range;
 
     use super::layout::Layout;
     use super::predictor::tests::{difference, difference_fp};
@@ -314,18 +318,19 @@ mod tests {
         }
 
         fn decode(&self, json: &str, tile: &[u8]) -> Result<Bytes> {
-            self.decode_prefix(json, tile, self.band_major.len())
+            self.decode_part(json, tile, 0..self.band_major.len())
         }
 
-        /// Decodes `tile` for a reader needing its first `needed` bytes.
-        fn decode_prefix(&self, json: &str, tile: &[u8], needed: usize) -> Result<Bytes> {
+        /// Decodes `tile` for a reader needing bytes `needed` of it.
+        fn decode_part(&self, json: &str, tile: &[u8], needed: Range<usize>) -> Result<Bytes> {
             let codec = registry::build("tiff-tile", &registry::tests::config(json))?;
             let ctx = DecodeContext {
                 chunk_shape: &self.shape,
                 chunk_index: &[],
                 dtype: self.dtype,
                 decoded_len: self.band_major.len(),
-                needed,
+                needed: needed.end,
+                first_needed: needed.start,
             };
             codec.decode(Bytes::copy_from_slice(tile), &ctx)
         }
@@ -454,7 +459,7 @@ mod tests {
                 chunk.band_major.clone()
             };
             // Rows 0..=3 needed (the 3rd row's first pixel ends the window).
-            let out = chunk.decode_prefix(&json, &encode(&tile), 3 * row + 2);
+            let out = chunk.decode_part(&json, &encode(&tile), 0..3 * row + 2);
             let out = out.unwrap_or_else(|e| panic!("{tag}: {e}"));
             // Whole rows, at least those needed: 4 for ZSTD and stored
             // tiles (which stop there), all of them for the others.
@@ -473,9 +478,45 @@ mod tests {
         let json =
             r#"{"compression": 50000, "predictor": 2, "tile_width": 256, "tile_height": 300}"#;
         let zstd = ::zstd::bulk::compress(&tile, 3).unwrap();
-        let err = chunk.decode_prefix(json, &zstd[..20], 3 * row).unwrap_err();
+        let err = chunk
+            .decode_part(json, &zstd[..20], 0..3 * row)
+            .unwrap_err();
         assert!(err.to_string().contains("ZSTD"), "{err}");
         assert!(chunk.decode(json, &zstd[..zstd.len() - 5]).is_err());
+    }
+
+    #[test]
+    fn a_reader_needing_rows_below_the_first_gets_those_rows_right() {
+        // Rows 150..=200 of 300 needed, 16-bit integers (predictor 2) and
+        // 32-bit floats (predictor 3): the rows needed come back as a
+        // whole decode gives them, whatever the rows above hold.
+        let row_of = |dtype: &str| 256 * if dtype == "<f4" { 4 } else { 2 };
+        for (dtype, predictor) in [("<i2", 2), ("<f4", 3)] {
+            let chunk = Chunk::new([1, 300, 256], dtype);
+            let mut tile = chunk.interleaved();
+            match predictor {
+                2 => difference(&mut tile, &chunk.layout(), false),
+                _ => difference_fp(&mut tile, &chunk.layout(), false),
+            }
+            let row = row_of(dtype);
+            let needed = 150 * row + 7..200 * row + 3;
+            for (tag, encode) in compressions() {
+                if matches!(tag, 1 | 32773) {
+                    continue; // no predictor with these
+                }
+                let json = format!(
+                    r#"{{"compression": {tag}, "predictor": {predictor},
+                        "tile_width": 256, "tile_height": 300}}"#
+                );
+                let out = chunk.decode_part(&json, &encode(&tile), needed.clone());
+                let out = out.unwrap_or_else(|e| panic!("{dtype} {tag}: {e}"));
+                assert!(out.len() >= 201 * row, "{dtype} {tag}: {}", out.len());
+                let rows = 150 * row..201 * row;
+                assert_eq!(&out[rows.clone()], &chunk.band_major[rows], "{dtype} {tag}");
+                // The rows above were not worked on (the predictor left them differenced).
+                assert_eq!(&out[..150 * row], &tile[..150 * row], "{dtype} {tag}");
+            }
+        }
     }
 
     #[test]
@@ -489,6 +530,7 @@ mod tests {
             dtype: chunk.dtype,
             decoded_len: 64,
             needed: 64,
+            first_needed: 0,
         };
         // The whole tile, and its first rows (3 of them for 20 bytes).
         for (needed, len) in [(64, 64), (20, 24)] {

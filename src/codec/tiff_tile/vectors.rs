@@ -425,6 +425,7 @@ fn decode(vector: &Vector<'_>, tile: Vec<u8>) -> Result<Bytes> {
         dtype,
         decoded_len: vector.shape.iter().product::<usize>() * dtype.size,
         needed: vector.shape.iter().product::<usize>() * dtype.size,
+        first_needed: 0,
     };
     let config = serde_json::from_str(vector.config).unwrap();
     from_config(&config)?.decode(Bytes::from(tile), &ctx)
