@@ -9,8 +9,10 @@ request, indexes them with ``chunkref index --stack --datetime-from-name
 --from-list urls.txt -o stack.parquet`` and times, each in ``--runs`` fresh
 processes (the median is shown):
 
-- one pixel over all dates: ``ds.ReadAsArray(x, y, 1, 1)``, ``gdallocationinfo``,
-  and ``GetRasterBand(b).ReadRaster(x, y, 1, 1)`` band by band (chunkref);
+- one pixel over all dates: ``ds.ReadAsArray(x, y, 1, 1)``, ``gdallocationinfo``
+  (its wall time less GDAL's start-up, as the Python clients are timed
+  after their imports), ``GetRasterBand(b).ReadRaster(x, y, 1, 1)`` band by
+  band and rasterio's ``src.read(window=...)`` (chunkref);
 - a 1024 x 1024 window over 30 dates (``TIME_START``/``TIME_END`` open options);
 - one 512 x 512 tile of one date; the full 2048 x 2048 of one date;
 - indexing the files over HTTP (async-tiff: reading every header).
@@ -79,7 +81,7 @@ TOOL_TITLES = {
 #: Row order: (query, title, which tools run it).
 QUERIES = (
     ("pixel", "one pixel on all {days} dates", TOOLS),
-    ("pixel-locinfo", "... through gdallocationinfo", ("chunkref",)),
+    ("pixel-locinfo", "... through gdallocationinfo (less GDAL's start-up)", ("chunkref",)),
     ("pixel-bands", "... band by band (GetRasterBand(b).ReadRaster)", ("chunkref",)),
     ("pixel-rasterio", "... through rasterio (src.read(window=...))", ("chunkref",)),
     ("window", "1024 x 1024 window on {window_days} dates (TIME_START/TIME_END)", TOOLS),
@@ -149,6 +151,9 @@ class Cell:
 
     def __init__(self) -> None:
         self.seconds: list[float] = []
+        #: The start-up taken off each run's time (commands only; see
+        #: timeseries_clients.locinfo_startup).
+        self.startup: list[float] = []
         self.requests = 0
         self.bytes = 0
         self.in_flight = 0
@@ -182,7 +187,8 @@ def run_cell(tool: str, query: str, cfg: dict, python: Path, server: RangeServer
             print(f"  {tool} {query}: FAILED (exit {done.returncode}): {done.stderr[-2000:]}",
                   file=sys.stderr)
             continue
-        seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+        timed = json.loads(done.stdout.strip().splitlines()[-1])
+        seconds = timed["seconds"]
         if want is not None:
             got = np.load(out)
             if got.shape != want.shape or not np.array_equal(got, want):
@@ -191,6 +197,8 @@ def run_cell(tool: str, query: str, cfg: dict, python: Path, server: RangeServer
                 cell.seconds.clear()  # a wrong answer has no time
                 return cell
         cell.seconds.append(seconds)
+        if timed.get("startup"):
+            cell.startup.append(timed["startup"])
         cell.requests = len(server.log.requests)
         cell.bytes = server.log.bytes_sent
         cell.in_flight = server.log.most_in_flight
@@ -274,6 +282,11 @@ def report(args, tools, queries, cells, load_before, load_after) -> None:
         else:
             row.append("-")
         print("| " + " | ".join(row) + " |")
+    for (tool, query), cell in cells.items():
+        if cell.startup:
+            print(f"\n{tool} {query}: GDAL's start-up taken off each run's wall time "
+                  f"(least of 3 `gdallocationinfo --version` before it): median "
+                  f"{statistics.median(cell.startup):.3f} s")
     print("\nrequests the server saw (last run): count / MB / most in flight at once\n")
     print("| query | " + " | ".join(TOOL_TITLES[t] for t in tools) + " |")
     print("|" + "---|" * (len(tools) + 1))
