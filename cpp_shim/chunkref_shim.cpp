@@ -106,6 +106,27 @@ GDALDataType ToGDALType(const CrLevelInfo &info) {
     }
 }
 
+/** A CRS the index defines, made into an OGRSpatialReference when a client
+ *  first asks for it: as GTiff, a read of pixels never opens PROJ's
+ *  database (10-15 ms on a process's first CRS). */
+class LazySrs {
+  public:
+    /** Records `definition` (anything SetFromUserInput takes); `what` names
+     *  it in the warning given if OSR does not understand it. */
+    void Define(const char *definition, std::string what) {
+        m_definition = definition;
+        m_what = std::move(what);
+    }
+    /** The CRS, or NULL when none is defined or OSR does not understand it. */
+    const OGRSpatialReference *Get() const;
+
+  private:
+    std::string m_definition;
+    std::string m_what;
+    mutable OGRSpatialReference m_srs;
+    mutable bool m_made = false;
+};
+
 class ChunkRefRasterBand;
 class ChunkRefMaskBand;
 
@@ -127,12 +148,12 @@ class ChunkRefDataset final : public GDALPamDataset {
     /** Geotransform of this level, if the index georeferences it. */
     bool m_hasGeoTransform = false;
     double m_geoTransform[6] = {0, 1, 0, 0, 0, 1};
-    /** CRS of this level (empty when none). */
-    OGRSpatialReference m_srs;
+    /** CRS of this level, as the index defines it (empty when none). */
+    LazySrs m_srs;
     /** Ground control points (level 0 of images placed by GCPs) and their CRS. */
     std::vector<GDAL_GCP> m_gcps;
     std::vector<std::string> m_gcpIds;
-    OGRSpatialReference m_gcpSrs;
+    LazySrs m_gcpSrs;
 
     bool Init(HandlePtr handle, uint32_t level);
     void LoadMetadata();
@@ -219,7 +240,7 @@ class ChunkRefDataset final : public GDALPamDataset {
     int GetGCPCount() override { return static_cast<int>(m_gcps.size()); }
     const GDAL_GCP *GetGCPs() override { return m_gcps.empty() ? nullptr : m_gcps.data(); }
     const OGRSpatialReference *GetGCPSpatialRef() const override {
-        return m_gcps.empty() || m_gcpSrs.IsEmpty() ? nullptr : &m_gcpSrs;
+        return m_gcps.empty() ? nullptr : m_gcpSrs.Get();
     }
 };
 
@@ -367,7 +388,24 @@ CPLErr ChunkRefDataset::GetGeoTransform(CrGeoTransformOut transform) CR_GEOTRANS
 }
 
 const OGRSpatialReference *ChunkRefDataset::GetSpatialRef() const {
-    return m_srs.IsEmpty() ? GDALPamDataset::GetSpatialRef() : &m_srs;
+    const OGRSpatialReference *srs = m_srs.Get();
+    return srs != nullptr ? srs : GDALPamDataset::GetSpatialRef();
+}
+
+const OGRSpatialReference *LazySrs::Get() const {
+    if (!m_made) {
+        m_made = true;
+        if (!m_definition.empty()) {
+            m_srs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+            if (m_srs.SetFromUserInput(m_definition.c_str()) != OGRERR_NONE) {
+                CPLError(CE_Warning, CPLE_AppDefined,
+                         "ChunkRef: %s '%.200s' is not understood by OSR; no CRS is set",
+                         m_what.c_str(), m_definition.c_str());
+                m_srs.Clear();
+            }
+        }
+    }
+    return m_srs.IsEmpty() ? nullptr : &m_srs;
 }
 
 void ChunkRefDataset::LoadGeoref() {
@@ -380,15 +418,8 @@ void ChunkRefDataset::LoadGeoref() {
     m_hasGeoTransform = geo.has_transform != 0;
     if (m_hasGeoTransform)
         memcpy(m_geoTransform, geo.transform, sizeof(m_geoTransform));
-    if (geo.crs != nullptr) {
-        m_srs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
-        if (m_srs.SetFromUserInput(geo.crs) != OGRERR_NONE) {
-            CPLError(CE_Warning, CPLE_AppDefined,
-                     "ChunkRef: level %u: CRS '%.200s' is not understood by OSR; no CRS is set",
-                     m_level, geo.crs);
-            m_srs.Clear();
-        }
-    }
+    if (geo.crs != nullptr)
+        m_srs.Define(geo.crs, "level " + std::to_string(m_level) + ": CRS");
     if (m_level == 0)
         LoadGcps();
     if (m_level == 0 && !m_hasGeoTransform && geo.crs == nullptr && m_gcps.empty())
@@ -423,12 +454,8 @@ void ChunkRefDataset::LoadGcps() {
         gcp.dfGCPY = points[5 * i + 3];
         gcp.dfGCPZ = points[5 * i + 4];
     }
-    m_gcpSrs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
-    if (crs != nullptr && m_gcpSrs.SetFromUserInput(crs) != OGRERR_NONE) {
-        CPLError(CE_Warning, CPLE_AppDefined,
-                 "ChunkRef: GCP CRS '%.200s' is not understood by OSR; no GCP CRS is set", crs);
-        m_gcpSrs.Clear();
-    }
+    if (crs != nullptr)
+        m_gcpSrs.Define(crs, "GCP CRS");
 }
 
 int ChunkRefDataset::Identify(GDALOpenInfo *info) {

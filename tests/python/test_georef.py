@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -251,6 +253,41 @@ def test_gdal_zarr_crs_and_coordinates(tmp_path, epsg):
     got = ds.GetSpatialRef()
     assert got.IsSame(oracle.GetSpatialRef(), ["IGNORE_DATA_AXIS_TO_SRS_AXIS_MAPPING=YES"])
     assert_same_crs(got, srs)
+
+
+def test_pixels_are_read_without_proj_and_the_crs_made_when_asked(tmp_path):
+    """As GTiff, reading pixels does not open PROJ's database (10-15 ms on a
+    process's first CRS): gdallocationinfo works where PROJ has no data at
+    all. The CRS is made when a client asks for it, and a definition OSR
+    does not understand is reported then."""
+    data = kb.sample_pixels("<u2", (1, 50, 70))
+    mem = kb.mem_dataset(data)
+    mem.SetGeoTransform((500020.0, 30.0, 0.0, 4e6, 0.0, -30.0))
+    mem.SetSpatialRef(epsg_srs(32633))
+    store = tmp_path / "g.zarr"
+    gdal.Translate(str(store), mem, format="Zarr", creationOptions=["BLOCKSIZE=32,32"])
+    entries = kb.zarr_store_entries(store)
+    index = kb.write_index(tmp_path / "g.json", entries)
+    no_proj = tmp_path / "no-proj"
+    no_proj.mkdir()
+    env = {**os.environ, "PROJ_DATA": str(no_proj), "PROJ_LIB": str(no_proj)}
+    done = subprocess.run(["gdallocationinfo", "-valonly", str(index), "45", "33"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(data[0, 33, 45])]
+    assert done.stderr == ""
+    assert_same_crs(open_chunkref(index).GetSpatialRef(), epsg_srs(32633))
+    # A CRS OSR does not understand: pixels read without a word, the
+    # warning comes with the first request for the CRS.
+    key = next(k for k, v in entries.items() if k.endswith("/.zattrs") and "_CRS" in v)
+    bad = kb.write_index(tmp_path / "bad.json",
+                         {**entries, key: {**entries[key], "_CRS": {"wkt": "NOT A CRS"}}})
+    with captured_errors() as messages:
+        ds = open_chunkref(bad)
+        assert np.array_equal(ds.ReadAsArray(), data[0])
+        assert messages == []
+        assert ds.GetSpatialRef() is None
+    assert any("is not understood by OSR" in m and "NOT A CRS" in m for m in messages), messages
 
 
 def zarr_v2_array(values: np.ndarray, dims: list[str], chunks: list[int]) -> dict:
