@@ -82,6 +82,20 @@ typedef struct CrWindowRequest {
     CrOutput out;
 } CrWindowRequest;
 
+/** Chunks to fetch ahead of the reads expected next: those under window
+ *  `x`, `y`, `width`, `height` of bands `first` .. `first + count - 1`
+ *  (0-based) of `level`, less those of band `except`. */
+typedef struct CrReadAhead {
+    uint32_t level;
+    uint64_t x;
+    uint64_t y;
+    uint64_t width;
+    uint64_t height;
+    uint64_t first;
+    uint64_t count;
+    uint64_t except;
+} CrReadAhead;
+
 /** A nearest-neighbour resampled read: source window `x`, `y`, `width`,
  *  `height` (fractional, as GDALRasterIOExtraArg may give it) into a buffer
  *  of `buf_width` x `buf_height` pixels. */
@@ -193,6 +207,18 @@ int32_t chunkref_read_blocks(const CrHandle *handle, const CrBlocksRequest *requ
  *  on success. */
 int32_t chunkref_read_window(const CrHandle *handle, const CrWindowRequest *request,
                              CrStatus *status);
+
+/** Starts fetching the chunks of `request` on a thread of its own, in place
+ *  of those fetched ahead before; reads that want them take their bytes
+ *  (waiting for those still in flight) instead of requesting them. Only
+ *  remote chunks are fetched ahead, at most a quarter of GDAL_CACHEMAX of
+ *  them. Returns 0 on success. */
+int32_t chunkref_read_ahead(const CrHandle *handle, const CrReadAhead *request,
+                            CrStatus *status);
+
+/** Stops the read ahead: requests not started are not made, and the chunks
+ *  fetched ahead and not read are dropped. */
+void chunkref_read_ahead_stop(const CrHandle *handle);
 
 /** Reads a window resampled by nearest neighbour, picking the source pixels
  *  GDAL's own sampling picks; only the rows of chunks holding them are read

@@ -217,6 +217,12 @@ class ChunkRefDataset final : public GDALPamDataset {
      *  later band): its bands are read one at a time from then on. */
     int m_aheadFailedX = -1;
     int m_aheadFailedY = -1;
+    /** Guessing state (see GuessNextBands): whether guesses are still
+     *  made (the first wrong one ends them), and how many bands the
+     *  outstanding guess fetches ahead (0: none outstanding). */
+    bool m_guessing = true;
+    int m_guessedBands = 0;
+    void GuessNextBands(int band, const int window[4], size_t bandBytes);
 
   protected:
     CPLErr IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize, void *data,
@@ -964,6 +970,14 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
     const bool sequential = std::equal(window, window + 4, m_drillWindow) && band == m_drillNext;
     std::copy(window, window + 4, m_drillWindow);
     m_drillNext = band + 1;
+    // The outstanding guess is right (this read drills the bands it
+    // fetches), or wrong: then no more guesses.
+    const int guessed = m_guessedBands;
+    m_guessedBands = 0;
+    if (guessed > 0 && !sequential) {
+        chunkref_read_ahead_stop(m_handle.get());
+        m_guessing = false;
+    }
     GDALRasterBand *target = GetRasterBand(band);
     const GDALDataType native = target->GetRasterDataType();
     const size_t size = static_cast<size_t>(GDALGetDataTypeSizeBytes(native));
@@ -981,6 +995,8 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
             xOff / blockWidth == m_aheadFailedX && yOff / blockHeight == m_aheadFailedY;
         if (!sequential || !oneBlock || wholeBlock || failedBefore) {
             m_drillAhead = 0;
+            if (!sequential && oneBlock && !wholeBlock && !failedBefore)
+                GuessNextBands(band, window, bandBytes);
             return false;
         }
         if (GDALRasterBlock *cached =
@@ -988,7 +1004,10 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
             cached->DropLock();
             return false;
         }
-        m_drillAhead = m_drillAhead == 0 ? FIRST_DRILL_BANDS : m_drillAhead * DRILL_GROWTH;
+        if (guessed > 0)
+            m_drillAhead = guessed - 1;
+        else
+            m_drillAhead = m_drillAhead == 0 ? FIRST_DRILL_BANDS : m_drillAhead * DRILL_GROWTH;
         const int most = static_cast<int>(std::max<size_t>(1, MAX_DRILL_BYTES / bandBytes));
         const int count = std::min({m_drillAhead + 1, nBands - band + 1, most});
         m_drillCount = 0;
@@ -1023,6 +1042,44 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
                         bufType, static_cast<int>(pixelSpace), xSize);
     *err = CE_None;
     return true;
+}
+
+/** At the first one-band read of part of one block, guesses that the
+ *  client goes on band after band at that window (gdallocationinfo, a loop
+ *  of `GetRasterBand(b).ReadRaster` through a time stack) and starts
+ *  fetching the window's chunks of the bands after this one (as many as a
+ *  drill holds) while this band is read: the drill at the next band then
+ *  finds them in or in flight, instead of paying a round of requests per
+ *  drill. Only remote chunks are fetched ahead (see chunkref_read_ahead).
+ *  The first wrong guess (the next read is not the next band there) is
+ *  stopped, and ends guessing for this dataset: a client that reads one
+ *  band at many points pays for one guess. */
+void ChunkRefDataset::GuessNextBands(int band, const int window[4], size_t bandBytes) {
+    if (!m_guessing || band >= nBands)
+        return;
+    int blockWidth = 0;
+    int blockHeight = 0;
+    GDALRasterBand *next = GetRasterBand(band + 1);
+    next->GetBlockSize(&blockWidth, &blockHeight);
+    if (GDALRasterBlock *cached =
+            next->TryGetLockedBlockRef(window[0] / blockWidth, window[1] / blockHeight)) {
+        cached->DropLock();
+        return;
+    }
+    const int most = static_cast<int>(std::max<size_t>(1, MAX_DRILL_BYTES / bandBytes));
+    const int count = std::min(nBands - band, most);
+    const CrReadAhead request{m_level,
+                              static_cast<uint64_t>(window[0]),
+                              static_cast<uint64_t>(window[1]),
+                              static_cast<uint64_t>(window[2]),
+                              static_cast<uint64_t>(window[3]),
+                              static_cast<uint64_t>(band),
+                              static_cast<uint64_t>(count),
+                              static_cast<uint64_t>(band - 1)};
+    CrStatus status{};
+    // A guess that cannot be made is no error: the reads fetch for themselves.
+    if (chunkref_read_ahead(m_handle.get(), &request, &status) == 0)
+        m_guessedBands = count;
 }
 
 /** True if the bands asked for include every band sharing their chunks. */

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::chunk_cache::ChunkCache;
 use crate::codec::DecodeContext;
@@ -12,6 +12,7 @@ use crate::config::Settings;
 use crate::error::{Error, Result};
 use crate::fetch::{Fetcher, Source, Want};
 use crate::index::{Array, Index};
+use crate::read_ahead::{Ahead, ReadAhead, Slot};
 use crate::refs::{position, RawRef};
 use crate::resolve::{self, Base, Location};
 use crate::warnings::{collect_warnings, gdal_warning};
@@ -34,6 +35,8 @@ pub struct Locations {
     /// `None` when every file is local. Kept bytes are charged at their
     /// length; chunks fetched in one coalesced request share its buffer.
     fetched: Option<ChunkCache>,
+    /// Chunks being fetched ahead of a read expected to want them.
+    ahead: ReadAhead,
 }
 
 impl Locations {
@@ -69,6 +72,7 @@ impl Locations {
                 .mosaic_cache_mib
                 .map(|mib| usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX)),
             fetched: None,
+            ahead: ReadAhead::default(),
         };
         if !locations.all_local() {
             locations.fetched = Some(ChunkCache::new(crate::gdal::cache_max() / 4));
@@ -92,6 +96,63 @@ impl Locations {
         if budget > 0 {
             self.decoded = Some(ChunkCache::new(budget));
         }
+    }
+
+    /// Starts fetching the chunks at grid indices `idxs` of `array` ahead of
+    /// a read expected to want them (see [`crate::read_ahead`]), in place
+    /// of those fetched ahead before: the remote chunks not kept already,
+    /// in order, as many as fit in the budget for fetched bytes. Does
+    /// nothing when every file is local.
+    pub fn read_ahead(&self, array: &Array, idxs: &[Vec<u64>]) {
+        let Some(fetched) = &self.fetched else {
+            return;
+        };
+        let meta = &array.meta;
+        let grid = meta.grid_shape();
+        let positions: Vec<Result<u64>> = idxs
+            .iter()
+            .map(|idx| position(idx, &grid).ok_or_else(|| Error::unsupported("off the grid")))
+            .collect();
+        let mut budget = fetched.budget();
+        let mut chunks = Vec::new();
+        for (pos, found) in positions.iter().zip(lookup(array, &positions)) {
+            let (Ok(pos), Ok(Some(found))) = (pos, found) else {
+                continue;
+            };
+            let kept = |cache: &Option<ChunkCache>| {
+                cache.as_ref().is_some_and(|c| c.contains(&meta.path, *pos))
+            };
+            if kept(&self.fetched) || kept(&self.decoded) {
+                continue;
+            }
+            let (file, ranges) = match found {
+                RawRef::Range(file, offset, length) => (file, vec![(offset, length)]),
+                RawRef::Multi(file, ranges) => (file, ranges),
+                // Inline bytes need no request; a whole file's size is not
+                // known until it is read.
+                RawRef::Inline(_) | RawRef::Whole(_) => continue,
+            };
+            let Ok(source) = self.source(file) else {
+                continue;
+            };
+            let length = ranges.iter().fold(0u64, |n, r| n.saturating_add(r.1));
+            match usize::try_from(length) {
+                Ok(length) if length <= budget && !source.is_local() => budget -= length,
+                _ => break,
+            }
+            chunks.push(Ahead {
+                key: (meta.path.clone(), *pos),
+                source: source.clone(),
+                ranges,
+            });
+        }
+        self.ahead.start(&self.fetcher, chunks);
+    }
+
+    /// Stops fetching ahead and drops what was fetched ahead and not read
+    /// (the guess was wrong).
+    pub fn stop_read_ahead(&self) {
+        self.ahead.stop();
     }
 
     /// Whether every file of the index is a local file (read with plain
@@ -209,6 +270,11 @@ pub fn read_chunks_each(
             if let Some(raw) = fetched {
                 return Ok(Need::Held(raw));
             }
+            if let (Ok(pos), Some(_)) = (&positions[k], found) {
+                if let Some(slot) = locations.ahead.take(&meta.path, *pos) {
+                    return Ok(Need::Ahead(slot));
+                }
+            }
             let (file, want) = match found {
                 None => return Ok(Need::Nothing),
                 Some(RawRef::Inline(b)) => return Ok(Need::Held(b.clone())),
@@ -235,6 +301,16 @@ pub fn read_chunks_each(
     let in_span = |i: usize| {
         let (source, _) = requests[i];
         !source.is_local() && per_object.get(source.url()).is_some_and(|&n| n > 1)
+    };
+    // Keeps the fetched bytes of chunk `k` when it is decoded only in part
+    // (`shared`: they are a slice of a span's buffer).
+    let keep = |k: usize, raw: &Result<Bytes>, shared: bool| {
+        if let (Some(cache), Ok(raw), Ok(pos)) = (&locations.fetched, raw, &positions[k]) {
+            if partial(k) {
+                let own = shared.then(|| Bytes::copy_from_slice(raw));
+                cache.put(&meta.path, *pos, own.as_ref().unwrap_or(raw));
+            }
+        }
     };
     // Decode each chunk on the rayon pool as soon as its bytes are in,
     // while the rest is still being fetched.
@@ -275,11 +351,12 @@ pub fn read_chunks_each(
     // One chunk to decode (a block, a tile) is decoded on this thread.
     let decoding = needs
         .iter()
-        .filter(|n| matches!(n, Ok(Need::Held(_) | Need::Fetched(_))))
+        .filter(|n| matches!(n, Ok(Need::Held(_) | Need::Fetched(_) | Need::Ahead(_))))
         .count();
     // Hands every chunk to `decode_soon` as its bytes are in (fetched ones
     // while the rest is still being fetched).
     let feed = |decode_soon: &(dyn Fn(usize, Result<Option<Bytes>>) + Sync)| {
+        let mut waiting: Vec<(usize, Arc<Slot>)> = Vec::new();
         for (k, need) in needs.into_iter().enumerate() {
             match need {
                 Err(e) => decode_into(k, Err(e)),
@@ -287,18 +364,27 @@ pub fn read_chunks_each(
                 Ok(Need::Kept(b)) => consume(k, Ok(Some(b))),
                 Ok(Need::Held(b)) => decode_soon(k, Ok(Some(b))),
                 Ok(Need::Fetched(i)) => fetched_by[i] = k,
+                Ok(Need::Ahead(slot)) => match slot.ready() {
+                    Some(raw) => {
+                        keep(k, &raw, slot.in_span);
+                        decode_soon(k, raw.map(Some));
+                    }
+                    None => waiting.push((k, slot)),
+                },
             }
         }
         locations.fetcher.fetch_each(&requests, |i, raw| {
             let k = fetched_by[i];
-            if let (Some(cache), Ok(raw), Ok(pos)) = (&locations.fetched, &raw, &positions[k]) {
-                if partial(k) {
-                    let own = in_span(i).then(|| Bytes::copy_from_slice(raw));
-                    cache.put(&meta.path, *pos, own.as_ref().unwrap_or(raw));
-                }
-            }
+            keep(k, &raw, in_span(i));
             decode_soon(k, raw.map(Some));
         });
+        // Chunks fetched ahead still in flight: they were asked for before
+        // this read's own requests, so most are in by now.
+        for (k, slot) in waiting {
+            let raw = slot.wait();
+            keep(k, &raw, slot.in_span);
+            decode_soon(k, raw.map(Some));
+        }
     };
     if decoding <= 1 {
         // No pool (nor its start-up in a fresh process) for one chunk.
@@ -387,6 +473,8 @@ enum Need {
     Fetched(usize),
     /// Nothing: it was decoded before and kept.
     Kept(Bytes),
+    /// Being fetched (or fetched) ahead of this read.
+    Ahead(Arc<Slot>),
 }
 
 /// Decodes the raw bytes of chunk `idx` of `array`, at least bytes

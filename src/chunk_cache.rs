@@ -43,6 +43,19 @@ impl ChunkCache {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The most bytes kept.
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Whether the chunk at `position` of array `path` is kept (not counted
+    /// as a use).
+    pub fn contains(&self, path: &str, position: u64) -> bool {
+        self.state()
+            .chunks
+            .contains_key(&(path.to_string(), position))
+    }
+
     /// The decoded chunk at `position` of array `path`, if kept.
     pub fn get(&self, path: &str, position: u64) -> Option<Bytes> {
         let mut state = self.state();

@@ -40,6 +40,7 @@ pub mod printf;
 pub mod process;
 pub mod progress;
 pub mod raster;
+pub mod read_ahead;
 pub mod refs;
 pub mod resolve;
 pub mod sampled;

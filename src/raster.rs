@@ -701,6 +701,59 @@ impl Dataset {
         )
     }
 
+    /// Starts fetching the chunks under `window` of `bands` (0-based) of
+    /// `level`, those of band `except` left out, ahead of the reads a
+    /// client walking the bands one by one is expected to make next (see
+    /// [`crate::read_ahead`]); replaces the previous read ahead. Mosaic
+    /// levels and levels served through an axis map are not read ahead.
+    pub fn read_ahead(
+        &self,
+        level: usize,
+        window: Window,
+        bands: std::ops::Range<u64>,
+        except: u64,
+    ) -> Result<()> {
+        let meta = self.level_meta(level)?;
+        let l = &self.levels[level];
+        if l.mosaic.is_some() || !l.axes.is_identity() {
+            return Ok(());
+        }
+        let n = meta.shape.len();
+        window::check_window(window, meta.shape[n - 1], meta.shape[n - 2], &meta.path)?;
+        let (ch, cw) = (meta.chunks[n - 2], meta.chunks[n - 1]);
+        let rows = window.y / ch..=(window.y + window.height - 1) / ch;
+        let cols = window.x / cw..=(window.x + window.width - 1) / cw;
+        let chunks_of = |band: u64| -> Vec<Vec<u64>> {
+            let lead: Vec<u64> = Dataset::band_indices(meta, band)
+                .iter()
+                .zip(&meta.chunks)
+                .map(|(i, c)| i / c)
+                .collect();
+            rows.clone()
+                .flat_map(|cy| cols.clone().map(move |cx| (cy, cx)))
+                .map(|(cy, cx)| lead.iter().copied().chain([cy, cx]).collect())
+                .collect()
+        };
+        let mut seen: std::collections::HashSet<Vec<u64>> = chunks_of(except).into_iter().collect();
+        let mut idxs: Vec<Vec<u64>> = Vec::new();
+        for band in bands.start..bands.end.min(l.bands) {
+            for idx in chunks_of(band) {
+                if seen.insert(idx.clone()) {
+                    idxs.push(idx);
+                }
+            }
+        }
+        self.locations
+            .read_ahead(&self.index.arrays[l.array], &idxs);
+        Ok(())
+    }
+
+    /// Stops the read ahead (see [`Dataset::read_ahead`]): the guess was
+    /// wrong.
+    pub fn stop_read_ahead(&self) {
+        self.locations.stop_read_ahead();
+    }
+
     /// Reads the served `window` of the bands at leading-axis indices
     /// `bands` of `array`, whose plane `axes` maps to the stored one, into
     /// `out` at `spacing`.

@@ -19,6 +19,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -333,6 +334,9 @@ pub struct Fetcher {
     max_retry: u32,
     retry_delay: Duration,
     coalesce_gap: u64,
+    /// Once set, requests not yet started are not made (see
+    /// [`Fetcher::stopped_by`]).
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// One request sent to a store: a span of an object, or the whole object.
@@ -355,6 +359,17 @@ impl Fetcher {
             max_retry: settings.http.max_retry,
             retry_delay: settings.http.retry_delay,
             coalesce_gap: settings.coalesce_gap,
+            stop: None,
+        }
+    }
+
+    /// This fetcher, making none of the requests it has not started once
+    /// `stop` is set (they fail as stopped): for reads that may turn out
+    /// unneeded while in flight.
+    pub fn stopped_by(&self, stop: Arc<AtomicBool>) -> Fetcher {
+        Fetcher {
+            stop: Some(stop),
+            ..self.clone()
         }
     }
 
@@ -510,6 +525,13 @@ impl Fetcher {
                     async move {
                         if skip {
                             return (j, Err(skipped(job, failed)));
+                        }
+                        if self
+                            .stop
+                            .as_ref()
+                            .is_some_and(|s| s.load(Ordering::Acquire))
+                        {
+                            return (j, Err(stopped(job)));
                         }
                         (j, attempt.await)
                     }
@@ -748,6 +770,15 @@ fn skipped(job: &Job<'_>, failed: usize) -> Error {
         url: job.source.url.clone(),
         range: described(job.range.as_ref()),
         reason: format!("not read: request {failed} of the same read failed first"),
+    }
+}
+
+/// The error of a request not made because its read was stopped.
+fn stopped(job: &Job<'_>) -> Error {
+    Error::Io {
+        url: job.source.url.clone(),
+        range: described(job.range.as_ref()),
+        reason: "not read: the read ahead was stopped".into(),
     }
 }
 

@@ -123,6 +123,19 @@ pub struct CrWindowRequest {
     out: CrOutput,
 }
 
+/// Mirrors `CrReadAhead` of chunkref.h.
+#[repr(C)]
+pub struct CrReadAhead {
+    level: u32,
+    x: u64,
+    y: u64,
+    width: u64,
+    height: u64,
+    first: u64,
+    count: u64,
+    except: u64,
+}
+
 /// Mirrors `CrSampledRequest` of chunkref.h.
 #[repr(C)]
 pub struct CrSampledRequest {
@@ -824,6 +837,43 @@ pub unsafe extern "C" fn chunkref_read_window(
         };
         ds.read_window(r.level as usize, window, bands, out, spacing)?;
         Ok(0)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_read_ahead(
+    handle: *const CrHandle,
+    request: *const CrReadAhead,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        let r = unsafe { request_ref(request, "read-ahead") }?;
+        let window = Window {
+            x: r.x,
+            y: r.y,
+            width: r.width,
+            height: r.height,
+        };
+        let bands = r.first..r.first.saturating_add(r.count);
+        ds.read_ahead(r.level as usize, window, bands, r.except)?;
+        Ok(0)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `handle` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_read_ahead_stop(handle: *const CrHandle) {
+    guard(std::ptr::null_mut(), (), || {
+        unsafe { dataset(handle) }?.stop_read_ahead();
+        Ok(())
     })
 }
 

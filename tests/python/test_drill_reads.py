@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +153,47 @@ def test_band_by_band_loop_reads_ahead(server, remote_stack, sources):
         raw = ds.GetRasterBand(band).ReadRaster(x, y, w, h, buf_type=gdal.GDT_Float64)
         got = np.frombuffer(raw, np.float64).reshape(h, w)
         assert np.array_equal(got, (a if which == "a" else b)[band - 1]), (which, band)
+
+
+def wait_for_requests(server, count: int) -> None:
+    """Waits (at most 10 s) until the server has seen ``count`` requests."""
+    deadline = time.monotonic() + 10
+    while len(server.log.requests) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_first_band_read_fetches_the_next_bands_ahead_until_a_guess_is_wrong(
+        server, remote_stack, sources):
+    """The first one-band read of part of a tile fetches that tile of the
+    later bands ahead, concurrently: the loop over the bands then makes no
+    request of its own. A client that goes elsewhere instead (one band at
+    many points) ends the guessing: its later reads fetch only their own
+    chunk."""
+    ds = open_chunkref(remote_stack)
+    server.log.requests.clear()
+    server.log.most_in_flight = 0
+    server.delay = 0.03
+    try:
+        first = np.frombuffer(ds.GetRasterBand(1).ReadRaster(250, 150, 1, 1), np.int16)[0]
+        wait_for_requests(server, STEPS)
+        assert len(server.log.requests) == STEPS, server.log.requests
+        assert server.log.most_in_flight >= 8, server.log.most_in_flight
+        rest = [np.frombuffer(ds.GetRasterBand(b).ReadRaster(250, 150, 1, 1), np.int16)[0]
+                for b in range(2, STEPS + 1)]
+        assert [first, *rest] == want(sources, 250, 150, 1, 1).ravel().tolist()
+        assert len(server.log.requests) == STEPS, server.log.requests
+
+        ds = open_chunkref(remote_stack)
+        server.log.requests.clear()
+        points = [(10, 10), (140, 70), (20, 150), (260, 20)]
+        for i, (x, y) in enumerate(points):
+            got = np.frombuffer(ds.GetRasterBand(1).ReadRaster(x, y, 1, 1), np.int16)[0]
+            assert got == want(sources, x, y, 1, 1)[0, 0, 0], (x, y)
+            if i == 0:  # the guess, made in full before it shows wrong
+                wait_for_requests(server, STEPS)
+        assert len(server.log.requests) == STEPS + len(points) - 1, server.log.requests
+    finally:
+        server.delay = 0.0
 
 
 def test_gdallocationinfo_matches_gdal(local_stack, sources):
