@@ -212,8 +212,8 @@ int32_t chunkref_read_window(const CrHandle *handle, const CrWindowRequest *requ
  *  of those fetched ahead before; reads that want them take their bytes
  *  (waiting for those still in flight) instead of requesting them. Only
  *  remote chunks are fetched ahead, at most a quarter of GDAL_CACHEMAX of
- *  them. Returns 0 on success. */
-int32_t chunkref_read_ahead(const CrHandle *handle, const CrReadAhead *request,
+ *  them. Returns how many chunks are fetched ahead, or -1 on error. */
+int64_t chunkref_read_ahead(const CrHandle *handle, const CrReadAhead *request,
                             CrStatus *status);
 
 /** Stops the read ahead: requests not started are not made, and the chunks

@@ -222,6 +222,8 @@ class ChunkRefDataset final : public GDALPamDataset {
      *  outstanding guess fetches ahead (0: none outstanding). */
     bool m_guessing = true;
     int m_guessedBands = 0;
+    /** Whether the drill held was made on a guess. */
+    bool m_drillGuessed = false;
     void GuessNextBands(int band, const int window[4], size_t bandBytes);
 
   protected:
@@ -969,15 +971,19 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
     const int window[4] = {xOff, yOff, xSize, ySize};
     const bool sequential = std::equal(window, window + 4, m_drillWindow) && band == m_drillNext;
     std::copy(window, window + 4, m_drillWindow);
-    m_drillNext = band + 1;
     // The outstanding guess is right (this read drills the bands it
-    // fetches), or wrong: then no more guesses.
+    // fetches), or wrong: then no more guesses. A guessed drill the client
+    // left before its last band was a wrong guess too.
     const int guessed = m_guessedBands;
     m_guessedBands = 0;
-    if (guessed > 0 && !sequential) {
+    const bool leftEarly = m_drillGuessed && m_drillNext < m_drillFirst + m_drillCount;
+    if ((guessed > 0 || leftEarly) && !sequential) {
         chunkref_read_ahead_stop(m_handle.get());
         m_guessing = false;
     }
+    if (!sequential)
+        m_drillGuessed = false;
+    m_drillNext = band + 1;
     GDALRasterBand *target = GetRasterBand(band);
     const GDALDataType native = target->GetRasterDataType();
     const size_t size = static_cast<size_t>(GDALGetDataTypeSizeBytes(native));
@@ -1034,6 +1040,7 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
         std::copy(window, window + 4, m_heldWindow);
         m_drillFirst = band;
         m_drillCount = count;
+        m_drillGuessed = guessed > 0;
     }
     const GByte *from = m_drill.data() + static_cast<size_t>(band - m_drillFirst) * bandBytes;
     for (int row = 0; row < ySize; ++row)
@@ -1078,7 +1085,7 @@ void ChunkRefDataset::GuessNextBands(int band, const int window[4], size_t bandB
                               static_cast<uint64_t>(band - 1)};
     CrStatus status{};
     // A guess that cannot be made is no error: the reads fetch for themselves.
-    if (chunkref_read_ahead(m_handle.get(), &request, &status) == 0)
+    if (chunkref_read_ahead(m_handle.get(), &request, &status) > 0)
         m_guessedBands = count;
 }
 

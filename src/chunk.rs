@@ -102,10 +102,10 @@ impl Locations {
     /// a read expected to want them (see [`crate::read_ahead`]), in place
     /// of those fetched ahead before: the remote chunks not kept already,
     /// in order, as many as fit in the budget for fetched bytes. Does
-    /// nothing when every file is local.
-    pub fn read_ahead(&self, array: &Array, idxs: &[Vec<u64>]) {
+    /// nothing when every file is local. Returns how many chunks it fetches.
+    pub fn read_ahead(&self, array: &Array, idxs: &[Vec<u64>]) -> usize {
         let Some(fetched) = &self.fetched else {
-            return;
+            return 0;
         };
         let meta = &array.meta;
         let grid = meta.grid_shape();
@@ -146,7 +146,9 @@ impl Locations {
                 ranges,
             });
         }
+        let count = chunks.len();
         self.ahead.start(&self.fetcher, chunks);
+        count
     }
 
     /// Stops fetching ahead and drops what was fetched ahead and not read

@@ -706,17 +706,18 @@ impl Dataset {
     /// client walking the bands one by one is expected to make next (see
     /// [`crate::read_ahead`]); replaces the previous read ahead. Mosaic
     /// levels and levels served through an axis map are not read ahead.
+    /// Returns how many chunks are fetched ahead.
     pub fn read_ahead(
         &self,
         level: usize,
         window: Window,
         bands: std::ops::Range<u64>,
         except: u64,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let meta = self.level_meta(level)?;
         let l = &self.levels[level];
         if l.mosaic.is_some() || !l.axes.is_identity() {
-            return Ok(());
+            return Ok(0);
         }
         let n = meta.shape.len();
         window::check_window(window, meta.shape[n - 1], meta.shape[n - 2], &meta.path)?;
@@ -743,9 +744,9 @@ impl Dataset {
                 }
             }
         }
-        self.locations
-            .read_ahead(&self.index.arrays[l.array], &idxs);
-        Ok(())
+        Ok(self
+            .locations
+            .read_ahead(&self.index.arrays[l.array], &idxs))
     }
 
     /// Stops the read ahead (see [`Dataset::read_ahead`]): the guess was

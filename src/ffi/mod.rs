@@ -849,7 +849,7 @@ pub unsafe extern "C" fn chunkref_read_ahead(
     handle: *const CrHandle,
     request: *const CrReadAhead,
     status: *mut CrStatus,
-) -> i32 {
+) -> i64 {
     guard(status, -1, || {
         let ds = unsafe { dataset(handle) }?;
         let r = unsafe { request_ref(request, "read-ahead") }?;
@@ -860,8 +860,8 @@ pub unsafe extern "C" fn chunkref_read_ahead(
             height: r.height,
         };
         let bands = r.first..r.first.saturating_add(r.count);
-        ds.read_ahead(r.level as usize, window, bands, r.except)?;
-        Ok(0)
+        let count = ds.read_ahead(r.level as usize, window, bands, r.except)?;
+        Ok(i64::try_from(count).unwrap_or(i64::MAX))
     })
 }
 

@@ -192,6 +192,17 @@ def test_first_band_read_fetches_the_next_bands_ahead_until_a_guess_is_wrong(
             if i == 0:  # the guess, made in full before it shows wrong
                 wait_for_requests(server, STEPS)
         assert len(server.log.requests) == STEPS + len(points) - 1, server.log.requests
+
+        # Two bands at each point: the drill the guess made at the first is
+        # left before its end, which ends the guessing too.
+        ds = open_chunkref(remote_stack)
+        for i, (x, y) in enumerate(points[:3]):
+            server.log.requests.clear()
+            got = np.frombuffer(ds.GetRasterBand(1).ReadRaster(x, y, 1, 1), np.int16)[0]
+            time.sleep(0.2)  # a guess would be in flight by now
+            assert len(server.log.requests) == (STEPS if i == 0 else 1), (i, server.log.requests)
+            got2 = np.frombuffer(ds.GetRasterBand(2).ReadRaster(x, y, 1, 1), np.int16)[0]
+            assert [got, got2] == want(sources, x, y, 1, 1)[:2, 0, 0].tolist(), (x, y)
     finally:
         server.delay = 0.0
 
