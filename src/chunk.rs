@@ -102,8 +102,9 @@ impl Locations {
     /// a read expected to want them (see [`crate::read_ahead`]), in place
     /// of those fetched ahead before: the remote chunks not kept already,
     /// in order, as many as fit in the budget for fetched bytes. Does
-    /// nothing when every file is local. Returns how many chunks it fetches.
-    pub fn read_ahead(&self, array: &Array, idxs: &[Vec<u64>]) -> usize {
+    /// nothing when every file is local. The guess belongs to `owner` (see
+    /// [`crate::read_ahead`]). Returns how many chunks it fetches.
+    pub fn read_ahead(&self, owner: usize, array: &Array, idxs: &[Vec<u64>]) -> usize {
         let Some(fetched) = &self.fetched else {
             return 0;
         };
@@ -146,15 +147,13 @@ impl Locations {
                 ranges,
             });
         }
-        let count = chunks.len();
-        self.ahead.start(&self.fetcher, chunks);
-        count
+        self.ahead.start(owner, &self.fetcher, chunks)
     }
 
-    /// Stops fetching ahead and drops what was fetched ahead and not read
-    /// (the guess was wrong).
-    pub fn stop_read_ahead(&self) {
-        self.ahead.stop();
+    /// Stops `owner`'s read ahead and drops what it fetched and no read
+    /// took (the guess was wrong).
+    pub fn stop_read_ahead(&self, owner: usize) {
+        self.ahead.stop(owner);
     }
 
     /// Whether every file of the index is a local file (read with plain

@@ -706,9 +706,12 @@ impl Dataset {
     /// client walking the bands one by one is expected to make next (see
     /// [`crate::read_ahead`]); replaces the previous read ahead. Mosaic
     /// levels and levels served through an axis map are not read ahead.
-    /// Returns how many chunks are fetched ahead.
+    /// The guess belongs to `owner`, the GDAL dataset making it (datasets
+    /// on one index share this one). Returns how many chunks are fetched
+    /// ahead.
     pub fn read_ahead(
         &self,
+        owner: usize,
         level: usize,
         window: Window,
         bands: std::ops::Range<u64>,
@@ -746,13 +749,13 @@ impl Dataset {
         }
         Ok(self
             .locations
-            .read_ahead(&self.index.arrays[l.array], &idxs))
+            .read_ahead(owner, &self.index.arrays[l.array], &idxs))
     }
 
-    /// Stops the read ahead (see [`Dataset::read_ahead`]): the guess was
-    /// wrong.
-    pub fn stop_read_ahead(&self) {
-        self.locations.stop_read_ahead();
+    /// Stops `owner`'s read ahead (see [`Dataset::read_ahead`]): the guess
+    /// was wrong, or the GDAL dataset is closed.
+    pub fn stop_read_ahead(&self, owner: usize) {
+        self.locations.stop_read_ahead(owner);
     }
 
     /// Reads the served `window` of the bands at leading-axis indices

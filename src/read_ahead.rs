@@ -10,6 +10,12 @@
 //! that the next read shows wrong is stopped: requests not yet started are
 //! not made, and the bytes fetched are dropped. A forked child does not
 //! have the fetching thread, and fetches for itself.
+//!
+//! Datasets opened on the same index share one [`ReadAhead`] (they share
+//! their index and locations), possibly from several threads: each guess
+//! belongs to the dataset that made it (its *owner*), which alone stops
+//! it, and a chunk a read has taken is fetched whatever happens to the
+//! guess it came from.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use crate::fetch::{Fetcher, Source, Want};
+use crate::fetch::{Fetcher, Source, Unwanted, Want};
 
 /// The bytes of one chunk fetched ahead: filled once, by the fetching
 /// thread.
@@ -29,6 +35,9 @@ pub struct Slot {
     /// Whether the chunk was fetched in a span shared with others (its
     /// bytes are then a slice of that span's buffer).
     pub in_span: bool,
+    /// Set when the guess is stopped before a read took the chunk: its
+    /// request, if not started, is not made.
+    abandoned: AtomicBool,
 }
 
 impl Slot {
@@ -74,7 +83,7 @@ pub struct Ahead {
     pub ranges: Vec<(u64, u64)>,
 }
 
-/// The chunks being fetched ahead of one expected read.
+/// The chunks being fetched ahead of the reads expected next.
 #[derive(Debug, Default)]
 pub struct ReadAhead {
     state: Mutex<State>,
@@ -82,12 +91,24 @@ pub struct ReadAhead {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Chunks fetched or being fetched, not yet taken, by key.
-    slots: HashMap<(String, u64), Arc<Slot>>,
-    /// Set to stop the current fetching thread.
-    stop: Option<Arc<AtomicBool>>,
-    /// The process whose thread fills `slots`.
+    /// Chunks fetched or being fetched, not yet taken, by key, with the
+    /// owner of the guess that fetches them.
+    slots: HashMap<(String, u64), (usize, Arc<Slot>)>,
+    /// The process whose threads fill `slots`.
     pid: u32,
+}
+
+/// The slots of one guess, in the order of its requests: a request whose
+/// chunk was abandoned is not made.
+#[derive(Debug)]
+struct Guess(Vec<Arc<Slot>>);
+
+impl Unwanted for Guess {
+    fn unwanted(&self, request: usize) -> bool {
+        self.0
+            .get(request)
+            .is_some_and(|slot| slot.abandoned.load(Ordering::Acquire))
+    }
 }
 
 /// The slots of one fetching thread: any left empty when it ends (a panic)
@@ -107,12 +128,20 @@ impl ReadAhead {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts fetching `chunks` with `fetcher` on a thread of its own, in
-    /// place of the chunks fetched ahead before (those are stopped).
-    pub fn start(&self, fetcher: &Fetcher, chunks: Vec<Ahead>) {
-        self.stop();
+    /// Starts fetching `chunks` with `fetcher` on a thread of its own for
+    /// `owner`, in place of the chunks it fetched ahead before (that guess
+    /// is stopped). Chunks another guess is fetching are left to it.
+    /// Returns how many chunks it fetches.
+    pub fn start(&self, owner: usize, fetcher: &Fetcher, chunks: Vec<Ahead>) -> usize {
+        self.stop(owner);
+        let chunks: Vec<Ahead> = {
+            let state = self.state();
+            let pending =
+                |c: &Ahead| state.pid == std::process::id() && state.slots.contains_key(&c.key);
+            chunks.into_iter().filter(|c| !pending(c)).collect()
+        };
         if chunks.is_empty() {
-            return;
+            return 0;
         }
         let mut per_object: HashMap<&str, usize> = HashMap::new();
         for c in &chunks {
@@ -125,11 +154,11 @@ impl ReadAhead {
                     bytes: Mutex::new(None),
                     filled: Condvar::new(),
                     in_span: per_object[c.source.url()] > 1,
+                    abandoned: AtomicBool::new(false),
                 })
             })
             .collect();
-        let stop = Arc::new(AtomicBool::new(false));
-        let fetcher = fetcher.stopped_by(stop.clone());
+        let fetcher = fetcher.skipping(Arc::new(Guess(slots.clone())));
         let filled = FillOnDrop(slots.clone());
         let keys: Vec<(String, u64)> = chunks.iter().map(|c| c.key.clone()).collect();
         let spawned = std::thread::Builder::new()
@@ -148,12 +177,20 @@ impl ReadAhead {
                 fetcher.fetch_each(&requests, |i, bytes| filled.0[i].fill(bytes));
             });
         // No thread, no guess: the reads fetch their chunks themselves.
-        if spawned.is_ok() {
-            let mut state = self.state();
-            state.slots = keys.into_iter().zip(slots).collect();
-            state.stop = Some(stop);
-            state.pid = std::process::id();
+        if spawned.is_err() {
+            return 0;
         }
+        let mut state = self.state();
+        let pid = std::process::id();
+        if state.pid != pid {
+            state.slots.clear();
+            state.pid = pid;
+        }
+        let count = slots.len();
+        state
+            .slots
+            .extend(keys.into_iter().zip(slots.into_iter().map(|s| (owner, s))));
+        count
     }
 
     /// Takes the chunk at `position` of array `path`, if it is being (or
@@ -167,23 +204,31 @@ impl ReadAhead {
             state.slots.clear();
             return None;
         }
-        state.slots.remove(&(path.to_string(), position))
+        state
+            .slots
+            .remove(&(path.to_string(), position))
+            .map(|(_, slot)| slot)
     }
 
-    /// Stops the fetching (requests not started are not made) and drops
-    /// the chunks not taken.
-    pub fn stop(&self) {
-        let mut state = self.state();
-        if let Some(stop) = state.stop.take() {
-            stop.store(true, Ordering::Release);
-        }
-        state.slots.clear();
+    /// Stops `owner`'s guess: the chunks no read took are dropped, and
+    /// their requests not started are not made.
+    pub fn stop(&self, owner: usize) {
+        self.state().slots.retain(|_, (of, slot)| {
+            let mine = *of == owner;
+            if mine {
+                slot.abandoned.store(true, Ordering::Release);
+            }
+            !mine
+        });
     }
 }
 
 impl Drop for ReadAhead {
     fn drop(&mut self) {
-        self.stop();
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        for (_, slot) in state.slots.values() {
+            slot.abandoned.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -209,6 +254,7 @@ mod tests {
         };
         let fetcher = Fetcher::new(&settings);
         ahead.start(
+            1,
             &fetcher,
             vec![
                 chunk(0, vec![(2, 3)]),
@@ -224,9 +270,14 @@ mod tests {
         let e = ahead.take("a", 3).unwrap().wait().unwrap_err().to_string();
         assert!(e.contains("f.bin") && e.contains("9..14"), "{e}");
 
-        ahead.start(&fetcher, vec![chunk(5, vec![(0, 1)])]);
-        ahead.stop();
+        // Guesses of two owners: each stops its own only, and chunks the
+        // other is fetching are left to it.
+        assert_eq!(ahead.start(1, &fetcher, vec![chunk(5, vec![(0, 1)])]), 1);
+        let two = vec![chunk(5, vec![(0, 1)]), chunk(6, vec![(1, 1)])];
+        assert_eq!(ahead.start(2, &fetcher, two), 1);
+        ahead.stop(1);
         assert!(ahead.take("a", 5).is_none(), "a stopped guess is dropped");
+        assert_eq!(&ahead.take("a", 6).unwrap().wait().unwrap()[..], b"1");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -19,7 +19,6 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -334,9 +333,15 @@ pub struct Fetcher {
     max_retry: u32,
     retry_delay: Duration,
     coalesce_gap: u64,
-    /// Once set, requests not yet started are not made (see
-    /// [`Fetcher::stopped_by`]).
-    stop: Option<Arc<AtomicBool>>,
+    /// Requests no longer wanted, not made if not started (see
+    /// [`Fetcher::skipping`]).
+    unwanted: Option<Arc<dyn Unwanted>>,
+}
+
+/// Which requests of a read are no longer wanted (by request number).
+pub trait Unwanted: Send + Sync + fmt::Debug {
+    /// Whether request `request` is no longer wanted.
+    fn unwanted(&self, request: usize) -> bool;
 }
 
 /// One request sent to a store: a span of an object, or the whole object.
@@ -359,16 +364,16 @@ impl Fetcher {
             max_retry: settings.http.max_retry,
             retry_delay: settings.http.retry_delay,
             coalesce_gap: settings.coalesce_gap,
-            stop: None,
+            unwanted: None,
         }
     }
 
-    /// This fetcher, making none of the requests it has not started once
-    /// `stop` is set (they fail as stopped): for reads that may turn out
-    /// unneeded while in flight.
-    pub fn stopped_by(&self, stop: Arc<AtomicBool>) -> Fetcher {
+    /// This fetcher, not making the requests `unwanted` says are no longer
+    /// wanted when their turn comes (they fail as not read): for reads that
+    /// may turn out unneeded while in flight.
+    pub fn skipping(&self, unwanted: Arc<dyn Unwanted>) -> Fetcher {
         Fetcher {
-            stop: Some(stop),
+            unwanted: Some(unwanted),
             ..self.clone()
         }
     }
@@ -521,17 +526,17 @@ impl Fetcher {
                 .map(|(j, job)| {
                     let failed = first_failed.get();
                     let skip = failed != usize::MAX && dependents[j].iter().all(|&i| i > failed);
+                    let dropped = self
+                        .unwanted
+                        .as_ref()
+                        .is_some_and(|u| dependents[j].iter().all(|&i| u.unwanted(i)));
                     let attempt = self.attempts(job.source, job.range.clone(), &permits);
                     async move {
                         if skip {
                             return (j, Err(skipped(job, failed)));
                         }
-                        if self
-                            .stop
-                            .as_ref()
-                            .is_some_and(|s| s.load(Ordering::Acquire))
-                        {
-                            return (j, Err(stopped(job)));
+                        if dropped {
+                            return (j, Err(unwanted(job)));
                         }
                         (j, attempt.await)
                     }
@@ -773,12 +778,12 @@ fn skipped(job: &Job<'_>, failed: usize) -> Error {
     }
 }
 
-/// The error of a request not made because its read was stopped.
-fn stopped(job: &Job<'_>) -> Error {
+/// The error of a request not made because it was no longer wanted.
+fn unwanted(job: &Job<'_>) -> Error {
     Error::Io {
         url: job.source.url.clone(),
         range: described(job.range.as_ref()),
-        reason: "not read: the read ahead was stopped".into(),
+        reason: "not read: no longer wanted".into(),
     }
 }
 

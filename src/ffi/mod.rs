@@ -177,6 +177,15 @@ impl CStringList {
 /// settings (see [`OPENED`]).
 pub struct CrHandle(Arc<Opened>);
 
+impl Drop for CrHandle {
+    /// The dataset's guess (see [`Dataset::read_ahead`]) ends with it.
+    fn drop(&mut self) {
+        self.0
+            .dataset
+            .stop_read_ahead(self as *const CrHandle as usize);
+    }
+}
+
 impl std::ops::Deref for CrHandle {
     type Target = Opened;
 
@@ -860,7 +869,7 @@ pub unsafe extern "C" fn chunkref_read_ahead(
             height: r.height,
         };
         let bands = r.first..r.first.saturating_add(r.count);
-        let count = ds.read_ahead(r.level as usize, window, bands, r.except)?;
+        let count = ds.read_ahead(handle as usize, r.level as usize, window, bands, r.except)?;
         Ok(i64::try_from(count).unwrap_or(i64::MAX))
     })
 }
@@ -872,7 +881,7 @@ pub unsafe extern "C" fn chunkref_read_ahead(
 #[no_mangle]
 pub unsafe extern "C" fn chunkref_read_ahead_stop(handle: *const CrHandle) {
     guard(std::ptr::null_mut(), (), || {
-        unsafe { dataset(handle) }?.stop_read_ahead();
+        unsafe { dataset(handle) }?.stop_read_ahead(handle as usize);
         Ok(())
     })
 }

@@ -14,6 +14,7 @@ naming its file and chunk.
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -203,6 +204,44 @@ def test_first_band_read_fetches_the_next_bands_ahead_until_a_guess_is_wrong(
             assert len(server.log.requests) == (STEPS if i == 0 else 1), (i, server.log.requests)
             got2 = np.frombuffer(ds.GetRasterBand(2).ReadRaster(x, y, 1, 1), np.int16)[0]
             assert [got, got2] == want(sources, x, y, 1, 1)[:2, 0, 0].tolist(), (x, y)
+    finally:
+        server.delay = 0.0
+
+
+def test_datasets_on_one_index_keep_their_own_guesses(server, remote_stack, sources, tmp_path):
+    """Datasets opened on the same index share its chunk locations: one's
+    guess must not stop another's, interleaved or on threads of their own."""
+    loop = lambda ds, x, y, bands: [  # noqa: E731
+        np.frombuffer(ds.GetRasterBand(b).ReadRaster(x, y, 1, 1), np.int16)[0] for b in bands]
+    # An index written a while ago: later opens share the first one's.
+    remote_stack = Path(shutil.copy(remote_stack, tmp_path / "settled.parquet"))
+    os.utime(remote_stack, (time.time() - 3600,) * 2)
+    one, two = open_chunkref(remote_stack), open_chunkref(remote_stack)
+    server.log.requests.clear()
+    server.delay = 0.02
+    try:
+        first = loop(one, 250, 150, [1])
+        wait_for_requests(server, STEPS)
+        first += loop(two, 10, 10, [1])
+        wait_for_requests(server, 2 * STEPS)
+        got_one = first[:1] + loop(one, 250, 150, range(2, STEPS + 1))
+        got_two = first[1:] + loop(two, 10, 10, range(2, STEPS + 1))
+        assert got_one == want(sources, 250, 150, 1, 1).ravel().tolist()
+        assert got_two == want(sources, 10, 10, 1, 1).ravel().tolist()
+        assert len(server.log.requests) == 2 * STEPS, server.log.requests
+
+        points = [(20 + 37 * i % 280, 15 + 53 * i % 180) for i in range(6)]
+        expected = {p: want(sources, *p, 1, 1).ravel().tolist() for p in points}
+
+        def walk(offset: int) -> list:
+            ds = open_chunkref(remote_stack)
+            return [(p, loop(ds, *p, range(1, STEPS + 1)))
+                    for p in points[offset:] + points[:offset]]
+
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            for walked in pool.map(walk, range(3)):
+                for p, got in walked:
+                    assert got == expected[p], p
     finally:
         server.delay = 0.0
 
