@@ -18,6 +18,7 @@ import concurrent.futures
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -244,6 +245,49 @@ def test_datasets_on_one_index_keep_their_own_guesses(server, remote_stack, sour
                     assert got == expected[p], p
     finally:
         server.delay = 0.0
+
+
+#: A guess in flight when the process forks: argv STACK X Y STEPS. Both
+#: processes then read every band there; the child has no fetching thread.
+FORK_SCRIPT = r"""
+import os, sys
+import numpy as np
+from osgeo import gdal
+gdal.UseExceptions()
+stack, x, y, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+ds = gdal.Open(stack)
+loop = lambda bands: [int(np.frombuffer(ds.GetRasterBand(b).ReadRaster(x, y, 1, 1), np.int16)[0])
+                      for b in bands]
+first = loop([1])
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.write(w, " ".join(map(str, first + loop(range(2, steps + 1)))).encode())
+    os._exit(0)
+os.close(w)
+child = b""
+while chunk := os.read(r, 65536):
+    child += chunk
+os.waitpid(pid, 0)
+print(child.decode())
+print(" ".join(map(str, first + loop(range(2, steps + 1)))))
+"""
+
+
+def test_a_guess_in_flight_at_fork_is_the_parents(server, remote_stack, sources, tmp_path):
+    script = tmp_path / "fork_guess.py"
+    script.write_text(FORK_SCRIPT)
+    server.delay = 0.05  # the guess is still in flight when the process forks
+    try:
+        done = subprocess.run([sys.executable, str(script), str(remote_stack), "250", "150",
+                               str(STEPS)], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a read after fork hangs")
+    finally:
+        server.delay = 0.0
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = " ".join(map(str, want(sources, 250, 150, 1, 1).ravel().tolist()))
+    assert done.stdout.split("\n")[:2] == [expected, expected], done.stdout
 
 
 def test_gdallocationinfo_matches_gdal(local_stack, sources):
