@@ -44,6 +44,10 @@ pub struct AwsSettings {
     pub virtual_hosting: bool,
     /// `AWS_NO_SIGN_REQUEST`: anonymous (unsigned) requests.
     pub no_sign_request: bool,
+    /// Why the `AWS_PROFILE` profile could not be read: an error for S3
+    /// stores only (as GDAL reads profiles only to sign S3 requests, a bad
+    /// profile does not stop local or HTTP reads).
+    pub profile_error: Option<String>,
 }
 
 /// Google Cloud Storage settings.
@@ -188,12 +192,17 @@ impl Settings {
             get("AWS_SESSION_TOKEN"),
         );
         let mut region = get("AWS_REGION").or_else(|| get("AWS_DEFAULT_REGION"));
+        let mut profile_error = None;
         if access_key_id.is_none() && !no_sign_request {
-            let profile = aws_profile(&get)?;
-            access_key_id = profile.get("aws_access_key_id").cloned();
-            secret_access_key = profile.get("aws_secret_access_key").cloned();
-            session_token = profile.get("aws_session_token").cloned();
-            region = region.or_else(|| profile.get("region").cloned());
+            match aws_profile(&get) {
+                Ok(profile) => {
+                    access_key_id = profile.get("aws_access_key_id").cloned();
+                    secret_access_key = profile.get("aws_secret_access_key").cloned();
+                    session_token = profile.get("aws_session_token").cloned();
+                    region = region.or_else(|| profile.get("region").cloned());
+                }
+                Err(e) => profile_error = Some(e.to_string()),
+            }
         }
         Ok(Settings {
             aws: AwsSettings {
@@ -205,6 +214,7 @@ impl Settings {
                 https: flag("AWS_HTTPS", true),
                 virtual_hosting: flag("AWS_VIRTUAL_HOSTING", true),
                 no_sign_request,
+                profile_error,
             },
             gcs: GcsSettings {
                 credentials_file: get("GOOGLE_APPLICATION_CREDENTIALS"),
@@ -388,14 +398,23 @@ mod tests {
         .unwrap();
         assert_eq!(s.aws.access_key_id.as_deref(), Some("K"));
         assert_eq!(s.aws.region.as_deref(), Some("us-west-2"));
-        let e = settings(&[("HOME", home), ("AWS_PROFILE", "nope")])
-            .err()
-            .unwrap()
-            .to_string();
+        // A missing named profile fails S3 stores only.
+        let s = settings(&[("HOME", home), ("AWS_PROFILE", "nope")]).unwrap();
+        let e = s.aws.profile_error.clone().unwrap_or_default();
         assert!(
             e.contains("AWS_PROFILE=nope") && e.contains("credentials"),
             "{e}"
         );
+        let loc = |u: &str| crate::resolve::resolve(u, &crate::resolve::Base::Dir("/".into()));
+        let e = crate::fetch::Source::open(&loc("s3://bkt/k").unwrap(), &s)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("s3://bkt/k") && e.contains("AWS_PROFILE=nope"),
+            "{e}"
+        );
+        assert!(crate::fetch::Source::open(&loc("https://h/k").unwrap(), &s).is_ok());
+        assert!(crate::fetch::Source::open(&loc("/tmp/k.tif").unwrap(), &s).is_ok());
         std::fs::remove_dir_all(dir).unwrap();
     }
 

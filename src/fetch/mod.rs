@@ -224,7 +224,15 @@ fn store_of(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
 
 fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
     Ok(match key {
-        StoreKey::S3(bucket, aws, http) => Arc::new(s3_builder(bucket, aws, http).build()?),
+        StoreKey::S3(bucket, aws, http) => {
+            if let Some(e) = &aws.profile_error {
+                return Err(object_store::Error::Generic {
+                    store: "S3",
+                    source: e.clone().into(),
+                });
+            }
+            Arc::new(s3_builder(bucket, aws, http).build()?)
+        }
         StoreKey::Gs(bucket, gcs, http) => {
             let mut b = GoogleCloudStorageBuilder::new()
                 .with_bucket_name(bucket)

@@ -261,6 +261,23 @@ def test_missing_object_names_the_url(tree, s3, tmp_path):
     assert f"s3://{BUCKET}/gone/src/a.zarr/a/0.0" in message and "not found" in message, message
 
 
+def test_a_missing_aws_profile_fails_s3_only(tree, http, s3, tmp_path):
+    """As in GDAL, the AWS profile matters only to S3: a profile named but
+    not found fails reads from S3 naming it, not local or HTTP reads."""
+    options = {"AWS_PROFILE": "nope", "AWS_ACCESS_KEY_ID": None,
+               "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"),
+               "AWS_CONFIG_FILE": str(tmp_path / "config")}
+    (tmp_path / "config").write_text("[profile work]\nregion = eu-west-1\n")
+    on_s3 = tree.rebased("range", f"s3://{BUCKET}/", tmp_path / "s3.json")
+    with config(options):
+        assert_matches(open_chunkref(tree.indexes["range"]), [tree.store.data])
+        assert_matches(open_chunkref(tree.rebased("range", http.url, tmp_path / "h.json")),
+                       [tree.store.data])
+        ds = open_chunkref(on_s3)  # kept open while its band is read
+        message = failure_text(ds.GetRasterBand(1).ReadAsArray)
+    assert f"s3://{BUCKET}/" in message and "AWS_PROFILE=nope" in message, message
+
+
 # --------------------------------------------------------------------------
 # Faults
 # --------------------------------------------------------------------------
