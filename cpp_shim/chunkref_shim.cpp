@@ -225,6 +225,7 @@ class ChunkRefDataset final : public GDALPamDataset {
     /** Whether the drill held was made on a guess. */
     bool m_drillGuessed = false;
     void GuessNextBands(int band, const int window[4], size_t bandBytes);
+    bool WindowCached(GDALRasterBand *band, const int window[4]);
 
   protected:
     CPLErr IRasterIO(GDALRWFlag rw, int xOff, int yOff, int xSize, int ySize, void *data,
@@ -948,7 +949,8 @@ bool ChunkRefDataset::ReadSampled(int xOff, int yOff, int xSize, int ySize, void
     return true;
 }
 
-/** Serves a one-band read of part of one block when bands are read one
+/** Serves a one-band read of a window no larger than a block (within one
+ *  block or across up to four) when bands are read one
  *  after another at the same window (gdallocationinfo, a client's loop of
  *  `GetRasterBand(b).ReadRaster` through a time stack): the second band
  *  read there reads that window of the next FIRST_DRILL_BANDS bands too,
@@ -957,8 +959,8 @@ bool ChunkRefDataset::ReadSampled(int xOff, int yOff, int xSize, int ySize, void
  *  reads after it are served from what it read; past its end, the next
  *  drill reads DRILL_GROWTH times as many bands. Returns false, leaving the
  *  read to GDAL's block path, for the first band read at a window, reads
- *  out of sequence, whole blocks or several blocks, resampled reads, blocks
- *  already cached, or when CHUNKREF_WINDOW_READS=NO. A drill that fails
+ *  out of sequence, whole blocks or windows larger than a block, resampled
+ *  reads, blocks already cached, or when CHUNKREF_WINDOW_READS=NO. A drill that fails
  *  (a damaged chunk of a later band) is dropped quietly: the band asked for
  *  is then read alone, and a later band's failure is met when it is read. */
 bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySize, void *data,
@@ -994,32 +996,34 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
         int blockWidth = 0;
         int blockHeight = 0;
         target->GetBlockSize(&blockWidth, &blockHeight);
-        const bool oneBlock = xOff / blockWidth == (xOff + xSize - 1) / blockWidth &&
-                              yOff / blockHeight == (yOff + ySize - 1) / blockHeight;
-        const bool wholeBlock = xSize == blockWidth && ySize == blockHeight;
+        // At most a block's size: within one block, or across up to four.
+        const bool small = xSize <= blockWidth && ySize <= blockHeight;
+        const bool wholeBlock = xSize == blockWidth && ySize == blockHeight &&
+                                xOff % blockWidth == 0 && yOff % blockHeight == 0;
         const bool failedBefore =
             xOff / blockWidth == m_aheadFailedX && yOff / blockHeight == m_aheadFailedY;
-        if (!sequential || !oneBlock || wholeBlock || failedBefore) {
+        if (!sequential || !small || wholeBlock || failedBefore) {
             m_drillAhead = 0;
-            if (!sequential && oneBlock && !wholeBlock && !failedBefore)
+            if (!sequential && small && !wholeBlock && !failedBefore)
                 GuessNextBands(band, window, bandBytes);
             return false;
         }
-        if (GDALRasterBlock *cached =
-                target->TryGetLockedBlockRef(xOff / blockWidth, yOff / blockHeight)) {
-            cached->DropLock();
+        if (WindowCached(target, window))
             return false;
-        }
         if (guessed > 0)
             m_drillAhead = guessed - 1;
         else
-            m_drillAhead = m_drillAhead == 0 ? FIRST_DRILL_BANDS : m_drillAhead * DRILL_GROWTH;
+            // (Bounded by the bands there are: drills held to MAX_DRILL_BYTES
+            // by a large window come in many rounds.)
+            m_drillAhead = m_drillAhead == 0                   ? FIRST_DRILL_BANDS
+                           : m_drillAhead > nBands / DRILL_GROWTH ? nBands
+                                                                  : m_drillAhead * DRILL_GROWTH;
         const int most = static_cast<int>(std::max<size_t>(1, MAX_DRILL_BYTES / bandBytes));
         const int count = std::min({m_drillAhead + 1, nBands - band + 1, most});
         m_drillCount = 0;
         try {
             m_drill.resize(bandBytes * static_cast<size_t>(count));
-        } catch (const std::bad_alloc &) {
+        } catch (const std::exception &) {
             return false;
         }
         std::vector<int> bands(static_cast<size_t>(count));
@@ -1051,7 +1055,8 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
     return true;
 }
 
-/** At the first one-band read of part of one block, guesses that the
+/** At the first one-band read of a window no larger than a block (see
+ *  ReadDrill), guesses that the
  *  client goes on band after band at that window (gdallocationinfo, a loop
  *  of `GetRasterBand(b).ReadRaster` through a time stack) and starts
  *  fetching the window's chunks of the bands after this one (as many as a
@@ -1064,15 +1069,8 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
 void ChunkRefDataset::GuessNextBands(int band, const int window[4], size_t bandBytes) {
     if (!m_guessing || band >= nBands)
         return;
-    int blockWidth = 0;
-    int blockHeight = 0;
-    GDALRasterBand *next = GetRasterBand(band + 1);
-    next->GetBlockSize(&blockWidth, &blockHeight);
-    if (GDALRasterBlock *cached =
-            next->TryGetLockedBlockRef(window[0] / blockWidth, window[1] / blockHeight)) {
-        cached->DropLock();
+    if (WindowCached(GetRasterBand(band + 1), window))
         return;
-    }
     const int most = static_cast<int>(std::max<size_t>(1, MAX_DRILL_BYTES / bandBytes));
     const int count = std::min(nBands - band, most);
     const CrReadAhead request{m_level,
@@ -1087,6 +1085,23 @@ void ChunkRefDataset::GuessNextBands(int band, const int window[4], size_t bandB
     // A guess that cannot be made is no error: the reads fetch for themselves.
     if (chunkref_read_ahead(m_handle.get(), &request, &status) > 0)
         m_guessedBands = count;
+}
+
+/** True if any block of `band` under `window` (x, y, width, height) is in
+ *  GDAL's block cache. */
+bool ChunkRefDataset::WindowCached(GDALRasterBand *band, const int window[4]) {
+    int blockWidth = 0;
+    int blockHeight = 0;
+    band->GetBlockSize(&blockWidth, &blockHeight);
+    for (int y = window[1] / blockHeight; y <= (window[1] + window[3] - 1) / blockHeight; ++y) {
+        for (int x = window[0] / blockWidth; x <= (window[0] + window[2] - 1) / blockWidth; ++x) {
+            if (GDALRasterBlock *cached = band->TryGetLockedBlockRef(x, y)) {
+                cached->DropLock();
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 /** True if the bands asked for include every band sharing their chunks. */

@@ -290,6 +290,57 @@ def test_a_guess_in_flight_at_fork_is_the_parents(server, remote_stack, sources,
     assert done.stdout.split("\n")[:2] == [expected, expected], done.stdout
 
 
+@pytest.mark.parametrize("where", ["local", "remote"])
+@pytest.mark.parametrize("window", [(120, 120, 20, 20), (64, 70, 128, 100), (250, 150, 50, 50)],
+                         ids=lambda w: "x".join(map(str, w)))
+def test_band_loop_over_windows_across_tiles(where, window, request, sources):
+    """A window no larger than a tile but across two or four of them, read
+    band by band, drills as a window inside one tile does: GDAL's pixels,
+    and over HTTP each tile fetched once, in one round of requests."""
+    stack = request.getfixturevalue(f"{where}_stack")
+    ds = open_chunkref(stack)
+    server = request.getfixturevalue("server") if where == "remote" else None
+    if server:
+        server.log.requests.clear()
+    x, y, w, h = window
+    got = np.stack([np.frombuffer(ds.GetRasterBand(b).ReadRaster(x, y, w, h), np.int16)
+                    .reshape(h, w) for b in range(1, STEPS + 1)])
+    assert np.array_equal(got, want(sources, *window))
+    if server:
+        tiles = len({(tx, ty) for tx in (x // 128, (x + w - 1) // 128)
+                     for ty in (y // 128, (y + h - 1) // 128)})
+        assert len(server.log.requests) <= STEPS * tiles, server.log.requests
+
+
+def test_band_loop_of_large_windows_through_many_drills(chunkref_bin, tmp_path):
+    """A window so large that a drill holds 9 bands (16 MiB): 84 bands take
+    ten drills, each asking for more bands than the last, a count that must
+    stay bounded (it overflowed and crashed the process)."""
+    bands, size = 84, 512
+    mem = gdal.GetDriverByName("MEM").Create("", size, size, bands, gdal.GDT_Float64)
+    y, x = np.mgrid[0:size, 0:size]
+    for b in range(bands):
+        mem.GetRasterBand(b + 1).WriteArray((x * 3 + y * 7 + b * 1000) % 4093 / 7.0)
+    tif = tmp_path / "bands.tif"
+    gdal.Translate(str(tif), mem, options="-co TILED=YES -co BLOCKXSIZE=512 -co BLOCKYSIZE=512 "
+                                          "-co INTERLEAVE=BAND -co COMPRESS=ZSTD")
+    server = RangeServer(tmp_path)
+    try:
+        done = run_chunkref(chunkref_bin, "index", tif, "-o", tmp_path / "local.json")
+        assert done.returncode == 0, done.stderr
+        index = tmp_path / "http.json"
+        index.write_text((tmp_path / "local.json").read_text().replace(str(tif), server.url + tif.name))
+        ds, native = open_chunkref(index), gdal.Open(str(tif))
+        window = (20, 30, 460, 460)
+        for b in range(1, bands + 1):
+            got = np.frombuffer(ds.GetRasterBand(b).ReadRaster(*window), np.float64)
+            assert np.array_equal(got, native.GetRasterBand(b).ReadAsArray(*window).ravel()), b
+        # Each tile fetched once (neighbours in the file share requests).
+        assert server.log.bytes_sent <= tif.stat().st_size, server.log.bytes_sent
+    finally:
+        server.close()
+
+
 def test_gdallocationinfo_matches_gdal(local_stack, sources):
     env = dict(os.environ)
     done = subprocess.run(["gdallocationinfo", "-valonly", str(local_stack), "77", "133"],
