@@ -259,18 +259,11 @@ ds = gdal.Open(stack)
 loop = lambda bands: [int(np.frombuffer(ds.GetRasterBand(b).ReadRaster(x, y, 1, 1), np.int16)[0])
                       for b in bands]
 first = loop([1])
-r, w = os.pipe()
 pid = os.fork()
+print(" ".join(map(str, first + loop(range(2, steps + 1)))), flush=True)  # child, then parent
 if pid == 0:
-    os.write(w, " ".join(map(str, first + loop(range(2, steps + 1)))).encode())
     os._exit(0)
-os.close(w)
-child = b""
-while chunk := os.read(r, 65536):
-    child += chunk
 os.waitpid(pid, 0)
-print(child.decode())
-print(" ".join(map(str, first + loop(range(2, steps + 1)))))
 """
 
 
