@@ -950,19 +950,21 @@ bool ChunkRefDataset::ReadSampled(int xOff, int yOff, int xSize, int ySize, void
 }
 
 /** Serves a one-band read of a window no larger than a block (within one
- *  block or across up to four) when bands are read one
- *  after another at the same window (gdallocationinfo, a client's loop of
+ *  block or across up to four) when bands are read one after another at
+ *  the same window (gdallocationinfo, a client's loop of
  *  `GetRasterBand(b).ReadRaster` through a time stack): the second band
- *  read there reads that window of the next FIRST_DRILL_BANDS bands too,
- *  through the window reader (every chunk fetched at once, decoded only
- *  down to the window's last row, nothing put in the block cache), and the
- *  reads after it are served from what it read; past its end, the next
- *  drill reads DRILL_GROWTH times as many bands. Returns false, leaving the
- *  read to GDAL's block path, for the first band read at a window, reads
- *  out of sequence, whole blocks or windows larger than a block, resampled
- *  reads, blocks already cached, or when CHUNKREF_WINDOW_READS=NO. A drill that fails
- *  (a damaged chunk of a later band) is dropped quietly: the band asked for
- *  is then read alone, and a later band's failure is met when it is read. */
+ *  read there reads that window of the next FIRST_DRILL_BANDS bands too
+ *  (or of every band the first read's guess fetched ahead, see
+ *  GuessNextBands), through the window reader (every chunk fetched at
+ *  once, decoded only down to the window's last row, nothing put in the
+ *  block cache), and the reads after it are served from what it read; past
+ *  its end, the next drill reads DRILL_GROWTH times as many bands. Returns
+ *  false, leaving the read to GDAL's block path, for the first band read at
+ *  a window, reads out of sequence, whole blocks or windows larger than a
+ *  block, resampled reads, blocks already cached, or when
+ *  CHUNKREF_WINDOW_READS=NO. A drill that fails (a damaged chunk of a later
+ *  band) is dropped quietly: the band asked for is then read alone, and a
+ *  later band's failure is met when it is read. */
 bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySize, void *data,
                                 int bufXSize, int bufYSize, GDALDataType bufType,
                                 GSpacing pixelSpace, GSpacing lineSpace, CPLErr *err) {
@@ -1056,9 +1058,9 @@ bool ChunkRefDataset::ReadDrill(int band, int xOff, int yOff, int xSize, int ySi
 }
 
 /** At the first one-band read of a window no larger than a block (see
- *  ReadDrill), guesses that the
- *  client goes on band after band at that window (gdallocationinfo, a loop
- *  of `GetRasterBand(b).ReadRaster` through a time stack) and starts
+ *  ReadDrill), guesses that the client goes on band after band at that
+ *  window (gdallocationinfo, a loop of `GetRasterBand(b).ReadRaster`
+ *  through a time stack) and starts
  *  fetching the window's chunks of the bands after this one (as many as a
  *  drill holds) while this band is read: the drill at the next band then
  *  finds them in or in flight, instead of paying a round of requests per

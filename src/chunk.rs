@@ -133,12 +133,12 @@ impl Locations {
                 // known until it is read.
                 RawRef::Inline(_) | RawRef::Whole(_) => continue,
             };
-            let Ok(source) = self.source(file) else {
+            let Some(source) = self.source(file).ok().filter(|s| !s.is_local()) else {
                 continue;
             };
             let length = ranges.iter().fold(0u64, |n, r| n.saturating_add(r.1));
             match usize::try_from(length) {
-                Ok(length) if length <= budget && !source.is_local() => budget -= length,
+                Ok(length) if length <= budget => budget -= length,
                 _ => break,
             }
             chunks.push(Ahead {
