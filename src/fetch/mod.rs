@@ -40,6 +40,9 @@ use crate::process::PerProcess;
 use crate::resolve::{Location, ObjectUrl, Scheme};
 
 mod coalesce;
+mod plain_http;
+
+use plain_http::PlainHttp;
 
 /// Largest span of merged ranges read with one request (8 MiB): larger
 /// reads are split so they run concurrently.
@@ -270,13 +273,16 @@ fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
             }
             Arc::new(b.build()?)
         }
-        StoreKey::Http(scheme, authority, http) => Arc::new(
-            HttpBuilder::new()
+        StoreKey::Http(scheme, authority, http) => {
+            let mut b = HttpBuilder::new()
                 .with_url(format!("{}://{authority}", scheme.as_str()))
                 .with_retry(retry_config())
-                .with_client_options(client_options(http).with_allow_http(true))
-                .build()?,
-        ),
+                .with_client_options(client_options(http).with_allow_http(true));
+            if *scheme == Scheme::Http {
+                b = b.with_http_connector(PlainHttp { timeout: *http });
+            }
+            Arc::new(b.build()?)
+        }
     })
 }
 
@@ -311,6 +317,9 @@ fn s3_builder(bucket: &str, aws: &AwsSettings, http: &Timeout) -> AmazonS3Builde
             format!("{scheme}://{host}")
         };
         b = b.with_endpoint(url).with_allow_http(scheme == "http");
+        if scheme == "http" {
+            b = b.with_http_connector(PlainHttp { timeout: *http });
+        }
     }
     b
 }
