@@ -41,7 +41,7 @@ impl HttpConnector for PlainHttp {
             }
         });
         let client = reqwest::ClientBuilder::new()
-            .user_agent(concat!("object_store/", "0.12"))
+            .user_agent("object_store/0.12")
             .timeout(self.timeout.unwrap_or(TIMEOUT))
             .connect_timeout(self.timeout.unwrap_or(CONNECT_TIMEOUT))
             .http1_only()
