@@ -41,12 +41,8 @@ pub struct Slot {
 }
 
 impl Slot {
-    fn fill(&self, bytes: Result<Bytes>) {
-        *self.bytes.lock().unwrap_or_else(|p| p.into_inner()) = Some(bytes);
-        self.filled.notify_all();
-    }
-
-    fn fill_if_empty(&self, bytes: impl FnOnce() -> Result<Bytes>) {
+    /// Fills the slot, unless it is filled already.
+    fn fill(&self, bytes: impl FnOnce() -> Result<Bytes>) {
         let mut held = self.bytes.lock().unwrap_or_else(|p| p.into_inner());
         if held.is_none() {
             *held = Some(bytes());
@@ -118,7 +114,7 @@ struct FillOnDrop(Vec<Arc<Slot>>);
 impl Drop for FillOnDrop {
     fn drop(&mut self) {
         for slot in &self.0 {
-            slot.fill_if_empty(|| Err(Error::unsupported("a chunk the read ahead never fetched")));
+            slot.fill(|| Err(Error::unsupported("a chunk the read ahead never fetched")));
         }
     }
 }
@@ -174,7 +170,7 @@ impl ReadAhead {
                         (&c.source, want)
                     })
                     .collect();
-                fetcher.fetch_each(&requests, |i, bytes| filled.0[i].fill(bytes));
+                fetcher.fetch_each(&requests, |i, bytes| filled.0[i].fill(|| bytes));
             });
         // No thread, no guess: the reads fetch their chunks themselves.
         if spawned.is_err() {
