@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import run_chunkref
-from raster_checks import open_chunkref
-from servers import RangeServer
+from conftest import REPO_ROOT, run_chunkref
+from raster_checks import config_options, open_chunkref
+from servers import RangeServer, moto_bucket
 
 #: Steps of the stack, and each step's size (128 x 128 tiles: 3 x 2 tiles,
 #: the last column and row partial).
@@ -155,6 +155,37 @@ def test_band_by_band_loop_reads_ahead(server, remote_stack, sources):
         raw = ds.GetRasterBand(band).ReadRaster(x, y, w, h, buf_type=gdal.GDT_Float64)
         got = np.frombuffer(raw, np.float64).reshape(h, w)
         assert np.array_equal(got, (a if which == "a" else b)[band - 1]), (which, band)
+
+
+def test_time_series_on_s3_reads_like_gdal(sources, chunkref_bin, tmp_path):
+    """The stack indexed and read where such collections live: S3 (moto,
+    signed requests). The one-call drill and the band-by-band loop (which
+    reads ahead from its first band) give GDAL's pixels."""
+    bucket = "steps"
+    options = {"AWS_S3_ENDPOINT": "", "AWS_HTTPS": "NO", "AWS_VIRTUAL_HOSTING": "FALSE",
+               "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "testing",
+               "AWS_SECRET_ACCESS_KEY": "testing"}
+    with moto_bucket(REPO_ROOT / "build" / "moto-venv", tmp_path / "moto.log", bucket,
+                     sources) as s3:
+        options["AWS_S3_ENDPOINT"] = s3.endpoint
+        env = os.environ | options
+        inputs = [f"s3://{bucket}/{name(s)}" for s in range(STEPS)]
+        done = subprocess.run([str(chunkref_bin), "index", "--stack", "--datetime-from-name",
+                               *inputs, "-o", str(tmp_path / "stack.parquet")],
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, f"{done.stderr}{done.stdout}"
+        with config_options(options):
+            try:
+                ds = open_chunkref(tmp_path / "stack.parquet")
+                drill = ds.ReadAsArray(140, 70, 1, 1).ravel().tolist()
+                ds = open_chunkref(tmp_path / "stack.parquet")
+                loop = [np.frombuffer(ds.GetRasterBand(b).ReadRaster(250, 150, 1, 1),
+                                      np.int16)[0] for b in range(1, STEPS + 1)]
+            finally:
+                ds = None
+                gdal.VSICurlClearCache()
+    assert drill == want(sources, 140, 70, 1, 1).ravel().tolist()
+    assert loop == want(sources, 250, 150, 1, 1).ravel().tolist()
 
 
 def wait_for_requests(server, count: int) -> None:
