@@ -193,6 +193,14 @@ const char *const *chunkref_names(const CrHandle *handle);
 int32_t chunkref_sidecars(const char *index, void (*add)(void *ctx, const char *name),
                           void *ctx);
 
+/** The files pixel (x, y) of `band` (0-based) of `level` is read from
+ *  (GDAL names, as chunkref_files gives them): calls `add(ctx, name)` for
+ *  each, none for a fill value or a chunk held in the index, and returns 0;
+ *  -1 with `status` filled for a pixel or band outside the level. */
+int32_t chunkref_location_files(const CrHandle *handle, uint32_t level, uint64_t band, uint64_t x,
+                                uint64_t y, void (*add)(void *ctx, const char *name), void *ctx,
+                                CrStatus *status);
+
 /** GDAL names (local paths, /vsis3/..., /vsicurl/...) of every file the
  *  index refers to, NULL-terminated, owned by the handle. */
 const char *const *chunkref_files(const CrHandle *handle);

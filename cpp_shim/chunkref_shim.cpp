@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -51,6 +53,14 @@ constexpr size_t MAX_DRILL_BYTES = 16 * 1024 * 1024;
  *  next one reads DRILL_GROWTH times as many (365 steps in 3 rounds). */
 constexpr int FIRST_DRILL_BANDS = 32;
 constexpr int DRILL_GROWTH = 16;
+
+/** Metadata domain of the files a pixel is read from (as VRT and GTI serve it). */
+constexpr const char *LOCATION_INFO_DOMAIN = "LocationInfo";
+
+/** Callback of the Rust core's name lists: appends to a CPLStringList. */
+void AddToList(void *list, const char *name) {
+    static_cast<CPLStringList *>(list)->AddString(name);
+}
 
 constexpr const char *OPEN_OPTIONS =
     "<OpenOptionList>"
@@ -264,6 +274,8 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
     std::string m_unit;
     /** Colour table of palette bands. */
     std::unique_ptr<GDALColorTable> m_colorTable;
+    /** The last LocationInfo answer (GetMetadataItem returns a pointer into it). */
+    std::string m_locationInfo;
 
   public:
     ChunkRefRasterBand(ChunkRefDataset *ds, int band, GDALDataType type, const CrLevelInfo &info)
@@ -287,6 +299,8 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
     }
     int GetOverviewCount() override;
     GDALRasterBand *GetOverview(int i) override;
+    const char *GetMetadataItem(const char *name, const char *domain) override;
+    char **GetMetadataDomainList() override;
     double GetNoDataValue(int *success) override {
         if (success != nullptr)
             *success = m_hasNoData;
@@ -522,11 +536,8 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
     // Or the sidecars Rust has seen in the unchanged directory: GDAL's PAM
     // then looks only for those (a list even with none in it).
     CPLStringList sidecars;
-    const auto addName = [](void *list, const char *name) {
-        static_cast<CPLStringList *>(list)->AddString(name);
-    };
     if (siblings == nullptr && plainName &&
-        chunkref_sidecars(ds->m_indexPath.c_str(), addName, &sidecars) != 0)
+        chunkref_sidecars(ds->m_indexPath.c_str(), AddToList, &sidecars) != 0)
         sidecars.AddString("");
     ds->TryLoadXML(siblings != nullptr ? siblings : sidecars.List());
     // External overviews (gdaladdo, QGIS "Build Pyramids"): <index>.ovr, or
@@ -616,6 +627,60 @@ GDALRasterBand *ChunkRefRasterBand::GetOverview(int i) {
     if (i < 0 || i >= static_cast<int>(ds->m_overviews.size()))
         return nullptr;
     return ds->m_overviews[static_cast<size_t>(i)]->GetRasterBand(nBand);
+}
+
+/** `Pixel_<x>_<y>` or `GeoPixel_<X>_<Y>` in the LocationInfo domain: the
+ *  files the pixel is read from, as `<LocationInfo><File>...</File></LocationInfo>`
+ *  (what gdallocationinfo prints); NULL outside the raster. */
+const char *ChunkRefRasterBand::GetMetadataItem(const char *name, const char *domain) {
+    if (name == nullptr || domain == nullptr || !EQUAL(domain, LOCATION_INFO_DOMAIN))
+        return GDALPamRasterBand::GetMetadataItem(name, domain);
+    auto *ds = static_cast<ChunkRefDataset *>(poDS);
+    double pixel = 0;
+    double line = 0;
+    if (STARTS_WITH_CI(name, "Pixel_")) {
+        int x = 0;
+        int y = 0;
+        if (sscanf(name + 6, "%d_%d", &x, &y) != 2)
+            return nullptr;
+        pixel = x;
+        line = y;
+    } else if (STARTS_WITH_CI(name, "GeoPixel_")) {
+        const char *underscore = strchr(name + 9, '_');
+        double transform[6];
+        double inverse[6];
+        if (underscore == nullptr || GDALGetGeoTransform(ds, transform) != CE_None ||
+            !GDALInvGeoTransform(transform, inverse))
+            return nullptr;
+        const double geoX = CPLAtof(name + 9);
+        const double geoY = CPLAtof(underscore + 1);
+        pixel = std::floor(inverse[0] + inverse[1] * geoX + inverse[2] * geoY);
+        line = std::floor(inverse[3] + inverse[4] * geoX + inverse[5] * geoY);
+    } else {
+        return GDALPamRasterBand::GetMetadataItem(name, domain);
+    }
+    if (!(pixel >= 0 && line >= 0 && pixel < nRasterXSize && line < nRasterYSize))
+        return nullptr;
+    CPLStringList files;
+    CrStatus status{};
+    if (chunkref_location_files(ds->m_handle.get(), ds->m_level, m_band0,
+                                static_cast<uint64_t>(pixel), static_cast<uint64_t>(line),
+                                AddToList, &files, &status) != 0) {
+        RaiseStatus(status);
+        return nullptr;
+    }
+    m_locationInfo = "<LocationInfo>";
+    for (int i = 0; i < files.size(); ++i) {
+        char *escaped = CPLEscapeString(files[i], -1, CPLES_XML);
+        m_locationInfo += std::string("<File>") + escaped + "</File>";
+        CPLFree(escaped);
+    }
+    m_locationInfo += "</LocationInfo>";
+    return m_locationInfo.c_str();
+}
+
+char **ChunkRefRasterBand::GetMetadataDomainList() {
+    return CSLAddString(GDALPamRasterBand::GetMetadataDomainList(), LOCATION_INFO_DOMAIN);
 }
 
 /** External overviews (gdaladdo, QGIS pyramids), unless the index has

@@ -33,6 +33,7 @@ pub mod identify;
 pub mod index;
 pub mod index_cache;
 pub mod j2k;
+pub mod location_info;
 pub mod mosaic;
 pub mod netcdf3;
 pub mod nitf;

@@ -271,10 +271,17 @@ impl Dataset {
     /// files the index refers to, in index order; URLs that do not resolve
     /// are left out.
     pub fn file_names(&self) -> Vec<String> {
-        let urls = self.index.files.urls().iter();
-        urls.filter_map(|u| resolve::resolve(u, &self.base).ok())
-            .map(|loc| loc.gdal_name())
+        (0..self.index.files.urls().len() as u32)
+            .filter_map(|f| self.file_name(f))
             .collect()
+    }
+
+    /// The GDAL name of file `file` of the index (see
+    /// [`Dataset::file_names`]); `None` when its URL does not resolve.
+    pub fn file_name(&self, file: u32) -> Option<String> {
+        resolve::resolve(self.index.files.url(file), &self.base)
+            .ok()
+            .map(|loc| loc.gdal_name())
     }
 
     /// Picks the raster (pyramid or array) or lists subdatasets.

@@ -720,6 +720,36 @@ pub unsafe extern "C" fn chunkref_files(handle: *const CrHandle) -> *const *cons
 /// See chunkref.h.
 ///
 /// # Safety
+/// `handle` must be a live handle; `add` is called with `ctx` and C strings
+/// valid for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_location_files(
+    handle: *const CrHandle,
+    level: u32,
+    band: u64,
+    x: u64,
+    y: u64,
+    add: Option<unsafe extern "C" fn(ctx: *mut c_void, name: *const c_char)>,
+    ctx: *mut c_void,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let ds = unsafe { dataset(handle) }?;
+        let add = add.ok_or_else(|| Error::Usage {
+            what: "NULL callback".into(),
+        })?;
+        for name in crate::location_info::files_at(ds, level as usize, band, x, y)? {
+            let name = c_string(&name);
+            // SAFETY: the shim's callback copies the string before returning.
+            unsafe { add(ctx, name.as_ptr()) };
+        }
+        Ok(0)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
 /// `handle` must be a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn chunkref_warnings(handle: *mut CrHandle) -> *const *const c_char {

@@ -197,6 +197,26 @@ def test_time_series_on_s3_reads_like_gdal(sources, chunkref_bin, tmp_path):
     assert loop == want(sources, 250, 150, 1, 1).ravel().tolist()
 
 
+@pytest.mark.parametrize("where", ["local", "remote"])
+def test_gdallocationinfo_names_each_dates_file(where, request, sources):
+    """``gdallocationinfo -lifonly`` (the ``LocationInfo`` metadata of each
+    band): the file each date's value comes from, as GDAL names it; the
+    values it prints alongside are GDAL's."""
+    stack = request.getfixturevalue(f"{where}_stack")
+    if where == "local":
+        files = [str(sources / name(s)) for s in range(STEPS)]
+    else:
+        files = [f"/vsicurl/{request.getfixturevalue('server').url}{name(s)}" for s in range(STEPS)]
+    done = subprocess.run(["gdallocationinfo", "-lifonly", str(stack), "140", "70"],
+                          capture_output=True, text=True, timeout=60, env=os.environ)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == files
+    done = subprocess.run(["gdallocationinfo", "-b", "3", str(stack), "140", "70"],
+                          capture_output=True, text=True, timeout=60, env=os.environ)
+    assert f"<LocationInfo><File>{files[2]}</File></LocationInfo>" in done.stdout, done.stdout
+    assert f"Value: {want(sources, 140, 70, 1, 1).ravel()[2]}" in done.stdout, done.stdout
+
+
 def wait_for_requests(server, count: int) -> None:
     """Waits (at most 10 s) until the server has seen ``count`` requests."""
     deadline = time.monotonic() + 10

@@ -411,3 +411,36 @@ def test_files_on_one_grid_that_differ_otherwise_are_no_mosaic_unless_asked(tmp_
     assert "pass --mosaic" in done.stderr, done.stderr
     index(chunkref_bin, sources, tmp_path / "m.parquet", "--mosaic")
     assert_reads_like(open_chunkref(tmp_path / "m.parquet"), build_vrt(sources, tmp_path / "m.vrt"))
+
+
+#: Pixels (union column, row): A alone, A and B overlapping, B alone, the
+#: gap, C, D, the last pixel of the union.
+LOCATED = [(10, 10), (120, 60), (200, 130), (240, 5), (300, 40), (30, 150), (329, 164)]
+
+
+def test_location_info_names_every_scene_under_a_pixel_as_the_vrt_does(tmp_path, chunkref_bin):
+    """``LocationInfo`` (what ``gdallocationinfo`` prints): the scenes
+    covering a pixel, in paste order, as gdalbuildvrt's VRT lists its
+    sources; by pixel and by georeferenced point."""
+    case = CASES["i2-3band-no-nodata"]
+    sources = write_scenes(tmp_path, case)
+    out = tmp_path / "mosaic.parquet"
+    index(chunkref_bin, sources, out)
+    vrt = build_vrt(sources, tmp_path / "mosaic.vrt")
+    ds = open_chunkref(out)
+    assert (ds.RasterXSize, ds.RasterYSize) == (vrt.RasterXSize, vrt.RasterYSize)
+    assert "LocationInfo" in ds.GetRasterBand(1).GetMetadataDomainList()
+    for x, y in LOCATED:
+        for b in (1, case.bands):
+            item = f"Pixel_{x}_{y}"
+            want = vrt.GetRasterBand(b).GetMetadataItem(item, "LocationInfo")
+            assert ds.GetRasterBand(b).GetMetadataItem(item, "LocationInfo") == want, (x, y, b)
+        geo = f"GeoPixel_{ORIGIN[0] + (x + 0.5) * PIXEL}_{ORIGIN[1] - (y + 0.5) * PIXEL}"
+        assert (ds.GetRasterBand(1).GetMetadataItem(geo, "LocationInfo")
+                == vrt.GetRasterBand(1).GetMetadataItem(geo, "LocationInfo")), (x, y)
+    both = ds.GetRasterBand(1).GetMetadataItem("Pixel_120_60", "LocationInfo")
+    assert both.count("<File>") == 2 and "scene_0.tif" in both and "scene_1.tif" in both, both
+    assert ds.GetRasterBand(1).GetMetadataItem("Pixel_240_5", "LocationInfo") == \
+        "<LocationInfo></LocationInfo>"
+    for outside in ("Pixel_-1_0", "Pixel_330_0", "Pixel_0_165", "Pixel_x", "GeoPixel_0_0"):
+        assert ds.GetRasterBand(1).GetMetadataItem(outside, "LocationInfo") is None, outside
