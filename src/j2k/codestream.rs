@@ -118,11 +118,15 @@ impl Siz {
         (self.width - self.x_offset, self.height - self.y_offset)
     }
 
-    /// Whether the tile grid starts where the image does (XTOsiz = XOsiz and
-    /// YTOsiz = YOsiz), so that tiles are blocks of the image: the only
-    /// offset image GDAL's JP2OpenJPEG driver reads.
-    pub fn tiles_at_image_origin(&self) -> bool {
-        self.tile_x_offset == self.x_offset && self.tile_y_offset == self.y_offset
+    /// Whether the tiles are blocks of the image: along each axis the tile
+    /// grid starts where the image does (XTOsiz = XOsiz, YTOsiz = YOsiz) or
+    /// one tile spans the whole image. Otherwise the first row or column of
+    /// tiles is cut short, which GDAL's JP2OpenJPEG driver does not read
+    /// either.
+    pub fn tiles_are_blocks(&self) -> bool {
+        let (across, down) = self.tile_grid();
+        (self.tile_x_offset == self.x_offset || across == 1)
+            && (self.tile_y_offset == self.y_offset || down == 1)
     }
 
     /// Tiles across and down.

@@ -61,10 +61,11 @@ impl Codestream {
             }
         };
         let siz = &header.siz;
-        if !siz.tiles_at_image_origin() {
+        if !siz.tiles_are_blocks() {
             return Err(crate::error::Error::unsupported(format!(
                 "{}: JPEG 2000 tile grid not aligned with the image (image at ({}, {}), tiles at \
-                 ({}, {}); GDAL's JP2OpenJPEG driver cannot read such tiles either)",
+                 ({}, {}): the first tiles are cut short; GDAL's JP2OpenJPEG driver cannot read \
+                 such tiles either)",
                 src.path(),
                 siz.x_offset,
                 siz.y_offset,

@@ -228,6 +228,55 @@ def test_other_subsampling_is_refused_like_gdal(tmp_path, chunkref_bin, size, fa
 
 
 # --------------------------------------------------------------------------
+# Images whose origin is not (0, 0) (opj_compress -d, tiles placed by -T)
+# --------------------------------------------------------------------------
+
+
+def offset_j2k(path: Path, tile_origin: str, tile_size: str) -> Path:
+    """260 x 300 pixels at (150, 300) on the reference grid, tiles of
+    ``tile_size`` from ``tile_origin``, three resolution levels."""
+    tif = path.with_suffix(".tif")
+    data = pattern(3, 300, 260, "u1")
+    mem = gdal.GetDriverByName("GTiff").Create(str(tif), 260, 300, 3, gdal.GDT_Byte)
+    for b in range(3):
+        mem.GetRasterBand(b + 1).WriteArray(data[b])
+    mem = None
+    subprocess.run(["opj_compress", "-i", tif, "-o", path, "-d", "150,300", "-T", tile_origin,
+                    "-t", tile_size, "-n", "3"], check=True, capture_output=True)
+    return path
+
+
+def test_offset_image_in_one_tile_reads_like_gdal(tmp_path, chunkref_bin):
+    """The tile grid starts at (0, 0), the image at (150, 300), as in
+    openjpeg-data's Bretagne2_4.j2k: one tile holding the whole image is
+    one chunk, and every level reads as GDAL reads it."""
+    source = offset_j2k(tmp_path / "one.j2k", "0,0", "420,620")
+    index(chunkref_bin, source, tmp_path / "one.json")
+    assert_reads_like_gdal(tmp_path / "one.json", source)
+
+
+def test_offset_image_in_one_column_of_tiles_reads_like_gdal(tmp_path, chunkref_bin):
+    """Tiles from column 0 and the image's row: one column of tiles, each a
+    full-width block. GDAL reports the tile width (420) as its block width,
+    wider than the image; the pixels are compared."""
+    source = offset_j2k(tmp_path / "column.j2k", "0,300", "420,64")
+    index(chunkref_bin, source, tmp_path / "column.json")
+    assert_matches(open_chunkref(tmp_path / "column.json"), native_levels(gdal.Open(str(source))))
+
+
+def test_offset_image_cut_into_partial_tiles_is_refused_like_gdal(tmp_path, chunkref_bin):
+    """Tiles from (100, 250) over an image at (150, 300): the first row and
+    column of tiles are cut short, no regular grid of chunks; GDAL's
+    JP2OpenJPEG driver fails to read it too."""
+    source = offset_j2k(tmp_path / "many.j2k", "100,250", "64,64")
+    with pytest.raises(RuntimeError):
+        gdal.Open(str(source)).ReadAsArray()
+    done = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "many.json")
+    assert done.returncode != 0
+    assert str(source) in done.stderr and "not aligned" in done.stderr, done.stderr
+
+
+# --------------------------------------------------------------------------
 # Bad codestreams: clear errors, no crash inside OpenJPEG
 # --------------------------------------------------------------------------
 
