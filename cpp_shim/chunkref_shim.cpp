@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -639,12 +639,16 @@ const char *ChunkRefRasterBand::GetMetadataItem(const char *name, const char *do
     double pixel = 0;
     double line = 0;
     if (STARTS_WITH_CI(name, "Pixel_")) {
-        int x = 0;
-        int y = 0;
-        if (sscanf(name + 6, "%d_%d", &x, &y) != 2)
+        // strtol, not sscanf: a number past the int range saturates
+        // (then falls outside the raster) instead of being undefined.
+        char *end = nullptr;
+        pixel = static_cast<double>(strtol(name + 6, &end, 10));
+        if (end == name + 6 || *end != '_')
             return nullptr;
-        pixel = x;
-        line = y;
+        const char *rest = end + 1;
+        line = static_cast<double>(strtol(rest, &end, 10));
+        if (end == rest)
+            return nullptr;
     } else if (STARTS_WITH_CI(name, "GeoPixel_")) {
         const char *underscore = strchr(name + 9, '_');
         double transform[6];

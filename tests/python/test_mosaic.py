@@ -442,5 +442,6 @@ def test_location_info_names_every_scene_under_a_pixel_as_the_vrt_does(tmp_path,
     assert both.count("<File>") == 2 and "scene_0.tif" in both and "scene_1.tif" in both, both
     assert ds.GetRasterBand(1).GetMetadataItem("Pixel_240_5", "LocationInfo") == \
         "<LocationInfo></LocationInfo>"
-    for outside in ("Pixel_-1_0", "Pixel_330_0", "Pixel_0_165", "Pixel_x", "GeoPixel_0_0"):
+    for outside in ("Pixel_-1_0", "Pixel_330_0", "Pixel_0_165", "Pixel_x", "Pixel_5",
+                    "Pixel_99999999999999999999_0", "GeoPixel_0_0", "GeoPixel_nan_nan"):
         assert ds.GetRasterBand(1).GetMetadataItem(outside, "LocationInfo") is None, outside
