@@ -21,6 +21,11 @@ pub trait IndexFile: Debug + Send + Sync {
     /// `len` bytes from `offset`; fewer only at the end of the file.
     fn read_at(&self, offset: u64, len: usize) -> Result<Bytes>;
 
+    /// Whether a read costs no round trip (by the name GDAL would open).
+    fn is_local(&self) -> bool {
+        crate::gdal::vsi_is_local(self.name())
+    }
+
     /// `len` clamped to the bytes the file has from `offset`.
     fn available(&self, offset: u64, len: usize) -> usize {
         len.min(usize::try_from(self.size().saturating_sub(offset)).unwrap_or(usize::MAX))
@@ -115,6 +120,10 @@ impl LocalFile {
 impl IndexFile for LocalFile {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn is_local(&self) -> bool {
+        true
     }
 
     fn size(&self) -> u64 {

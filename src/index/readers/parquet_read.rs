@@ -198,13 +198,13 @@ impl Table {
     fn open(source: &str, file: Arc<dyn IndexFile>) -> Result<Table> {
         let err = parquet_error(source);
         let bad = |reason: String| malformed(source, reason);
-        let remote = !crate::gdal::vsi_is_local(file.name());
-        let (metadata, tail) = match remote
-            .then(|| footer_from_tail(source, &file))
-            .transpose()?
-        {
-            Some(Some((metadata, tail))) => (metadata, Some(tail)),
-            _ => {
+        // The footer from one read of the file's end; a footer longer than
+        // that end is read as the crate reads it.
+        let remote = !file.is_local();
+        let tail_len = if remote { REMOTE_TAIL } else { FOOTER_PREFETCH };
+        let (metadata, tail) = match footer_from_tail(source, &file, tail_len)? {
+            Some((metadata, tail)) => (metadata, remote.then_some(tail)),
+            None => {
                 check_footer(source, &file)?;
                 (
                     ParquetMetaDataReader::new()
@@ -318,7 +318,7 @@ impl Table {
     /// two. `None` for a local table, a table without a page index, or one
     /// whose page index is larger than [`MAX_PAGE_INDEX`].
     fn remote_page_index(&self) -> Option<Window> {
-        if crate::gdal::vsi_is_local(self.file.name()) {
+        if self.file.is_local() {
             return None;
         }
         let ranges = self
@@ -675,14 +675,15 @@ impl ChunkReader for Window {
 }
 
 /// The footer of `file` (named `source` in messages) parsed from its last
-/// [`REMOTE_TAIL`] bytes, read in one request, with those bytes; `None`
-/// when the footer is longer.
+/// `tail_len` bytes, read in one request, with those bytes; `None` when
+/// the footer is longer.
 fn footer_from_tail(
     source: &str,
     file: &Arc<dyn IndexFile>,
+    tail_len: usize,
 ) -> Result<Option<(ParquetMetaData, Window)>> {
     let size = file.size();
-    let len = file.available(size.saturating_sub(REMOTE_TAIL as u64), REMOTE_TAIL);
+    let len = file.available(size.saturating_sub(tail_len as u64), tail_len);
     let start = size - len as u64;
     let bytes = file.read_at(start, len)?;
     match footer_in(&bytes) {
