@@ -12,7 +12,8 @@ processes (the median is shown):
 - one pixel over all dates: ``ds.ReadAsArray(x, y, 1, 1)``, ``gdallocationinfo``
   (its wall time less GDAL's start-up, as the Python clients are timed
   after their imports), ``GetRasterBand(b).ReadRaster(x, y, 1, 1)`` band by
-  band and rasterio's ``src.read(window=...)`` (chunkref);
+  band, rasterio's ``src.read(window=...)`` and R's terra (``r[cell]``, timed
+  inside R after ``library(terra)``; Debian's r-cran-terra) (chunkref);
 - a 1024 x 1024 window over 30 dates (``TIME_START``/``TIME_END`` open options);
 - one 512 x 512 tile of one date; the full 2048 x 2048 of one date;
 - indexing the files over HTTP (async-tiff: reading every header).
@@ -84,13 +85,15 @@ QUERIES = (
     ("pixel-locinfo", "... through gdallocationinfo (less GDAL's start-up)", ("chunkref",)),
     ("pixel-bands", "... band by band (GetRasterBand(b).ReadRaster)", ("chunkref",)),
     ("pixel-rasterio", "... through rasterio (src.read(window=...))", ("chunkref",)),
+    ("pixel-terra", "... through R's terra (r[cell], timed in R)", ("chunkref",)),
     ("window", "1024 x 1024 window on {window_days} dates (TIME_START/TIME_END)", TOOLS),
     ("tile", "one 512 x 512 tile of one date", TOOLS),
     ("full", "full 2048 x 2048 of one date", TOOLS),
     ("index", "index the {days} files over HTTP", TOOLS),
 )
 #: Rows whose ratio is taken against the peers' row of another query.
-PEER_ROW = {"pixel-locinfo": "pixel", "pixel-bands": "pixel", "pixel-rasterio": "pixel"}
+PEER_ROW = {"pixel-locinfo": "pixel", "pixel-bands": "pixel", "pixel-rasterio": "pixel",
+            "pixel-terra": "pixel"}
 
 
 def runs(python: str) -> bool:

@@ -6,7 +6,8 @@ process::
 TOOL is ``chunkref``, ``gdal`` (``/vsicurl/`` with a thread pool),
 ``async-tiff``, ``virtualizarr`` (VirtualiZarr + virtual-tiff parsers into
 an Icechunk repository, read back through Zarr) or ``rasteret``. QUERY is
-``index``, ``pixel``, ``pixel-locinfo``, ``pixel-bands``, ``pixel-rasterio``, ``window``,
+``index``, ``pixel``, ``pixel-locinfo``, ``pixel-bands``, ``pixel-rasterio``,
+``pixel-terra``, ``window``,
 ``tile`` or ``full``. CONFIG holds the server's URL, the file names, the
 query's dates and window and where to write. Each run saves what it read
 as ``(dates, rows, columns)`` Int16 in CONFIG's ``out`` (``.npy``) and
@@ -28,6 +29,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +50,27 @@ def _dates(cfg: dict) -> range:
 # --------------------------------------------------------------------------
 # chunkref, through GDAL
 # --------------------------------------------------------------------------
+
+#: terra's read of one cell on every date (arguments: index, column, row);
+#: prints the values, then the seconds from opening to the last value.
+TERRA_PIXEL = """
+suppressMessages(library(terra))
+a <- commandArgs(TRUE)
+start <- Sys.time()
+r <- rast(a[1])
+v <- unlist(r[cellFromRowCol(r, as.integer(a[3]) + 1, as.integer(a[2]) + 1)])
+cat(v, format(as.numeric(Sys.time() - start, units = "secs"), digits = 6), "\n")
+"""
+
+
+@dataclass
+class Timed:
+    """What a client read, with its own measure of the time it took (a
+    client in another language, whose start-up the wrapper cannot time)."""
+
+    array: np.ndarray
+    seconds: float
+
 
 def chunkref(query: str, cfg: dict) -> np.ndarray | None:
     from osgeo import gdal
@@ -70,6 +93,14 @@ def chunkref(query: str, cfg: dict) -> np.ndarray | None:
             check=True, capture_output=True, text=True,
         )
         return np.array([int(v) for v in done.stdout.split()], np.int16).reshape(-1, 1, 1)
+    if query == "pixel-terra":
+        # R's terra through Debian's GDAL (r-cran-terra), timed inside R
+        # after library(terra), as the Python clients are after their imports.
+        done = subprocess.run(["Rscript", "-e", TERRA_PIXEL, stack, str(x), str(y)],
+                              check=True, capture_output=True, text=True)
+        *values, seconds = done.stdout.split()
+        return Timed(np.array([int(v) for v in values], np.int16).reshape(-1, 1, 1),
+                     float(seconds))
     if query == "pixel-rasterio":
         # Debian's rasterio (its GDAL loads the plugin; a wheel's cannot),
         # imported before the clock started (QUERY_IMPORTS).
@@ -320,6 +351,8 @@ def main() -> None:
     start = time.perf_counter()
     out = TOOLS[tool](query, cfg)
     seconds = time.perf_counter() - start - startup
+    if isinstance(out, Timed):
+        out, seconds = out.array, out.seconds
     if out is not None:
         np.save(cfg["out"], np.ascontiguousarray(out, np.int16))
     print(json.dumps({"seconds": seconds, "startup": startup}))
