@@ -493,3 +493,36 @@ def test_rasterio_window_and_sample_match_gdal(where, request, sources):
         points = [(100 + 0.5 * (x + 0.5), 200 - 0.5 * (y + 0.5)) for x, y in pixels]
         for (x, y), values in zip(pixels, src.sample(points)):
             assert values.tolist() == want(sources, x, y, 1, 1).ravel().tolist(), (x, y)
+
+
+#: terra's reads of a stack (arguments: index, then a 1-based row and column
+#: of one cell, then the 1-based first row, rows, first column and columns
+#: of a window): the cell over every date (``r[cell]``), then the window's
+#: values, cells in rows of columns, every date's in turn.
+TERRA_READS = """
+suppressMessages(library(terra))
+a <- commandArgs(TRUE)
+n <- as.integer(a[-1])
+r <- rast(a[1])
+cat(unlist(r[cellFromRowCol(r, n[1], n[2])]), "\\n")
+cat(as.vector(values(r, row = n[3], nrows = n[4], col = n[5], ncols = n[6])), "\\n")
+"""
+
+
+@pytest.mark.parametrize("where", ["local", "remote"])
+def test_terra_cell_and_window_match_gdal(where, request, sources):
+    """R's terra (Debian's ``r-cran-terra``, through the plugin): one cell
+    on every date and a window crossing tiles, as GDAL reads the steps."""
+    if shutil.which("Rscript") is None or subprocess.run(
+            ["Rscript", "-e", "library(terra)"], capture_output=True).returncode != 0:
+        pytest.skip("R terra is not installed (Debian package r-cran-terra)")
+    stack = request.getfixturevalue(f"{where}_stack")
+    (cx, cy), (x, y, w, h) = (141, 72), (120, 120, 20, 20)
+    done = subprocess.run(
+        ["Rscript", "-e", TERRA_READS, str(stack), str(cy + 1), str(cx + 1),
+         str(y + 1), str(h), str(x + 1), str(w)],
+        capture_output=True, text=True, env=dict(os.environ), check=True)
+    cell, window = ([int(float(v)) for v in line.split()]
+                    for line in done.stdout.strip().splitlines())
+    assert cell == want(sources, cx, cy, 1, 1).ravel().tolist()
+    assert window == want(sources, x, y, w, h).reshape(STEPS, -1).ravel().tolist()
