@@ -151,8 +151,11 @@ class ChunkRefDataset final : public GDALPamDataset {
     uint32_t m_level = 0;
     /** The index file the dataset name opened. */
     std::string m_indexPath;
-    /** Overview datasets, owned by level 0. */
+    /** Overview datasets, owned by level 0 and made when first asked for
+     *  (an open and a read at full resolution need none; GTiff too scans
+     *  its overview directories only then): use Overviews(). */
     std::vector<std::unique_ptr<ChunkRefDataset>> m_overviews;
+    bool m_overviewsMade = false;
     /** The level's per-dataset mask band, if the index has one. */
     std::unique_ptr<ChunkRefMaskBand> m_mask;
     /** Geotransform of this level, if the index georeferences it. */
@@ -166,6 +169,7 @@ class ChunkRefDataset final : public GDALPamDataset {
     LazySrs m_gcpSrs;
 
     bool Init(HandlePtr handle, uint32_t level);
+    const std::vector<std::unique_ptr<ChunkRefDataset>> &Overviews();
     void LoadMetadata();
     void LoadGeoref();
     void LoadGcps();
@@ -357,13 +361,13 @@ class ChunkRefMaskBand final : public GDALRasterBand {
         return CE_None;
     }
     int GetOverviewCount() override {
-        return static_cast<int>(static_cast<ChunkRefDataset *>(poDS)->m_overviews.size());
+        return static_cast<int>(static_cast<ChunkRefDataset *>(poDS)->Overviews().size());
     }
     GDALRasterBand *GetOverview(int i) override {
         auto *ds = static_cast<ChunkRefDataset *>(poDS);
         if (i < 0 || i >= GetOverviewCount())
             return nullptr;
-        return ds->m_overviews[static_cast<size_t>(i)]->m_mask.get();
+        return ds->Overviews()[static_cast<size_t>(i)]->m_mask.get();
     }
 };
 
@@ -519,13 +523,6 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
         ds->SetSubdatasetName(target.c_str());
     if (!ds->Init(handle, 0))
         return nullptr;
-    const uint32_t levels = chunkref_level_count(raw);
-    for (uint32_t level = 1; level < levels; ++level) {
-        auto ov = std::make_unique<ChunkRefDataset>();
-        if (!ov->Init(handle, level))
-            return nullptr;
-        ds->m_overviews.push_back(std::move(ov));
-    }
     // Sibling names spare remote indexes one request per sidecar probe; a
     // local index probes its sidecars instead of listing a directory that
     // may hold thousands of indexes (a tile server opens one per request).
@@ -595,6 +592,22 @@ bool ChunkRefDataset::Init(HandlePtr handle, uint32_t level) {
     return true;
 }
 
+/** The overview datasets of level 0 (none for the others), made on first
+ *  use; a level that cannot be made (an error is raised) ends the list. */
+const std::vector<std::unique_ptr<ChunkRefDataset>> &ChunkRefDataset::Overviews() {
+    if (!m_overviewsMade) {
+        m_overviewsMade = true;
+        const uint32_t levels = m_level == 0 ? chunkref_level_count(m_handle.get()) : 0;
+        for (uint32_t level = 1; level < levels; ++level) {
+            auto ov = std::make_unique<ChunkRefDataset>();
+            if (!ov->Init(m_handle, level))
+                break;
+            m_overviews.push_back(std::move(ov));
+        }
+    }
+    return m_overviews;
+}
+
 void ChunkRefDataset::LoadMetadata() {
     // Set through the base class so PAM does not mark the dataset dirty.
     for (const char *domain : DOMAINS) {
@@ -614,19 +627,19 @@ void ChunkRefDataset::LoadMetadata() {
 
 /** The index's own levels, else external overviews (an .ovr file). */
 int ChunkRefRasterBand::GetOverviewCount() {
-    auto *ds = static_cast<ChunkRefDataset *>(poDS);
-    if (ds->m_overviews.empty())
+    const auto &overviews = static_cast<ChunkRefDataset *>(poDS)->Overviews();
+    if (overviews.empty())
         return GDALPamRasterBand::GetOverviewCount();
-    return static_cast<int>(ds->m_overviews.size());
+    return static_cast<int>(overviews.size());
 }
 
 GDALRasterBand *ChunkRefRasterBand::GetOverview(int i) {
-    auto *ds = static_cast<ChunkRefDataset *>(poDS);
-    if (ds->m_overviews.empty())
+    const auto &overviews = static_cast<ChunkRefDataset *>(poDS)->Overviews();
+    if (overviews.empty())
         return GDALPamRasterBand::GetOverview(i);
-    if (i < 0 || i >= static_cast<int>(ds->m_overviews.size()))
+    if (i < 0 || i >= static_cast<int>(overviews.size()))
         return nullptr;
-    return ds->m_overviews[static_cast<size_t>(i)]->GetRasterBand(nBand);
+    return overviews[static_cast<size_t>(i)]->GetRasterBand(nBand);
 }
 
 /** `Pixel_<x>_<y>` or `GeoPixel_<X>_<Y>` in the LocationInfo domain: the
@@ -693,12 +706,12 @@ CPLErr ChunkRefDataset::IBuildOverviews(const char *resampling, int overviewCoun
                                         const int *overviewList, int bandCount,
                                         const int *bandList, GDALProgressFunc progress,
                                         void *progressData, CSLConstList options) {
-    if (!m_overviews.empty()) {
+    if (!Overviews().empty()) {
         CPLError(CE_Failure, CPLE_NotSupported,
                  "ChunkRef: cannot add external overviews to %s: the index already has %d "
                  "overview levels of its own (they are read as its overviews; build "
                  "overviews of a copy instead, e.g. gdal_translate to a GTiff)",
-                 m_indexPath.c_str(), static_cast<int>(m_overviews.size()));
+                 m_indexPath.c_str(), static_cast<int>(Overviews().size()));
         return CE_Failure;
     }
     return GDALPamDataset::IBuildOverviews(resampling, overviewCount, overviewList, bandCount,
