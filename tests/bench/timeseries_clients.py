@@ -72,7 +72,7 @@ class Timed:
     seconds: float
 
 
-def chunkref(query: str, cfg: dict) -> np.ndarray | None:
+def chunkref(query: str, cfg: dict) -> np.ndarray | Timed | None:
     from osgeo import gdal
 
     gdal.UseExceptions()
