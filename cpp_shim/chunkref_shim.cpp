@@ -706,12 +706,13 @@ CPLErr ChunkRefDataset::IBuildOverviews(const char *resampling, int overviewCoun
                                         const int *overviewList, int bandCount,
                                         const int *bandList, GDALProgressFunc progress,
                                         void *progressData, CSLConstList options) {
-    if (!Overviews().empty()) {
+    const size_t own = Overviews().size();
+    if (own != 0) {
         CPLError(CE_Failure, CPLE_NotSupported,
                  "ChunkRef: cannot add external overviews to %s: the index already has %d "
                  "overview levels of its own (they are read as its overviews; build "
                  "overviews of a copy instead, e.g. gdal_translate to a GTiff)",
-                 m_indexPath.c_str(), static_cast<int>(Overviews().size()));
+                 m_indexPath.c_str(), static_cast<int>(own));
         return CE_Failure;
     }
     return GDALPamDataset::IBuildOverviews(resampling, overviewCount, overviewList, bandCount,
