@@ -3,14 +3,14 @@
 //! libhdf5 it is built against:
 //! - `cfg(gdal_int8)` on GDAL >= 3.7, `cfg(gdal_rpc_full_scale)` on
 //!   GDAL >= 3.7.2, `cfg(gdal_grib_derived_parameter_units)` on GDAL >= 3.13
-//!   (the one place Rust reads them is src/gdal_compat.rs;
+//!   (the one place Rust reads them is src/base/gdal/compat.rs;
 //!   the shim's is cpp_shim/gdal_compat.h, chosen by `GDAL_VERSION_NUM`
 //!   from the same headers);
 //! - `cfg(hdf5_1_14)` when libhdf5 is 1.14 or 2.x rather than 1.10: its
-//!   file driver structures (src/hdf5/vfd.rs, checked by vfd_layout.c) and
-//!   the API names 1.12 changed (src/hdf5/compat.rs);
+//!   file driver structures (src/build/hdf5/vfd.rs, checked by vfd_layout.c) and
+//!   the API names 1.12 changed (src/build/hdf5/compat.rs);
 //! - `cfg(hdf5_2)` as well when libhdf5 is 2.x: the calls 2.0 changed
-//!   (src/hdf5/compat.rs);
+//!   (src/build/hdf5/compat.rs);
 //! - `cfg(lazy_gdal)` on Linux when libgdal's file name gives its soname
 //!   (`CHUNKREF_GDAL_SONAME`): the `chunkref` command then loads libgdal
 //!   when it first calls GDAL, not at start (src/bin/chunkref/lazy_gdal.rs,
@@ -94,7 +94,7 @@ impl Gdal {
         major * 1_000_000 + minor * 10_000 + patch * 100
     }
 
-    /// The cfgs src/gdal_compat.rs and src/bin/chunkref/lazy_gdal.rs read.
+    /// The cfgs src/base/gdal/compat.rs and src/bin/chunkref/lazy_gdal.rs read.
     fn emit_cfgs(&self) {
         let (major, minor, _) = self.version;
         println!("cargo::rustc-check-cfg=cfg(gdal_int8)");
@@ -236,12 +236,12 @@ fn hdf5_version(dirs: &[PathBuf]) -> (u32, u32) {
     (define("H5_VERS_MAJOR"), define("H5_VERS_MINOR"))
 }
 
-/// Picks the layout of libhdf5's file driver structures src/hdf5/vfd.rs
-/// declares, and compiles src/hdf5/vfd_layout.c against libhdf5's headers:
+/// Picks the layout of libhdf5's file driver structures src/build/hdf5/vfd.rs
+/// declares, and compiles src/build/hdf5/vfd_layout.c against libhdf5's headers:
 /// its static assertions fail the build when those structures are not the
 /// ones vfd.rs declares.
 fn check_hdf5_layout() {
-    println!("cargo:rerun-if-changed=src/hdf5/vfd_layout.c");
+    println!("cargo:rerun-if-changed=src/build/hdf5/vfd_layout.c");
     println!("cargo::rustc-check-cfg=cfg(hdf5_1_14)");
     println!("cargo::rustc-check-cfg=cfg(hdf5_2)");
     let dirs = hdf5_include_dirs();
@@ -257,13 +257,13 @@ fn check_hdf5_layout() {
             114
         }
         (major, minor) => panic!(
-            "libhdf5 {major}.{minor}: the chunkref HDF5 file driver (src/hdf5/vfd.rs) declares \
+            "libhdf5 {major}.{minor}: the chunkref HDF5 file driver (src/build/hdf5/vfd.rs) declares \
              the driver structures of libhdf5 1.10, 1.14 and 2.x only"
         ),
     };
     let mut build = cc::Build::new();
     build
-        .file("src/hdf5/vfd_layout.c")
+        .file("src/build/hdf5/vfd_layout.c")
         .define("CHUNKREF_VFD_LAYOUT", layout.to_string().as_str())
         .warnings(true);
     for dir in &dirs {

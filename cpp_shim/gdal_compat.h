@@ -1,7 +1,7 @@
 /*
  * What differs between the GDAL versions the shim builds against, chosen by
  * GDAL_VERSION_NUM: the one place of the shim with version tests (the Rust
- * side's is src/gdal_compat.rs; docs/gdal-versions.md lists both).
+ * side's is src/base/gdal/compat.rs; docs/gdal-versions.md lists both).
  */
 #ifndef CHUNKREF_GDAL_COMPAT_H
 #define CHUNKREF_GDAL_COMPAT_H

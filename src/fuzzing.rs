@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::base::dtype::DataType;
 use crate::codec::registry::{self, Config};
 use crate::codec::DecodeContext;
-use crate::dtype::DataType;
-use crate::index::readers::file::InMemory;
 use crate::index::readers::icechunk::{self, Version};
 use crate::index::{Index, LoadOptions};
-use crate::source::Source;
+use crate::io::index_file::InMemory;
+use crate::io::source::Source;
 
 /// A fuzz target: its name (its directory under `fuzz/corpus/`) and entry.
 pub type Target = (&'static str, fn(&[u8]));
@@ -32,7 +32,7 @@ pub const TARGETS: [Target; 8] = [
 ];
 
 /// Lets panics that the driver contains (third-party decoders asserting on
-/// malformed input, turned into errors by [`crate::error::contain_panics`])
+/// malformed input, turned into errors by [`crate::base::error::contain_panics`])
 /// pass without aborting: libFuzzer's harness installs a hook that aborts
 /// on every panic, caught or not. A panic that escapes an entry point
 /// still aborts the run (the harness checks for it).
@@ -88,7 +88,7 @@ pub fn icechunk(data: &[u8]) {
     };
     let (repo, snapshot) = (piece(), piece());
     let manifest = Bytes::copy_from_slice(rest);
-    let open = |path: &str| -> crate::Result<Arc<dyn crate::index::readers::file::IndexFile>> {
+    let open = |path: &str| -> crate::Result<Arc<dyn crate::io::index_file::IndexFile>> {
         let bytes = if path.ends_with("/repo") {
             repo.clone()
         } else if path.contains("/snapshots/") {
@@ -112,7 +112,7 @@ pub fn paged_table(data: &[u8]) {
     /// Chunks looked up per array.
     const LOOKUPS: u64 = 4096;
     allow_contained_panics();
-    if !data.starts_with(crate::index::writers::parquet::MAGIC) {
+    if !data.starts_with(crate::index::readers::parquet_read::MAGIC) {
         return;
     }
     let file = Arc::new(InMemory::new("fuzz.parquet", Bytes::copy_from_slice(data)));
@@ -144,17 +144,17 @@ pub fn headers(data: &[u8]) {
     let source = Source::from_bytes("fuzz", rest.to_vec(), "fuzz");
     match pick % 3 {
         0 => {
-            if let Ok((segments, v20)) = crate::nitf::header::segments(&source) {
+            if let Ok((segments, v20)) = crate::formats::nitf::header::segments(&source) {
                 for (n, seg) in segments.iter().enumerate().take(4) {
-                    let _ = crate::nitf::header::image(&source, seg, n, v20);
+                    let _ = crate::formats::nitf::header::image(&source, seg, n, v20);
                 }
             }
         }
         1 => {
-            let _ = crate::dted::header::read(&source);
+            let _ = crate::formats::dted::read(&source);
         }
         _ => {
-            let _ = crate::j2k::codestream::MainHeader::parse(rest);
+            let _ = crate::formats::j2k::codestream::MainHeader::parse(rest);
         }
     }
 }
@@ -163,13 +163,13 @@ pub fn headers(data: &[u8]) {
 /// `chunkref index` does: header, record layout, chunk references.
 pub fn netcdf3(data: &[u8]) {
     let source = Source::from_bytes("fuzz.nc", data.to_vec(), "NetCDF-3 file");
-    let _ = crate::netcdf3::index_source(&source, "fuzz.nc");
+    let _ = crate::build::netcdf3::index_source(&source, "fuzz.nc");
 }
 
 /// A TIFF / BigTIFF header and IFD chain, read as the index builder does.
 pub fn tiff_header(data: &[u8]) {
     let source = Source::from_bytes("fuzz.tif", data.to_vec(), "TIFF");
-    let _ = crate::tiff::ifd::read(&source);
+    let _ = crate::formats::tiff::ifd::read(&source);
 }
 
 /// A codec set-up for [`codec`]: name, configuration, data type, chunk shape.

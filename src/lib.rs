@@ -1,56 +1,36 @@
-//! chunkref: a GDAL raster driver for chunk indexes.
+//! chunkref: a GDAL raster driver for chunk indexes, and the engine behind
+//! it.
 //!
-//! The data flows through one module per stage:
-//! [`index`] (read an index into [`refs`] tables and [`zarr`] metadata) ->
-//! [`resolve`] (URL to location) -> [`fetch`] (bytes, configured by [`config`]) -> [`codec`] (decode) ->
-//! [`assemble`] (into GDAL's block buffers). [`raster`] is the GDAL view
-//! (levels, bands, subdatasets) and [`ffi`] the C ABI used by the C++ shim.
+//! The modules are layers, each importing only those below it
+//! (docs/architecture.md; `scripts/check-layers.py` holds them there):
+//!
+//! - [`base`]: element types, errors, buffers, warnings, numbers, times,
+//!   per-process state, and what libgdal gives the engine (behind the `gdal`
+//!   feature);
+//! - [`conventions`]: what the indexes write down: `chunkref:*` attribute
+//!   names, GeoZarr georeferencing, colour interpretation;
+//! - [`io`]: settings, URL resolution, fetching ranges, sources and index
+//!   files;
+//! - [`formats`]: header knowledge of the source formats (TIFF, JPEG 2000,
+//!   NITF, DTED, GRIB2, NetCDF-3) that both halves use;
+//! - [`codec`]: one file per codec and the registry listing them;
+//! - [`index`]: every index form read into one [`index::Index`];
+//! - [`read`]: the read half: chunks, caches, windows, georeferencing, the
+//!   raster view;
+//! - [`build`]: the build half (`chunkref index`): builders per format,
+//!   writers, stacks, mosaics;
+//! - the faces: [`driver`] (the GDAL driver's C ABI), [`fuzzing`] (the fuzz
+//!   targets' entry points) and the `chunkref` command (`src/bin/`).
 
-pub mod assemble;
-pub mod axes;
-pub mod block_windows;
-pub mod blocks;
-pub mod builder;
-pub mod cf_time;
-pub mod chunk;
-pub mod chunk_cache;
+pub mod base;
+pub mod build;
 pub mod codec;
-pub mod config;
-pub mod datetime;
-pub mod dted;
-pub mod dtype;
-pub mod error;
-pub mod fetch;
-pub mod ffi;
+pub mod conventions;
+pub mod driver;
+pub mod formats;
 pub mod fuzzing;
-pub mod gdal;
-pub mod gdal_compat;
-pub mod gdal_geo;
-pub mod georef;
-pub mod grib2;
-pub mod hdf5;
-pub mod identify;
 pub mod index;
-pub mod index_cache;
-pub mod j2k;
-pub mod location_info;
-pub mod mosaic;
-pub mod netcdf3;
-pub mod nitf;
-pub mod printf;
-pub mod process;
-pub mod progress;
-pub mod raster;
-pub mod read_ahead;
-pub mod refs;
-pub mod resolve;
-pub mod sampled;
-pub mod sidecars;
-pub mod source;
-pub mod tiff;
-pub mod warnings;
-pub mod window;
-pub mod zarr;
-pub mod zarr_store;
+pub mod io;
+pub mod read;
 
-pub use error::{Error, Result};
+pub use base::error::{Error, Result};

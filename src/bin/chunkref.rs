@@ -20,7 +20,7 @@
 //! go to OUT_DIR/, never into one stack.
 //! A Zarr v2 / v3 store directory: its metadata documents inline and one
 //! reference per chunk file (per inner chunk of a v3 shard), see
-//! `chunkref::zarr_store`; one index per store.
+//! `chunkref::build::zarr_store`; one index per store.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -92,21 +92,23 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
 mod lazy_gdal;
 
 /// A source format `chunkref index` reads.
-use chunkref::builder::{self, Format};
-use chunkref::chunk::Locations;
-use chunkref::config::Settings;
-use chunkref::index::readers::file::{InMemory, IndexFile, LocalFile};
+use chunkref::build::builder::{self, Format};
+use chunkref::build::mosaic as build_mosaic;
+use chunkref::build::progress::Progress;
+use chunkref::build::writers::built::Built;
+use chunkref::build::writers::stacker::{self, Prepared, Stacker, Step};
+use chunkref::build::writers::to_kerchunk::to_kerchunk;
+use chunkref::build::writers::{concat, parquet};
 use chunkref::index::readers::parquet_read;
 use chunkref::index::table::{self, Rows};
-use chunkref::index::writers::built::Built;
-use chunkref::index::writers::stacker::{self, Prepared, Stacker, Step};
-use chunkref::index::writers::to_kerchunk::to_kerchunk;
-use chunkref::index::writers::{concat, parquet};
 use chunkref::index::{fgb, parts, Index, LoadOptions};
-use chunkref::progress::Progress;
-use chunkref::resolve::Location;
-use chunkref::source::inputs;
-use chunkref::{mosaic, resolve};
+use chunkref::io::config::Settings;
+use chunkref::io::index_file::{InMemory, IndexFile, LocalFile};
+use chunkref::io::resolve;
+use chunkref::io::resolve::Location;
+use chunkref::io::source::inputs;
+use chunkref::read::chunk::Locations;
+use chunkref::read::mosaic;
 
 /// How several sources written to one index combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,7 +253,7 @@ struct ReadOptions {
     template_base: bool,
     checksum_warnings: bool,
     /// GRIB2 values and units (`--grib-units`).
-    grib_units: chunkref::grib2::Units,
+    grib_units: chunkref::build::grib2::Units,
     datetime: Option<DatetimeFrom>,
     /// OUT, as the stack's steps name it.
     output: String,
@@ -353,7 +355,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut concurrency, mut skip_errors, mut failures) = (None, false, None);
     let (mut append, mut shard, mut merge_shards) = (false, None, false);
     let mut concat_dim = None;
-    let mut grib_units = chunkref::grib2::Units::default();
+    let mut grib_units = chunkref::build::grib2::Units::default();
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
@@ -385,7 +387,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--bad-checksum-warning" => checksum_warnings = true,
             "--grib-units" => {
                 let units = args.next().ok_or("--grib-units needs normalized or raw")?;
-                grib_units = chunkref::grib2::Units::parse(&units).ok_or(format!(
+                grib_units = chunkref::build::grib2::Units::parse(&units).ok_or(format!(
                     "--grib-units: '{units}' is neither normalized nor raw"
                 ))?;
             }
@@ -475,7 +477,7 @@ fn destination(args: &Args, source: &str, several: bool) -> PathBuf {
 /// the URL its chunks are referenced by (a remote source's in
 /// `scheme://bucket/key` form).
 fn locate(options: &ReadOptions, source: &str) -> Result<(String, String), String> {
-    let (abs, canonical) = match chunkref::source::locate(source).map_err(|e| e.to_string())? {
+    let (abs, canonical) = match chunkref::io::source::locate(source).map_err(|e| e.to_string())? {
         Location::Object(url) => (source.to_string(), url.to_string()),
         Location::Local(_) => {
             let abs = std::fs::canonicalize(source).map_err(|e| format!("{source}: {e}"))?;
@@ -582,14 +584,14 @@ fn read_step(
     let built = source_built(options, source, format).map_err(fail)?;
     let datetime = match options.datetime {
         None => None,
-        Some(DatetimeFrom::Name) => {
-            Some(chunkref::datetime::datetime_in_name(source).ok_or_else(|| {
+        Some(DatetimeFrom::Name) => Some(
+            chunkref::base::datetime::datetime_in_name(source).ok_or_else(|| {
                 fail(
                     "--datetime-from-name: no date (YYYYMMDD or YYYY-MM-DD) in the file name"
                         .into(),
                 )
-            })?)
-        }
+            })?,
+        ),
         Some(DatetimeFrom::Metadata) => Some(built.datetime.clone().ok_or_else(|| {
             fail(
                 "--datetime-from-metadata: its metadata records no datetime (looked for GDAL \
@@ -656,7 +658,7 @@ fn read_sources<T: Send + 'static>(
         read,
     });
     let (tx, rx) = std::sync::mpsc::channel();
-    let runtime = chunkref::fetch::runtime();
+    let runtime = chunkref::io::fetch::runtime();
     let readers: Vec<_> = (0..at_once.min(args.sources.len()))
         .map(|_| {
             runtime.spawn(read_in_turn(
@@ -726,11 +728,14 @@ async fn read_in_turn<T: Send + 'static>(
 /// Reads source `i` of `job` (see [`read_sources`]).
 async fn read_one<T: Send + 'static>(job: &Arc<Job<T>>, i: usize) -> Made<T> {
     let (source, format) = (&job.sources[i], job.formats[i]);
-    let remote = matches!(chunkref::source::locate(source), Ok(Location::Object(_)));
+    let remote = matches!(
+        chunkref::io::source::locate(source),
+        Ok(Location::Object(_))
+    );
     let head = if remote {
-        let head = chunkref::source::Head::read(source).await;
+        let head = chunkref::io::source::Head::read(source).await;
         let read = || (job.read)(&job.options, source, format);
-        if let Some(made) = chunkref::source::with_head_only(head.clone(), read) {
+        if let Some(made) = chunkref::io::source::with_head_only(head.clone(), read) {
             return made;
         }
         Some(head)
@@ -743,7 +748,7 @@ async fn read_one<T: Send + 'static>(job: &Arc<Job<T>>, i: usize) -> Made<T> {
         let (source, format) = (&job.sources[i], job.formats[i]);
         let read = || (job.read)(&job.options, source, format);
         match head {
-            Some(head) => chunkref::source::with_head(head, read),
+            Some(head) => chunkref::io::source::with_head(head, read),
             None => read(),
         }
     });
@@ -943,9 +948,9 @@ fn index_scenes(
         Ok(())
     })?;
     let out = args.output.to_string_lossy();
-    let settings = chunkref::config::Settings::from_lookup(|k| std::env::var(k).ok())
+    let settings = chunkref::io::config::Settings::from_lookup(|k| std::env::var(k).ok())
         .map_err(|e| e.to_string())?;
-    let index = mosaic::build::mosaic(&out, scenes, &settings).map_err(|e| e.to_string())?;
+    let index = build_mosaic::mosaic(&out, scenes, &settings).map_err(|e| e.to_string())?;
     let d = mosaic::description(&index)
         .map_err(|e| e.to_string())?
         .ok_or("the mosaic lost its description")?;
@@ -986,7 +991,8 @@ fn read_scene(options: &ReadOptions, source: &str, format: Format) -> Made<Index
 /// remote object (templates set with `--template-base`).
 fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
     let (path, url) = locate(&args.read, source)?;
-    let mut doc = chunkref::builder::netcdf_document(&path, &url).map_err(|e| reason(e, &path))?;
+    let mut doc =
+        chunkref::build::builder::netcdf_document(&path, &url).map_err(|e| reason(e, &path))?;
     if args.read.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
     }
@@ -997,7 +1003,8 @@ fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
 /// set with `--template-base`); what it left out is printed.
 fn store_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
     let (path, url) = locate(&args.read, source)?;
-    let index = chunkref::zarr_store::index_store(&path, &url).map_err(|e| reason(e, &path))?;
+    let index =
+        chunkref::build::zarr_store::index_store(&path, &url).map_err(|e| reason(e, &path))?;
     for warning in &index.warnings {
         eprintln!("chunkref: warning: {source}: {warning}");
     }
@@ -1262,7 +1269,7 @@ fn read_array(store: &concat::Store, path: &str) -> chunkref::Result<Vec<u8>> {
         .clone()
         .unwrap_or_else(|| vec![0; meta.dtype.size]);
     let mut bytes = Vec::new();
-    for chunk in chunkref::chunk::read_chunks(&index, &locations, array, &idxs) {
+    for chunk in chunkref::read::chunk::read_chunks(&index, &locations, array, &idxs) {
         match chunk? {
             Some(c) => bytes.extend_from_slice(&c),
             None => (0..meta.chunks[0]).for_each(|_| bytes.extend_from_slice(&fill)),
@@ -1288,7 +1295,7 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
     let mut errors = Vec::new();
     for source in &args.sources {
         match locate(&args.read, source).and_then(|(path, url)| {
-            chunkref::dted::Cell::read(&path, &url).map_err(|e| e.to_string())
+            chunkref::build::dted::Cell::read(&path, &url).map_err(|e| e.to_string())
         }) {
             Ok(cell) => cells.push(cell),
             Err(e) => {
@@ -1301,7 +1308,7 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
     if !errors.is_empty() {
         return Err(errors.join("\n"));
     }
-    let built = chunkref::dted::build_cells(&cells, args.read.checksum_warnings)
+    let built = chunkref::build::dted::build_cells(&cells, args.read.checksum_warnings)
         .map_err(|e| e.to_string())?;
     let mut refs = std::collections::HashMap::<&str, usize>::new();
     for r in built.arrays.values().flatten() {
@@ -1339,7 +1346,7 @@ fn main() -> ExitCode {
     let remote = args
         .sources
         .iter()
-        .any(|s| matches!(chunkref::source::locate(s), Ok(Location::Object(_))));
+        .any(|s| matches!(chunkref::io::source::locate(s), Ok(Location::Object(_))));
     let threads = args.concurrency.unwrap_or(if remote {
         REMOTE_CONCURRENCY
     } else {

@@ -21,7 +21,7 @@ use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// The transpose alone (imagecodecs' numcodecs name).
 pub(super) const NAMES: &[&str] = &["imagecodecs_bitshuffle", "imagecodecs.bitshuffle"];

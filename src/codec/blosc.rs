@@ -12,7 +12,7 @@ use bytes::Bytes;
 
 use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Length of the c-blosc frame header.
 const HEADER_LEN: usize = blosc_src::BLOSC_MIN_HEADER_LENGTH as usize;

@@ -5,7 +5,7 @@ use bzip2::read::MultiBzDecoder;
 
 use super::registry::{read_bounded, Config};
 use super::{Codec, DecodeContext};
-use crate::error::Result;
+use crate::base::error::Result;
 
 /// Decodes concatenated bzip2 streams, like Python's `bz2.decompress`.
 #[derive(Debug)]

@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use super::registry::{config_str, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Bytes of the stored checksum.
 const CHECKSUM_LEN: usize = 4;

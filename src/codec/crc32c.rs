@@ -5,7 +5,7 @@
 use super::checksum::Checksum;
 use super::registry::Config;
 use super::Codec;
-use crate::error::Result;
+use crate::base::error::Result;
 
 /// The reflected CRC-32C polynomial.
 const POLYNOMIAL: u32 = 0x82f6_3b78;

@@ -8,8 +8,8 @@ use bytes::Bytes;
 
 use super::registry::{config_str, output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::dtype::{DataType, ScalarKind};
-use crate::error::{Error, Result};
+use crate::base::dtype::{DataType, ScalarKind};
+use crate::base::error::{Error, Result};
 
 /// One stored difference, widened losslessly.
 #[derive(Debug, Clone, Copy)]

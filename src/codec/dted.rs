@@ -27,8 +27,8 @@ use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::dtype::{ByteOrder, ScalarKind};
-use crate::error::{Error, Result};
+use crate::base::dtype::{ByteOrder, ScalarKind};
+use crate::base::error::{Error, Result};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/dted";
@@ -189,7 +189,9 @@ impl Dted {
              computed 0x{computed:08X}, stored 0x{stored:08X}"
         );
         if self.checksum_warns {
-            crate::warnings::gdal_warning(&format!("{URI}: {what}; its posts are read as stored"));
+            crate::base::warnings::gdal_warning(&format!(
+                "{URI}: {what}; its posts are read as stored"
+            ));
             return Ok(());
         }
         Err(Error::decode(
@@ -302,8 +304,8 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::dtype::DataType;
     use crate::codec::registry::tests::{assert_survives_mutations, config};
-    use crate::dtype::DataType;
 
     /// DTED records of `columns` (west to east, posts south to north), each
     /// framed and checksummed as GDAL writes them.

@@ -6,7 +6,7 @@
 use super::checksum::Checksum;
 use super::registry::Config;
 use super::Codec;
-use crate::error::Result;
+use crate::base::error::Result;
 
 /// Words summed before the running sums are folded (they cannot overflow).
 const BLOCK_WORDS: usize = 360;

@@ -5,7 +5,7 @@ use flate2::read::MultiGzDecoder;
 
 use super::registry::{read_bounded, Config};
 use super::{Codec, DecodeContext};
-use crate::error::Result;
+use crate::base::error::Result;
 
 /// Decodes concatenated gzip members, like Python's `gzip` module.
 #[derive(Debug)]

@@ -17,8 +17,8 @@ use serde_json::Value;
 use super::registry::{config_str, Config};
 use super::tiff_tile::{lzw, predictor};
 use super::{Codec, DecodeContext};
-use crate::dtype::{ByteOrder, DataType, ScalarKind};
-use crate::error::{Error, Result};
+use crate::base::dtype::{ByteOrder, DataType, ScalarKind};
+use crate::base::error::{Error, Result};
 
 /// Names of the LZW codec.
 pub(super) const LZW_NAMES: &[&str] = &["imagecodecs_lzw", "imagecodecs.lzw"];

@@ -22,8 +22,8 @@ use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, Config};
 use super::{Codec, DecodeContext};
-use crate::dtype::ByteOrder;
-use crate::error::{Error, Result};
+use crate::base::dtype::ByteOrder;
+use crate::base::error::{Error, Result};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jbp-block";
@@ -242,8 +242,8 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::dtype::DataType;
     use crate::codec::registry;
-    use crate::dtype::DataType;
 
     fn decode(imode: &str, dtype: &str, input: &[u8]) -> Result<Bytes> {
         let dtype = DataType::from_v2(dtype).unwrap();

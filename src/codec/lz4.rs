@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Size of the numcodecs header holding the decoded size.
 const HEADER_LEN: usize = 4;

@@ -8,7 +8,7 @@
 //! the chunk's filter mask). So without a header, an input exactly as long
 //! as the decoded chunk is taken as stored uncompressed; the HDF5 indexer
 //! checks every chunk's filter mask against that rule
-//! (`crate::hdf5::filters`).
+//! (`crate::build::hdf5::filters`).
 //!
 //! The stream is a sequence of runs: a control byte below 32 is followed by
 //! that many plus one literal bytes; otherwise its top 3 bits are a length
@@ -20,7 +20,7 @@ use bytes::Bytes;
 
 use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// The codec's id (imagecodecs' numcodecs name).
 pub(super) const NAMES: &[&str] = &["imagecodecs_lzf", "imagecodecs.lzf"];

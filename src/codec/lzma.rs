@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::registry::{config_uint, read_bounded, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Python's `lzma.FORMAT_AUTO`, `FORMAT_XZ`, `FORMAT_ALONE`, `FORMAT_RAW`.
 const FORMAT_AUTO: u64 = 0;

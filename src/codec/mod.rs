@@ -37,8 +37,8 @@ mod zstd;
 
 use bytes::Bytes;
 
-use crate::dtype::DataType;
-use crate::error::Result;
+use crate::base::dtype::DataType;
+use crate::base::error::Result;
 
 /// What a codec may need to know about the chunk it decodes.
 #[derive(Debug, Clone, Copy)]

@@ -22,7 +22,7 @@ use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// The codec's name.
 pub(crate) const NAME: &str = "nitf-bilevel";
@@ -72,7 +72,7 @@ impl Codec for NitfBilevel {
                 })?;
         }
         if decoder.bad_codes > 0 {
-            crate::warnings::gdal_warning(&format!(
+            crate::base::warnings::gdal_warning(&format!(
                 "{NAME}: {} row(s) of a block hold a code of no T.4 table; each was \
                  ended there and padded with white, as libtiff does",
                 decoder.bad_codes

@@ -24,7 +24,7 @@ use super::nitf_jpeg_tables;
 use super::registry::{config_str, config_uint, Config};
 use super::turbojpeg::{self, Samples};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jpeg";

@@ -14,7 +14,7 @@ use bytes::Bytes;
 
 use super::registry::{config_str, output_buffer, Config};
 use super::{Codec, ColorModel, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// The codec's name.
 pub(crate) const NAME: &str = "nitf-vq";

@@ -19,7 +19,7 @@ use super::{
     shuffle, zlib, zstd,
 };
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// The configuration object of a codec (the v2 codec object or the v3
 /// `configuration` member).
@@ -342,7 +342,7 @@ pub(crate) mod tests {
     //! Registry tests, plus helpers the codec tests share.
 
     use super::*;
-    use crate::dtype::DataType;
+    use crate::base::dtype::DataType;
 
     /// A decode context for a chunk of `decoded_len` bytes of `u1`.
     pub(crate) fn ctx(decoded_len: usize) -> DecodeContext<'static> {
@@ -421,7 +421,7 @@ pub(crate) mod tests {
     #[test]
     fn every_alias_builds_a_codec_with_its_canonical_name() {
         use base64::Engine;
-        let j2k = crate::j2k::codestream::tests::header(8, 8, 8, 1, 0, &[]);
+        let j2k = crate::formats::j2k::codestream::tests::header(8, 8, 8, 1, 0, &[]);
         let j2k = base64::engine::general_purpose::STANDARD.encode(j2k);
         let configs = [
             ("delta", r#"{"dtype": "<i4"}"#.to_string()),

@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 use super::registry::{config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// numcodecs' default element size.
 const DEFAULT_ELEMENT_SIZE: u64 = 4;

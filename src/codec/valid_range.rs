@@ -15,8 +15,8 @@ use bytes::Bytes;
 
 use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::dtype::{DataType, ScalarKind};
-use crate::error::{Error, Result};
+use crate::base::dtype::{DataType, ScalarKind};
+use crate::base::error::{Error, Result};
 
 /// The codec's name.
 pub(crate) const NAME: &str = "valid_range";
@@ -123,7 +123,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
     let number = |key: &str| -> Result<Option<f64>> {
         match config.get(key) {
             None | Some(serde_json::Value::Null) => Ok(None),
-            Some(v) => crate::georef::band::json_number(v)
+            Some(v) => crate::read::georef::band::json_number(v)
                 .map(Some)
                 .ok_or_else(|| {
                     Error::codec_config(NAME, format!("'{key}' should be a number, found {v}"))

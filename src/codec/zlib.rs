@@ -5,7 +5,7 @@ use libdeflater::{DecompressionError, Decompressor};
 
 use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Decodes a zlib stream; the configured `level` only matters for encoding.
 #[derive(Debug)]

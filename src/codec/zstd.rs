@@ -6,7 +6,7 @@ use ::zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
 use super::registry::{output_buffer, read_bounded, scratch_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Smallest window (as a power of two) always accepted: 8 MiB covers what
 /// streaming encoders declare up to level 19 when they do not know the size.

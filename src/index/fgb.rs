@@ -22,13 +22,13 @@ use flatgeobuf::{
     FgbWriter, FgbWriterOptions, GeometryType, GeozeroGeometry, Seekable,
 };
 
-use super::readers::file::{Cursor, IndexFile};
 use super::table::{self, RowChecker, RowSink, Rows, TableReader, COLUMNS};
-use super::writers::footprint::{geometries, layer_epsg, Geometry};
 use super::Index;
-use crate::chunk::Locations;
-use crate::error::{contain_panics, Error, Result};
-use crate::refs::{ChunkTable, PageSource, RawRef};
+use crate::base::error::{contain_panics, Error, Result};
+use crate::build::writers::footprint::{geometries, layer_epsg, Geometry};
+use crate::index::refs::{ChunkTable, PageSource, RawRef};
+use crate::io::index_file::{Cursor, IndexFile};
+use crate::read::chunk::Locations;
 
 /// First bytes of a FlatGeobuf file (magic and major version 3).
 pub const MAGIC: &[u8] = b"fgb\x03";
@@ -506,12 +506,12 @@ fn malformed(source: &str, reason: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::readers::file::InMemory;
-    use crate::index::writers::to_kerchunk::to_kerchunk;
+    use crate::build::writers::to_kerchunk::to_kerchunk;
+    use crate::io::index_file::InMemory;
 
     #[test]
     fn every_reference_form_round_trips() {
-        let original = crate::index::writers::parquet::tests::index();
+        let original = crate::build::writers::parquet::tests::index();
         let mut out = Vec::new();
         write(&original, None, &mut out).unwrap();
         assert!(out.starts_with(MAGIC));
@@ -537,7 +537,7 @@ mod tests {
     fn table() -> (Vec<u8>, usize) {
         let mut out = Vec::new();
         write(
-            &crate::index::writers::parquet::tests::index(),
+            &crate::build::writers::parquet::tests::index(),
             None,
             &mut out,
         )

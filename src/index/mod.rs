@@ -12,9 +12,10 @@
 pub mod fgb;
 pub mod parts;
 pub mod readers;
+pub mod refs;
 pub mod table;
 pub mod template;
-pub mod writers;
+pub mod zarr;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -22,10 +23,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
-use crate::refs::{ChunkTable, FileTable, RawRef, Refs};
-use crate::zarr::ArrayMeta;
-use readers::file::{IndexFile, Opener};
+use crate::base::error::{Error, Result};
+use crate::index::refs::{ChunkTable, FileTable, RawRef, Refs};
+use crate::index::zarr::ArrayMeta;
+use crate::io::index_file::{IndexFile, Opener};
 use readers::stack::TimeOptions;
 use template::{TemplateValue, Vars};
 
@@ -202,9 +203,14 @@ impl Index {
             Err(e) => e,
         };
         let dir = path.trim_end_matches('/');
-        if readers::icechunk::is_repository(dir, crate::gdal::vsi_exists) {
-            let index =
-                readers::icechunk::read(name, dir, &how.version, open, &crate::gdal::vsi_exists)?;
+        if readers::icechunk::is_repository(dir, crate::base::gdal::vsi_exists) {
+            let index = readers::icechunk::read(
+                name,
+                dir,
+                &how.version,
+                open,
+                &crate::base::gdal::vsi_exists,
+            )?;
             return how.select_time(index);
         }
         let read = |rel: &str| open(&format!("{dir}/{rel}"))?.read_all(MAX_DOCUMENT_BYTES);
@@ -212,7 +218,7 @@ impl Index {
         // fsspec reads it); one that is there but unreadable is an error.
         let read_record = |rel: &str| match read(rel) {
             Ok(bytes) => Ok(Some(bytes.to_vec())),
-            Err(_) if !crate::gdal::vsi_exists(&format!("{dir}/{rel}")) => Ok(None),
+            Err(_) if !crate::base::gdal::vsi_exists(&format!("{dir}/{rel}")) => Ok(None),
             Err(e) => Err(e),
         };
         if let Ok(list) = read(parts::PARTS_FILE) {
@@ -247,7 +253,7 @@ impl Index {
     /// rows keep their rows in the file, read when chunks are.
     pub fn read(source: &str, file: Arc<dyn IndexFile>, how: &LoadOptions) -> Result<Index> {
         let head = file.read_at(0, 8)?;
-        let index = if head.starts_with(writers::parquet::MAGIC) {
+        let index = if head.starts_with(readers::parquet_read::MAGIC) {
             how.apply_templates(readers::parquet_read::read(
                 source,
                 file,
@@ -607,7 +613,7 @@ pub(crate) fn join_key(dir: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::refs::ChunkRef;
+    use crate::index::refs::ChunkRef;
 
     const ZARRAY: &str = r#"{\"shape\": [4, 6], \"chunks\": [2, 3], \"dtype\": \"<u2\", \"fill_value\": 0, \"compressor\": null, \"filters\": null, \"order\": \"C\", \"zarr_format\": 2}"#;
 
@@ -661,7 +667,7 @@ mod tests {
         assert_eq!(idx.files.urls(), ["{{base}}f.bin", "{{base}}g.bin"]);
         let urls: Vec<_> = idx.file_urls().into_iter().map(|u| u.unwrap()).collect();
         assert_eq!(urls, ["/data/f.bin", "/data/g.bin"]);
-        let written = writers::to_kerchunk::to_kerchunk(&idx).unwrap();
+        let written = crate::build::writers::to_kerchunk::to_kerchunk(&idx).unwrap();
         assert_eq!(written["templates"], serde_json::json!({"base": "/data/"}));
         assert_eq!(written["gen"].as_array().unwrap().len(), 1);
         let refs = written["refs"].as_object().unwrap();

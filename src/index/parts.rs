@@ -19,9 +19,9 @@ use serde_json::Value;
 use super::readers::stack::DATETIME_ATTRIBUTE;
 use super::split_key;
 use super::table::{Rows, TableDoc};
-use super::writers::stacker::SOURCE_ATTRIBUTE;
-use crate::error::{Error, Result};
-use crate::georef::band::COLOR_ATTRIBUTE;
+use crate::base::error::{Error, Result};
+use crate::build::writers::stacker::SOURCE_ATTRIBUTE;
+use crate::read::georef::band::COLOR_ATTRIBUTE;
 
 /// The file listing the parts of a collection directory.
 pub const PARTS_FILE: &str = "_chunkref_parts.json";

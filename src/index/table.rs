@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Index, Store, Templates};
-use crate::error::{Error, Result};
-use crate::refs::{position, unravel, ChunkRef, FileTable, PageSource, Paged, RawRef, Refs};
-use crate::zarr::ArrayMeta;
+use crate::base::error::{Error, Result};
+use crate::index::refs::{position, unravel, ChunkRef, FileTable, PageSource, Paged, RawRef, Refs};
+use crate::index::zarr::ArrayMeta;
 
 /// Key of the metadata document in a table file's key-value metadata.
 pub const DOC_KEY: &str = "chunkref";
@@ -695,7 +695,7 @@ mod tests {
 
     #[test]
     fn large_arrays_end_their_batch() {
-        let index = crate::index::writers::parquet::tests::index();
+        let index = crate::build::writers::parquet::tests::index();
         let mut batches = Vec::new();
         rows_of(&index, ARRAY_BREAK, |r| {
             batches.push(r.array.clone());

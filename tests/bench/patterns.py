@@ -222,7 +222,7 @@ def indexes(source: Path) -> dict[str, Path]:
             subprocess.run([CHUNKREF, "index", source, "-o", path], check=True,
                            capture_output=True)
             # An index modified less than 2 s ago is read anew at every open
-            # (src/index_cache.rs, SETTLE); the cached rows need an older one.
+            # (src/read/index_cache.rs, SETTLE); the cached rows need an older one.
             settled = time.time() - 10
             os.utime(path, (settled, settled))
         out[kind] = path

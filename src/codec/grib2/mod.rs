@@ -45,10 +45,10 @@ use bytes::Bytes;
 
 use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
-use crate::dtype::{ByteOrder, ScalarKind};
-use crate::error::{Error, Result};
-use crate::grib2::grid::Grid;
-use crate::grib2::sections::{be_u64, indicator, Layout};
+use crate::base::dtype::{ByteOrder, ScalarKind};
+use crate::base::error::{Error, Result};
+use crate::formats::grib2::grid::Grid;
+use crate::formats::grib2::sections::{be_u64, indicator, Layout};
 
 /// The codec's name.
 pub(crate) const NAME: &str = "grib2";
@@ -421,9 +421,9 @@ pub(crate) mod tests {
     use super::super::registry::tests::config;
     use super::unpack::tests::{complex_extra, section5};
     use super::*;
-    use crate::dtype::DataType;
-    use crate::grib2::grid::tests::latlon_section;
-    use crate::grib2::product::tests::{identification, product_section};
+    use crate::base::dtype::DataType;
+    use crate::formats::grib2::grid::tests::latlon_section;
+    use crate::formats::grib2::product::tests::{identification, product_section};
 
     /// A message of a 3 x 2 grid, scanning mode `scan`, simple packing of
     /// 8-bit values `values` (the present ones), and `bitmap` (section 6).

@@ -10,8 +10,8 @@
 
 use std::io::Cursor;
 
-use crate::grib2::sections::{be_signed, be_u64, field, template};
-use crate::j2k::codestream::MainHeader;
+use crate::formats::grib2::sections::{be_signed, be_u64, field, template};
+use crate::formats::j2k::codestream::MainHeader;
 
 /// Reads unsigned integers of up to 32 bits, most significant bit first,
 /// past whose end every read fails.

@@ -25,9 +25,9 @@ use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, Config};
 use super::{Codec, DecodeContext};
-use crate::dtype::{ByteOrder, ScalarKind};
-use crate::error::{Error, Result};
-use crate::j2k::codestream::{check_tile_parts, without_tlm, MainHeader, SUB_SAMPLED};
+use crate::base::dtype::{ByteOrder, ScalarKind};
+use crate::base::error::{Error, Result};
+use crate::formats::j2k::codestream::{check_tile_parts, without_tlm, MainHeader, SUB_SAMPLED};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jpeg2000";
@@ -232,7 +232,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 mod tests {
     use super::*;
     use crate::codec::registry;
-    use crate::j2k::codestream::tests::{header, tile_part};
+    use crate::formats::j2k::codestream::tests::{header, tile_part};
 
     fn config(header: &[u8], level: u64) -> Config {
         let b64 = base64::engine::general_purpose::STANDARD.encode(header);
@@ -257,7 +257,7 @@ mod tests {
     fn bad_tile_parts_never_reach_openjpeg() {
         let h = header(300, 200, 128, 3, 2, &[]);
         let codec = registry::build(URI, &config(&h, 0)).unwrap();
-        let dtype = crate::dtype::DataType::from_v2("|u1").unwrap();
+        let dtype = crate::base::dtype::DataType::from_v2("|u1").unwrap();
         let ctx = DecodeContext {
             chunk_shape: &[3, 128, 128],
             dtype,

@@ -6,9 +6,9 @@ use bytes::Bytes;
 
 use super::layout::Layout;
 use super::{jpeg, lzw, packbits, webp};
+use crate::base::error::{Error, Result};
 use crate::codec::registry::{self, Config};
 use crate::codec::{Codec, DecodeContext};
-use crate::error::{Error, Result};
 
 /// How a tile's bytes are compressed.
 #[derive(Debug)]

@@ -92,7 +92,7 @@ pub(super) fn decode(
     }
     // jpeg-decoder works on the current rayon pool: make that ours, which a
     // forked child rebuilds (the global one would wait for the parent's threads).
-    Ok(crate::process::decoding_pool().install(|| decoder.decode())?)
+    Ok(crate::base::process::decoding_pool().install(|| decoder.decode())?)
 }
 
 /// Decodes a grey or YCbCr tile through libjpeg-turbo.

@@ -3,9 +3,9 @@
 //! samples into band-major planes.
 
 use super::compression::Compression;
-use crate::assemble::copy_strided;
+use crate::base::error::Result;
 use crate::codec::registry::{recycle, scratch_buffer};
-use crate::error::Result;
+use crate::read::assemble::copy_strided;
 
 /// One tile as decoded: `height` rows of `width` pixels of `samples`
 /// interleaved samples of `sample_size` bytes, stored in `bits` bits each.

@@ -33,8 +33,8 @@ use bytes::Bytes;
 
 use super::registry::{config_str, config_uint, Config};
 use super::{Codec, ColorModel, DecodeContext};
-use crate::dtype::{ByteOrder, ScalarKind};
-use crate::error::{Error, Result};
+use crate::base::dtype::{ByteOrder, ScalarKind};
+use crate::base::error::{Error, Result};
 use compression::Compression;
 use layout::Layout;
 use predictor::Predictor;
@@ -269,8 +269,8 @@ mod tests {
     use super::layout::Layout;
     use super::predictor::tests::{difference, difference_fp};
     use super::*;
+    use crate::base::dtype::DataType;
     use crate::codec::registry;
-    use crate::dtype::DataType;
 
     /// A chunk: its shape, data type and band-major bytes.
     struct Chunk {

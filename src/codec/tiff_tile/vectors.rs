@@ -17,9 +17,9 @@ use base64::Engine;
 use bytes::Bytes;
 
 use super::from_config;
+use crate::base::dtype::{ByteOrder, DataType};
+use crate::base::error::Result;
 use crate::codec::DecodeContext;
-use crate::dtype::{ByteOrder, DataType};
-use crate::error::Result;
 
 /// One block of a GDAL-written GeoTIFF.
 struct Vector<'a> {

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::index::template::{render, TemplateValue, Vars};
 
 /// Most references one index may generate through `gen` (guards hostile

@@ -29,10 +29,10 @@ use icechunk_format::snapshot::{NodeData, Snapshot};
 use icechunk_format::{serializers, ManifestId, SnapshotId};
 use serde_json::Value;
 
-use crate::error::{Error, Result};
-use crate::index::readers::file::Opener;
+use crate::base::error::{Error, Result};
+use crate::index::refs::{position, FileTable, RawRef};
 use crate::index::{Index, Store, MAX_DOCUMENT_BYTES};
-use crate::refs::{position, FileTable, RawRef};
+use crate::io::index_file::Opener;
 
 /// The repository info file of spec 2 repositories.
 const REPO_INFO: &str = "repo";
@@ -110,7 +110,7 @@ pub fn read(
 ) -> Result<Index> {
     // icechunk-format panics on some malformed files (a node of an unknown
     // kind): those become errors naming the repository.
-    crate::error::contain_panics(name, "Icechunk repository", || {
+    crate::base::error::contain_panics(name, "Icechunk repository", || {
         read_version(name, dir, version, open, exists)
     })
 }
@@ -340,7 +340,7 @@ impl Repository<'_, '_> {
                 decompress(body).map_err(|e| self.malformed(format!("{rel}: zstd body: {e}")))?
             }
         };
-        crate::error::contain_panics(self.name, rel, || {
+        crate::base::error::contain_panics(self.name, rel, || {
             parse(header.spec_version, body).map_err(|e| self.malformed(format!("{rel}: {e}")))
         })
     }
@@ -506,8 +506,8 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error_naming_the_file() {
-        let open = |p: &str| -> Result<Arc<dyn crate::index::readers::file::IndexFile>> {
-            Ok(Arc::new(crate::index::readers::file::InMemory::new(
+        let open = |p: &str| -> Result<Arc<dyn crate::io::index_file::IndexFile>> {
+            Ok(Arc::new(crate::io::index_file::InMemory::new(
                 p,
                 b"ICE junk".to_vec(),
             )))

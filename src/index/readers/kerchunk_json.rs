@@ -15,8 +15,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::json_dialect;
-use crate::error::{Error, Result};
-use crate::refs::{FileTable, RawRef};
+use crate::base::error::{Error, Result};
+use crate::index::refs::{FileTable, RawRef};
 
 /// The parsed content of a Kerchunk JSON document; keys without escapes
 /// are borrowed from its text.

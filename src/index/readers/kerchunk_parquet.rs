@@ -18,10 +18,10 @@ use parquet::file::serialized_reader::SerializedFileReader;
 use serde_json::Value;
 
 use super::{json_dialect, parquet_read, thrift_check};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::index::refs::{FileTable, RawRef};
 use crate::index::{Index, Store};
-use crate::refs::{FileTable, RawRef};
-use crate::resolve;
+use crate::io::resolve;
 
 /// Name of the consolidated metadata document at the directory's root.
 pub const ZMETADATA: &str = ".zmetadata";

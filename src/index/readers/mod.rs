@@ -1,8 +1,6 @@
 //! Index readers: an index document (Kerchunk JSON or Parquet, an Icechunk
 //! repository, the Parquet form of a reference table) read by range into an
 //! [`Index`](super::Index), and the time selection applied on open.
-
-pub mod file;
 pub mod gen;
 pub mod icechunk;
 pub mod json_dialect;

@@ -24,13 +24,16 @@ use parquet::file::reader::{ChunkReader, Length, RowGroupReader};
 use parquet::file::serialized_reader::SerializedRowGroupReader;
 use parquet::file::statistics::Statistics;
 
-use crate::error::{contain_panics, Error, Result};
-use crate::index::readers::file::IndexFile;
+use crate::base::error::{contain_panics, Error, Result};
 use crate::index::readers::parquet_spans::GroupSpans;
 use crate::index::readers::stack::TimeOptions;
+use crate::index::refs::{ChunkTable, PageSource, RawRef};
 use crate::index::table::{RowChecker, RowSink, Rows, TableDoc, TableReader, COLUMNS, DOC_KEY};
 use crate::index::Index;
-use crate::refs::{ChunkTable, PageSource, RawRef};
+use crate::io::index_file::IndexFile;
+
+/// First (and last) bytes of every Parquet file.
+pub const MAGIC: &[u8] = b"PAR1";
 
 /// Decoded row spans kept by a table read on demand.
 const CACHED_SPANS: usize = 16;
@@ -87,7 +90,7 @@ pub fn read_parts(
         parts.into_iter().map(open).collect::<Result<_>>()?
     } else {
         use rayon::prelude::*;
-        crate::process::decoding_pool()
+        crate::base::process::decoding_pool()
             .install(|| parts.into_par_iter().map(open).collect::<Result<_>>())?
     };
     let Some(last) = tables.last() else {
@@ -857,11 +860,11 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::readers::file::InMemory;
+    use crate::build::writers::parquet::tests::{index, to_parquet, to_parquet_pages};
+    use crate::build::writers::to_kerchunk::to_kerchunk;
+    use crate::index::refs::position;
     use crate::index::table;
-    use crate::index::writers::parquet::tests::{index, to_parquet, to_parquet_pages};
-    use crate::index::writers::to_kerchunk::to_kerchunk;
-    use crate::refs::position;
+    use crate::io::index_file::InMemory;
 
     fn open(bytes: Vec<u8>, time: &TimeOptions, eager_rows: u64) -> Result<Index> {
         read(

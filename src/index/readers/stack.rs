@@ -1,14 +1,14 @@
-//! Time stacks (made by [`crate::index::writers::stacker`]): arrays with a leading `time`
+//! Time stacks (made by [`crate::build::writers::stacker`]): arrays with a leading `time`
 //! axis, one chunk per step, and the selection of a time range out of such
 //! an index at open time.
 
 use serde_json::{json, Value};
 
-use crate::error::{Error, Result};
-use crate::georef::band::COLOR_ATTRIBUTE;
+use crate::base::error::{Error, Result};
 use crate::index::table::TIME_DIMENSION;
+use crate::index::zarr::ArrayMeta;
 use crate::index::Index;
-use crate::zarr::ArrayMeta;
+use crate::read::georef::band::COLOR_ATTRIBUTE;
 
 /// Array attribute listing each time step's datetime (text or null).
 pub const DATETIME_ATTRIBUTE: &str = "chunkref:datetime";
@@ -194,9 +194,9 @@ pub fn is_time_stack(meta: &ArrayMeta) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::writers::stacker::tests::step;
-    use crate::index::writers::stacker::{stack, Prepared};
-    use crate::refs::ChunkRef;
+    use crate::build::writers::stacker::tests::step;
+    use crate::build::writers::stacker::{stack, Prepared};
+    use crate::index::refs::ChunkRef;
 
     #[test]
     fn stacks_steps_and_selects_ranges() {

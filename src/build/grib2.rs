@@ -1,0 +1,391 @@
+//! GRIB2 files: `chunkref index` reads the headers of every message (one
+//! field each) and references each message whole as one chunk, decoded by
+//! the `grib2` codec.
+//!
+//! The messages make one array `[messages, rows, columns]`, one band per
+//! message in file order, as GDAL's GRIB driver shows them: the first
+//! message's grid, those of another grid size at its top left, each
+//! band's nodata its message's missing value. Values are doubles, as
+//! GDAL shows them. Each band records what GDAL's GRIB
+//! driver shows of it: its reference time, valid time and forecast seconds
+//! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`), the
+//! names, units and template numbers of [`describe`] and its description;
+//! its valid time is the band's datetime. Values are converted as GDAL
+//! converts them by default (Kelvin to Celsius, ...) unless [`Units::Raw`]
+//! asks for them as stored.
+
+pub use crate::formats::grib2::describe::Units;
+
+use std::borrow::Cow;
+
+use serde_json::{json, Map, Value};
+
+use crate::base::error::{Error, Result};
+use crate::build::writers::built::Built;
+use crate::build::writers::pyramid::{self, Pyramid, Ref};
+use crate::codec::grib2::{
+    declared_missing, Conversion, CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY,
+};
+use crate::formats::grib2::describe::{describe, Description};
+use crate::formats::grib2::grid::Grid;
+use crate::formats::grib2::product::Product;
+use crate::formats::grib2::sections::{indicator, Layout};
+use crate::formats::grib2::tables::Tables;
+use crate::formats::tiff::geo::Georef;
+use crate::index::readers::stack::DATETIME_ATTRIBUTE;
+use crate::io::source::Source;
+use crate::read::georef::band::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
+use crate::read::georef::orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
+
+/// Bytes read at the start of each message: its sections 0 to 5 usually
+/// fit; a section past them is read on its own.
+const HEAD_BYTES: u64 = 4096;
+
+/// The value GDAL's GRIB driver gives points a bitmap leaves out (and
+/// reports as nodata): degrib's `UNDEFINED_PRIM`.
+const BITMAP_MISSING: f32 = 9999.0;
+
+/// One message, as its headers describe it.
+#[derive(Debug)]
+struct Message {
+    offset: u64,
+    len: u64,
+    product: Product,
+    grid: Grid,
+    /// The grid's georeferencing.
+    georef: Georef,
+    /// The value of missing points, when the message has any.
+    missing: Option<f32>,
+    /// What GDAL shows of the message, and how it converts its values.
+    shown: Description,
+}
+
+/// Indexes the GRIB2 file at `path`, its messages referenced by `url`,
+/// its values in `units`.
+pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
+    let src = Source::open(path, "GRIB2 file")?;
+    let mut messages = Vec::new();
+    let mut offset = 0;
+    while offset < src.len() {
+        let number = messages.len() + 1;
+        let message = read_message(&src, offset, messages.last(), units).map_err(|e| match e {
+            Error::Unsupported { what } => {
+                Error::unsupported(format!("{path}, message {number} at byte {offset}: {what}"))
+            }
+            Error::MalformedSource { path, reason } => Error::MalformedSource {
+                path,
+                reason: format!("message {number} at byte {offset}: {reason}"),
+            },
+            other => other,
+        })?;
+        offset += message.len;
+        messages.push(message);
+    }
+    if messages.is_empty() {
+        return Err(src.malformed("the file holds no message"));
+    }
+    let members: Vec<&Message> = messages.iter().collect();
+    Ok(pyramid(&members, url).into_built())
+}
+
+/// Reads the headers of the message at `offset` (the georeferencing of
+/// the `previous` message's grid is taken again when the grid is the same),
+/// described for values in `units`.
+fn read_message(
+    src: &Source,
+    offset: u64,
+    previous: Option<&Message>,
+    units: Units,
+) -> Result<Message> {
+    let head = src.read(offset, HEAD_BYTES.min(src.len() - offset))?;
+    let bad = |reason: String| src.malformed(reason);
+    let ind = indicator(&head).map_err(bad)?;
+    let room = src.len() - offset;
+    if ind.total_len > room {
+        return Err(bad(format!(
+            "the message declares {} bytes, but the file ends {room} bytes after its start (truncated?)",
+            ind.total_len
+        )));
+    }
+    let read = |at: u64, len: u64| -> Result<Cow<'_, [u8]>> {
+        match head.get(at as usize..(at + len) as usize) {
+            Some(bytes) => Ok(Cow::Borrowed(bytes)),
+            None => src.read(offset + at, len).map(Cow::Owned),
+        }
+    };
+    let layout = Layout::walk(
+        ind.total_len,
+        |at, len| read(at, len).map(Cow::into_owned),
+        bad,
+    )?;
+    let section = |n: usize, most: u64| {
+        let (at, len) = layout.span(n).unwrap_or_default();
+        read(at, len.min(most))
+    };
+    let s5 = section(5, u64::MAX)?;
+    let bitmap = match section(6, 6)?.get(5) {
+        Some(&indicator) => indicator != 255,
+        None => return Err(bad("section 6 is too short for its bitmap indicator".into())),
+    };
+    let grid = Grid::parse(&section(3, u64::MAX)?).map_err(bad)?;
+    let georef = match previous {
+        Some(p) if p.grid == grid => p.georef.clone(),
+        _ => grid.georeferencing().map_err(bad)?,
+    };
+    let (s1, s4) = (section(1, u64::MAX)?, section(4, u64::MAX)?);
+    let product = Product::parse(ind.discipline, &s1, &s4).map_err(bad)?;
+    let shown = describe(ind.discipline, &s1, &s4, &product, Tables::gdal(), units);
+    Ok(Message {
+        offset,
+        len: ind.total_len,
+        product,
+        grid,
+        georef,
+        missing: declared_missing(&s5).or(bitmap.then_some(BITMAP_MISSING)),
+        shown,
+    })
+}
+
+/// One array of messages: one band per message, the first message's grid
+/// and georeferencing. A message of another grid size is read as GDAL's
+/// GRIB driver reads it (the codec's `other_grids`: its field at the top
+/// left, cut to the first grid, the rest 0), with GDAL's warning.
+fn pyramid(members: &[&Message], url: &str) -> Pyramid {
+    let first = members[0];
+    let (rows, cols) = (u64::from(first.grid.nj), u64::from(first.grid.ni));
+    let mut other_grids = false;
+    for (b, m) in members.iter().enumerate() {
+        if (m.grid.nj, m.grid.ni) != (first.grid.nj, first.grid.ni) {
+            other_grids = true;
+            eprintln!(
+                "chunkref: warning: {url}: band {} is {}x{}, while the first band and dataset \
+                 is {cols}x{rows}: as GDAL's GRIB driver, its georeferencing is the first \
+                 band's and its pixels are those at its top left (the rest 0)",
+                b + 1,
+                m.grid.ni,
+                m.grid.nj
+            );
+        }
+    }
+    let georef = &first.georef;
+    let url: std::sync::Arc<str> = url.into();
+    let refs = members
+        .iter()
+        .enumerate()
+        .map(|(b, m)| Ref::single([b as u64, 0, 0], url.clone(), m.offset, m.len))
+        .collect();
+    let missing = |m: &&Message| m.missing.map_or(Value::Null, |v| json!(f64::from(v)));
+    let fills: Vec<Value> = members.iter().map(missing).collect();
+    let mut codec = json!({"id": CODEC});
+    // One missing value (the array's fill value, GDAL's nodata), or one
+    // per band: the codec's fill of each message's bitmap points, and each
+    // band's `_FillValue` (none: no nodata), as GDAL gives each band its
+    // message's.
+    let same = fills.iter().all(|f| *f == fills[0]);
+    let fill = if same { fills[0].clone() } else { Value::Null };
+    if !same {
+        codec["fill_value"] = Value::Array(fills.clone());
+    } else if !fill.is_null() {
+        codec["fill_value"] = fill.clone();
+    }
+    if other_grids {
+        codec[OTHER_GRIDS_KEY] = json!("top_left");
+    }
+    // One conversion for every band, or a list of one per band.
+    let conversions: Vec<Conversion> = members.iter().map(|m| m.shown.conversion).collect();
+    if conversions.iter().all(|&c| c == conversions[0]) {
+        if let Some(name) = conversions[0].name() {
+            codec[CONVERSION_KEY] = json!(name);
+        }
+    } else {
+        codec[CONVERSION_KEY] = conversions.iter().map(|c| c.name()).collect();
+    }
+    // Doubles, as GDAL's GRIB driver shows every band (it unpacks in
+    // single precision and converts units in double precision).
+    let dtype = "<f8";
+    let mut data = pyramid::Array {
+        shape: [members.len() as u64, rows, cols],
+        chunks: [1, rows, cols],
+        dtype: dtype.into(),
+        codec,
+        fill,
+        attrs: band_attributes(members, (!same).then_some(&fills[..])),
+        refs,
+    };
+    if let Some(column) = first.grid.antimeridian_column() {
+        data.attrs
+            .insert(ANTIMERIDIAN_COLUMN_ATTRIBUTE.into(), json!(column));
+    }
+    Pyramid {
+        source: json!(&*url),
+        attrs: georef.root_attributes([rows, cols]),
+        levels: vec![pyramid::Level {
+            data,
+            mask: None,
+            attrs: georef.attributes([rows, cols], [1.0, 1.0]),
+        }],
+    }
+}
+
+/// Per-band attributes: band metadata items (GDAL's GRIB items, and the
+/// parameter and level numbers), the band description (`long_name`), the
+/// band's own nodata (`_FillValue`, when `fills` gives one per band), and
+/// the valid time as the band's datetime.
+fn band_attributes(members: &[&Message], fills: Option<&[Value]>) -> Map<String, Value> {
+    let bands: Vec<Value> = members
+        .iter()
+        .enumerate()
+        .map(|(b, m)| {
+            let p = &m.product;
+            let (d, c, n) = p.parameter;
+            let mut items = json!({
+                "GRIB_REF_TIME": p.reference_time.to_string(),
+                "GRIB_VALID_TIME": p.valid_time.to_string(),
+                "GRIB_FORECAST_SECONDS": p.forecast_seconds.to_string(),
+                "GRIB2_PARAMETER": format!("{d}-{c}-{n}"),
+                "GRIB2_FIRST_SURFACE_TYPE": p.level_type.to_string(),
+                "GRIB2_FIRST_SURFACE_VALUE": p.level_value.map_or(String::new(), |v| v.to_string()),
+                "GRIB_PDS_PDTN": p.template.to_string(),
+            });
+            for (key, value) in &m.shown.items {
+                items[*key] = json!(value);
+            }
+            let mut band = json!({
+                METADATA_ITEMS_ATTRIBUTE: items,
+                "long_name": m.shown.description,
+            });
+            if let Some(fill) = fills.and_then(|f| f.get(b)).filter(|f| !f.is_null()) {
+                band["_FillValue"] = fill.clone();
+            }
+            band
+        })
+        .collect();
+    let datetimes: Vec<String> = members
+        .iter()
+        .map(|m| Product::iso(m.product.valid_time))
+        .collect();
+    let mut attrs = Map::new();
+    attrs.insert(BANDS_ATTRIBUTE.into(), Value::Array(bands));
+    attrs.insert(DATETIME_ATTRIBUTE.into(), json!(datetimes));
+    attrs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::grib2::tests::message;
+
+    /// Writes `bytes` to a file of its own and indexes it, values as stored.
+    fn index_bytes(name: &str, bytes: &[u8]) -> Result<Built> {
+        let dir = std::env::temp_dir().join(format!("chunkref-grib2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let path = path.to_string_lossy().into_owned();
+        index_file(&path, &path, Units::Raw)
+    }
+
+    fn zarray(built: &Built, key: &str) -> Value {
+        built.metadata[key].clone()
+    }
+
+    #[test]
+    fn messages_become_bands_of_arrays() {
+        let plain = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let holes = message(0x40, &[7, 8, 9, 10], &[0, 0b1011_0100]);
+        let one = index_bytes("one.grib2", &[plain.clone(), plain.clone()].concat()).unwrap();
+        let a = zarray(&one, "0/data/.zarray");
+        assert_eq!(
+            (a["shape"].clone(), a["chunks"].clone()),
+            (json!([2, 2, 3]), json!([1, 2, 3]))
+        );
+        assert_eq!(a["filters"], json!([{"id": "grib2"}]));
+        let refs = &one.arrays["0/data"];
+        assert_eq!(refs[1].ranges, [(plain.len() as u64, plain.len() as u64)]);
+        let attrs = zarray(&one, "0/data/.zattrs");
+        assert_eq!(
+            attrs[DATETIME_ATTRIBUTE],
+            json!(["2024-02-29T12:30:00", "2024-02-29T12:30:00"])
+        );
+        assert_eq!(
+            attrs[BANDS_ATTRIBUTE][0][METADATA_ITEMS_ATTRIBUTE]["GRIB_FORECAST_SECONDS"],
+            "21600"
+        );
+        // A bitmap message has another missing value: still one array,
+        // the codec's fill and the nodata given per band.
+        let two = index_bytes("two.grib2", &[plain.clone(), holes, plain].concat()).unwrap();
+        assert_eq!(two.arrays.keys().collect::<Vec<_>>(), ["0/data"]);
+        let a = zarray(&two, "0/data/.zarray");
+        assert_eq!(a["fill_value"], Value::Null);
+        assert_eq!(
+            a["filters"],
+            json!([{"id": "grib2", "fill_value": [null, 9999.0, null]}])
+        );
+        let attrs = zarray(&two, "0/data/.zattrs");
+        let fill = |b: usize| attrs[BANDS_ATTRIBUTE][b].get("_FillValue").cloned();
+        assert_eq!(
+            (fill(0), fill(1), fill(2)),
+            (None, Some(json!(9999.0)), None)
+        );
+    }
+
+    #[test]
+    fn parameters_on_one_grid_make_one_array_of_doubles() {
+        let temperature = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        // The same message as parameter 0-0-3: section 4's parameter
+        // category is byte 9, its number byte 10.
+        let mut pressure = temperature.clone();
+        let mut at = 16;
+        while pressure[at + 4] != 4 {
+            at += u32::from_be_bytes(pressure[at..at + 4].try_into().unwrap()) as usize;
+        }
+        pressure[at + 10] = 3;
+        let built = index_bytes("mixed.grib2", &[temperature, pressure].concat()).unwrap();
+        assert_eq!(built.arrays.keys().collect::<Vec<_>>(), ["0/data"]);
+        let a = zarray(&built, "0/data/.zarray");
+        assert_eq!(
+            (a["shape"].clone(), a["dtype"].clone()),
+            (json!([2, 2, 3]), json!("<f8"))
+        );
+        let attrs = zarray(&built, "0/data/.zattrs");
+        let parameter = |b: usize| {
+            attrs[BANDS_ATTRIBUTE][b][METADATA_ITEMS_ATTRIBUTE]["GRIB2_PARAMETER"].clone()
+        };
+        assert_eq!(
+            (parameter(0), parameter(1)),
+            (json!("0-0-2"), json!("0-0-3"))
+        );
+    }
+
+    #[test]
+    fn bad_files_are_refused_naming_the_message() {
+        let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let cut = [m.clone(), m[..m.len() - 1].to_vec()].concat();
+        let e = index_bytes("cut.grib2", &cut).unwrap_err().to_string();
+        assert!(
+            e.contains("cut.grib2") && e.contains("message 2 at byte") && e.contains("truncated"),
+            "{e}"
+        );
+        // Sections 3 to 7 again before 7777: two fields in one message.
+        let fields = &m[16 + 21..m.len() - 4];
+        let mut twice = m[..m.len() - 4].to_vec();
+        twice.extend_from_slice(fields);
+        twice.extend_from_slice(b"7777");
+        let len = twice.len() as u64;
+        twice[8..16].copy_from_slice(&len.to_be_bytes());
+        let e = index_bytes("twice.grib2", &[m.clone(), twice].concat())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("message 2") && e.contains("several fields"),
+            "{e}"
+        );
+        assert!(index_bytes("empty.grib2", b"").is_err());
+        let mut grib1 = m.clone();
+        grib1[7] = 1;
+        assert!(index_bytes("one.grib", &grib1)
+            .unwrap_err()
+            .to_string()
+            .contains("edition 1"));
+    }
+}

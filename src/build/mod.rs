@@ -1,0 +1,16 @@
+//! The build half: what `chunkref index` and `chunkref convert` run. One
+//! builder per source format, the choice among them ([`builder`]), the
+//! writers of every index form ([`writers`]), mosaics and progress.
+
+pub mod builder;
+pub mod dted;
+pub mod grib2;
+pub mod hdf5;
+pub mod j2k;
+pub mod mosaic;
+pub mod netcdf3;
+pub mod nitf;
+pub mod progress;
+pub mod tiff;
+pub mod writers;
+pub mod zarr_store;

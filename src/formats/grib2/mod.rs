@@ -1,0 +1,8 @@
+//! GRIB2: message sections, grid definitions, product templates, GDAL's
+//! parameter tables and band descriptions.
+
+pub mod describe;
+pub mod grid;
+pub mod product;
+pub mod sections;
+pub mod tables;

@@ -1,0 +1,219 @@
+//! The sections of one GRIB2 message: where they are (section 0 and the
+//! section table, read header by header) and the few numbers chunkref
+//! takes from sections 1, 3, 4 and 5.
+//!
+//! Offsets below are 0-based within a section (the WMO manual's octet
+//! numbers minus one).
+
+use crate::base::error::{Error, Result};
+
+/// Bytes of section 0 (the indicator section).
+pub const INDICATOR_LEN: u64 = 16;
+/// The end section, section 8.
+const END: &[u8; 4] = b"7777";
+
+/// Section 0: what `chunkref` needs of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Indicator {
+    /// GRIB discipline (code table 0.0).
+    pub discipline: u8,
+    /// Bytes of the whole message, sections 0 to 8.
+    pub total_len: u64,
+}
+
+/// Reads section 0, the first 16 bytes of a message.
+pub fn indicator(bytes: &[u8]) -> std::result::Result<Indicator, String> {
+    if bytes.len() < INDICATOR_LEN as usize || &bytes[..4] != b"GRIB" {
+        return Err("no GRIB indicator section (\"GRIB\") where a message should start".into());
+    }
+    if bytes[7] != 2 {
+        return Err(format!("GRIB edition {} (only GRIB2 is read)", bytes[7]));
+    }
+    let total_len = be_u64(&bytes[8..16]);
+    if total_len < INDICATOR_LEN + 4 {
+        return Err(format!(
+            "a message length of {total_len} bytes is too short"
+        ));
+    }
+    Ok(Indicator {
+        discipline: bytes[6],
+        total_len,
+    })
+}
+
+/// Where sections 1 to 7 of a message lie: `(offset, length)` in the
+/// message, by section number (section 2, local use, may be absent).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Layout {
+    spans: [Option<(u64, u64)>; 8],
+}
+
+impl Layout {
+    /// Walks the sections of a message of `total_len` bytes, reading
+    /// `len` bytes at `offset` of the message with `read` (only section
+    /// headers and the end section are read); `bad` turns a description of
+    /// what is wrong into the caller's error.
+    pub fn walk(
+        total_len: u64,
+        mut read: impl FnMut(u64, u64) -> Result<Vec<u8>>,
+        bad: impl Fn(String) -> Error,
+    ) -> Result<Layout> {
+        let mut layout = Layout::default();
+        let mut at = INDICATOR_LEN;
+        let mut last = 0u8;
+        let end = total_len - END.len() as u64;
+        while at < end {
+            let head = read(at, 5)?;
+            let len = u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
+            let number = head[4];
+            if len < 5 || at + len > end {
+                return Err(bad(format!(
+                    "section {number} at byte {at} declares {len} bytes, past the message end ({total_len} bytes)"
+                )));
+            }
+            if last == 7 && matches!(number, 2..=4) {
+                return Err(Error::unsupported(
+                    "GRIB2 messages holding several fields (sections 2 to 7 repeated)",
+                ));
+            }
+            if !(1..=7).contains(&number) || number <= last {
+                return Err(bad(format!(
+                    "section {number} at byte {at} is out of order (after section {last})"
+                )));
+            }
+            layout.spans[usize::from(number)] = Some((at, len));
+            last = number;
+            at += len;
+        }
+        if at != end || read(end, 4)? != END {
+            return Err(bad("the message does not end with \"7777\"".into()));
+        }
+        if let Some(missing) = [1, 3, 4, 5, 6, 7]
+            .into_iter()
+            .find(|&n| layout.spans[n].is_none())
+        {
+            return Err(bad(format!("section {missing} is missing")));
+        }
+        Ok(layout)
+    }
+
+    /// `(offset, length)` of section `number` (1 to 7) when present.
+    pub fn span(&self, number: usize) -> Option<(u64, u64)> {
+        self.spans.get(number).copied().flatten()
+    }
+}
+
+/// Big-endian unsigned integer of `bytes` (at most 8).
+pub fn be_u64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0, |n, &b| n << 8 | u64::from(b))
+}
+
+/// GRIB's signed integers: sign bit, then magnitude (not two's complement).
+pub fn be_signed(bytes: &[u8]) -> i64 {
+    let n = be_u64(bytes);
+    let sign = 1u64 << (8 * bytes.len() - 1);
+    let magnitude = (n & (sign - 1)) as i64;
+    if n & sign != 0 {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+/// The bytes `at..at + len` of a section, or an error naming the section.
+pub fn field(
+    section: &[u8],
+    number: u8,
+    at: usize,
+    len: usize,
+) -> std::result::Result<&[u8], String> {
+    section.get(at..at + len).ok_or_else(|| {
+        format!(
+            "section {number} is {} bytes, too short for its template (needs {})",
+            section.len(),
+            at + len
+        )
+    })
+}
+
+/// A section's template number (sections 3: octets 13-14, 4: 8-9, 5: 10-11).
+pub fn template(section: &[u8], number: u8) -> std::result::Result<u16, String> {
+    let at = match number {
+        3 => 12,
+        4 => 7,
+        _ => 9,
+    };
+    field(section, number, at, 2).map(|b| u16::from_be_bytes([b[0], b[1]]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice_reader(bytes: &[u8]) -> impl FnMut(u64, u64) -> Result<Vec<u8>> + '_ {
+        move |at, len| {
+            bytes
+                .get(at as usize..(at + len) as usize)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| Error::decode("t", "short"))
+        }
+    }
+
+    fn section(number: u8, body: &[u8]) -> Vec<u8> {
+        let mut s = ((body.len() + 5) as u32).to_be_bytes().to_vec();
+        s.push(number);
+        s.extend_from_slice(body);
+        s
+    }
+
+    fn message(sections: &[Vec<u8>]) -> Vec<u8> {
+        let body: Vec<u8> = sections.concat();
+        let mut m = b"GRIB\0\0\0\x02".to_vec();
+        m.extend_from_slice(&(16 + body.len() as u64 + 4).to_be_bytes());
+        m.extend_from_slice(&body);
+        m.extend_from_slice(b"7777");
+        m
+    }
+
+    fn walk(m: &[u8]) -> Result<Layout> {
+        let total = indicator(m).map_err(|e| Error::decode("t", e))?.total_len;
+        Layout::walk(total, slice_reader(m), |e| Error::decode("t", e))
+    }
+
+    #[test]
+    fn walks_sections_and_refuses_broken_layouts() {
+        let all: Vec<Vec<u8>> = [1, 3, 4, 5, 6, 7]
+            .iter()
+            .map(|&n| section(n, &[0; 3]))
+            .collect();
+        let layout = walk(&message(&all)).unwrap();
+        assert_eq!(layout.span(1), Some((16, 8)));
+        assert_eq!(layout.span(2), None);
+        assert_eq!(layout.span(7), Some((56, 8)));
+        let mut twice = all.clone();
+        twice.extend_from_slice(&all[1..]);
+        let e = walk(&message(&twice)).unwrap_err().to_string();
+        assert!(e.contains("several fields"), "{e}");
+        let e = walk(&message(&all[..5])).unwrap_err().to_string();
+        assert!(e.contains("section 7 is missing"), "{e}");
+        let mut long = message(&all);
+        long[19] = 200;
+        assert!(walk(&long)
+            .unwrap_err()
+            .to_string()
+            .contains("past the message end"));
+        let mut no_end = message(&all);
+        let n = no_end.len();
+        no_end[n - 1] = b'6';
+        assert!(walk(&no_end).unwrap_err().to_string().contains("7777"));
+        assert!(indicator(b"GRIB\0\0\0\x01").is_err());
+        assert!(indicator(&message(&all)[..15]).is_err());
+    }
+
+    #[test]
+    fn signed_integers_are_sign_and_magnitude() {
+        assert_eq!(be_signed(&[0x80, 0x02]), -2);
+        assert_eq!(be_signed(&[0x00, 0x02]), 2);
+        assert_eq!(be_signed(&[0x81, 0, 0, 0]), -(1 << 24));
+    }
+}

@@ -1,0 +1,7 @@
+//! TIFF / BigTIFF: the IFD chain read by range, tag numbers, GeoTIFF
+//! georeferencing and GDAL's metadata tag.
+
+pub mod gdal_metadata;
+pub mod geo;
+pub mod ifd;
+pub mod tags;

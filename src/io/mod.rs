@@ -1,0 +1,8 @@
+//! Bytes in: settings, URL resolution, range fetches from local files and
+//! object storage, builders' sources, and index files read by range.
+
+pub mod config;
+pub mod fetch;
+pub mod index_file;
+pub mod resolve;
+pub mod source;

@@ -1,0 +1,454 @@
+//! Per-band metadata from array attributes: nodata (`_FillValue`,
+//! `missing_value`, `fill_value`), CF packing (`scale_factor`,
+//! `add_offset`, `_Unsigned`), `units`, `long_name` / `standard_name`, and
+//! colour interpretation (`chunkref:color_interpretation`, written by
+//! `chunkref index`, else the colour model of a format codec such as the
+//! TIFF Photometric of osml-imagery-io's `tiff-tile`).
+
+use base64::Engine;
+use serde_json::{Map, Value};
+
+use crate::base::dtype::ScalarKind;
+use crate::codec::ColorModel;
+use crate::index::zarr::ArrayMeta;
+
+/// Attribute `chunkref index` writes on a level array: one GDAL colour
+/// interpretation name per band (`Red`, `Green`, `Blue`, `Alpha`, `Gray`,
+/// `Palette`, `Undefined`).
+pub const COLOR_ATTRIBUTE: &str = "chunkref:color_interpretation";
+
+/// Attribute `chunkref index` writes on palette arrays: the colour table as
+/// `[[r, g, b, a], ...]` (0-255), for every band.
+pub const COLOR_TABLE_ATTRIBUTE: &str = "chunkref:color_table";
+
+/// Attribute `chunkref index` writes when bands differ in CF band
+/// attributes (`scale_factor`, `add_offset`, `units`, `long_name`): one
+/// object per band whose entries override the array's for that band.
+pub const BANDS_ATTRIBUTE: &str = "chunkref:bands";
+
+/// Attribute (in an entry of [`BANDS_ATTRIBUTE`]) `chunkref index` writes
+/// for items a source format's GDAL driver shows as band metadata (GRIB's
+/// `GRIB_REF_TIME`, ...): an object of item names and text values, shown
+/// as they are.
+pub const METADATA_ITEMS_ATTRIBUTE: &str = "chunkref:metadata";
+
+/// Most colour table entries read.
+pub const MAX_COLOR_ENTRIES: usize = 65536;
+
+/// Band attributes also shown as band metadata.
+pub const METADATA_ATTRIBUTES: [&str; 6] = [
+    "long_name",
+    "standard_name",
+    "units",
+    "valid_range",
+    "valid_min",
+    "valid_max",
+];
+
+/// GDAL colour interpretations chunkref reports (values of `GDALColorInterp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ColorInterp {
+    /// GCI_Undefined.
+    Undefined = 0,
+    /// GCI_GrayIndex.
+    Gray = 1,
+    /// GCI_PaletteIndex.
+    Palette = 2,
+    /// GCI_RedBand.
+    Red = 3,
+    /// GCI_GreenBand.
+    Green = 4,
+    /// GCI_BlueBand.
+    Blue = 5,
+    /// GCI_AlphaBand.
+    Alpha = 6,
+    /// GCI_YCbCr_YBand.
+    YCbCrY = 14,
+    /// GCI_YCbCr_CbBand.
+    YCbCrCb = 15,
+    /// GCI_YCbCr_CrBand.
+    YCbCrCr = 16,
+}
+
+impl ColorInterp {
+    /// GDAL's interpretation of band `band` of `bands` under a source colour
+    /// model: the first three bands of RGB, the first band of gray or
+    /// palette images; others are undefined.
+    pub fn of_model(model: Option<ColorModel>, band: u64, bands: u64) -> ColorInterp {
+        match (model, band) {
+            (Some(ColorModel::Rgb), 0) if bands >= 3 => ColorInterp::Red,
+            (Some(ColorModel::Rgb), 1) if bands >= 3 => ColorInterp::Green,
+            (Some(ColorModel::Rgb), 2) if bands >= 3 => ColorInterp::Blue,
+            (Some(ColorModel::Gray), 0) => ColorInterp::Gray,
+            (Some(ColorModel::Palette), 0) => ColorInterp::Palette,
+            _ => ColorInterp::Undefined,
+        }
+    }
+
+    /// GDAL's name of the interpretation.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColorInterp::Undefined => "Undefined",
+            ColorInterp::Gray => "Gray",
+            ColorInterp::Palette => "Palette",
+            ColorInterp::Red => "Red",
+            ColorInterp::Green => "Green",
+            ColorInterp::Blue => "Blue",
+            ColorInterp::Alpha => "Alpha",
+            ColorInterp::YCbCrY => "YCbCr_Y",
+            ColorInterp::YCbCrCb => "YCbCr_Cb",
+            ColorInterp::YCbCrCr => "YCbCr_Cr",
+        }
+    }
+
+    /// Parses a GDAL colour interpretation name (case-insensitive).
+    pub fn from_name(name: &str) -> ColorInterp {
+        match name.to_ascii_lowercase().as_str() {
+            "gray" | "grey" => ColorInterp::Gray,
+            "palette" => ColorInterp::Palette,
+            "red" => ColorInterp::Red,
+            "green" => ColorInterp::Green,
+            "blue" => ColorInterp::Blue,
+            "alpha" => ColorInterp::Alpha,
+            "ycbcr_y" => ColorInterp::YCbCrY,
+            "ycbcr_cb" => ColorInterp::YCbCrCb,
+            "ycbcr_cr" => ColorInterp::YCbCrCr,
+            _ => ColorInterp::Undefined,
+        }
+    }
+}
+
+/// What GDAL shows of one band.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandInfo {
+    /// Nodata value.
+    pub nodata: Option<f64>,
+    /// `scale_factor`.
+    pub scale: Option<f64>,
+    /// `add_offset`.
+    pub offset: Option<f64>,
+    /// `units`, or empty.
+    pub unit: String,
+    /// `long_name`, else `standard_name`, or empty.
+    pub description: String,
+    /// Colour interpretation.
+    pub color: ColorInterp,
+}
+
+/// True when a signed integer array carries `_Unsigned = "true"`: its
+/// elements are read as unsigned integers of the same size. For signed
+/// bytes a two-value increasing `valid_range` decides first, as in GDAL's
+/// netCDF driver: unsigned for `{0, 255}`, signed for any other range
+/// (GOES-R quality flags: `_Unsigned` with `valid_range` `{0, 6}` stay
+/// signed).
+pub fn is_unsigned(meta: &ArrayMeta) -> bool {
+    if meta.dtype.kind != ScalarKind::Int {
+        return false;
+    }
+    let range: Option<Vec<f64>> = match meta.attributes.get("valid_range") {
+        Some(Value::Array(r)) if r.len() == 2 => r.iter().map(Value::as_f64).collect(),
+        _ => None,
+    };
+    if let (1, Some([low, high])) = (meta.dtype.size, range.as_deref()) {
+        if low < high {
+            return [*low, *high] == [0.0, 255.0];
+        }
+    }
+    match meta.attributes.get("_Unsigned") {
+        Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
+        Some(Value::Bool(b)) => *b,
+        _ => false,
+    }
+}
+
+/// The attributes of band `band` (0-based): the array's, overridden by the
+/// band's entry of [`BANDS_ATTRIBUTE`].
+pub fn attributes(meta: &ArrayMeta, band: u64) -> std::borrow::Cow<'_, Map<String, Value>> {
+    let own = meta
+        .attributes
+        .get(BANDS_ATTRIBUTE)
+        .and_then(Value::as_array)
+        .and_then(|bands| bands.get(usize::try_from(band).ok()?))
+        .and_then(Value::as_object);
+    match own {
+        Some(o) if !o.is_empty() => {
+            let mut a = meta.attributes.clone();
+            a.extend(o.clone());
+            std::borrow::Cow::Owned(a)
+        }
+        _ => std::borrow::Cow::Borrowed(&meta.attributes),
+    }
+}
+
+/// The band information of band `band` (0-based) of an array.
+pub fn info(meta: &ArrayMeta, band: u64) -> BandInfo {
+    let a = &*attributes(meta, band);
+    let text = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_string);
+    let color = match a.get(COLOR_ATTRIBUTE) {
+        Some(Value::Array(names)) => names
+            .get(band as usize)
+            .and_then(Value::as_str)
+            .map_or(ColorInterp::Undefined, ColorInterp::from_name),
+        _ => {
+            let n = meta.shape.len();
+            let bands = meta.shape[..n.saturating_sub(2)].iter().product();
+            ColorInterp::of_model(meta.codecs.color_model(), band, bands)
+        }
+    };
+    BandInfo {
+        nodata: nodata_of(meta, a),
+        scale: number(a, "scale_factor"),
+        offset: number(a, "add_offset"),
+        unit: text("units").unwrap_or_default(),
+        description: text("long_name")
+            .or_else(|| text("standard_name"))
+            .unwrap_or_default(),
+        color,
+    }
+}
+
+/// The colour table of an array (`chunkref:color_table`), if it has a
+/// valid one: entries of 3 or 4 integers in 0..=255 (alpha 255 when absent).
+pub fn color_table(meta: &ArrayMeta) -> Option<Vec<[i16; 4]>> {
+    let list = meta.attributes.get(COLOR_TABLE_ATTRIBUTE)?.as_array()?;
+    if list.len() > MAX_COLOR_ENTRIES {
+        return None;
+    }
+    list.iter()
+        .map(|e| {
+            let c: Vec<i16> = e
+                .as_array()?
+                .iter()
+                .map(|v| v.as_u64().filter(|&v| v <= 255).map(|v| v as i16))
+                .collect::<Option<_>>()?;
+            match c[..] {
+                [r, g, b] => Some([r, g, b, 255]),
+                [r, g, b, a] => Some([r, g, b, a]),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Array attribute `chunkref index` writes on a netCDF-4 variable without
+/// `_FillValue`: the fill value netCDF gave it (its type's default,
+/// `NC_FILL_*`), which GDAL's netCDF driver reports as nodata (not for
+/// 1-byte types, nor for variables written without fill).
+pub const NETCDF_DEFAULT_FILL_ATTRIBUTE: &str = "chunkref:netcdf_default_fill";
+
+/// Array attribute `chunkref index` writes on the rasters of a NetCDF4 /
+/// HDF5 file: the GDAL driver that opens the source file by its name
+/// ([`SourceDriver`]), whose rules of nodata and georeferencing the
+/// driver then follows.
+pub const GDAL_DRIVER_ATTRIBUTE: &str = "chunkref:gdal_driver";
+
+/// The GDAL driver that opens a NetCDF4 / HDF5 source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceDriver {
+    /// `netCDF` (a `.nc`, `.nc4`, `.cdf`, ... name): rows bottom-up unless
+    /// coordinates place them, the netCDF default fill as nodata.
+    NetCdf,
+    /// `HDF5` (any other name): nodata only from `_FillValue`, no
+    /// georeferencing from dimension scales.
+    Hdf5,
+}
+
+impl SourceDriver {
+    /// The attribute value naming the driver.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceDriver::NetCdf => "netCDF",
+            SourceDriver::Hdf5 => "HDF5",
+        }
+    }
+
+    /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names on `meta`, if any.
+    pub fn of(meta: &ArrayMeta) -> Option<SourceDriver> {
+        SourceDriver::in_attributes(&meta.attributes)
+    }
+
+    /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names among `attributes` (an
+    /// array's, or the root group's), if any.
+    pub fn in_attributes(attributes: &Map<String, Value>) -> Option<SourceDriver> {
+        match attributes.get(GDAL_DRIVER_ATTRIBUTE)?.as_str()? {
+            "netCDF" => Some(SourceDriver::NetCdf),
+            "HDF5" => Some(SourceDriver::Hdf5),
+            _ => None,
+        }
+    }
+}
+
+/// Nodata: `_FillValue`, else `missing_value`, else the Zarr `fill_value`,
+/// else [`NETCDF_DEFAULT_FILL_ATTRIBUTE`]; `_FillValue` alone for the
+/// datasets of a file GDAL's HDF5 driver opens; negative values of
+/// `_Unsigned` arrays wrap to the unsigned domain.
+pub fn nodata(meta: &ArrayMeta) -> Option<f64> {
+    nodata_of(meta, &meta.attributes)
+}
+
+/// [`nodata`] from attributes `a` (the array's, or one band's: see
+/// [`attributes`]).
+fn nodata_of(meta: &ArrayMeta, a: &Map<String, Value>) -> Option<f64> {
+    let declared = a.get("_FillValue").and_then(cf_value);
+    let v = if SourceDriver::of(meta) == Some(SourceDriver::Hdf5) {
+        declared?
+    } else {
+        declared
+            .or_else(|| a.get("missing_value").and_then(cf_value))
+            .or_else(|| {
+                meta.fill
+                    .as_ref()
+                    .and_then(|_| json_number(&meta.fill_json))
+            })
+            .or_else(|| a.get(NETCDF_DEFAULT_FILL_ATTRIBUTE).and_then(json_number))?
+    };
+    Some(if is_unsigned(meta) && v < 0.0 {
+        v + 2f64.powi(8 * meta.dtype.size as i32)
+    } else {
+        v
+    })
+}
+
+/// A number attribute, or the first of a list.
+fn number(a: &Map<String, Value>, key: &str) -> Option<f64> {
+    match a.get(key)? {
+        Value::Array(l) => l.first().and_then(json_number),
+        v => json_number(v),
+    }
+}
+
+/// A CF fill value: a number, `NaN`/`Infinity` text, the base64 of a
+/// little-endian double (xarray's encoding of float fill values), or a list.
+fn cf_value(v: &Value) -> Option<f64> {
+    match v {
+        Value::Array(l) => l.first().and_then(cf_value),
+        Value::String(s) => json_number(v).or_else(|| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(s.trim())
+                .ok()?;
+            match bytes.len() {
+                8 => Some(f64::from_le_bytes(bytes.try_into().ok()?)),
+                4 => Some(f32::from_le_bytes(bytes.try_into().ok()?) as f64),
+                _ => None,
+            }
+        }),
+        _ => json_number(v),
+    }
+}
+
+/// A JSON number, boolean, or Zarr's `NaN` / `Infinity` / `-Infinity` text.
+pub fn json_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::Bool(b) => Some(*b as u8 as f64),
+        Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta(dtype: &str, fill: Value, attrs: Value) -> ArrayMeta {
+        let zarray = json!({"shape": [2, 4, 4], "chunks": [2, 4, 4], "dtype": dtype,
+            "fill_value": fill, "compressor": null, "filters": null});
+        ArrayMeta::from_v2("a", &zarray, Some(&attrs)).unwrap()
+    }
+
+    #[test]
+    fn fill_value_precedence() {
+        // xarray writes float _FillValue as base64 of a little-endian double.
+        let m = meta("<f4", json!(0), json!({"_FillValue": "AAAAAICHw8A="}));
+        assert_eq!(nodata(&m), Some(-9999.0));
+        let m = meta(
+            "<i2",
+            json!(0),
+            json!({"missing_value": [-1], "_Unsigned": "true"}),
+        );
+        assert_eq!(nodata(&m), Some(65535.0));
+        assert!(is_unsigned(&m));
+        let flags = |range: Value| {
+            meta(
+                "|i1",
+                json!(-1),
+                json!({"_Unsigned": "true", "valid_range": range}),
+            )
+        };
+        assert!(!is_unsigned(&flags(json!([0, 6]))));
+        assert_eq!(nodata(&flags(json!([0, 6]))), Some(-1.0));
+        assert!(is_unsigned(&flags(json!([0, 255]))));
+        // {0, 255} stored in signed bytes: no range, `_Unsigned` decides.
+        assert!(is_unsigned(&flags(json!([0, -1]))));
+        assert_eq!(nodata(&meta("<u2", json!(7), json!({}))), Some(7.0));
+        assert_eq!(nodata(&meta("<u2", Value::Null, json!({}))), None);
+        // A file GDAL's HDF5 driver opens: `_FillValue` only.
+        let hdf5 = json!({GDAL_DRIVER_ATTRIBUTE: "HDF5"});
+        assert_eq!(nodata(&meta("<i4", json!(0), hdf5.clone())), None);
+        let declared = json!({GDAL_DRIVER_ATTRIBUTE: "HDF5", "_FillValue": -5});
+        assert_eq!(nodata(&meta("<i4", json!(-5), declared)), Some(-5.0));
+        assert!(nodata(&meta("<f8", json!("NaN"), json!({})))
+            .unwrap()
+            .is_nan());
+    }
+
+    #[test]
+    fn cf_attributes() {
+        let m = meta(
+            "<i2",
+            Value::Null,
+            json!({"scale_factor": 0.01, "add_offset": [273.15], "units": "K",
+                   "standard_name": "air_temperature",
+                   "chunkref:color_interpretation": ["Red", "green"]}),
+        );
+        let b = info(&m, 1);
+        assert_eq!(
+            (b.scale, b.offset, b.unit.as_str(), b.description.as_str()),
+            (Some(0.01), Some(273.15), "K", "air_temperature")
+        );
+        assert_eq!(b.color, ColorInterp::Green);
+        assert_eq!(info(&m, 0).color, ColorInterp::Red);
+    }
+
+    #[test]
+    fn per_band_attributes_override_the_arrays() {
+        let m = meta(
+            "<i2",
+            Value::Null,
+            json!({"scale_factor": 0.01, "units": "K",
+                   "chunkref:bands": [{"scale_factor": 2.0, "long_name": "a"}, {}]}),
+        );
+        let b0 = info(&m, 0);
+        assert_eq!(
+            (b0.scale, b0.unit.as_str(), b0.description.as_str()),
+            (Some(2.0), "K", "a")
+        );
+        let b1 = info(&m, 1);
+        assert_eq!((b1.scale, b1.description.as_str()), (Some(0.01), ""));
+        assert!(matches!(attributes(&m, 1), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(info(&m, 7).scale, Some(0.01));
+    }
+
+    #[test]
+    fn color_tables() {
+        let m = meta(
+            "|u1",
+            Value::Null,
+            json!({COLOR_TABLE_ATTRIBUTE: [[1, 2, 3], [4, 5, 6, 7]]}),
+        );
+        assert_eq!(color_table(&m), Some(vec![[1, 2, 3, 255], [4, 5, 6, 7]]));
+        let bad = meta(
+            "|u1",
+            Value::Null,
+            json!({COLOR_TABLE_ATTRIBUTE: [[1, 2, 300]]}),
+        );
+        assert_eq!(color_table(&bad), None);
+    }
+}
