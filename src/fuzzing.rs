@@ -9,7 +9,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::base::dtype::DataType;
-use crate::codec::registry::{self, Config};
+use crate::codec::config::Config;
+use crate::codec::registry;
 use crate::codec::DecodeContext;
 use crate::index::readers::icechunk::{self, Version};
 use crate::index::{Index, LoadOptions};

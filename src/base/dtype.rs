@@ -1,6 +1,8 @@
 //! Array element data types (Zarr v2 `dtype` strings and v3 names) and byte
 //! order: below both the codecs and the Zarr metadata that use them.
 
+use serde_json::Value;
+
 use crate::base::error::{Error, Result};
 
 /// The scalar kind of array elements.
@@ -74,6 +76,21 @@ pub fn fill_json(v: f64) -> serde_json::Value {
         f64::INFINITY => "Infinity".into(),
         f64::NEG_INFINITY => "-Infinity".into(),
         v => v.into(),
+    }
+}
+
+/// A JSON number, boolean, or Zarr's `NaN` / `Infinity` / `-Infinity` text.
+pub fn json_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::Bool(b) => Some(*b as u8 as f64),
+        Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -193,7 +210,6 @@ impl DataType {
     /// Encodes a JSON fill value (number, bool, "NaN", "Infinity", base64 for
     /// v2 strings is not used here) into `size` native-order bytes.
     pub fn fill_bytes(&self, fill: &serde_json::Value) -> Result<Vec<u8>> {
-        use serde_json::Value;
         let bad = || Error::unsupported(format!("fill_value {fill} for data type {self:?}"));
         let as_f64 = |v: &Value| -> Option<f64> {
             match v {

@@ -1,6 +1,7 @@
 //! The ground floor: what every layer above uses and nothing here imports
 //! from above.
 
+pub mod buffers;
 pub mod cf_time;
 pub mod datetime;
 pub mod dtype;

@@ -19,9 +19,10 @@
 
 use bytes::Bytes;
 
-use super::registry::{config_str, config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, config_uint, Config};
 
 /// The transpose alone (imagecodecs' numcodecs name).
 pub(super) const NAMES: &[&str] = &["imagecodecs_bitshuffle", "imagecodecs.bitshuffle"];
@@ -319,8 +320,8 @@ pub(super) fn h5_from_config(config: &Config) -> Result<Box<dyn Codec>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
     use super::*;
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex, sample};
 
     /// The bit transpose of one block, bit by bit.
     fn transpose(block: &[u8], size: usize) -> Vec<u8> {

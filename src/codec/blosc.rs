@@ -10,9 +10,10 @@ use std::ffi::c_void;
 use blosc_src::{blosc_cbuffer_sizes, blosc_cbuffer_validate, blosc_decompress_ctx};
 use bytes::Bytes;
 
-use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
+use crate::codec::config::Config;
 
 /// Length of the c-blosc frame header.
 const HEADER_LEN: usize = blosc_src::BLOSC_MIN_HEADER_LENGTH as usize;
@@ -109,8 +110,8 @@ pub(super) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
 mod tests {
     use std::ffi::CString;
 
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex};
     use super::*;
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex};
 
     const CNAMES: [&str; 6] = ["blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"];
 

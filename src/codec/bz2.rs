@@ -3,9 +3,10 @@
 use bytes::Bytes;
 use bzip2::read::MultiBzDecoder;
 
-use super::registry::{read_bounded, Config};
 use super::{Codec, DecodeContext};
 use crate::base::error::Result;
+use crate::codec::config::Config;
+use crate::codec::stream::read_bounded;
 
 /// Decodes concatenated bzip2 streams, like Python's `bz2.decompress`.
 #[derive(Debug)]
@@ -30,7 +31,7 @@ pub(super) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
 mod tests {
     use std::io::Write;
 
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex, sample};
 
     fn encode(data: &[u8]) -> Vec<u8> {
         let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(9));

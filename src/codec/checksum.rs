@@ -4,9 +4,9 @@
 
 use bytes::Bytes;
 
-use super::registry::{config_str, Config};
 use super::{Codec, DecodeContext};
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, Config};
 
 /// Bytes of the stored checksum.
 const CHECKSUM_LEN: usize = 4;

@@ -3,9 +3,9 @@
 //! numcodecs' `"location": "start"`, before it).
 
 use super::checksum::Checksum;
-use super::registry::Config;
 use super::Codec;
 use crate::base::error::Result;
+use crate::codec::config::Config;
 
 /// The reflected CRC-32C polynomial.
 const POLYNOMIAL: u32 = 0x82f6_3b78;
@@ -72,8 +72,8 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, sample};
     use super::*;
+    use crate::codec::testing::{assert_survives_mutations, decode_with, sample};
 
     /// Bit-at-a-time reference implementation.
     fn reference(data: &[u8]) -> u32 {

@@ -6,10 +6,11 @@
 
 use bytes::Bytes;
 
-use super::registry::{config_str, output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::dtype::{DataType, ScalarKind};
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, Config};
 
 /// One stored difference, widened losslessly.
 #[derive(Debug, Clone, Copy)]
@@ -155,7 +156,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex};
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex};
 
     fn decode(json: &str, golden: &str, decoded_len: usize) -> Vec<u8> {
         decode_with("delta", json, &hex(golden), decoded_len)

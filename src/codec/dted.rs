@@ -25,10 +25,11 @@
 
 use bytes::Bytes;
 
-use super::registry::{config_str, config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::dtype::{ByteOrder, ScalarKind};
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, config_uint, Config};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/dted";
@@ -305,7 +306,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 mod tests {
     use super::*;
     use crate::base::dtype::DataType;
-    use crate::codec::registry::tests::{assert_survives_mutations, config};
+    use crate::codec::testing::{assert_survives_mutations, config};
 
     /// DTED records of `columns` (west to east, posts south to north), each
     /// framed and checksummed as GDAL writes them.

@@ -4,9 +4,9 @@
 //! HDF5's `H5_checksum_fletcher32`), 4 little-endian bytes.
 
 use super::checksum::Checksum;
-use super::registry::Config;
 use super::Codec;
 use crate::base::error::Result;
+use crate::codec::config::Config;
 
 /// Words summed before the running sums are folded (they cannot overflow).
 const BLOCK_WORDS: usize = 360;
@@ -44,8 +44,8 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, sample};
     use super::*;
+    use crate::codec::testing::{assert_survives_mutations, decode_with, sample};
 
     /// The definition, one word at a time with 64-bit sums reduced at the end.
     fn reference(data: &[u8]) -> u32 {

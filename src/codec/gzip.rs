@@ -3,9 +3,10 @@
 use bytes::Bytes;
 use flate2::read::MultiGzDecoder;
 
-use super::registry::{read_bounded, Config};
 use super::{Codec, DecodeContext};
 use crate::base::error::Result;
+use crate::codec::config::Config;
+use crate::codec::stream::read_bounded;
 
 /// Decodes concatenated gzip members, like Python's `gzip` module.
 #[derive(Debug)]
@@ -30,7 +31,7 @@ pub(super) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
 mod tests {
     use std::io::Write;
 
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex, sample};
 
     fn encode(data: &[u8]) -> Vec<u8> {
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(5));

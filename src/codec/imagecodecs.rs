@@ -14,11 +14,11 @@
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::registry::{config_str, Config};
 use super::tiff_tile::{lzw, predictor};
 use super::{Codec, DecodeContext};
 use crate::base::dtype::{ByteOrder, DataType, ScalarKind};
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, Config};
 
 /// Names of the LZW codec.
 pub(super) const LZW_NAMES: &[&str] = &["imagecodecs_lzw", "imagecodecs.lzw"];
@@ -218,7 +218,7 @@ fn predictor_from_config(kind: Kind, config: &Config) -> Result<Box<dyn Codec>> 
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex};
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex};
 
     // Golden values from imagecodecs 2026.3.6 (`lzw_encode`,
     // `delta_encode(a, axis=-2)`, `floatpred_encode(a, axis=-2)`).

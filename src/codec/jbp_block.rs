@@ -20,10 +20,10 @@
 
 use bytes::Bytes;
 
-use super::registry::{config_str, config_uint, Config};
 use super::{Codec, DecodeContext};
 use crate::base::dtype::ByteOrder;
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, config_uint, Config};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jbp-block";
@@ -252,7 +252,7 @@ mod tests {
             r#"{{"num_bands": 2, "block_height": 2, "block_width": 3, "nbpp": {nbpp},
                 "imode": "{imode}", "pvtype": "INT"}}"#
         );
-        let codec = registry::build("jbp-block", &registry::tests::config(&json))?;
+        let codec = registry::build("jbp-block", &crate::codec::testing::config(&json))?;
         let ctx = DecodeContext {
             chunk_shape: &[2, 2, 3],
             dtype,
@@ -304,7 +304,7 @@ mod tests {
             r#"{{"num_bands": {bands}, "block_height": 2, "block_width": 3, "nbpp": {nbpp},
                 "imode": "{imode}", "pvtype": "INT"}}"#
         );
-        let codec = registry::build(URI, &registry::tests::config(&json))?;
+        let codec = registry::build(URI, &crate::codec::testing::config(&json))?;
         assert_eq!(codec.stored_bits(), Some(nbpp as u32));
         let ctx = DecodeContext {
             chunk_shape: &[bands as u64, 2, 3],
@@ -354,7 +354,7 @@ mod tests {
     fn wrong_lengths_and_configurations_are_errors() {
         let err = decode("B", "|u1", &[0; 11]).unwrap_err();
         assert!(err.to_string().contains("holds 12 bytes, got 11"), "{err}");
-        let build = |json: &str| registry::build(URI, &registry::tests::config(json));
+        let build = |json: &str| registry::build(URI, &crate::codec::testing::config(json));
         assert!(
             build(r#"{"num_bands": 1, "block_height": 1, "block_width": 1, "nbpp": 10}"#)
                 .unwrap_err()

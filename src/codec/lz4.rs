@@ -6,9 +6,10 @@
 
 use bytes::Bytes;
 
-use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
+use crate::codec::config::Config;
 
 /// Size of the numcodecs header holding the decoded size.
 const HEADER_LEN: usize = 4;
@@ -147,7 +148,7 @@ pub(super) fn hdf5_from_config(_config: &Config) -> Result<Box<dyn Codec>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex, sample};
 
     fn encode(data: &[u8]) -> Vec<u8> {
         let size = u32::try_from(data.len()).unwrap().to_le_bytes();

@@ -18,9 +18,10 @@
 
 use bytes::Bytes;
 
-use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
+use crate::codec::config::Config;
 
 /// The codec's id (imagecodecs' numcodecs name).
 pub(super) const NAMES: &[&str] = &["imagecodecs_lzf", "imagecodecs.lzf"];
@@ -150,7 +151,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex, sample};
 
     const RAW: &str = r#"{"header": false}"#;
 

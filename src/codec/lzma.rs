@@ -12,9 +12,10 @@ use liblzma::read::XzDecoder;
 use liblzma::stream::{Filters, LzmaOptions, Stream, CONCATENATED};
 use serde_json::Value;
 
-use super::registry::{config_uint, read_bounded, Config};
 use super::{Codec, DecodeContext};
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_uint, Config};
+use crate::codec::stream::read_bounded;
 
 /// Python's `lzma.FORMAT_AUTO`, `FORMAT_XZ`, `FORMAT_ALONE`, `FORMAT_RAW`.
 const FORMAT_AUTO: u64 = 0;
@@ -150,7 +151,7 @@ fn parse_filter(spec: &Value) -> Result<RawFilter> {
 
 /// Builds the `lzma` codec from `format` (default 1) and, for raw streams,
 /// `filters`. `check` and `preset` only matter for encoding.
-pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
+pub(crate) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
     let format = config_uint("lzma", config, "format")?.unwrap_or(FORMAT_XZ);
     let raw = match format {
         FORMAT_AUTO | FORMAT_XZ | FORMAT_ALONE => None,
@@ -183,7 +184,7 @@ fn parse_chain(filters: Option<&Value>) -> Result<Vec<RawFilter>> {
 mod tests {
     use std::io::Write;
 
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex, sample};
 
     fn encode_xz(data: &[u8]) -> Vec<u8> {
         let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 6);

@@ -6,7 +6,11 @@
 //! stages (TIFF tiles, JPEG 2000, NITF blocks, DTED) plug in there.
 //! A [`CodecChain`] holds the codecs of one array in decode order.
 
+pub mod config;
 pub mod registry;
+pub mod stream;
+#[cfg(test)]
+pub(crate) mod testing;
 
 mod bitshuffle;
 mod blosc;

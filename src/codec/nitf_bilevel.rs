@@ -20,9 +20,10 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 
-use super::registry::{config_str, config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, config_uint, Config};
 
 /// The codec's name.
 pub(crate) const NAME: &str = "nitf-bilevel";
@@ -807,7 +808,7 @@ impl<'a> Decoder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::registry::tests::{assert_survives_mutations, decode_with};
+    use crate::codec::testing::{assert_survives_mutations, decode_with};
 
     /// Bits from text ("0"/"1", other characters ignored), zero-padded to
     /// whole bytes.

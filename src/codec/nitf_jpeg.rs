@@ -21,10 +21,10 @@
 use bytes::Bytes;
 
 use super::nitf_jpeg_tables;
-use super::registry::{config_str, config_uint, Config};
 use super::turbojpeg::{self, Samples};
 use super::{Codec, DecodeContext};
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, config_uint, Config};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jpeg";

@@ -12,9 +12,10 @@
 use base64::Engine;
 use bytes::Bytes;
 
-use super::registry::{config_str, output_buffer, Config};
 use super::{Codec, ColorModel, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, Config};
 
 /// The codec's name.
 pub(crate) const NAME: &str = "nitf-vq";
@@ -122,7 +123,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::registry::tests::{assert_survives_mutations, decode_with};
+    use crate::codec::testing::{assert_survives_mutations, decode_with};
 
     /// A codebook whose kernel k has row t = [k % 256, t, k / 16 % 256, 9].
     fn codebook() -> String {

@@ -7,9 +7,10 @@
 
 use bytes::Bytes;
 
-use super::registry::{config_uint, output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_uint, Config};
 
 /// numcodecs' default element size.
 const DEFAULT_ELEMENT_SIZE: u64 = 4;
@@ -61,7 +62,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex, sample};
 
     fn encode(data: &[u8], size: usize) -> Vec<u8> {
         let count = data.len() / size;

@@ -13,10 +13,11 @@
 
 use bytes::Bytes;
 
-use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::dtype::{DataType, ScalarKind};
 use crate::base::error::{Error, Result};
+use crate::codec::config::Config;
 
 /// The codec's name.
 pub(crate) const NAME: &str = "valid_range";
@@ -123,11 +124,9 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
     let number = |key: &str| -> Result<Option<f64>> {
         match config.get(key) {
             None | Some(serde_json::Value::Null) => Ok(None),
-            Some(v) => crate::read::georef::band::json_number(v)
-                .map(Some)
-                .ok_or_else(|| {
-                    Error::codec_config(NAME, format!("'{key}' should be a number, found {v}"))
-                }),
+            Some(v) => crate::base::dtype::json_number(v).map(Some).ok_or_else(|| {
+                Error::codec_config(NAME, format!("'{key}' should be a number, found {v}"))
+            }),
         }
     };
     let nodata = number("nodata")?.ok_or_else(|| {
@@ -154,7 +153,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::registry::tests::config;
+    use crate::codec::testing::config;
 
     fn decode(json: &str, dtype: &str, input: &[u8]) -> Result<Vec<u8>> {
         let ctx = DecodeContext {

@@ -3,9 +3,10 @@
 use bytes::Bytes;
 use libdeflater::{DecompressionError, Decompressor};
 
-use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
+use crate::codec::config::Config;
 
 /// Decodes a zlib stream; the configured `level` only matters for encoding.
 #[derive(Debug)]
@@ -40,7 +41,7 @@ impl Codec for Zlib {
 }
 
 /// Builds the `zlib` codec (its configuration only holds the encoding level).
-pub(super) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
+pub(crate) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
     Ok(Box::new(Zlib))
 }
 
@@ -48,7 +49,7 @@ pub(super) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
 mod tests {
     use std::io::Write;
 
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex, sample};
 
     fn encode(data: &[u8]) -> Vec<u8> {
         let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(5));

@@ -4,9 +4,11 @@ use bytes::Bytes;
 
 use ::zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 
-use super::registry::{output_buffer, read_bounded, scratch_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::{output_buffer, scratch_buffer};
 use crate::base::error::{Error, Result};
+use crate::codec::config::Config;
+use crate::codec::stream::read_bounded;
 
 /// Smallest window (as a power of two) always accepted: 8 MiB covers what
 /// streaming encoders declare up to level 19 when they do not know the size.
@@ -143,7 +145,7 @@ fn window_log_max(decoded_len: usize) -> u32 {
 }
 
 /// Builds the `zstd` codec (`level` and `checksum` only matter for encoding).
-pub(super) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
+pub(crate) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
     Ok(Box::new(Zstd))
 }
 
@@ -151,8 +153,8 @@ pub(super) fn from_config(_config: &Config) -> Result<Box<dyn Codec>> {
 mod tests {
     use std::io::Write;
 
-    use super::super::registry::tests::{assert_survives_mutations, decode_with, hex, sample};
     use super::*;
+    use crate::codec::testing::{assert_survives_mutations, decode_with, hex, sample};
 
     /// Streams `data` through an encoder that does not know its size, so
     /// the frame has no content size.
@@ -182,10 +184,10 @@ mod tests {
     #[test]
     fn stops_after_the_prefix_a_reader_needs() {
         let data = sample(600_000);
-        let codec = super::super::registry::build("zstd", &Config::new()).unwrap();
+        let codec = crate::codec::registry::build("zstd", &Config::new()).unwrap();
         let ctx = |needed| DecodeContext {
             needed,
-            ..super::super::registry::tests::ctx(600_000)
+            ..crate::codec::testing::ctx(600_000)
         };
         for framed in [
             encode_streaming(&data, 22),

@@ -3,6 +3,7 @@
 
 use std::ops::Range;
 
+use crate::base::buffers::copy_strided;
 use crate::index::zarr::ArrayMeta;
 
 /// A rectangle of a chunk's (y, x) plane.
@@ -103,44 +104,6 @@ pub fn copy_rect(
                         .chunks_exact_mut(unit)
                         .for_each(<[u8]>::reverse);
                 }
-            }
-        }
-    }
-}
-
-/// Copies `count` elements of `size` bytes from `src` (one every
-/// `src_step` bytes) to `dst` (one every `dst_step` bytes). Common element
-/// sizes are copied with fixed-size moves instead of a call per element.
-pub fn copy_strided(
-    src: &[u8],
-    src_step: usize,
-    dst: &mut [u8],
-    dst_step: usize,
-    count: usize,
-    size: usize,
-) {
-    fn fixed<const N: usize>(
-        src: &[u8],
-        src_step: usize,
-        dst: &mut [u8],
-        dst_step: usize,
-        count: usize,
-    ) {
-        for i in 0..count {
-            let (s, d) = (i * src_step, i * dst_step);
-            dst[d..d + N].copy_from_slice(&src[s..s + N]);
-        }
-    }
-    match size {
-        1 => fixed::<1>(src, src_step, dst, dst_step, count),
-        2 => fixed::<2>(src, src_step, dst, dst_step, count),
-        4 => fixed::<4>(src, src_step, dst, dst_step, count),
-        8 => fixed::<8>(src, src_step, dst, dst_step, count),
-        16 => fixed::<16>(src, src_step, dst, dst_step, count),
-        _ => {
-            for i in 0..count {
-                let (s, d) = (i * src_step, i * dst_step);
-                dst[d..d + size].copy_from_slice(&src[s..s + size]);
             }
         }
     }

@@ -11,8 +11,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::base::buffers::recycle_bytes;
 use crate::base::error::{Error, Result};
-use crate::codec::registry::recycle_bytes;
 use crate::index::{Array, Index};
 use crate::read::assemble;
 use crate::read::chunk::{read_chunks_each, FirstFailure, Locations};

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use crate::codec::registry::recycle_bytes;
+use crate::base::buffers::recycle_bytes;
 
 /// A bounded, least-recently-used store of decoded chunks by (array path,
 /// chunk position).

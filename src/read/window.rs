@@ -9,8 +9,8 @@ use crate::read::assemble::{self, Nodata, Rect};
 use std::ops::Range;
 use std::sync::Mutex;
 
+use crate::base::buffers::recycle_bytes;
 use crate::base::error::{Error, Result};
-use crate::codec::registry::recycle_bytes;
 use crate::index::{Array, Index};
 use crate::read::chunk::{read_chunks, read_chunks_each, FirstFailure, Locations};
 

@@ -700,7 +700,7 @@ pub(crate) fn valid_range(
     };
     let nan = element.kind == Kind::Float
         && nodata
-            .and_then(crate::read::georef::band::json_number)
+            .and_then(crate::base::dtype::json_number)
             .is_some_and(|v| !v.is_nan());
     if range.is_none() && !nan {
         return None;
@@ -714,7 +714,7 @@ pub(crate) fn valid_range(
         true => v + 2f64.powi(8 * size as i32),
         false => v,
     };
-    let nodata = domain(crate::read::georef::band::json_number(nodata?)?);
+    let nodata = domain(crate::base::dtype::json_number(nodata?)?);
     let bound = |v: f64| Some(domain(v)).filter(|&b| b != nodata && !b.is_nan());
     let mut codec = json!({
         "id": crate::codec::valid_range::NAME,

@@ -43,10 +43,11 @@ use unpack::declared_missing_values;
 
 use bytes::Bytes;
 
-use super::registry::{output_buffer, Config};
 use super::{Codec, DecodeContext};
+use crate::base::buffers::output_buffer;
 use crate::base::dtype::{ByteOrder, ScalarKind};
 use crate::base::error::{Error, Result};
+use crate::codec::config::Config;
 use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::sections::{be_u64, indicator, Layout};
 
@@ -418,10 +419,10 @@ pub(super) fn kerchunk_from_config(config: &Config) -> Result<Box<dyn Codec>> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::super::registry::tests::config;
     use super::unpack::tests::{complex_extra, section5};
     use super::*;
     use crate::base::dtype::DataType;
+    use crate::codec::testing::config;
     use crate::formats::grib2::grid::tests::latlon_section;
     use crate::formats::grib2::product::tests::{identification, product_section};
 

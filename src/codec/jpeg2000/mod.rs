@@ -23,10 +23,10 @@ pub(super) mod openjpeg;
 use base64::Engine;
 use bytes::Bytes;
 
-use super::registry::{config_str, config_uint, Config};
 use super::{Codec, DecodeContext};
 use crate::base::dtype::{ByteOrder, ScalarKind};
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, config_uint, Config};
 use crate::formats::j2k::codestream::{check_tile_parts, without_tlm, MainHeader, SUB_SAMPLED};
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
@@ -236,7 +236,7 @@ mod tests {
 
     fn config(header: &[u8], level: u64) -> Config {
         let b64 = base64::engine::general_purpose::STANDARD.encode(header);
-        registry::tests::config(&format!(
+        crate::codec::testing::config(&format!(
             r#"{{"main_header": "{b64}", "resolution_level": {level}}}"#
         ))
     }
@@ -249,7 +249,7 @@ mod tests {
         assert!(err.to_string().contains("2 decomposition levels"), "{err}");
         let err = registry::build("jpeg2000", &config(&h[..30], 0)).unwrap_err();
         assert!(err.to_string().contains("main_header"), "{err}");
-        let err = registry::build(URI, &registry::tests::config("{}")).unwrap_err();
+        let err = registry::build(URI, &crate::codec::testing::config("{}")).unwrap_err();
         assert!(err.to_string().contains("required"), "{err}");
     }
 

@@ -7,7 +7,9 @@ use bytes::Bytes;
 use super::layout::Layout;
 use super::{jpeg, lzw, packbits, webp};
 use crate::base::error::{Error, Result};
-use crate::codec::registry::{self, Config};
+use crate::codec::config::BuildFn;
+use crate::codec::config::Config;
+use crate::codec::{lzma, zlib, zstd};
 use crate::codec::{Codec, DecodeContext};
 
 /// How a tile's bytes are compressed.
@@ -20,7 +22,7 @@ pub(super) enum Compression {
     /// 32773: Macintosh PackBits.
     PackBits,
     /// 8 / 32946 (zlib), 50000 (ZSTD) or 34925 (LZMA, an xz stream): decoded
-    /// by the registry's codec for that stream format.
+    /// by the codec of that stream format.
     Stream {
         /// The TIFF compression value.
         tag: u64,
@@ -50,18 +52,18 @@ impl Compression {
 
     /// The compression for TIFF tag value `tag`.
     pub(super) fn from_tag(tag: u64, jpeg_tables: Option<Vec<u8>>) -> Result<Compression> {
-        let stream = |name: &str| -> Result<Compression> {
-            let codec = registry::build(name, &Config::new())?;
+        let stream = |build: BuildFn| -> Result<Compression> {
+            let codec = build(&Config::new())?;
             Ok(Compression::Stream { tag, codec })
         };
         match tag {
             1 => Ok(Compression::None),
             5 => Ok(Compression::Lzw),
             7 => Ok(Compression::Jpeg(jpeg_tables)),
-            8 | 32946 => stream("zlib"),
+            8 | 32946 => stream(zlib::from_config),
             32773 => Ok(Compression::PackBits),
-            34925 => stream("lzma"),
-            50000 => stream("zstd"),
+            34925 => stream(lzma::from_config),
+            50000 => stream(zstd::from_config),
             50001 => Ok(Compression::WebP),
             other => Err(Error::unsupported(format!(
                 "TIFF compression {other}{} in tiff-tile chunks (supported: 1 none, 5 LZW, \

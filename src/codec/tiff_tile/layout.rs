@@ -2,10 +2,9 @@
 //! packed in fewer bits than their data type, and turning pixel-interleaved
 //! samples into band-major planes.
 
-use super::compression::Compression;
+use crate::base::buffers::copy_strided;
+use crate::base::buffers::{recycle, scratch_buffer};
 use crate::base::error::Result;
-use crate::codec::registry::{recycle, scratch_buffer};
-use crate::read::assemble::copy_strided;
 
 /// One tile as decoded: `height` rows of `width` pixels of `samples`
 /// interleaved samples of `sample_size` bytes, stored in `bits` bits each.
@@ -61,8 +60,7 @@ impl Layout {
         &self,
         mut data: Vec<u8>,
         rows: usize,
-        compression: &Compression,
-    ) -> Result<Vec<u8>> {
+    ) -> std::result::Result<Vec<u8>, String> {
         let row = self.row_bytes();
         let full = self.height * row;
         let wanted = rows * row;
@@ -75,14 +73,11 @@ impl Layout {
         }
         let whole_rows = data.len().checked_rem(row) == Some(0);
         if data.len() > full || !whole_rows {
-            return Err(super::fail(
-                compression,
-                format!(
-                    "expected {full} bytes ({} rows of {row} bytes) or whole rows of them \
-                     for a short strip, got {}",
-                    self.height,
-                    data.len()
-                ),
+            return Err(format!(
+                "expected {full} bytes ({} rows of {row} bytes) or whole rows of them \
+                 for a short strip, got {}",
+                self.height,
+                data.len()
             ));
         }
         data.resize(wanted, 0);
@@ -292,43 +287,29 @@ mod tests {
     fn short_strips_are_padded_with_zero_rows() {
         assert_eq!(RGB16.chunk_len(), Some(36));
         let two_rows = vec![7; 24];
-        let out = RGB16.fill_rows(two_rows, 3, &Compression::None).unwrap();
+        let out = RGB16.fill_rows(two_rows, 3).unwrap();
         assert_eq!(&out[..24], &[7; 24]);
         assert_eq!(&out[24..], &[0; 12]);
-        assert_eq!(
-            RGB16.fill_rows(vec![1; 36], 3, &Compression::None).unwrap(),
-            vec![1; 36]
-        );
-        assert_eq!(
-            RGB16.fill_rows(Vec::new(), 3, &Compression::None).unwrap(),
-            vec![0; 36]
-        );
+        assert_eq!(RGB16.fill_rows(vec![1; 36], 3).unwrap(), vec![1; 36]);
+        assert_eq!(RGB16.fill_rows(Vec::new(), 3).unwrap(), vec![0; 36]);
     }
 
     #[test]
     fn a_reader_needing_the_first_rows_gets_those() {
         // Two rows wanted: a longer prefix is cut, the full tile kept, a
         // stream ending after one row (a short strip) padded to two.
-        let cut = RGB16.fill_rows(vec![5; 30], 2, &Compression::None).unwrap();
+        let cut = RGB16.fill_rows(vec![5; 30], 2).unwrap();
         assert_eq!(cut, vec![5; 24]);
-        assert_eq!(
-            RGB16
-                .fill_rows(vec![5; 36], 2, &Compression::None)
-                .unwrap()
-                .len(),
-            36
-        );
-        let padded = RGB16.fill_rows(vec![5; 12], 2, &Compression::None).unwrap();
+        assert_eq!(RGB16.fill_rows(vec![5; 36], 2).unwrap().len(), 36);
+        let padded = RGB16.fill_rows(vec![5; 12], 2).unwrap();
         assert_eq!(padded, [vec![5; 12], vec![0; 12]].concat());
-        assert!(RGB16.fill_rows(vec![5; 13], 2, &Compression::None).is_err());
+        assert!(RGB16.fill_rows(vec![5; 13], 2).is_err());
     }
 
     #[test]
     fn other_sizes_are_errors() {
         for len in [13, 37, 48] {
-            let err = RGB16
-                .fill_rows(vec![0; len], 3, &Compression::Lzw)
-                .unwrap_err();
+            let err = RGB16.fill_rows(vec![0; len], 3).unwrap_err();
             let text = err.to_string();
             assert!(text.contains("expected 36 bytes"), "{text}");
             assert!(text.contains(&format!("got {len}")), "{text}");

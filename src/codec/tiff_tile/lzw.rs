@@ -10,7 +10,7 @@
 use weezl::decode::Decoder;
 use weezl::{BitOrder, LzwStatus};
 
-use crate::codec::registry::{output_buffer, scratch_buffer};
+use crate::base::buffers::{output_buffer, scratch_buffer};
 
 /// Resets the code table.
 const CLEAR: u16 = 256;

@@ -31,10 +31,10 @@ mod webp;
 use base64::Engine;
 use bytes::Bytes;
 
-use super::registry::{config_str, config_uint, Config};
 use super::{Codec, ColorModel, DecodeContext};
 use crate::base::dtype::{ByteOrder, ScalarKind};
 use crate::base::error::{Error, Result};
+use crate::codec::config::{config_str, config_uint, Config};
 use compression::Compression;
 use layout::Layout;
 use predictor::Predictor;
@@ -109,7 +109,9 @@ impl Codec for TiffTile {
         let data = self
             .compression
             .decompress(input, &inner, &layout, self.photometric)?;
-        let mut data = layout.fill_rows(data, rows, &self.compression)?;
+        let mut data = layout
+            .fill_rows(data, rows)
+            .map_err(|e| fail(&self.compression, e))?;
         let big_endian = ctx.dtype.order == ByteOrder::Big;
         if layout.is_packed() {
             data = layout.unpack(&data, big_endian, ctx.dtype.kind == ScalarKind::Int);
@@ -323,7 +325,7 @@ mod tests {
 
         /// Decodes `tile` for a reader needing bytes `needed` of it.
         fn decode_part(&self, json: &str, tile: &[u8], needed: Range<usize>) -> Result<Bytes> {
-            let codec = registry::build("tiff-tile", &registry::tests::config(json))?;
+            let codec = registry::build("tiff-tile", &crate::codec::testing::config(json))?;
             let ctx = DecodeContext {
                 chunk_shape: &self.shape,
                 chunk_index: &[],
@@ -523,7 +525,7 @@ mod tests {
     fn a_stored_tile_read_alone_is_handed_on_uncopied() {
         let chunk = Chunk::new([1, 8, 8], "|u1");
         let json = r#"{"compression": 1, "tile_width": 8, "tile_height": 8}"#;
-        let codec = registry::build("tiff-tile", &registry::tests::config(json)).unwrap();
+        let codec = registry::build("tiff-tile", &crate::codec::testing::config(json)).unwrap();
         let ctx = DecodeContext {
             chunk_shape: &chunk.shape,
             chunk_index: &[],
@@ -648,7 +650,7 @@ mod tests {
 
     #[test]
     fn bad_configurations_are_rejected() {
-        let build = |json: &str| registry::build(URI, &registry::tests::config(json));
+        let build = |json: &str| registry::build(URI, &crate::codec::testing::config(json));
         let err = build(r#"{"compression": 34887}"#).unwrap_err();
         assert!(matches!(err, Error::Unsupported { .. }), "{err}");
         assert!(err.to_string().contains("LERC"), "{err}");

@@ -1,6 +1,6 @@
 //! Macintosh PackBits (TIFF compression 32773).
 
-use crate::codec::registry::output_buffer;
+use crate::base::buffers::output_buffer;
 
 /// Decodes PackBits into at most `limit` bytes; runs that would go past
 /// `limit` are an error. A truncated final run keeps what it has, as

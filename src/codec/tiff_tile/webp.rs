@@ -6,7 +6,7 @@ use std::io::Cursor;
 use image_webp::WebPDecoder;
 
 use super::layout::Layout;
-use crate::codec::registry::output_buffer;
+use crate::base::buffers::output_buffer;
 
 /// Decodes one tile into pixel-interleaved RGB (3 samples) or RGBA (4);
 /// alpha is added (opaque) or dropped when the image has or lacks it,

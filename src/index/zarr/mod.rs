@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 
 use crate::base::dtype::{ByteOrder, DataType, ScalarKind};
 use crate::base::error::{Error, Result};
-use crate::codec::registry::{self, Config};
+use crate::codec::config::Config;
+use crate::codec::registry;
 use crate::codec::{Codec, CodecChain};
 use chunk_key::ChunkKeyEncoding;
 

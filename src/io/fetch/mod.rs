@@ -33,9 +33,9 @@ use object_store::path::Path as StorePath;
 use object_store::{BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, RetryConfig};
 use tokio::sync::Semaphore;
 
+use crate::base::buffers::scratch_buffer;
 use crate::base::error::{Error, Result};
 use crate::base::process::PerProcess;
-use crate::codec::registry::scratch_buffer;
 use crate::io::config::{AwsSettings, AzureSettings, GcsSettings, Settings};
 use crate::io::resolve::{Location, ObjectUrl, Scheme};
 

@@ -8,7 +8,7 @@
 use base64::Engine;
 use serde_json::{Map, Value};
 
-use crate::base::dtype::ScalarKind;
+use crate::base::dtype::{json_number, ScalarKind};
 use crate::codec::ColorModel;
 use crate::index::zarr::ArrayMeta;
 
@@ -334,21 +334,6 @@ fn cf_value(v: &Value) -> Option<f64> {
             }
         }),
         _ => json_number(v),
-    }
-}
-
-/// A JSON number, boolean, or Zarr's `NaN` / `Infinity` / `-Infinity` text.
-pub fn json_number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::Bool(b) => Some(*b as u8 as f64),
-        Value::String(s) => match s.as_str() {
-            "NaN" => Some(f64::NAN),
-            "Infinity" => Some(f64::INFINITY),
-            "-Infinity" => Some(f64::NEG_INFINITY),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
