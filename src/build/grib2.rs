@@ -23,14 +23,13 @@ use serde_json::{json, Map, Value};
 use crate::base::error::{Error, Result};
 use crate::build::writers::built::Built;
 use crate::build::writers::pyramid::{self, Pyramid, Ref};
-use crate::codec::grib2::{
-    declared_missing, Conversion, CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY,
-};
+use crate::codec::grib2::{declared_missing, CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY};
 use crate::formats::grib2::describe::{describe, Description};
 use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::product::Product;
 use crate::formats::grib2::sections::{indicator, Layout};
 use crate::formats::grib2::tables::Tables;
+use crate::formats::grib2::units::Conversion;
 use crate::formats::tiff::geo::Georef;
 use crate::index::readers::stack::DATETIME_ATTRIBUTE;
 use crate::io::source::Source;

@@ -50,6 +50,7 @@ use crate::base::error::{Error, Result};
 use crate::codec::config::Config;
 use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::sections::{be_u64, indicator, Layout};
+use crate::formats::grib2::units::Conversion;
 
 /// The codec's name.
 pub(crate) const NAME: &str = "grib2";
@@ -77,42 +78,6 @@ const TOP_LEFT: &str = "top_left";
 /// Most points of a field placed into a chunk of another size (1 GiB of
 /// doubles).
 const MAX_OTHER_FIELD_POINTS: usize = 1 << 27;
-
-/// The offset from Kelvin to Celsius, as degrib adds it.
-const KELVIN_TO_CELSIUS: f64 = -273.15;
-
-/// A unit conversion of the values: GDAL's `GRIB_NORMALIZE_UNITS`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Conversion {
-    /// The values as stored.
-    #[default]
-    None,
-    /// Kelvin to Celsius: value - 273.15.
-    KelvinToCelsius,
-    /// A logarithm to its value: 10^value.
-    Exp10,
-}
-
-impl Conversion {
-    /// The conversion's name in the codec configuration (`None`: no key).
-    pub(crate) fn name(self) -> Option<&'static str> {
-        match self {
-            Conversion::None => None,
-            Conversion::KelvinToCelsius => Some("kelvin_to_celsius"),
-            Conversion::Exp10 => Some("exp10"),
-        }
-    }
-
-    /// `v` converted, in double precision as degrib computes it.
-    fn apply(self, v: f32) -> f64 {
-        let v = f64::from(v);
-        match self {
-            Conversion::None => v,
-            Conversion::KelvinToCelsius => v + KELVIN_TO_CELSIUS,
-            Conversion::Exp10 => 10f64.powf(v),
-        }
-    }
-}
 
 /// Decodes one GRIB2 message.
 #[derive(Debug)]

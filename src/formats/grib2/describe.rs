@@ -16,7 +16,7 @@
 
 use super::product::Product;
 use super::tables::{Row, Tables};
-use crate::codec::grib2::Conversion;
+use crate::formats::grib2::units::Conversion;
 
 /// How `chunkref index` gives a GRIB2 file's values and units.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

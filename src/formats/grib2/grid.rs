@@ -6,7 +6,6 @@
 use super::sections::{be_signed, be_u64, field, template};
 use crate::base::gdal::geo::{grib_crs, Earth, GribProjection};
 use crate::formats::tiff::geo::{Georef, Registration};
-use crate::read::georef::orientation::{self, GribLongitudes};
 
 /// Grid templates whose size and scanning mode are read (3.0 lat/lon,
 /// 3.1 rotated lat/lon, 3.10 Mercator, 3.20 polar stereographic, 3.30
@@ -191,14 +190,14 @@ impl Grid {
     /// The stored column GDAL's GRIB driver serves first when it splits a
     /// global latitude/longitude grid (template 3.0) from 0 to 360 degrees
     /// at the antimeridian (`GRIB_ADJUST_LONGITUDE_RANGE`, see
-    /// [`orientation::grib_rule`]).
+    /// [`grib_rule`]).
     pub fn antimeridian_column(&self) -> Option<u64> {
         if self.template != 0 {
             return None;
         }
         let (west, dx) = self.columns().ok()?;
         let east = west + f64::from(self.ni.saturating_sub(1)) * dx;
-        match orientation::grib_rule(west, east, dx, u64::from(self.ni)) {
+        match grib_rule(west, east, dx, u64::from(self.ni)) {
             GribLongitudes::Split(column) => Some(column),
             _ => None,
         }
@@ -439,4 +438,46 @@ pub(crate) mod tests {
         assert!(Grid::parse(&s3).unwrap_err().contains("3.90"));
         assert!(Grid::parse(&s3[..20]).is_err());
     }
+}
+
+/// GDAL's `Lon360to180`.
+fn lon_360_to_180(lon: f64) -> f64 {
+    if lon == 180.0 {
+        return lon;
+    }
+    (lon + 180.0) % 360.0 - 180.0
+}
+
+/// What GDAL 3.6's GRIB driver does to the longitudes of a latitude/longitude
+/// grid (gribdataset.cpp, `SetGribMetaData`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GribLongitudes {
+    /// Served as stored.
+    Kept,
+    /// The first pixel centre moves to this longitude (-360 degrees).
+    Shifted(f64),
+    /// A global grid split at the antimeridian: this stored column is
+    /// served first, at -180 degrees.
+    Split(u64),
+}
+
+/// GDAL's rule for a grid of `width` columns `dx` degrees apart, the first
+/// and last pixel centres at `first` and `last` degrees east (as the
+/// message states them, 0 to 360).
+pub fn grib_rule(first: f64, last: f64, dx: f64, width: u64) -> GribLongitudes {
+    if !(first + dx >= 180.0 || last - dx >= 180.0) {
+        return GribLongitudes::Kept;
+    }
+    let extent = dx * width as f64;
+    if extent > 360.0 {
+        return GribLongitudes::Kept;
+    }
+    if (360.0 - extent).abs() < dx / 4.0 && first <= 180.0 {
+        let column = ((180.0 - first) / dx).ceil();
+        if column >= 0.0 && column < width as f64 {
+            return GribLongitudes::Split(column as u64);
+        }
+        return GribLongitudes::Kept;
+    }
+    GribLongitudes::Shifted(lon_360_to_180(first))
 }

@@ -6,3 +6,4 @@ pub mod grid;
 pub mod product;
 pub mod sections;
 pub mod tables;
+pub mod units;

@@ -13,6 +13,7 @@
 //!   default on).
 
 use crate::base::error::{Error, Result};
+use crate::formats::grib2::grid::{grib_rule, GribLongitudes};
 use crate::read::axes::AxisMap;
 
 /// The open option choosing the row order of south-up grids.
@@ -124,48 +125,6 @@ pub fn from_coordinates(
         gt = north;
     }
     (axes, gt)
-}
-
-/// GDAL's `Lon360to180`.
-fn lon_360_to_180(lon: f64) -> f64 {
-    if lon == 180.0 {
-        return lon;
-    }
-    (lon + 180.0) % 360.0 - 180.0
-}
-
-/// What GDAL 3.6's GRIB driver does to the longitudes of a latitude/longitude
-/// grid (gribdataset.cpp, `SetGribMetaData`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum GribLongitudes {
-    /// Served as stored.
-    Kept,
-    /// The first pixel centre moves to this longitude (-360 degrees).
-    Shifted(f64),
-    /// A global grid split at the antimeridian: this stored column is
-    /// served first, at -180 degrees.
-    Split(u64),
-}
-
-/// GDAL's rule for a grid of `width` columns `dx` degrees apart, the first
-/// and last pixel centres at `first` and `last` degrees east (as the
-/// message states them, 0 to 360).
-pub fn grib_rule(first: f64, last: f64, dx: f64, width: u64) -> GribLongitudes {
-    if !(first + dx >= 180.0 || last - dx >= 180.0) {
-        return GribLongitudes::Kept;
-    }
-    let extent = dx * width as f64;
-    if extent > 360.0 {
-        return GribLongitudes::Kept;
-    }
-    if (360.0 - extent).abs() < dx / 4.0 && first <= 180.0 {
-        let column = ((180.0 - first) / dx).ceil();
-        if column >= 0.0 && column < width as f64 {
-            return GribLongitudes::Split(column as u64);
-        }
-        return GribLongitudes::Kept;
-    }
-    GribLongitudes::Shifted(lon_360_to_180(first))
 }
 
 /// The served view of a GRIB grid with geotransform `gt` (in 0..360
