@@ -14,8 +14,8 @@ use serde_json::{json, Map, Value};
 use crate::base::error::{Error, Result};
 use crate::build::writers::built::Built;
 use crate::build::writers::pyramid::{self, Pyramid, Ref};
+use crate::conventions::geozarr::{Georef, Registration};
 pub use crate::formats::dted::Header;
-use crate::formats::tiff::geo::{Georef, Registration};
 use crate::io::source::Source;
 
 /// Codec URI of DTED cells, as osml-imagery-io names it.

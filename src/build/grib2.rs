@@ -24,17 +24,17 @@ use crate::base::error::{Error, Result};
 use crate::build::writers::built::Built;
 use crate::build::writers::pyramid::{self, Pyramid, Ref};
 use crate::codec::grib2::{declared_missing, CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY};
+use crate::conventions::attributes::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
+use crate::conventions::attributes::DATETIME_ATTRIBUTE;
+use crate::conventions::attributes::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
+use crate::conventions::geozarr::Georef;
 use crate::formats::grib2::describe::{describe, Description};
 use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::product::Product;
 use crate::formats::grib2::sections::{indicator, Layout};
 use crate::formats::grib2::tables::Tables;
 use crate::formats::grib2::units::Conversion;
-use crate::formats::tiff::geo::Georef;
-use crate::index::readers::stack::DATETIME_ATTRIBUTE;
 use crate::io::source::Source;
-use crate::read::georef::band::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
-use crate::read::georef::orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
 
 /// Bytes read at the start of each message: its sections 0 to 5 usually
 /// fit; a section past them is read on its own.

@@ -344,13 +344,13 @@ pub fn index_file(path: &str, url: &str) -> Result<crate::build::writers::built:
             if let Some(colours) = &colours {
                 let names: Vec<&str> = colours.bands.iter().map(|c| c.name()).collect();
                 data.attrs.insert(
-                    crate::read::georef::band::COLOR_ATTRIBUTE.into(),
+                    crate::conventions::attributes::COLOR_ATTRIBUTE.into(),
                     json!(names),
                 );
             }
             if let Some(table) = palette {
                 data.attrs.insert(
-                    crate::read::georef::band::COLOR_TABLE_ATTRIBUTE.into(),
+                    crate::conventions::attributes::COLOR_TABLE_ATTRIBUTE.into(),
                     json!(table),
                 );
             }

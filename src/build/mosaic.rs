@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::base::error::{Error, Result};
+use crate::conventions::attributes::MOSAIC_ATTRIBUTE;
 use crate::index::refs::FileTable;
 use crate::index::{Index, Store};
 use crate::io::config::Settings;
@@ -15,7 +16,6 @@ use crate::read::georef::orientation::YOrder;
 use crate::read::mosaic::grid::{self, Footprint};
 use crate::read::mosaic::Description;
 use crate::read::mosaic::SceneEntry;
-use crate::read::mosaic::MOSAIC_ATTRIBUTE;
 use crate::read::raster::Dataset;
 
 /// The group holding the scenes, one child group per scene.

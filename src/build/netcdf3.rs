@@ -19,12 +19,12 @@ use crate::base::error::{Error, Result};
 use crate::build::hdf5::dtype::{Element, Kind};
 use crate::build::hdf5::storage::{key, row_blocks, CONTIGUOUS_BLOCK_BYTES};
 use crate::build::hdf5::{netcdf_nodata, valid_range};
-use crate::formats::netcdf3::{Attribute, Header, NcType, Variable};
-use crate::io::source::Source;
-use crate::read::georef::band::{
+use crate::conventions::attributes::VARIABLE_ORDER_ATTRIBUTE;
+use crate::conventions::attributes::{
     SourceDriver, GDAL_DRIVER_ATTRIBUTE, NETCDF_DEFAULT_FILL_ATTRIBUTE,
 };
-use crate::read::raster::VARIABLE_ORDER_ATTRIBUTE;
+use crate::formats::netcdf3::{Attribute, Header, NcType, Variable};
+use crate::io::source::Source;
 
 /// How errors name the format.
 const FORMAT: &str = "NetCDF-3 file";

@@ -192,8 +192,13 @@ fn extras() -> RwLockReadGuard<'static, Vec<Entry>> {
 
 #[cfg(test)]
 mod tests {
+    use bytes::Bytes;
+
     use super::*;
-    use crate::codec::testing::{config, ctx};
+    use crate::codec::config::{config_str, config_uint};
+    use crate::codec::stream::read_bounded;
+    use crate::codec::testing::{config, ctx, decode_with, sample};
+    use crate::codec::DecodeContext;
 
     #[test]
     fn every_alias_builds_a_codec_with_its_canonical_name() {

@@ -16,12 +16,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::readers::stack::DATETIME_ATTRIBUTE;
 use super::split_key;
 use super::table::{Rows, TableDoc};
 use crate::base::error::{Error, Result};
-use crate::build::writers::stacker::SOURCE_ATTRIBUTE;
-use crate::read::georef::band::COLOR_ATTRIBUTE;
+use crate::conventions::attributes::COLOR_ATTRIBUTE;
+use crate::conventions::attributes::DATETIME_ATTRIBUTE;
+use crate::conventions::attributes::SOURCE_ATTRIBUTE;
 
 /// The file listing the parts of a collection directory.
 pub const PARTS_FILE: &str = "_chunkref_parts.json";

@@ -10,8 +10,14 @@ use serde_json::{Map, Value};
 use crate::base::dtype::ScalarKind;
 use crate::base::error::{Error, Result};
 use crate::base::gdal::VsiFile;
+use crate::conventions::attributes::SourceDriver;
+use crate::conventions::attributes::DATETIME_ATTRIBUTE;
+use crate::conventions::attributes::DEFAULT_RASTER;
+use crate::conventions::attributes::METADATA_ITEMS_ATTRIBUTE;
+use crate::conventions::attributes::NETCDF_DEFAULT_FILL_ATTRIBUTE;
+use crate::conventions::attributes::VARIABLE_ORDER_ATTRIBUTE;
 use crate::index::readers::icechunk;
-use crate::index::readers::stack::{TimeOptions, DATETIME_ATTRIBUTE};
+use crate::index::readers::stack::TimeOptions;
 use crate::index::zarr::ArrayMeta;
 use crate::index::{Index, LoadOptions};
 use crate::io::config::Settings;
@@ -30,18 +36,6 @@ use crate::read::window::{self, Spacing, Window};
 
 /// The connection prefix of the driver.
 pub const PREFIX: &str = "CHUNKREF:";
-
-/// Root group attribute naming the raster a store opens as when it holds
-/// several (its subdatasets are still listed), as GDAL opens the first image
-/// of a NITF file with several image segments.
-pub const DEFAULT_RASTER: &str = "chunkref:default_raster";
-
-/// Root group attribute `chunkref index` writes on NetCDF and HDF5 files:
-/// the paths of the arrays of 2 or more dimensions in the order the GDAL
-/// driver of the source file (the root's `chunkref:gdal_driver`) lists
-/// them as subdatasets; the listing follows it, and that driver's
-/// descriptions.
-pub const VARIABLE_ORDER_ATTRIBUTE: &str = "chunkref:variable_order";
 
 /// Most bands one dataset may have.
 pub const MAX_BANDS: u64 = 1 << 20;
@@ -916,7 +910,7 @@ impl Dataset {
         let served = self.index.arrays.iter().map(|a| {
             let mut attrs = a.meta.attributes.clone();
             // (A netCDF default fill is no attribute of the variable.)
-            let default = attrs.contains_key(band::NETCDF_DEFAULT_FILL_ATTRIBUTE);
+            let default = attrs.contains_key(NETCDF_DEFAULT_FILL_ATTRIBUTE);
             attrs.retain(|k, _| !k.starts_with("chunkref:"));
             if a.meta.path == meta.path && !attrs.contains_key("_FillValue") && !default {
                 if let Some(fill) = band::nodata(meta).and_then(serde_json::Number::from_f64) {
@@ -1007,7 +1001,7 @@ impl Dataset {
                     .filter_map(|k| Some((k.to_string(), attrs.get(*k)?.clone())))
                     .collect();
                 items.extend(attribute_items(&cf));
-                if let Some(Value::Object(own)) = attrs.get(band::METADATA_ITEMS_ATTRIBUTE) {
+                if let Some(Value::Object(own)) = attrs.get(METADATA_ITEMS_ATTRIBUTE) {
                     items.extend(attribute_items(own));
                 }
                 items
@@ -1033,7 +1027,7 @@ impl Dataset {
                 .unwrap_or_default(),
             ("RPC", None) => meta
                 .attributes
-                .get(crate::read::georef::RPC_ATTRIBUTE)
+                .get(crate::conventions::attributes::RPC_ATTRIBUTE)
                 .and_then(Value::as_object)
                 .map(attribute_items)
                 .unwrap_or_default(),
@@ -1283,7 +1277,7 @@ fn mask_array(index: &Index, m: &ArrayMeta) -> Option<usize> {
 /// path, described by Zarr type.
 struct Listing<'a> {
     /// The driver whose descriptions to give.
-    driver: Option<band::SourceDriver>,
+    driver: Option<SourceDriver>,
     /// Array paths by their place in the listing.
     order: HashMap<&'a str, usize>,
 }
@@ -1304,7 +1298,7 @@ impl<'a> Listing<'a> {
                 paths.enumerate().map(|(i, p)| (p, i)).collect()
             })
             .unwrap_or_default();
-        let driver = band::SourceDriver::in_attributes(root);
+        let driver = SourceDriver::in_attributes(root);
         Listing { driver, order }
     }
 
@@ -1327,7 +1321,7 @@ impl<'a> Listing<'a> {
             .and_then(Value::as_str)
             .is_some_and(|d| d.trim_start_matches('|') == "S1");
         let (name, kind) = match self.driver {
-            Some(band::SourceDriver::NetCdf) => {
+            Some(SourceDriver::NetCdf) => {
                 let name = m
                     .attributes
                     .get("standard_name")
@@ -1342,7 +1336,7 @@ impl<'a> Listing<'a> {
                     gdal_type_name(m, text, "8-bit integer", "8-bit unsigned integer"),
                 )
             }
-            Some(band::SourceDriver::Hdf5) => (
+            Some(SourceDriver::Hdf5) => (
                 format!("//{}", m.path),
                 gdal_type_name(m, text, "8-bit character", "8-bit unsigned character"),
             ),

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 
-use crate::read::georef::band::{
+use crate::conventions::attributes::{
     SourceDriver, GDAL_DRIVER_ATTRIBUTE, NETCDF_DEFAULT_FILL_ATTRIBUTE,
 };
 use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t, H5open};
@@ -46,8 +46,8 @@ use self::filters::Filter;
 use self::handle::{c_name, check, in_file, malformed, Handle};
 use self::storage::{Bytes, Storage};
 use crate::base::error::{Error, Result};
+use crate::conventions::attributes::VARIABLE_ORDER_ATTRIBUTE;
 use crate::io::source::Source;
-use crate::read::raster::VARIABLE_ORDER_ATTRIBUTE;
 
 /// Attributes netCDF-4 and the HDF5 dimension-scale API keep for
 /// themselves; kerchunk (after h5netcdf) leaves them out.

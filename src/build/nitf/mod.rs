@@ -30,11 +30,12 @@ use crate::base::error::{Error, Result};
 use crate::build::j2k::Codestream;
 use crate::build::writers::built::Built;
 use crate::build::writers::pyramid::{self, Pyramid, Ref};
+use crate::conventions::attributes::COLOR_TABLE_ATTRIBUTE;
+use crate::conventions::attributes::DEFAULT_RASTER;
+use crate::conventions::colour::ColorInterp;
 use crate::formats::j2k::jp2;
 use crate::formats::nitf::header::Image;
 use crate::io::source::Source;
-use crate::read::georef::band::{ColorInterp, COLOR_TABLE_ATTRIBUTE};
-use crate::read::raster::DEFAULT_RASTER;
 
 /// Codec URI of JPEG-compressed NITF blocks, as osml-imagery-io names it.
 pub const JPEG_CODEC: &str = "https://awslabs.github.io/osml-imagery-io/codecs/jpeg";
@@ -87,7 +88,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             Some(crate::formats::nitf::igeolo::Placement::Frame(g)) => g,
             Some(crate::formats::nitf::igeolo::Placement::Gcps(gcps)) => {
                 let attrs = &mut levels[0].data.attrs;
-                attrs.insert(crate::read::georef::GCPS_ATTRIBUTE.into(), gcps);
+                attrs.insert(crate::conventions::attributes::GCPS_ATTRIBUTE.into(), gcps);
                 Default::default()
             }
             None => Default::default(),
@@ -95,7 +96,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
         let base = [img.rows, img.cols];
         if let Some(rpc) = crate::formats::nitf::rpc::attribute(&img.tres) {
             let attrs = &mut levels[0].data.attrs;
-            attrs.insert(crate::read::georef::RPC_ATTRIBUTE.into(), rpc);
+            attrs.insert(crate::conventions::attributes::RPC_ATTRIBUTE.into(), rpc);
         }
         for level in &mut levels {
             let shape = [level.data.shape[1], level.data.shape[2]];

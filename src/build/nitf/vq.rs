@@ -22,12 +22,13 @@ use super::{MaskTable, ABSENT};
 use crate::base::error::{Error, Result};
 use crate::build::writers::pyramid::{self, Ref};
 use crate::codec::nitf_vq::{CODEBOOK_LEN, CODED_LEN, NAME as VQ_CODEC, SUBFRAME};
+use crate::conventions::attributes::{COLOR_ATTRIBUTE, COLOR_TABLE_ATTRIBUTE};
+use crate::conventions::colour::ColorInterp;
 use crate::formats::nitf::header::Image;
 use crate::formats::nitf::rpf::{
     location, COLORMAP, COLOR_GRAYSCALE, COMPRESSION_LOOKUP, MASK, SPATIAL_DATA,
 };
 use crate::io::source::Source;
-use crate::read::georef::band::{ColorInterp, COLOR_ATTRIBUTE, COLOR_TABLE_ATTRIBUTE};
 
 /// How a compression lookup subsection starts: offset of its offset table
 /// (6) and length of an offset record (14).

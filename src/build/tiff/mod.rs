@@ -14,9 +14,9 @@ use crate::base::error::{Error, Result};
 use crate::build::writers::built::Built;
 use crate::build::writers::pyramid::{self, Pyramid, Ref};
 use crate::codec::ColorModel;
-use crate::formats::tiff::geo::Georef;
+use crate::conventions::colour::ColorInterp;
+use crate::conventions::geozarr::Georef;
 use crate::formats::tiff::ifd::{Ifd, Source};
-use crate::read::georef::band::ColorInterp;
 
 /// Codec URI of TIFF tiles, as osml-imagery-io names it.
 pub const TIFF_TILE_CODEC: &str = "https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile";
@@ -66,7 +66,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     if let Some(points) = crate::formats::tiff::geo::tie_point_gcps(&tiff.ifds[0], &georef) {
         let crs = georef.crs_code.take().or(georef.crs_wkt2.take());
         levels[0].attrs.insert(
-            crate::read::georef::GCPS_ATTRIBUTE.into(),
+            crate::conventions::attributes::GCPS_ATTRIBUTE.into(),
             json!({"crs": crs, "points": points}),
         );
     }
@@ -242,7 +242,7 @@ fn color_interpretation(ifd: &Ifd, samples: u64, nodata: Option<f64>) -> Map<Str
     // the codec's photometric.
     let mut attrs = Map::new();
     attrs.insert(
-        crate::read::georef::band::COLOR_ATTRIBUTE.into(),
+        crate::conventions::attributes::COLOR_ATTRIBUTE.into(),
         json!(names),
     );
     let table = match color_table(ifd, nodata).filter(|_| photometric == 3) {
@@ -252,7 +252,7 @@ fn color_interpretation(ifd: &Ifd, samples: u64, nodata: Option<f64>) -> Map<Str
     };
     if let Some(table) = table {
         attrs.insert(
-            crate::read::georef::band::COLOR_TABLE_ATTRIBUTE.into(),
+            crate::conventions::attributes::COLOR_TABLE_ATTRIBUTE.into(),
             table,
         );
     }
@@ -287,7 +287,7 @@ fn override_colors(attrs: &mut Map<String, Value>, colors: &[Option<String>]) {
     if colors.iter().all(Option::is_none) {
         return;
     }
-    let key = crate::read::georef::band::COLOR_ATTRIBUTE;
+    let key = crate::conventions::attributes::COLOR_ATTRIBUTE;
     let current: Vec<Value> = attrs
         .get(key)
         .and_then(Value::as_array)

@@ -13,10 +13,11 @@
 
 use serde_json::Value;
 
+use crate::conventions::attributes::GCPS_ATTRIBUTE;
 use crate::index::zarr::ArrayMeta;
 use crate::index::{split_key, Index};
 use crate::read::chunk::Locations;
-use crate::read::georef::{coords, gcps, GCPS_ATTRIBUTE};
+use crate::read::georef::{coords, gcps};
 
 /// How an array's pixel (column, row) maps to coordinates.
 #[derive(Debug, Clone)]

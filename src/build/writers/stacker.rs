@@ -21,14 +21,12 @@ use serde_json::{json, Map, Value};
 use crate::base::error::{Error, Result};
 use crate::build::writers::built::Built;
 use crate::build::writers::pyramid::Ref;
-use crate::index::readers::stack::DATETIME_ATTRIBUTE;
+use crate::conventions::attributes::COLOR_ATTRIBUTE;
+use crate::conventions::attributes::DATETIME_ATTRIBUTE;
+use crate::conventions::attributes::SOURCE_ATTRIBUTE;
 use crate::index::table::{self, FileEntry, Row, Rows, TableArray, TableDoc, TableReader};
 use crate::index::template::{self, TemplateValue, Vars};
 use crate::index::{join_key, split_key, Index, Store};
-use crate::read::georef::band::COLOR_ATTRIBUTE;
-
-/// Root attribute naming the indexed source(s), which differs between steps.
-pub(crate) const SOURCE_ATTRIBUTE: &str = "source";
 
 /// One time step: the index of one file and its datetime, if known.
 #[derive(Debug)]

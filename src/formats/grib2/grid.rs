@@ -5,7 +5,7 @@
 
 use super::sections::{be_signed, be_u64, field, template};
 use crate::base::gdal::geo::{grib_crs, Earth, GribProjection};
-use crate::formats::tiff::geo::{Georef, Registration};
+use crate::conventions::geozarr::{Georef, Registration};
 
 /// Grid templates whose size and scanning mode are read (3.0 lat/lon,
 /// 3.1 rotated lat/lon, 3.10 Mercator, 3.20 polar stereographic, 3.30

@@ -6,7 +6,7 @@
 //! `gml.data`.
 
 use crate::base::error::Result;
-use crate::formats::tiff::geo::{Georef, Registration};
+use crate::conventions::geozarr::{Georef, Registration};
 use crate::formats::tiff::ifd;
 use crate::io::source::Source;
 

@@ -3,8 +3,8 @@
 //! boxes of the header, and the walk the georeferencing boxes are found by.
 
 use crate::base::error::Result;
+use crate::conventions::colour::ColorInterp;
 use crate::io::source::Source;
-use crate::read::georef::band::ColorInterp;
 
 /// The JP2 signature box.
 const JP2_SIGNATURE: [u8; 12] = [0, 0, 0, 12, b'j', b'P', b' ', b' ', 0x0D, 0x0A, 0x87, 0x0A];

@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 
 use super::header::Image;
 use super::lut::Reader;
-use crate::read::georef::band::{ColorInterp, COLOR_ATTRIBUTE};
+use crate::conventions::attributes::COLOR_ATTRIBUTE;
+use crate::conventions::colour::ColorInterp;
 
 /// The `chunkref:color_interpretation` array attribute of image `img`.
 pub(crate) fn attributes(img: &Image) -> Map<String, Value> {

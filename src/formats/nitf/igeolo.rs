@@ -22,7 +22,7 @@
 use serde_json::{json, Value};
 
 use super::tre::{self, Point};
-use crate::formats::tiff::geo::{Georef, Registration};
+use crate::conventions::geozarr::{Georef, Registration};
 
 /// Where the corners put an image, as GDAL's NITF driver reads them.
 #[derive(Debug)]
@@ -30,7 +30,7 @@ pub enum Placement {
     /// The corners form an affine frame: a geotransform and CRS.
     Frame(Georef),
     /// They do not: GDAL shows the four corners as ground control points.
-    /// The value is the [`crate::read::georef::GCPS_ATTRIBUTE`] attribute.
+    /// The value is the [`crate::conventions::attributes::GCPS_ATTRIBUTE`] attribute.
     Gcps(Value),
 }
 

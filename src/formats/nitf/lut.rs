@@ -19,7 +19,8 @@
 use serde_json::{json, Map, Value};
 
 use super::header::Image;
-use crate::read::georef::band::{ColorInterp, COLOR_ATTRIBUTE, COLOR_TABLE_ATTRIBUTE};
+use crate::conventions::attributes::{COLOR_ATTRIBUTE, COLOR_TABLE_ATTRIBUTE};
+use crate::conventions::colour::ColorInterp;
 
 /// Most LUT entries GDAL keeps.
 const MAX_ENTRIES: usize = 256;

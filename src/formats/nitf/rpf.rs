@@ -22,7 +22,7 @@ use super::header::Image;
 use super::igeolo::{self, Corners, Placement};
 use super::tre::Point;
 use crate::base::error::Result;
-use crate::formats::tiff::geo::{Georef, Registration};
+use crate::conventions::geozarr::{Georef, Registration};
 use crate::io::source::Source;
 
 /// RPF location IDs (MIL-STD-2411 table III) of the sections read.

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::read::georef::band::BANDS_ATTRIBUTE;
+use crate::conventions::attributes::BANDS_ATTRIBUTE;
 
 /// One `<Item>` of the XML: (name, sample, role, text).
 type Item = (String, Option<u64>, Option<String>, String);

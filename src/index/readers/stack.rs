@@ -5,13 +5,11 @@
 use serde_json::{json, Value};
 
 use crate::base::error::{Error, Result};
+use crate::conventions::attributes::COLOR_ATTRIBUTE;
+use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::index::table::TIME_DIMENSION;
 use crate::index::zarr::ArrayMeta;
 use crate::index::Index;
-use crate::read::georef::band::COLOR_ATTRIBUTE;
-
-/// Array attribute listing each time step's datetime (text or null).
-pub const DATETIME_ATTRIBUTE: &str = "chunkref:datetime";
 
 /// Open options choosing time steps: `TIME_STEP` (one step), `TIME_START`
 /// and `TIME_END` (inclusive bounds); each a 0-based step number or an ISO

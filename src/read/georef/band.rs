@@ -10,27 +10,13 @@ use serde_json::{Map, Value};
 
 use crate::base::dtype::{json_number, ScalarKind};
 use crate::codec::ColorModel;
+use crate::conventions::attributes::SourceDriver;
+use crate::conventions::attributes::BANDS_ATTRIBUTE;
+use crate::conventions::attributes::COLOR_ATTRIBUTE;
+use crate::conventions::attributes::COLOR_TABLE_ATTRIBUTE;
+use crate::conventions::attributes::NETCDF_DEFAULT_FILL_ATTRIBUTE;
+use crate::conventions::colour::ColorInterp;
 use crate::index::zarr::ArrayMeta;
-
-/// Attribute `chunkref index` writes on a level array: one GDAL colour
-/// interpretation name per band (`Red`, `Green`, `Blue`, `Alpha`, `Gray`,
-/// `Palette`, `Undefined`).
-pub const COLOR_ATTRIBUTE: &str = "chunkref:color_interpretation";
-
-/// Attribute `chunkref index` writes on palette arrays: the colour table as
-/// `[[r, g, b, a], ...]` (0-255), for every band.
-pub const COLOR_TABLE_ATTRIBUTE: &str = "chunkref:color_table";
-
-/// Attribute `chunkref index` writes when bands differ in CF band
-/// attributes (`scale_factor`, `add_offset`, `units`, `long_name`): one
-/// object per band whose entries override the array's for that band.
-pub const BANDS_ATTRIBUTE: &str = "chunkref:bands";
-
-/// Attribute (in an entry of [`BANDS_ATTRIBUTE`]) `chunkref index` writes
-/// for items a source format's GDAL driver shows as band metadata (GRIB's
-/// `GRIB_REF_TIME`, ...): an object of item names and text values, shown
-/// as they are.
-pub const METADATA_ITEMS_ATTRIBUTE: &str = "chunkref:metadata";
 
 /// Most colour table entries read.
 pub const MAX_COLOR_ENTRIES: usize = 65536;
@@ -44,80 +30,6 @@ pub const METADATA_ATTRIBUTES: [&str; 6] = [
     "valid_min",
     "valid_max",
 ];
-
-/// GDAL colour interpretations chunkref reports (values of `GDALColorInterp`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum ColorInterp {
-    /// GCI_Undefined.
-    Undefined = 0,
-    /// GCI_GrayIndex.
-    Gray = 1,
-    /// GCI_PaletteIndex.
-    Palette = 2,
-    /// GCI_RedBand.
-    Red = 3,
-    /// GCI_GreenBand.
-    Green = 4,
-    /// GCI_BlueBand.
-    Blue = 5,
-    /// GCI_AlphaBand.
-    Alpha = 6,
-    /// GCI_YCbCr_YBand.
-    YCbCrY = 14,
-    /// GCI_YCbCr_CbBand.
-    YCbCrCb = 15,
-    /// GCI_YCbCr_CrBand.
-    YCbCrCr = 16,
-}
-
-impl ColorInterp {
-    /// GDAL's interpretation of band `band` of `bands` under a source colour
-    /// model: the first three bands of RGB, the first band of gray or
-    /// palette images; others are undefined.
-    pub fn of_model(model: Option<ColorModel>, band: u64, bands: u64) -> ColorInterp {
-        match (model, band) {
-            (Some(ColorModel::Rgb), 0) if bands >= 3 => ColorInterp::Red,
-            (Some(ColorModel::Rgb), 1) if bands >= 3 => ColorInterp::Green,
-            (Some(ColorModel::Rgb), 2) if bands >= 3 => ColorInterp::Blue,
-            (Some(ColorModel::Gray), 0) => ColorInterp::Gray,
-            (Some(ColorModel::Palette), 0) => ColorInterp::Palette,
-            _ => ColorInterp::Undefined,
-        }
-    }
-
-    /// GDAL's name of the interpretation.
-    pub fn name(self) -> &'static str {
-        match self {
-            ColorInterp::Undefined => "Undefined",
-            ColorInterp::Gray => "Gray",
-            ColorInterp::Palette => "Palette",
-            ColorInterp::Red => "Red",
-            ColorInterp::Green => "Green",
-            ColorInterp::Blue => "Blue",
-            ColorInterp::Alpha => "Alpha",
-            ColorInterp::YCbCrY => "YCbCr_Y",
-            ColorInterp::YCbCrCb => "YCbCr_Cb",
-            ColorInterp::YCbCrCr => "YCbCr_Cr",
-        }
-    }
-
-    /// Parses a GDAL colour interpretation name (case-insensitive).
-    pub fn from_name(name: &str) -> ColorInterp {
-        match name.to_ascii_lowercase().as_str() {
-            "gray" | "grey" => ColorInterp::Gray,
-            "palette" => ColorInterp::Palette,
-            "red" => ColorInterp::Red,
-            "green" => ColorInterp::Green,
-            "blue" => ColorInterp::Blue,
-            "alpha" => ColorInterp::Alpha,
-            "ycbcr_y" => ColorInterp::YCbCrY,
-            "ycbcr_cb" => ColorInterp::YCbCrCb,
-            "ycbcr_cr" => ColorInterp::YCbCrCr,
-            _ => ColorInterp::Undefined,
-        }
-    }
-}
 
 /// What GDAL shows of one band.
 #[derive(Debug, Clone, PartialEq)]
@@ -231,54 +143,6 @@ pub fn color_table(meta: &ArrayMeta) -> Option<Vec<[i16; 4]>> {
         .collect()
 }
 
-/// Array attribute `chunkref index` writes on a netCDF-4 variable without
-/// `_FillValue`: the fill value netCDF gave it (its type's default,
-/// `NC_FILL_*`), which GDAL's netCDF driver reports as nodata (not for
-/// 1-byte types, nor for variables written without fill).
-pub const NETCDF_DEFAULT_FILL_ATTRIBUTE: &str = "chunkref:netcdf_default_fill";
-
-/// Array attribute `chunkref index` writes on the rasters of a NetCDF4 /
-/// HDF5 file: the GDAL driver that opens the source file by its name
-/// ([`SourceDriver`]), whose rules of nodata and georeferencing the
-/// driver then follows.
-pub const GDAL_DRIVER_ATTRIBUTE: &str = "chunkref:gdal_driver";
-
-/// The GDAL driver that opens a NetCDF4 / HDF5 source file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceDriver {
-    /// `netCDF` (a `.nc`, `.nc4`, `.cdf`, ... name): rows bottom-up unless
-    /// coordinates place them, the netCDF default fill as nodata.
-    NetCdf,
-    /// `HDF5` (any other name): nodata only from `_FillValue`, no
-    /// georeferencing from dimension scales.
-    Hdf5,
-}
-
-impl SourceDriver {
-    /// The attribute value naming the driver.
-    pub fn name(self) -> &'static str {
-        match self {
-            SourceDriver::NetCdf => "netCDF",
-            SourceDriver::Hdf5 => "HDF5",
-        }
-    }
-
-    /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names on `meta`, if any.
-    pub fn of(meta: &ArrayMeta) -> Option<SourceDriver> {
-        SourceDriver::in_attributes(&meta.attributes)
-    }
-
-    /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names among `attributes` (an
-    /// array's, or the root group's), if any.
-    pub fn in_attributes(attributes: &Map<String, Value>) -> Option<SourceDriver> {
-        match attributes.get(GDAL_DRIVER_ATTRIBUTE)?.as_str()? {
-            "netCDF" => Some(SourceDriver::NetCdf),
-            "HDF5" => Some(SourceDriver::Hdf5),
-            _ => None,
-        }
-    }
-}
-
 /// Nodata: `_FillValue`, else `missing_value`, else the Zarr `fill_value`,
 /// else [`NETCDF_DEFAULT_FILL_ATTRIBUTE`]; `_FillValue` alone for the
 /// datasets of a file GDAL's HDF5 driver opens; negative values of
@@ -337,9 +201,33 @@ fn cf_value(v: &Value) -> Option<f64> {
     }
 }
 
+impl SourceDriver {
+    /// The driver [`GDAL_DRIVER_ATTRIBUTE`] names on `meta`, if any.
+    pub fn of(meta: &ArrayMeta) -> Option<SourceDriver> {
+        SourceDriver::in_attributes(&meta.attributes)
+    }
+}
+
+impl ColorInterp {
+    /// GDAL's interpretation of band `band` of `bands` under a source colour
+    /// model: the first three bands of RGB, the first band of gray or
+    /// palette images; others are undefined.
+    pub fn of_model(model: Option<ColorModel>, band: u64, bands: u64) -> ColorInterp {
+        match (model, band) {
+            (Some(ColorModel::Rgb), 0) if bands >= 3 => ColorInterp::Red,
+            (Some(ColorModel::Rgb), 1) if bands >= 3 => ColorInterp::Green,
+            (Some(ColorModel::Rgb), 2) if bands >= 3 => ColorInterp::Blue,
+            (Some(ColorModel::Gray), 0) => ColorInterp::Gray,
+            (Some(ColorModel::Palette), 0) => ColorInterp::Palette,
+            _ => ColorInterp::Undefined,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conventions::attributes::GDAL_DRIVER_ATTRIBUTE;
     use serde_json::json;
 
     fn meta(dtype: &str, fill: Value, attrs: Value) -> ArrayMeta {

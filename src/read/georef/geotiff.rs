@@ -11,7 +11,8 @@
 
 use serde_json::Value;
 
-use crate::formats::tiff::geo::{GeoTags, Georef, Registration};
+use crate::conventions::geozarr::{Georef, Registration};
+use crate::formats::tiff::geo::GeoTags;
 use crate::formats::tiff::tags;
 
 /// The attribute holding each GeoKey the georeferencing needs.

@@ -38,21 +38,13 @@ pub mod tms;
 
 use serde_json::{Map, Value};
 
+use crate::conventions::attributes::SourceDriver;
+use crate::conventions::attributes::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
+use crate::conventions::attributes::GCPS_ATTRIBUTE;
 use crate::index::{Array, Index};
 use crate::read::axes::AxisMap;
 use crate::read::chunk::Locations;
 use orientation::YOrder;
-
-/// Array attribute holding the items of GDAL's `RPC` metadata domain (an
-/// object of strings, e.g. `"LINE_OFF": "100"`).
-pub const RPC_ATTRIBUTE: &str = "chunkref:rpc";
-
-/// Array attribute holding ground control points, for images GDAL places
-/// by GCPs (NITF corners that are no affine frame, GeoTIFF tie points
-/// without a pixel scale): `{"crs": "EPSG:4326", "points": [[pixel, line,
-/// x, y], ...]}`, each point optionally with a fifth value, its z; `crs`
-/// may be absent.
-pub const GCPS_ATTRIBUTE: &str = "chunkref:gcps";
 
 /// Ground control points `[pixel, line, x, y, z]` of the full-resolution
 /// array `meta` and their CRS definition, from its [`GCPS_ATTRIBUTE`].
@@ -337,9 +329,9 @@ pub fn levels(
             let own = scope(index, level, below);
             let all = scope(index, level, None);
             let size = yx_size(level.array);
-            let driver = band::SourceDriver::of(&level.array.meta);
+            let driver = SourceDriver::of(&level.array.meta);
             // GDAL's HDF5 driver reads no CF grid mapping.
-            let gm = (driver != Some(band::SourceDriver::Hdf5))
+            let gm = (driver != Some(SourceDriver::Hdf5))
                 .then(|| cf::grid_mapping(index, level.array))
                 .flatten();
             let tile = pyramid.and_then(|p| tms::level(p.multiscales, level.asset?, warnings));
@@ -391,7 +383,7 @@ pub fn levels(
                 },
                 // GDAL's netCDF driver serves a grid nothing places
                 // bottom-up, as netCDF grids are by convention.
-                None if driver == Some(band::SourceDriver::NetCdf)
+                None if driver == Some(SourceDriver::NetCdf)
                     && geolocation.is_none()
                     && y_order == YOrder::NorthUp =>
                 {
@@ -429,10 +421,10 @@ pub fn levels(
 /// Whether 1-D coordinate arrays may place `array`, served by `driver`:
 /// never by GDAL's HDF5 driver (dimension scales place nothing), only a
 /// y coordinate it recognises by GDAL's netCDF driver.
-fn coordinates_place(index: &Index, array: &Array, driver: Option<band::SourceDriver>) -> bool {
+fn coordinates_place(index: &Index, array: &Array, driver: Option<SourceDriver>) -> bool {
     match driver {
-        Some(band::SourceDriver::Hdf5) => false,
-        Some(band::SourceDriver::NetCdf) => coords::y_is_cf_coordinate(index, array),
+        Some(SourceDriver::Hdf5) => false,
+        Some(SourceDriver::NetCdf) => coords::y_is_cf_coordinate(index, array),
         None => true,
     }
 }
@@ -445,13 +437,13 @@ fn is_grib(array: &Array) -> bool {
 }
 
 /// The stored column GDAL's GRIB driver serves first, recorded by `chunkref
-/// index` ([`orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE`]), when it is in
+/// index` ([`ANTIMERIDIAN_COLUMN_ATTRIBUTE`]), when it is in
 /// the array and `GRIB_ADJUST_LONGITUDE_RANGE` is not off.
 fn antimeridian_column(array: &Array) -> Option<u64> {
     let column = array
         .meta
         .attributes
-        .get(orientation::ANTIMERIDIAN_COLUMN_ATTRIBUTE)?
+        .get(ANTIMERIDIAN_COLUMN_ATTRIBUTE)?
         .as_u64()?;
     (column < yx_size(array).1 && orientation::grib_adjusts_longitudes()).then_some(column)
 }

@@ -19,10 +19,6 @@ use crate::read::axes::AxisMap;
 /// The open option choosing the row order of south-up grids.
 pub const Y_ORDER_OPTION: &str = "Y_ORDER";
 
-/// Array attribute `chunkref index` writes on GRIB2 grids GDAL's GRIB
-/// driver splits at the antimeridian: the stored column served first.
-pub const ANTIMERIDIAN_COLUMN_ATTRIBUTE: &str = "chunkref:antimeridian_column";
-
 /// The row order a south-up grid is served in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum YOrder {

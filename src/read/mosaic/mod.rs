@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::dtype::{fill_json, ScalarKind};
 use crate::base::error::{Error, Result};
+use crate::conventions::attributes::MOSAIC_ATTRIBUTE;
 use crate::index::zarr::ArrayMeta;
 use crate::index::Index;
 use crate::read::assemble::Nodata;
@@ -24,9 +25,6 @@ use crate::read::chunk::Locations;
 use crate::read::georef::{self, band, Georef, LevelRef};
 use crate::read::raster::Level;
 use grid::Placement;
-
-/// Root group attribute holding the [`Description`] of a mosaic.
-pub const MOSAIC_ATTRIBUTE: &str = "chunkref:mosaic";
 
 /// How the scenes of a store make one mosaic (the value of [`MOSAIC_ATTRIBUTE`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
