@@ -16,21 +16,16 @@ use super::{Codec, ColorModel, DecodeContext};
 use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
 use crate::codec::config::{config_str, Config};
+use crate::formats::nitf::rpf_vq::CODEBOOK_LEN;
+use crate::formats::nitf::rpf_vq::CODED_LEN;
+use crate::formats::nitf::rpf_vq::ENTRIES;
+use crate::formats::nitf::rpf_vq::SUBFRAME;
 
 /// The codec's name.
 pub(crate) const NAME: &str = "nitf-vq";
 
 /// Every name the codec answers to.
 pub(super) const NAMES: &[&str] = &[NAME];
-
-/// Pixels across and down a subframe.
-pub(crate) const SUBFRAME: usize = 256;
-/// Bytes of a subframe's codes: (256 / 4)^2 codes of 12 bits.
-pub(crate) const CODED_LEN: usize = (SUBFRAME / 4) * (SUBFRAME / 4) * 3 / 2;
-/// Entries of each lookup table (12-bit codes).
-const ENTRIES: usize = 4096;
-/// Bytes of the four lookup tables.
-pub(crate) const CODEBOOK_LEN: usize = 4 * ENTRIES * 4;
 
 #[derive(Debug)]
 struct NitfVq {

@@ -229,7 +229,7 @@ mod tests {
                 format!(
                     r#"{{"codebook": "{}"}}"#,
                     base64::engine::general_purpose::STANDARD
-                        .encode(vec![0u8; super::super::nitf_vq::CODEBOOK_LEN])
+                        .encode(vec![0u8; crate::formats::nitf::rpf_vq::CODEBOOK_LEN])
                 ),
             ),
             ("grib", r#"{"var": "t2m", "dtype": "float32"}"#.to_string()),

@@ -21,46 +21,25 @@ use serde_json::{json, Map, Value};
 use super::{MaskTable, ABSENT};
 use crate::base::error::{Error, Result};
 use crate::build::writers::pyramid::{self, Ref};
-use crate::codec::nitf_vq::{CODEBOOK_LEN, CODED_LEN, NAME as VQ_CODEC, SUBFRAME};
+use crate::codec::nitf_vq::NAME as VQ_CODEC;
 use crate::conventions::attributes::{COLOR_ATTRIBUTE, COLOR_TABLE_ATTRIBUTE};
 use crate::conventions::colour::ColorInterp;
 use crate::formats::nitf::header::Image;
 use crate::formats::nitf::rpf::{
     location, COLORMAP, COLOR_GRAYSCALE, COMPRESSION_LOOKUP, MASK, SPATIAL_DATA,
 };
+use crate::formats::nitf::rpf_vq::be16;
+use crate::formats::nitf::rpf_vq::be32;
+use crate::formats::nitf::rpf_vq::LOOKUP_SIGNATURE;
+use crate::formats::nitf::rpf_vq::{CODEBOOK_LEN, CODED_LEN, SUBFRAME};
 use crate::io::source::Source;
 
-/// How a compression lookup subsection starts: offset of its offset table
-/// (6) and length of an offset record (14).
-const LOOKUP_SIGNATURE: [u8; 6] = [0, 0, 0, 6, 0, 14];
 /// Bytes past the listed offset searched for [`LOOKUP_SIGNATURE`], as GDAL
 /// does for products whose offsets are a few bytes off.
 const LOOKUP_SEARCH: u64 = 1000;
 /// The CADRG colour map GDAL applies: table ID 2 of 216 4-byte RGBM entries
 /// (MIL-C-89038 3.12.5).
 const CADRG_COLORS: u32 = 216;
-
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-/// Whether the compression lookup subsection at `at` starts as one does and
-/// its four tables lie within the file (GDAL's check of a location table
-/// whose RPFHDR is misplaced; no search for a shifted start).
-pub(crate) fn lookup_tables_at(src: &Source, at: u64) -> Result<bool> {
-    if src.len().saturating_sub(at) < 6 + 4 * 14 || src.read(at, 6)? != LOOKUP_SIGNATURE {
-        return Ok(false);
-    }
-    let records = src.read(at + 6, 4 * 14)?;
-    Ok((0..4).all(|i| {
-        let offset = u64::from(be32(&records, i * 14 + 10));
-        src.len().saturating_sub(at) >= offset + CODEBOOK_LEN as u64 / 4
-    }))
-}
 
 /// The four compression lookup tables, one after the other.
 fn codebook(src: &Source, n: usize, locs: &[(u16, u64)]) -> Result<Vec<u8>> {

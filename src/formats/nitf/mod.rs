@@ -10,4 +10,5 @@ pub mod lut;
 pub mod mgrs;
 pub mod rpc;
 pub mod rpf;
+pub mod rpf_vq;
 pub mod tre;

@@ -135,7 +135,7 @@ fn sections_agree(src: &Source, img: &Image, table: &[(u16, u64)]) -> Result<boo
                 let at = location(table, COMPRESSION_LOOKUP).unwrap_or(0);
                 at > 0
                     && src.len().saturating_sub(at) >= CHECK_READ
-                    && crate::build::nitf::vq::lookup_tables_at(src, at)?
+                    && super::rpf_vq::lookup_tables_at(src, at)?
             }
             _ => continue,
         };
