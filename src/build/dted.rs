@@ -13,7 +13,8 @@ use serde_json::{json, Map, Value};
 
 use crate::base::error::{Error, Result};
 use crate::build::writers::built::Built;
-use crate::build::writers::pyramid::{self, Pyramid, Ref};
+use crate::build::writers::built::Ref;
+use crate::build::writers::pyramid::{self, Pyramid};
 use crate::conventions::geozarr::{Georef, Registration};
 pub use crate::formats::dted::Header;
 use crate::io::source::Source;

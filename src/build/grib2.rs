@@ -22,7 +22,8 @@ use serde_json::{json, Map, Value};
 
 use crate::base::error::{Error, Result};
 use crate::build::writers::built::Built;
-use crate::build::writers::pyramid::{self, Pyramid, Ref};
+use crate::build::writers::built::Ref;
+use crate::build::writers::pyramid::{self, Pyramid};
 use crate::codec::grib2::{declared_missing, CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY};
 use crate::conventions::attributes::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;

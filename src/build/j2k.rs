@@ -11,7 +11,8 @@
 use serde_json::{json, Map, Value};
 
 use crate::base::error::Result;
-use crate::build::writers::pyramid::{self, Pyramid, Ref};
+use crate::build::writers::built::Ref;
+use crate::build::writers::pyramid::{self, Pyramid};
 use crate::formats::j2k::codestream::{MainHeader, Problem, Sot, EOC, SOT_LEN};
 use crate::io::source::Source;
 

@@ -280,6 +280,11 @@ pub(crate) fn has_time_axis(meta: &ArrayMeta) -> bool {
             .is_some_and(|d| d == TIME_DIMENSION)
 }
 
+/// True when the array's first axis is time with one step per chunk.
+pub fn is_time_stack(meta: &ArrayMeta) -> bool {
+    meta.chunks.first() == Some(&1) && has_time_axis(meta)
+}
+
 /// `doc` as the JSON text stored in a table's key-value metadata (`source`
 /// names the table in messages).
 pub fn doc_text(source: &str, doc: &TableDoc) -> Result<String> {
@@ -653,7 +658,7 @@ impl TableReader {
         self.check
             .arrays
             .get(t)
-            .is_some_and(|(a, _, _)| super::readers::stack::is_time_stack(&self.store.metas()[*a]))
+            .is_some_and(|(a, _, _)| is_time_stack(&self.store.metas()[*a]))
     }
 
     /// Passes over `n` rows left unread (for row numbers in messages).

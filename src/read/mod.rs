@@ -11,6 +11,7 @@ pub mod chunk;
 pub mod chunk_cache;
 pub mod georef;
 pub mod index_cache;
+pub mod level;
 pub mod location_info;
 pub mod mosaic;
 pub mod raster;

@@ -31,7 +31,8 @@ use crate::read::georef::dims::{self, Coordinate, Dimension};
 use crate::read::georef::orientation::YOrder;
 use crate::read::georef::{self, band, Georef, LevelRef, Pyramid};
 use crate::read::index_cache;
-use crate::read::mosaic::{self, Scenes};
+use crate::read::level::Level;
+use crate::read::mosaic;
 use crate::read::window::{self, Spacing, Window};
 
 /// The connection prefix of the driver.
@@ -87,32 +88,6 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
         .then(|| &s[prefix.len()..])
-}
-
-/// One resolution level: an array whose last two axes are (y, x).
-#[derive(Debug)]
-pub struct Level {
-    /// Index into [`Index::arrays`].
-    pub array: usize,
-    /// Width in pixels.
-    pub width: u64,
-    /// Height in pixels.
-    pub height: u64,
-    /// Number of bands (product of the leading axes).
-    pub bands: u64,
-    /// The level's mask: index into [`Index::arrays`] of a sibling array
-    /// `mask` with one band of the same size (as `chunkref index` writes
-    /// for TIFF mask IFDs). Non-zero is valid, zero is not.
-    pub mask: Option<usize>,
-    /// Asset name in the multiscale group, if the level comes from one.
-    pub asset: Option<String>,
-    /// The level's `multiscales.layout` entry, if any.
-    pub entry: Option<Map<String, Value>>,
-    /// The scenes of a mosaic level (then `array` is the first scene's).
-    pub mosaic: Option<Scenes>,
-    /// How the served plane maps to the stored one (rows reversed,
-    /// columns rolled), as the level's georeferencing decided.
-    pub axes: AxisMap,
 }
 
 /// A level listed by a multiscale group, before its array is found.

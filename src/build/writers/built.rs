@@ -8,7 +8,20 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::build::writers::pyramid::Ref;
+use std::sync::Arc;
+
+/// One chunk reference.
+#[derive(Debug, Clone)]
+pub struct Ref {
+    /// Chunk grid index (band group, row, column): key suffix `0.1.2`.
+    pub index: [u64; 3],
+    /// URL of the file holding the chunk (shared by the references of a
+    /// file: one allocation per file, not per chunk).
+    pub url: Arc<str>,
+    /// Byte ranges `(offset, length)`; several are concatenated in order (a
+    /// multi-range reference) unless they are back to back.
+    pub ranges: Vec<(u64, u64)>,
+}
 
 /// The index of one source (or one DTED mosaic) as a builder makes it.
 #[derive(Debug, Default, Clone)]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::build::writers::built::Built;
+use crate::build::writers::built::Ref;
 
 /// One array of a level: its Zarr v2 metadata and chunk references.
 #[derive(Debug, Clone)]
@@ -29,19 +30,6 @@ pub struct Array {
     pub attrs: Map<String, Value>,
     /// The chunks' references.
     pub refs: Vec<Ref>,
-}
-
-/// One chunk reference.
-#[derive(Debug, Clone)]
-pub struct Ref {
-    /// Chunk grid index (band group, row, column): key suffix `0.1.2`.
-    pub index: [u64; 3],
-    /// URL of the file holding the chunk (shared by the references of a
-    /// file: one allocation per file, not per chunk).
-    pub url: Arc<str>,
-    /// Byte ranges `(offset, length)`; several are concatenated in order (a
-    /// multi-range reference) unless they are back to back.
-    pub ranges: Vec<(u64, u64)>,
 }
 
 /// One resolution level: its `data` array, an optional `mask`, and the

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 
 use crate::base::error::{Error, Result};
 use crate::build::writers::built::Built;
-use crate::build::writers::pyramid::Ref;
+use crate::build::writers::built::Ref;
 use crate::conventions::attributes::COLOR_ATTRIBUTE;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::SOURCE_ATTRIBUTE;

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::base::error::{Error, Result};
 use crate::conventions::attributes::COLOR_ATTRIBUTE;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;
-use crate::index::table::TIME_DIMENSION;
+use crate::index::table::is_time_stack;
 use crate::index::zarr::ArrayMeta;
 use crate::index::Index;
 
@@ -176,17 +176,6 @@ pub fn select_time(mut index: Index, options: &TimeOptions) -> Result<Index> {
         }
     }
     Ok(index)
-}
-
-/// True when the array's first axis is time with one step per chunk.
-pub fn is_time_stack(meta: &ArrayMeta) -> bool {
-    meta.shape.len() >= 3
-        && meta.chunks[0] == 1
-        && meta
-            .dimension_names
-            .as_ref()
-            .and_then(|d| d.first())
-            .is_some_and(|d| d == TIME_DIMENSION)
 }
 
 #[cfg(test)]

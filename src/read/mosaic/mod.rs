@@ -23,7 +23,7 @@ use crate::index::Index;
 use crate::read::assemble::Nodata;
 use crate::read::chunk::Locations;
 use crate::read::georef::{self, band, Georef, LevelRef};
-use crate::read::raster::Level;
+use crate::read::level::{Level, Scene, Scenes};
 use grid::Placement;
 
 /// How the scenes of a store make one mosaic (the value of [`MOSAIC_ATTRIBUTE`]).
@@ -51,30 +51,6 @@ pub struct SceneEntry {
     pub shape: [u64; 2],
     /// Paths of the scene's level arrays, full resolution first.
     pub levels: Vec<String>,
-}
-
-/// One scene of a mosaic level as the reader sees it.
-#[derive(Debug)]
-pub struct Scene {
-    /// Index into [`Index::arrays`] of the scene's array at this level.
-    pub array: usize,
-    /// Where it lies in the level.
-    pub place: Placement,
-    /// Its nodata, left out when pasting (what lies beneath shows through).
-    pub nodata: Option<Nodata>,
-}
-
-/// The scenes of one mosaic level, in paste order.
-#[derive(Debug)]
-pub struct Scenes {
-    /// Level width in pixels.
-    pub width: u64,
-    /// Level height in pixels.
-    pub height: u64,
-    /// The scenes.
-    pub scenes: Vec<Scene>,
-    /// The native-order element gaps read as: the first scene's nodata, else 0.
-    pub gap: Vec<u8>,
 }
 
 /// The mosaic description of `index`, if its root group has one.

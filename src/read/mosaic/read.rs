@@ -3,12 +3,13 @@
 //! ones and each scene's nodata left out, with the chunks of all scenes
 //! fetched and decoded together.
 
-use super::{grid, Scenes};
+use super::grid;
 use crate::base::error::Result;
 use crate::index::Index;
 use crate::read::assemble::{self, Rect, Target};
 use crate::read::block_windows::{self, BlockOut};
 use crate::read::chunk::Locations;
+use crate::read::level::Scenes;
 use crate::read::raster::Dataset;
 use crate::read::window::{self, Layer, Spacing, Window};
 
