@@ -96,12 +96,13 @@ use chunkref::build::builder::{self, Format};
 use chunkref::build::mosaic as build_mosaic;
 use chunkref::build::progress::Progress;
 use chunkref::build::writers::built::Built;
+use chunkref::build::writers::fgb;
 use chunkref::build::writers::stacker::{self, Prepared, Stacker, Step};
 use chunkref::build::writers::to_kerchunk::to_kerchunk;
 use chunkref::build::writers::{concat, parquet};
 use chunkref::index::readers::parquet_read;
 use chunkref::index::table::{self, Rows};
-use chunkref::index::{fgb, parts, Index, LoadOptions};
+use chunkref::index::{parts, Index, LoadOptions};
 use chunkref::io::config::Settings;
 use chunkref::io::index_file::{InMemory, IndexFile, LocalFile};
 use chunkref::io::resolve;
@@ -253,7 +254,7 @@ struct ReadOptions {
     template_base: bool,
     checksum_warnings: bool,
     /// GRIB2 values and units (`--grib-units`).
-    grib_units: chunkref::build::grib2::Units,
+    grib_units: chunkref::formats::grib2::describe::Units,
     datetime: Option<DatetimeFrom>,
     /// OUT, as the stack's steps name it.
     output: String,
@@ -355,7 +356,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut concurrency, mut skip_errors, mut failures) = (None, false, None);
     let (mut append, mut shard, mut merge_shards) = (false, None, false);
     let mut concat_dim = None;
-    let mut grib_units = chunkref::build::grib2::Units::default();
+    let mut grib_units = chunkref::formats::grib2::describe::Units::default();
     while let Some(a) = args.next() {
         match a.as_str() {
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
@@ -387,9 +388,9 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--bad-checksum-warning" => checksum_warnings = true,
             "--grib-units" => {
                 let units = args.next().ok_or("--grib-units needs normalized or raw")?;
-                grib_units = chunkref::build::grib2::Units::parse(&units).ok_or(format!(
-                    "--grib-units: '{units}' is neither normalized nor raw"
-                ))?;
+                grib_units = chunkref::formats::grib2::describe::Units::parse(&units).ok_or(
+                    format!("--grib-units: '{units}' is neither normalized nor raw"),
+                )?;
             }
             "--datetime-from-name" | "--datetime-from-metadata" => {
                 let from = match a.as_str() {

@@ -116,7 +116,7 @@ pub struct Options {
     /// DTED: read records with bad checksums with a warning instead of failing.
     pub dted_checksum_warnings: bool,
     /// GRIB2: values and units as GDAL shows them by default, or as stored.
-    pub grib_units: crate::build::grib2::Units,
+    pub grib_units: crate::formats::grib2::describe::Units,
 }
 
 /// The format of the file (or Zarr store directory) at `path` (a local

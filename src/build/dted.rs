@@ -16,7 +16,7 @@ use crate::build::writers::built::Built;
 use crate::build::writers::built::Ref;
 use crate::build::writers::pyramid::{self, Pyramid};
 use crate::conventions::geozarr::{Georef, Registration};
-pub use crate::formats::dted::Header;
+use crate::formats::dted::Header;
 use crate::io::source::Source;
 
 /// Codec URI of DTED cells, as osml-imagery-io names it.

@@ -14,8 +14,6 @@
 //! converts them by default (Kelvin to Celsius, ...) unless [`Units::Raw`]
 //! asks for them as stored.
 
-pub use crate::formats::grib2::describe::Units;
-
 use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
@@ -24,11 +22,13 @@ use crate::base::error::{Error, Result};
 use crate::build::writers::built::Built;
 use crate::build::writers::built::Ref;
 use crate::build::writers::pyramid::{self, Pyramid};
-use crate::codec::grib2::{declared_missing, CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY};
+use crate::codec::grib2::unpack::declared_missing;
+use crate::codec::grib2::{CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY};
 use crate::conventions::attributes::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
 use crate::conventions::geozarr::Georef;
+use crate::formats::grib2::describe::Units;
 use crate::formats::grib2::describe::{describe, Description};
 use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::product::Product;

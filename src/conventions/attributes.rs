@@ -102,3 +102,28 @@ pub const DATETIME_ATTRIBUTE: &str = "chunkref:datetime";
 
 /// Root attribute naming the indexed source(s), which differs between steps.
 pub(crate) const SOURCE_ATTRIBUTE: &str = "source";
+
+/// Ground control points `[pixel, line, x, y, z]` and their CRS definition,
+/// from the [`GCPS_ATTRIBUTE`] among the attributes of a full-resolution
+/// array.
+pub fn gcps(attributes: &Map<String, Value>) -> Option<(Vec<[f64; 5]>, Option<String>)> {
+    let value = attributes.get(GCPS_ATTRIBUTE)?;
+    let crs = match value.get("crs") {
+        None | Some(Value::Null) => None,
+        Some(c) => Some(c.as_str()?.to_string()),
+    };
+    let points = value
+        .get("points")?
+        .as_array()?
+        .iter()
+        .map(|p| {
+            let p = p.as_array()?;
+            let mut out = [0.0; 5];
+            for (o, v) in out.iter_mut().zip(p) {
+                *o = v.as_f64()?;
+            }
+            matches!(p.len(), 4 | 5).then_some(out)
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((points, crs))
+}

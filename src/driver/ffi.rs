@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::base::dtype::ScalarKind;
 use crate::base::error::{CplCode, Error, Result};
+use crate::conventions::attributes::gcps;
 use crate::io::config::Settings;
 use crate::read::georef::band;
 use crate::read::index_cache::FileCache;
@@ -245,7 +246,7 @@ impl Opened {
         let gcps = dataset
             .level_meta(0)
             .ok()
-            .and_then(crate::read::georef::gcps)
+            .and_then(|meta| gcps(&meta.attributes))
             .map(|(points, crs)| (points, crs.as_deref().map(c_string)));
         Ok(Opened {
             dataset,

@@ -9,131 +9,26 @@
 //! `proj:code` `EPSG:n`.
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{Seek, SeekFrom};
 use std::sync::Arc;
 
-use std::io::{Seek, SeekFrom};
-
 use bytes::Bytes;
-use flatgeobuf::geozero::{ColumnValue, GeomProcessor, PropertyProcessor};
+use flatgeobuf::geozero::{ColumnValue, PropertyProcessor};
 use flatgeobuf::packed_r_tree::PackedRTree;
-use flatgeobuf::{
-    ColumnType, FallibleStreamingIterator, FeatureIter, FeatureProperties, FgbCrs, FgbReader,
-    FgbWriter, FgbWriterOptions, GeometryType, GeozeroGeometry, Seekable,
-};
+use flatgeobuf::{FallibleStreamingIterator, FeatureIter, FeatureProperties, FgbReader, Seekable};
 
-use super::table::{self, RowChecker, RowSink, Rows, TableReader, COLUMNS};
+use super::table::{RowChecker, RowSink, Rows, TableReader, COLUMNS};
 use super::Index;
 use crate::base::error::{contain_panics, Error, Result};
-use crate::build::writers::footprint::{geometries, layer_epsg, Geometry};
+use crate::index::footprint::{geometries, Geometry};
 use crate::index::refs::{ChunkTable, PageSource, RawRef};
 use crate::io::index_file::{Cursor, IndexFile};
-use crate::read::chunk::Locations;
 
 /// First bytes of a FlatGeobuf file (magic and major version 3).
 pub const MAGIC: &[u8] = b"fgb\x03";
 
-/// Column types, in [`COLUMNS`] order.
-const TYPES: [ColumnType; 9] = [
-    ColumnType::UShort,
-    ColumnType::UInt,
-    ColumnType::UInt,
-    ColumnType::UInt,
-    ColumnType::UInt,
-    ColumnType::UInt,
-    ColumnType::Long,
-    ColumnType::Long,
-    ColumnType::UShort,
-];
-
-fn fgb_error(source: &str) -> impl Fn(flatgeobuf::Error) -> Error + '_ {
+pub(crate) fn fgb_error(source: &str) -> impl Fn(flatgeobuf::Error) -> Error + '_ {
     move |e| malformed(source, format!("FlatGeobuf: {e}"))
-}
-
-/// A chunk's footprint: a closed ring of 5 points.
-struct Footprint([(f64, f64); 5]);
-
-impl GeozeroGeometry for Footprint {
-    fn process_geom<P: GeomProcessor>(&self, p: &mut P) -> flatgeobuf::geozero::error::Result<()> {
-        p.polygon_begin(true, 1, 0)?;
-        p.linestring_begin(false, 5, 0)?;
-        for (i, &(x, y)) in self.0.iter().enumerate() {
-            p.xy(x, y, i)?;
-        }
-        p.linestring_end(false, 0)?;
-        p.polygon_end(true, 0)
-    }
-}
-
-/// Writes `index` as a FlatGeobuf reference table to `out`. With
-/// `locations`, arrays placed by no metadata get footprints from their
-/// coordinate arrays' values (docs/reference-table.md).
-pub fn write(index: &Index, locations: Option<&Locations>, out: impl Write) -> Result<()> {
-    let err = fgb_error(&index.source);
-    // The document is complete only after the rows are listed (inline
-    // chunks), and the header is written first: list rows, then features.
-    let mut rows = Rows::default();
-    let mut doc = table::rows_of(index, table::BATCH_ROWS, |batch| {
-        rows.extend(batch);
-        Ok(())
-    })?;
-    let geometry = geometries(index, locations);
-    for (entry, g) in doc.arrays.iter_mut().zip(&geometry) {
-        if g.from_coordinates() {
-            entry.footprints = Some(table::COORDINATE_FOOTPRINTS.into());
-        }
-    }
-    let text = table::doc_text(&index.source, &doc)?;
-    let options = FgbWriterOptions {
-        write_index: true,
-        crs: FgbCrs {
-            code: layer_epsg(index),
-            ..Default::default()
-        },
-        title: Some("chunk references"),
-        metadata: Some(&text),
-        ..Default::default()
-    };
-    let mut fgb =
-        FgbWriter::create_with_options("chunks", GeometryType::Polygon, options).map_err(&err)?;
-    for (name, kind) in COLUMNS.iter().zip(TYPES) {
-        fgb.add_column(name, kind, |_, col| col.nullable = *name == "length");
-    }
-    for i in 0..rows.len() {
-        let ring = geometry[usize::from(rows.array[i])].footprint(rows.y[i], rows.x[i]);
-        // Offsets and lengths are Long (Integer64 in OGR); none reaches 2^63.
-        let signed = |v: u64| {
-            i64::try_from(v).map_err(|_| Error::MalformedIndex {
-                index: index.source.clone(),
-                reason: format!("byte offset or length {v} is too large for FlatGeobuf"),
-            })
-        };
-        let offset = signed(rows.offset[i])?;
-        let length = rows.length[i].map(signed).transpose()?;
-        fgb.add_feature_geom(Footprint(ring), |f| {
-            let values = [
-                ColumnValue::UShort(rows.array[i]),
-                ColumnValue::UInt(rows.time[i]),
-                ColumnValue::UInt(rows.band[i]),
-                ColumnValue::UInt(rows.y[i]),
-                ColumnValue::UInt(rows.x[i]),
-                ColumnValue::UInt(rows.file[i]),
-                ColumnValue::Long(offset),
-            ];
-            for (c, v) in values.iter().enumerate() {
-                let _ = f.property(c, COLUMNS[c], v);
-            }
-            if let Some(l) = length {
-                let _ = f.property(7, COLUMNS[7], &ColumnValue::Long(l));
-            }
-            let _ = f.property(8, COLUMNS[8], &ColumnValue::UShort(rows.part[i]));
-        })
-        .map_err(|e| Error::MalformedIndex {
-            index: index.source.clone(),
-            reason: format!("FlatGeobuf: {e}"),
-        })?;
-    }
-    fgb.write(out).map_err(&err)
 }
 
 /// One feature's values by column ([`COLUMNS`] order), `None` when absent.
@@ -230,7 +125,7 @@ fn read_table(source: &str, file: Arc<dyn IndexFile>, eager_rows: u64) -> Result
                 file,
                 layout,
                 check,
-                geometry: geometries(index, None),
+                geometry: geometries(index, |_| None),
             })
         }));
     }
@@ -506,8 +401,10 @@ fn malformed(source: &str, reason: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::build::writers::fgb::write;
     use crate::build::writers::to_kerchunk::to_kerchunk;
     use crate::io::index_file::InMemory;
+    use flatgeobuf::{FgbWriter, GeometryType};
 
     #[test]
     fn every_reference_form_round_trips() {

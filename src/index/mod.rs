@@ -10,6 +10,7 @@
 //! collections ([`parts`]).
 
 pub mod fgb;
+pub mod footprint;
 pub mod parts;
 pub mod readers;
 pub mod refs;

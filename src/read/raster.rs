@@ -599,7 +599,7 @@ impl Dataset {
             let outs = outputs
                 .into_iter()
                 .enumerate()
-                .map(|(i, out)| mosaic::BlockOut {
+                .map(|(i, out)| BlockOut {
                     x: blocks[i].0,
                     y: blocks[i].1,
                     band: bands[i],

@@ -17,7 +17,8 @@ use crate::build::writers::pyramid::{self, Pyramid};
 use crate::codec::ColorModel;
 use crate::conventions::colour::ColorInterp;
 use crate::conventions::geozarr::Georef;
-use crate::formats::tiff::ifd::{Ifd, Source};
+use crate::formats::tiff::ifd::Ifd;
+use crate::io::source::Source;
 
 /// Codec URI of TIFF tiles, as osml-imagery-io names it.
 pub const TIFF_TILE_CODEC: &str = "https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile";

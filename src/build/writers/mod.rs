@@ -5,7 +5,7 @@
 
 pub mod built;
 pub mod concat;
-pub mod footprint;
+pub mod fgb;
 pub mod parquet;
 pub mod pyramid;
 pub mod stacker;

@@ -35,9 +35,7 @@
 //! `longitude` (coordinates eccodes computes, which kerchunk inlines) is
 //! refused.
 
-mod unpack;
-
-pub(crate) use unpack::declared_missing;
+pub(crate) mod unpack;
 
 use unpack::declared_missing_values;
 

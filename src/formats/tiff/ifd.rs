@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::base::error::{Error, Result};
-pub use crate::io::source::Source;
+use crate::io::source::Source;
 /// Most IFDs followed in one file.
 const MAX_IFDS: usize = 4096;
 /// Most entries in one IFD.

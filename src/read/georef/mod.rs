@@ -40,35 +40,10 @@ use serde_json::{Map, Value};
 
 use crate::conventions::attributes::SourceDriver;
 use crate::conventions::attributes::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
-use crate::conventions::attributes::GCPS_ATTRIBUTE;
 use crate::index::{Array, Index};
 use crate::read::axes::AxisMap;
 use crate::read::chunk::Locations;
 use orientation::YOrder;
-
-/// Ground control points `[pixel, line, x, y, z]` of the full-resolution
-/// array `meta` and their CRS definition, from its [`GCPS_ATTRIBUTE`].
-pub fn gcps(meta: &crate::index::zarr::ArrayMeta) -> Option<(Vec<[f64; 5]>, Option<String>)> {
-    let value = meta.attributes.get(GCPS_ATTRIBUTE)?;
-    let crs = match value.get("crs") {
-        None | Some(Value::Null) => None,
-        Some(c) => Some(c.as_str()?.to_string()),
-    };
-    let points = value
-        .get("points")?
-        .as_array()?
-        .iter()
-        .map(|p| {
-            let p = p.as_array()?;
-            let mut out = [0.0; 5];
-            for (o, v) in out.iter_mut().zip(p) {
-                *o = v.as_f64()?;
-            }
-            matches!(p.len(), 4 | 5).then_some(out)
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some((points, crs))
-}
 
 /// Georeferencing of one level.
 #[derive(Debug, Clone, Default, PartialEq)]

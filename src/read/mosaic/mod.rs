@@ -10,8 +10,6 @@
 pub mod grid;
 pub mod read;
 
-pub use crate::read::block_windows::BlockOut;
-
 use crate::read::axes::AxisMap;
 use serde::{Deserialize, Serialize};
 

@@ -13,15 +13,13 @@
 
 use serde_json::Value;
 
-use crate::conventions::attributes::GCPS_ATTRIBUTE;
+use crate::conventions::attributes::{gcps, GCPS_ATTRIBUTE};
 use crate::index::zarr::ArrayMeta;
-use crate::index::{split_key, Index};
-use crate::read::chunk::Locations;
-use crate::read::georef::{coords, gcps};
+use crate::index::{split_key, Array, Index};
 
 /// How an array's pixel (column, row) maps to coordinates.
 #[derive(Debug, Clone)]
-enum Placement {
+pub enum Placement {
     /// `[a, b, c, d, e, f]`: x = a col + b row + c, y = d col + e row + f.
     Affine([f64; 6]),
     /// x and y as `k0 + k1 u + k2 v + k3 u v` of the array's relative
@@ -109,9 +107,11 @@ fn edge(v: &[f64], i: usize) -> f64 {
     }
 }
 
-/// The [`Geometry`] of every array of `index`; with `locations`, arrays
-/// placed by no metadata are placed by their coordinate arrays' values.
-pub fn geometries(index: &Index, locations: Option<&Locations>) -> Vec<Geometry> {
+/// The [`Geometry`] of every array of `index`; arrays placed by no
+/// metadata are placed by `by_values` (the writer's reading of their
+/// coordinate arrays' values: [`Placement::Axes`] or [`Placement::Swath`]),
+/// else in pixel coordinates.
+pub fn geometries(index: &Index, by_values: impl Fn(&Array) -> Option<Placement>) -> Vec<Geometry> {
     let by_gcps = index
         .arrays
         .iter()
@@ -121,16 +121,10 @@ pub fn geometries(index: &Index, locations: Option<&Locations>) -> Vec<Geometry>
         .iter()
         .map(|a| {
             let m = &a.meta;
-            let by_values = || {
-                let l = locations?;
-                coords::swath(index, l, a)
-                    .map(|(x, y)| Placement::Swath(x, y))
-                    .or_else(|| coords::axes(index, l, a).map(|(x, y)| Placement::Axes(x, y)))
-            };
             let placement = affine(index, m)
                 .or_else(|| gcp_surface(m))
                 .or_else(|| by_gcps.clone().map(|(p, _)| p))
-                .or_else(by_values)
+                .or_else(|| by_values(a))
                 .unwrap_or(Placement::Affine([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]));
             Geometry(placement, size(&m.chunks), size(&m.shape))
         })
@@ -192,7 +186,7 @@ fn affine(index: &Index, meta: &ArrayMeta) -> Option<Placement> {
 /// The bilinear surface through the array's ground control points (least
 /// squares; an affine plane through 3), if it has at least 3.
 fn gcp_surface(meta: &ArrayMeta) -> Option<Placement> {
-    let (points, _) = gcps(meta)?;
+    let (points, _) = gcps(&meta.attributes)?;
     let [h, w] = size(&meta.shape);
     let terms = if points.len() >= 4 { 4 } else { 3 };
     if points.len() < 3 {
