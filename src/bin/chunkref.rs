@@ -90,11 +90,11 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
 #[cfg(lazy_gdal)]
 #[path = "chunkref/lazy_gdal.rs"]
 mod lazy_gdal;
+#[path = "chunkref/progress.rs"]
+mod progress;
 
-/// A source format `chunkref index` reads.
 use chunkref::build::builder::{self, Format};
 use chunkref::build::mosaic as build_mosaic;
-use chunkref::build::progress::Progress;
 use chunkref::build::writers::built::Built;
 use chunkref::build::writers::fgb;
 use chunkref::build::writers::stacker::{self, Prepared, Stacker, Step};
@@ -110,6 +110,7 @@ use chunkref::io::resolve::Location;
 use chunkref::io::source::inputs;
 use chunkref::read::chunk::Locations;
 use chunkref::read::mosaic;
+use progress::Progress;
 
 /// How several sources written to one index combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

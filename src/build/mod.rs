@@ -10,7 +10,6 @@ pub mod j2k;
 pub mod mosaic;
 pub mod netcdf3;
 pub mod nitf;
-pub mod progress;
 pub mod tiff;
 pub mod writers;
 pub mod zarr_store;

@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use bytes::Bytes;
@@ -72,7 +73,7 @@ pub fn read_range(name: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
         range: format!(" bytes {offset}..{}", offset.saturating_add(len)),
         reason: e.to_string(),
     };
-    crate::build::progress::count_bytes(len);
+    count_bytes(len);
     match locate(name)? {
         Location::Local(path) => {
             let mut buf = vec![
@@ -124,7 +125,7 @@ impl Head {
         }
         .await;
         if let Ok((bytes, _)) = &read {
-            crate::build::progress::count_bytes(bytes.len() as u64);
+            count_bytes(bytes.len() as u64);
         }
         Head {
             name: name.to_string(),
@@ -250,7 +251,7 @@ impl Source {
         let mut head = vec![0; HEAD_BYTES.min(len) as usize];
         file.read_exact_at(&mut head, 0)
             .map_err(|e| io(e.to_string()))?;
-        crate::build::progress::count_bytes(head.len() as u64);
+        count_bytes(head.len() as u64);
         Ok(Source {
             path: path.to_string(),
             backing: Backing::File(file),
@@ -270,7 +271,7 @@ impl Source {
             Some(head) => head,
             None => {
                 let (head, len) = fetcher.fetch_head(&source, HEAD_BYTES)?;
-                crate::build::progress::count_bytes(head.len() as u64);
+                count_bytes(head.len() as u64);
                 (head, len)
             }
         };
@@ -310,7 +311,7 @@ impl Source {
             return Ok(self.head[offset as usize..end as usize].to_vec());
         }
         let range = || format!(" bytes {offset}..{end}");
-        crate::build::progress::count_bytes(len);
+        count_bytes(len);
         match &self.backing {
             Backing::File(file) => {
                 let mut buf = vec![0; len as usize];
@@ -394,6 +395,20 @@ impl Source {
             reason: format!("not a readable {}: {reason}", self.format),
         }
     }
+}
+
+/// Bytes of sources read so far in this process (heads and ranges).
+static BYTES_READ: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `n` bytes read from a source.
+pub fn count_bytes(n: u64) {
+    BYTES_READ.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Bytes of sources read so far in this process (`chunkref index`'s
+/// progress line shows them).
+pub fn bytes_read() -> u64 {
+    BYTES_READ.load(Ordering::Relaxed)
 }
 
 #[cfg(test)]

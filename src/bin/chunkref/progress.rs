@@ -3,24 +3,18 @@
 //! left), and one summary line at the end, on a terminal or not.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use chunkref::io::source::bytes_read;
 
 /// How often the line is redrawn at most.
 const REDRAW: Duration = Duration::from_millis(100);
 
-/// Bytes of sources read so far in this process (heads and ranges).
-static BYTES_READ: AtomicU64 = AtomicU64::new(0);
-
-/// Counts `n` bytes read from a source.
-pub fn count_bytes(n: u64) {
-    BYTES_READ.fetch_add(n, Ordering::Relaxed);
-}
-
 /// The progress of one run over `total` sources.
 #[derive(Debug)]
-pub struct Progress {
+pub(crate) struct Progress {
     total: usize,
     done: AtomicUsize,
     failed: AtomicUsize,
@@ -33,7 +27,7 @@ pub struct Progress {
 impl Progress {
     /// The progress of a run over `total` sources, drawn when stderr is a
     /// terminal.
-    pub fn new(total: usize) -> Progress {
+    pub(crate) fn new(total: usize) -> Progress {
         let now = Instant::now();
         Progress {
             total,
@@ -49,7 +43,7 @@ impl Progress {
 
     /// One source done: `Some(refs)` indexed with that many chunk
     /// references, `None` failed.
-    pub fn source_done(&self, refs: Option<usize>) {
+    pub(crate) fn source_done(&self, refs: Option<usize>) {
         self.done.fetch_add(1, Ordering::Relaxed);
         match refs {
             Some(n) => self.refs.fetch_add(n, Ordering::Relaxed),
@@ -66,21 +60,21 @@ impl Progress {
 
     /// Counts from zero again (the sources are read anew, as a mosaic after
     /// a time stack found them on different grids).
-    pub fn restart(&self) {
+    pub(crate) fn restart(&self) {
         self.done.store(0, Ordering::Relaxed);
         self.failed.store(0, Ordering::Relaxed);
         self.refs.store(0, Ordering::Relaxed);
     }
 
     /// Erases the progress line (before other output, and at the end).
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         if self.drawn.is_some() {
             eprint!("\r\x1b[2K");
         }
     }
 
     /// The summary: sources, references, bytes, rate and time taken.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let secs = self.started.elapsed().as_secs_f64();
         format!(
             "{} of {} sources indexed ({} failed), {} chunk references, {} read, {:.1} s",
@@ -88,7 +82,7 @@ impl Progress {
             self.total,
             self.failed.load(Ordering::Relaxed),
             self.refs.load(Ordering::Relaxed),
-            megabytes(BYTES_READ.load(Ordering::Relaxed)),
+            megabytes(bytes_read()),
             secs
         )
     }
@@ -107,7 +101,7 @@ impl Progress {
             "[{done}/{}] {} refs, {} read, {rate:.0} sources/s, {left}",
             self.total,
             self.refs.load(Ordering::Relaxed),
-            megabytes(BYTES_READ.load(Ordering::Relaxed)),
+            megabytes(bytes_read()),
         )
     }
 }
