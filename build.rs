@@ -1,6 +1,7 @@
-//! Compiles the C++ shim against the system GDAL (found with gdal-config,
-//! else pkg-config), links libgdal, and tells the Rust code which GDAL and
-//! libhdf5 it is built against:
+//! With the `gdal` feature (the default), compiles the C++ shim against the
+//! system GDAL (found with gdal-config, else pkg-config) and links libgdal;
+//! always checks libhdf5's driver layout; and tells the Rust code which GDAL
+//! and libhdf5 it is built against:
 //! - `cfg(gdal_int8)` on GDAL >= 3.7, `cfg(gdal_rpc_full_scale)` on
 //!   GDAL >= 3.7.2, `cfg(gdal_grib_derived_parameter_units)` on GDAL >= 3.13
 //!   (the one place Rust reads them is src/base/gdal/compat.rs;
@@ -94,22 +95,19 @@ impl Gdal {
         major * 1_000_000 + minor * 10_000 + patch * 100
     }
 
-    /// The cfgs src/base/gdal/compat.rs and src/bin/chunkref/lazy_gdal.rs read.
+    /// The cfgs src/base/gdal/compat.rs and src/bin/chunkref/lazy_gdal.rs read
+    /// (declared by [`declare_cfgs`]).
     fn emit_cfgs(&self) {
         let (major, minor, _) = self.version;
-        println!("cargo::rustc-check-cfg=cfg(gdal_int8)");
         if (major, minor) >= (3, 7) {
             println!("cargo::rustc-cfg=gdal_int8");
         }
-        println!("cargo::rustc-check-cfg=cfg(gdal_close_error)");
         if (major, minor) >= (3, 7) {
             println!("cargo::rustc-cfg=gdal_close_error");
         }
-        println!("cargo::rustc-check-cfg=cfg(gdal_grib_derived_parameter_units)");
         if (major, minor) >= (3, 13) {
             println!("cargo::rustc-cfg=gdal_grib_derived_parameter_units");
         }
-        println!("cargo::rustc-check-cfg=cfg(gdal_rpc_full_scale)");
         if self.version >= (3, 7, 2) {
             println!("cargo::rustc-cfg=gdal_rpc_full_scale");
         }
@@ -184,7 +182,6 @@ impl Gdal {
     /// and hides them from its dynamic symbols (so libgdal's own calls stay
     /// its own); libgdal is then not loaded at start.
     fn emit_lazy_gdal(&self) {
-        println!("cargo::rustc-check-cfg=cfg(lazy_gdal)");
         let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
         let Some(soname) = self.soname().filter(|_| linux) else {
             return;
@@ -272,11 +269,31 @@ fn check_hdf5_layout() {
     build.compile("chunkref_vfd_layout");
 }
 
+/// Declares every cfg this script may set, with or without GDAL.
+fn declare_cfgs() {
+    for cfg in [
+        "gdal_int8",
+        "gdal_close_error",
+        "gdal_grib_derived_parameter_units",
+        "gdal_rpc_full_scale",
+        "lazy_gdal",
+    ] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+    }
+}
+
 fn main() {
+    declare_cfgs();
+    check_hdf5_layout();
+    // Without the `gdal` feature nothing of GDAL is compiled or linked: no
+    // shim, no libgdal, and the GDAL version cfgs unset (the engine follows
+    // GDAL 3.6's rules where GDAL versions differ).
+    if std::env::var_os("CARGO_FEATURE_GDAL").is_none() {
+        return;
+    }
     let gdal = Gdal::find();
     gdal.emit_cfgs();
     gdal.compile_shim();
-    check_hdf5_layout();
     gdal.link();
     gdal.emit_lazy_gdal();
 }

@@ -37,7 +37,7 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
         let dir = name.trim_end_matches('/');
         return is_parquet_name(dir)
             || has_record_size(dir)
-            || crate::index::readers::icechunk::is_repository(name, crate::base::gdal::vsi_exists);
+            || crate::index::readers::icechunk::is_repository(name, crate::io::vsi::vsi_exists);
     }
     if header.starts_with(crate::index::readers::parquet_read::MAGIC) {
         return is_parquet_name(name.trim_end_matches('/'));
@@ -107,10 +107,10 @@ fn has_record_size(dir: &str) -> bool {
         "{dir}/{}",
         crate::index::readers::kerchunk_parquet::ZMETADATA
     );
-    if !crate::base::gdal::vsi_is_local(&path) {
+    if !crate::io::vsi::vsi_is_local(&path) {
         return false;
     }
-    let Ok(file) = crate::base::gdal::VsiFile::open(&path) else {
+    let Ok(file) = crate::io::vsi::VsiFile::open(&path) else {
         return false;
     };
     let tail = file.size().saturating_sub(ZMETADATA_PROBE as u64);

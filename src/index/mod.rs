@@ -204,13 +204,13 @@ impl Index {
             Err(e) => e,
         };
         let dir = path.trim_end_matches('/');
-        if readers::icechunk::is_repository(dir, crate::base::gdal::vsi_exists) {
+        if readers::icechunk::is_repository(dir, crate::io::vsi::vsi_exists) {
             let index = readers::icechunk::read(
                 name,
                 dir,
                 &how.version,
                 open,
-                &crate::base::gdal::vsi_exists,
+                &crate::io::vsi::vsi_exists,
             )?;
             return how.select_time(index);
         }
@@ -219,7 +219,7 @@ impl Index {
         // fsspec reads it); one that is there but unreadable is an error.
         let read_record = |rel: &str| match read(rel) {
             Ok(bytes) => Ok(Some(bytes.to_vec())),
-            Err(_) if !crate::base::gdal::vsi_exists(&format!("{dir}/{rel}")) => Ok(None),
+            Err(_) if !crate::io::vsi::vsi_exists(&format!("{dir}/{rel}")) => Ok(None),
             Err(e) => Err(e),
         };
         if let Ok(list) = read(parts::PARTS_FILE) {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::base::error::{Error, Result};
+use crate::io::vsi::{vsi_is_local, VsiFile};
 
 /// An index file read by byte range. Implementations are shared between
 /// threads (reads of row groups may come from any of them).
@@ -23,7 +24,7 @@ pub trait IndexFile: Debug + Send + Sync {
 
     /// Whether a read costs no round trip (by the name GDAL would open).
     fn is_local(&self) -> bool {
-        crate::base::gdal::vsi_is_local(self.name())
+        vsi_is_local(self.name())
     }
 
     /// `len` clamped to the bytes the file has from `offset`.
@@ -203,6 +204,22 @@ impl Seek for Cursor {
         };
         self.pos = target.ok_or_else(|| std::io::Error::other("seek before the start"))?;
         Ok(self.pos)
+    }
+}
+
+/// A file read through GDAL's virtual file systems (without the `gdal`
+/// feature, none can be opened).
+impl IndexFile for VsiFile {
+    fn name(&self) -> &str {
+        VsiFile::name(self)
+    }
+
+    fn size(&self) -> u64 {
+        VsiFile::size(self)
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes> {
+        self.read_exact_at(offset, self.available(offset, len))
     }
 }
 

@@ -6,3 +6,5 @@ pub mod fetch;
 pub mod index_file;
 pub mod resolve;
 pub mod source;
+#[cfg_attr(not(feature = "gdal"), path = "vsi_without_gdal.rs")]
+pub mod vsi;

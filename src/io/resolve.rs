@@ -222,7 +222,7 @@ const NETWORK_VSI: [&str; 9] = [
 /// True when GDAL reads `name` over the network, also through an archive
 /// (`/vsizip//vsicurl/...`).
 fn is_network_vsi(name: &str) -> bool {
-    !crate::base::gdal::vsi_is_local(name) || NETWORK_VSI.iter().any(|p| name.contains(p))
+    !crate::io::vsi::vsi_is_local(name) || NETWORK_VSI.iter().any(|p| name.contains(p))
 }
 
 /// Resolves `url` against `base` (the index's directory).

@@ -9,7 +9,6 @@ use serde_json::{Map, Value};
 
 use crate::base::dtype::ScalarKind;
 use crate::base::error::{Error, Result};
-use crate::base::gdal::VsiFile;
 use crate::conventions::attributes::SourceDriver;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::DEFAULT_RASTER;
@@ -23,6 +22,7 @@ use crate::index::{Index, LoadOptions};
 use crate::io::config::Settings;
 use crate::io::index_file::{IndexFile, LocalFile};
 use crate::io::resolve;
+use crate::io::vsi::VsiFile;
 use crate::read::axes::AxisMap;
 use crate::read::block_windows::{self, BlockOut};
 use crate::read::blocks::{self, BlockPlane};
