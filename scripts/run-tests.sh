@@ -6,11 +6,17 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
+# Every module imports only from its own layer or those below, and no
+# files import each other in a circle (docs/architecture.md).
+python3 scripts/check-layers.py
 # The shim and the HDF5 driver layout against GDAL 3.10 / 3.13 and libhdf5
 # 1.14 / 2.2 headers (about 1 minute); the whole matrix, build and oracle
 # tests in Debian 13 and unstable roots, is scripts/gdal-matrix.sh.
 scripts/gdal-headers-check.sh
 cargo clippy --release --all-targets -- -D warnings
+# The engine and the builders without GDAL: built, linted and tested with
+# no libgdal linked (docs/architecture.md, "Without GDAL").
+scripts/check-without-gdal.sh
 cargo test --release
 gdal_plugin/install.sh build/gdalplugins
 export GDAL_DRIVER_PATH=$PWD/build/gdalplugins

@@ -26,6 +26,7 @@ pub mod base;
 pub mod build;
 pub mod codec;
 pub mod conventions;
+#[cfg(feature = "gdal")]
 pub mod driver;
 pub mod formats;
 pub mod fuzzing;

@@ -5,11 +5,7 @@
 //! A low-level module every layer may use (codecs, chunk reads, the C ABI),
 //! so that raising a warning does not tie them to the FFI.
 
-use std::ffi::{c_int, CString};
-
-use gdal_sys::{CPLErr::CE_Warning, CPLError};
-
-use crate::base::error::CplCode;
+use crate::base::gdal::cpl::raise_warning;
 
 thread_local! {
     /// Warnings held back on a worker thread by [`collect_warnings`].
@@ -42,16 +38,7 @@ pub fn gdal_warning(message: &str) {
     if held {
         return;
     }
-    let text = CString::new(format!("ChunkRef: {message}").replace('\0', " ")).unwrap_or_default();
-    // SAFETY: a "%s" format with one NUL-terminated string argument.
-    unsafe {
-        CPLError(
-            CE_Warning,
-            CplCode::AppDefined as c_int,
-            c"%s".as_ptr(),
-            text.as_ptr(),
-        )
-    }
+    raise_warning(&format!("ChunkRef: {message}"));
 }
 
 #[cfg(test)]

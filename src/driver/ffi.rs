@@ -278,7 +278,7 @@ impl Opened {
             opts.clone(),
             cwd,
             settings.clone(),
-            crate::base::gdal::options::cache_max(),
+            crate::base::gdal::cpl::cache_max(),
             crate::read::georef::orientation::longitude_options(),
         );
         OPENED.get_or_load(&index, key, open, |o| o.dataset.shareable())

@@ -123,7 +123,7 @@ impl Settings {
     /// Reads the settings from GDAL configuration options (which GDAL takes
     /// from the environment when they are not set).
     pub fn from_gdal() -> Result<Settings> {
-        Settings::from_lookup(crate::base::gdal::options::config_option)
+        Settings::from_lookup(crate::base::gdal::cpl::config_option)
     }
 
     /// Reads the settings through `get` (option name -> value).
@@ -437,9 +437,9 @@ mod tests {
         let key = "CHUNKREF_MAX_REQUESTS";
         std::env::set_var(key, "5");
         assert_eq!(Settings::from_gdal().unwrap().max_requests, 5);
-        crate::base::gdal::options::set_config_option(key, Some("7"));
+        crate::base::gdal::cpl::set_config_option(key, Some("7"));
         assert_eq!(Settings::from_gdal().unwrap().max_requests, 7);
-        crate::base::gdal::options::set_config_option(key, None);
+        crate::base::gdal::cpl::set_config_option(key, None);
         std::env::remove_var(key);
         assert_eq!(
             Settings::from_gdal().unwrap().max_requests,

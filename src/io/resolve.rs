@@ -10,6 +10,7 @@ use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::base::error::{Error, Result};
+use crate::base::gdal::NETWORK_VSI;
 
 /// Object stores chunkref reads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -205,19 +206,6 @@ pub fn index_source(name: &str) -> Result<IndexSource> {
         }
     })
 }
-
-/// GDAL network file systems (prefixes also match `_streaming` variants).
-const NETWORK_VSI: [&str; 9] = [
-    "/vsicurl",
-    "/vsis3",
-    "/vsigs",
-    "/vsiaz",
-    "/vsiadls",
-    "/vsioss",
-    "/vsiswift",
-    "/vsiwebhdfs",
-    "/vsihdfs",
-];
 
 /// True when GDAL reads `name` over the network, also through an archive
 /// (`/vsizip//vsicurl/...`).

@@ -75,7 +75,7 @@ impl Locations {
             ahead: ReadAhead::default(),
         };
         if !locations.all_local() {
-            locations.fetched = Some(ChunkCache::new(crate::base::gdal::options::cache_max() / 4));
+            locations.fetched = Some(ChunkCache::new(crate::base::gdal::cpl::cache_max() / 4));
         }
         locations
     }
@@ -92,7 +92,7 @@ impl Locations {
     pub fn keep_decoded(&mut self, wanted: usize) {
         let budget = self
             .decoded_budget
-            .unwrap_or_else(|| wanted.min(crate::base::gdal::options::cache_max() / 4));
+            .unwrap_or_else(|| wanted.min(crate::base::gdal::cpl::cache_max() / 4));
         if budget > 0 {
             self.decoded = Some(ChunkCache::new(budget));
         }

@@ -10,6 +10,8 @@
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::crs_params::{ControlPoint, Earth, GribProjection};
+
 // GDAL's C API as `gdal-sys` generates it from the headers (bindgen).
 use gdal_sys::{
     CPLPopErrorHandler, CPLPushErrorHandler, CPLQuietErrorHandler, GDALClose,
@@ -65,9 +67,6 @@ pub fn epsg_axes_swapped(code: u32) -> bool {
             && (OSREPSGTreatsAsLatLong(srs.0) != 0 || OSREPSGTreatsAsNorthingEasting(srs.0) != 0)
     }
 }
-
-/// A ground control point: ((pixel, line), (x, y)).
-pub type ControlPoint = ((f64, f64), (f64, f64));
 
 /// The GDAL geotransform through `points` as
 /// GDAL fits it to ground control points (`GDALGCPsToGeoTransform`, exact
@@ -158,51 +157,6 @@ pub fn gml_crs_wkt2(xml: &str) -> Option<String> {
             None
         }
     }
-}
-
-/// The figure of the earth of a GRIB2 grid (code table 3.2).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Earth {
-    /// WGS 84.
-    Wgs84,
-    /// An ellipsoid of semi-major axis `a` metres and inverse flattening
-    /// `inv_f` (0: a sphere).
-    Ellipsoid {
-        /// Semi-major axis in metres.
-        a: f64,
-        /// Inverse flattening, 0 for a sphere.
-        inv_f: f64,
-    },
-}
-
-/// The map projection of a GRIB2 grid, with the parameters GDAL's GRIB
-/// driver gives OSR (degrees).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum GribProjection {
-    /// Mercator (template 3.10), true scale at `lat_ts`.
-    Mercator {
-        /// Latitude of true scale.
-        lat_ts: f64,
-    },
-    /// Polar stereographic (template 3.20), true scale at `lat_ts`
-    /// (whose sign is the pole's), `lon_0` straight down from the pole.
-    PolarStereographic {
-        /// Latitude of true scale.
-        lat_ts: f64,
-        /// Orientation meridian.
-        lon_0: f64,
-    },
-    /// Lambert conformal (template 3.30).
-    Lambert {
-        /// First standard parallel.
-        lat_1: f64,
-        /// Second standard parallel.
-        lat_2: f64,
-        /// Latitude of origin.
-        lat_0: f64,
-        /// Central meridian.
-        lon_0: f64,
-    },
 }
 
 /// The CRS GDAL's GRIB driver makes of a grid (`projection` on `earth`,

@@ -209,6 +209,8 @@ fn split_byte_samples(data: &[u8], out: &mut [u8], pixels: usize, samples: usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::tiff_tile::compression::Compression;
+    use crate::codec::tiff_tile::fail;
 
     const RGB16: Layout = Layout {
         width: 2,
@@ -309,7 +311,11 @@ mod tests {
     #[test]
     fn other_sizes_are_errors() {
         for len in [13, 37, 48] {
-            let err = RGB16.fill_rows(vec![0; len], 3).unwrap_err();
+            // As the tiff-tile codec reports it, naming the compression.
+            let err = fail(
+                &Compression::Lzw,
+                RGB16.fill_rows(vec![0; len], 3).unwrap_err(),
+            );
             let text = err.to_string();
             assert!(text.contains("expected 36 bytes"), "{text}");
             assert!(text.contains(&format!("got {len}")), "{text}");

@@ -4,7 +4,8 @@
 //! conformal grids).
 
 use super::sections::{be_signed, be_u64, field, template};
-use crate::base::gdal::geo::{grib_crs, Earth, GribProjection};
+use crate::base::gdal::crs_params::{Earth, GribProjection};
+use crate::base::gdal::geo::grib_crs;
 use crate::conventions::geozarr::{Georef, Registration};
 
 /// Grid templates whose size and scanning mode are read (3.0 lat/lon,
@@ -382,6 +383,7 @@ pub(crate) mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn latlon_georeferencing_matches_gdal() {
         // GDAL writes a grid whose west edge is -10 as first longitude 350.25.
         let s3 = latlon_section(

@@ -8,9 +8,10 @@
 //! was built with). Each file is read once per process.
 
 use std::collections::HashMap;
-use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::base::gdal::cpl::find_data_file;
 
 /// The file GDAL's data directory is found by.
 const PROBE: &str = "grib2_table_4_5.csv";
@@ -158,15 +159,7 @@ fn gdal_directory() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os(RESOURCE_DIR) {
         return Some(PathBuf::from(dir));
     }
-    let class = CString::new("gdal").ok()?;
-    let name = CString::new(PROBE).ok()?;
-    // SAFETY: both arguments are NUL-terminated strings that outlive the
-    // call; GDAL returns NULL or a NUL-terminated path, copied at once.
-    let found = unsafe {
-        let p = gdal_sys::CPLFindFile(class.as_ptr(), name.as_ptr());
-        (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
-    }?;
-    Path::new(&found).parent().map(Path::to_path_buf)
+    find_data_file(PROBE)?.parent().map(Path::to_path_buf)
 }
 
 #[cfg(test)]

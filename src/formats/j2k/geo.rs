@@ -305,6 +305,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn latitude_first_coverage_is_swapped_back() {
         let g = coverage_georef(GDAL_4326, &[]).unwrap();
         assert_eq!(g.crs_code.as_deref(), Some("EPSG:4326"));

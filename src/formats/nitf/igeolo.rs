@@ -315,6 +315,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn geographic_corners() {
         // GDAL's IGEOLO for 301 x 203 pixels of 0.01 degrees at (10E, 46N).
         let g = georef(
@@ -343,6 +344,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn utm_corners() {
         let igeolo = "335000054999995335030054999995335030054997975335000054997975";
         let n = georef("N", igeolo, 203, 301).unwrap().unwrap();
@@ -358,6 +360,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn what_is_not_read_says_why() {
         assert_eq!(georef("", "", 10, 10), Ok(None));
         assert!(georef("X", &"3".repeat(60), 10, 10)
@@ -386,6 +389,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn geocentric_latitudes_become_geodetic() {
         let g = georef(
             "C",
@@ -403,6 +407,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn crossed_corners_are_put_back() {
         // Last row's corners swapped: the left edge crosses the right one.
         let crossed = "+45.995+010.005+45.995+013.005+43.975+010.005+43.975+013.005";
@@ -419,6 +424,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn extensions_replace_igeolo() {
         let igeolo = "+45.995+010.005+45.995+013.005+43.975+013.005+43.975+010.005";
         let blocka = format!(

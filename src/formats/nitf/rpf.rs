@@ -332,6 +332,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn polar_frames_must_be_rectangles() {
         // bug3337.ntf's corners: a square in ARC zone 9.
         let square = [

@@ -335,6 +335,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "gdal"), ignore = "needs GDAL\'s OSR")]
     fn geostationary_is_gdal_s_wkt() {
         let goes = attrs(
             r#"{"grid_mapping_name": "geostationary", "longitude_of_projection_origin": -75.0,

@@ -111,7 +111,7 @@ pub fn from_attributes<'a>(
 /// GDAL's `GTIFF_POINT_GEO_IGNORE` (default false), read when a dataset is
 /// georeferenced, as GDAL's GTiff driver reads it.
 pub fn point_geo_ignore() -> bool {
-    crate::base::gdal::options::config_option(POINT_GEO_IGNORE)
+    crate::base::gdal::cpl::config_option(POINT_GEO_IGNORE)
         .is_some_and(|v| crate::io::config::test_bool(&v))
 }
 

@@ -50,7 +50,7 @@ impl YOrder {
 
 /// Whether a GDAL configuration option that defaults to on is on.
 fn config_on(name: &str) -> bool {
-    !crate::base::gdal::options::config_option(name).is_some_and(|v| {
+    !crate::base::gdal::cpl::config_option(name).is_some_and(|v| {
         matches!(
             v.to_ascii_uppercase().as_str(),
             "NO" | "OFF" | "FALSE" | "0"

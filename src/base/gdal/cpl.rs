@@ -1,15 +1,19 @@
-//! GDAL's configuration options (`CPLGetConfigOption`, which also consults
-//! the environment) and the size of its block cache.
+//! GDAL's portability layer as the engine uses it: configuration options
+//! (`CPLGetConfigOption`, which also consults the environment), data files
+//! (`CPLFindFile`), warnings (`CPLError`) and the size of the block cache.
 
 #![allow(unsafe_code)]
 
-use std::ffi::{CStr, CString};
+use std::ffi::{c_int, CStr, CString};
+use std::path::PathBuf;
+
+use crate::base::error::CplCode;
 
 // GDAL's C API as `gdal-sys` generates it from the headers (bindgen), so a
 // signature that changes is a compile error here, not a crash.
 #[cfg(test)]
 use gdal_sys::CPLSetConfigOption;
-use gdal_sys::{CPLGetConfigOption, GDALGetCacheMax64};
+use gdal_sys::{CPLErr::CE_Warning, CPLError, CPLFindFile, CPLGetConfigOption, GDALGetCacheMax64};
 
 /// The value of GDAL configuration option `key` (set with `--config`,
 /// `CPLSetConfigOption` or, as GDAL does, taken from the environment).
@@ -30,6 +34,35 @@ pub fn config_option(key: &str) -> Option<String> {
 pub fn cache_max() -> usize {
     // SAFETY: no arguments; reads GDAL's setting.
     usize::try_from(unsafe { GDALGetCacheMax64() }).unwrap_or(0)
+}
+
+/// Where GDAL finds its data file `name` (`CPLFindFile("gdal", name)`:
+/// `GDAL_DATA`, then the directory GDAL was installed with).
+pub fn find_data_file(name: &str) -> Option<PathBuf> {
+    let class = CString::new("gdal").ok()?;
+    let name = CString::new(name).ok()?;
+    // SAFETY: both arguments are NUL-terminated strings that outlive the
+    // call; GDAL returns NULL or a NUL-terminated path, copied at once.
+    let found = unsafe {
+        let p = CPLFindFile(class.as_ptr(), name.as_ptr());
+        (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+    }?;
+    Some(PathBuf::from(found))
+}
+
+/// Raises `message` as a GDAL warning (`CE_Warning`, `CPLE_AppDefined`) on
+/// the calling thread.
+pub fn raise_warning(message: &str) {
+    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: a "%s" format with one NUL-terminated string argument.
+    unsafe {
+        CPLError(
+            CE_Warning,
+            CplCode::AppDefined as c_int,
+            c"%s".as_ptr(),
+            text.as_ptr(),
+        )
+    }
 }
 
 /// Sets (or with `None` clears) a GDAL configuration option, for tests.

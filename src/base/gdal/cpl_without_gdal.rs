@@ -1,0 +1,71 @@
+//! [`super::cpl`] for a build without GDAL (no `gdal` feature): options
+//! from the environment, data files from `GDAL_DATA`, warnings on standard
+//! error, the block cache size GDAL would pick.
+
+use std::path::PathBuf;
+
+/// Where GDAL installs its data files when `GDAL_DATA` is not set.
+const DATA_DIRS: [&str; 2] = ["/usr/share/gdal", "/usr/local/share/gdal"];
+
+/// The value of option `key` in the environment (where GDAL would also
+/// look). Empty values count as unset.
+pub fn config_option(key: &str) -> Option<String> {
+    std::env::var(key).ok().filter(|v| !v.is_empty())
+}
+
+/// The block cache size GDAL would use (`GDAL_CACHEMAX`: megabytes below
+/// 100000, else bytes, or a percentage of memory; by default 5 % of
+/// memory).
+pub fn cache_max() -> usize {
+    let memory = physical_memory();
+    let percent = |p: f64| (memory as f64 * p / 100.0) as usize;
+    match config_option("GDAL_CACHEMAX") {
+        Some(v) if v.ends_with('%') => v[..v.len() - 1]
+            .trim()
+            .parse()
+            .map_or(percent(5.0), percent),
+        Some(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n < 100_000 => n << 20,
+            Ok(n) => n,
+            Err(_) => percent(5.0),
+        },
+        None => percent(5.0),
+    }
+}
+
+/// Physical memory in bytes (`/proc/meminfo`), 1 GiB where unknown.
+fn physical_memory() -> usize {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib << 10)
+        })
+        .unwrap_or(1 << 30)
+}
+
+/// Data file `name` in `GDAL_DATA`, else where GDAL installs its data.
+pub fn find_data_file(name: &str) -> Option<PathBuf> {
+    config_option("GDAL_DATA")
+        .into_iter()
+        .map(PathBuf::from)
+        .chain(DATA_DIRS.iter().map(PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+}
+
+/// Writes `message` to standard error as a warning (there is no GDAL error
+/// handler to raise it through).
+pub fn raise_warning(message: &str) {
+    eprintln!("Warning: {message}");
+}
+
+/// Sets (or with `None` clears) option `key`, for tests.
+#[cfg(test)]
+pub fn set_config_option(key: &str, value: Option<&str>) {
+    match value {
+        Some(v) => std::env::set_var(key, v),
+        None => std::env::remove_var(key),
+    }
+}
