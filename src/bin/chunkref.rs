@@ -94,6 +94,7 @@ mod lazy_gdal;
 mod progress;
 
 use chunkref::build::builder::{self, Format};
+use chunkref::build::collection;
 use chunkref::build::mosaic as build_mosaic;
 use chunkref::build::writers::built::Built;
 use chunkref::build::writers::fgb;
@@ -1049,7 +1050,7 @@ fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), Str
         None
     };
     let (first_step, first_file) = match &existing {
-        Some((_, doc)) => parts::next_numbers(&name, doc).map_err(|e| e.to_string())?,
+        Some((_, doc)) => collection::next_numbers(&name, doc).map_err(|e| e.to_string())?,
         None => (0, 0),
     };
     let part = existing
@@ -1062,7 +1063,7 @@ fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), Str
         &part_path,
         (first_step, first_file),
         |new| match &existing {
-            Some((_, old)) => parts::append(&name, old, &new).map(|a| a.doc),
+            Some((_, old)) => collection::append(&name, old, &new).map(|a| a.doc),
             None => Ok(new),
         },
     )?;
@@ -1139,7 +1140,7 @@ fn index_shard(args: &Args, formats: &[Format], shard: Shard) -> Result<(PathBuf
 /// `--merge-shards`: joins the shards in OUT into one collection.
 fn merge_shards(args: &Args) -> Result<(PathBuf, usize), String> {
     let dir = &args.output;
-    let list = parts::merge_shards(
+    let list = collection::merge_shards(
         &dir.to_string_lossy(),
         &|name| {
             let path = dir.join(name);

@@ -3,6 +3,7 @@
 //! writers of every index form ([`writers`]), mosaics and progress.
 
 pub mod builder;
+pub mod collection;
 pub mod dted;
 pub mod grib2;
 pub mod hdf5;
