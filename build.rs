@@ -8,10 +8,10 @@
 //!   the shim's is cpp_shim/gdal_compat.h, chosen by `GDAL_VERSION_NUM`
 //!   from the same headers);
 //! - `cfg(hdf5_1_14)` when libhdf5 is 1.14 or 2.x rather than 1.10: its
-//!   file driver structures (src/build/hdf5/vfd.rs, checked by vfd_layout.c) and
-//!   the API names 1.12 changed (src/build/hdf5/compat.rs);
+//!   file driver structures (src/builders/hdf5/vfd.rs, checked by vfd_layout.c) and
+//!   the API names 1.12 changed (src/builders/hdf5/compat.rs);
 //! - `cfg(hdf5_2)` as well when libhdf5 is 2.x: the calls 2.0 changed
-//!   (src/build/hdf5/compat.rs);
+//!   (src/builders/hdf5/compat.rs);
 //! - `cfg(lazy_gdal)` on Linux when libgdal's file name gives its soname
 //!   (`CHUNKREF_GDAL_SONAME`): the `chunkref` command then loads libgdal
 //!   when it first calls GDAL, not at start (src/bin/chunkref/lazy_gdal.rs,
@@ -233,12 +233,12 @@ fn hdf5_version(dirs: &[PathBuf]) -> (u32, u32) {
     (define("H5_VERS_MAJOR"), define("H5_VERS_MINOR"))
 }
 
-/// Picks the layout of libhdf5's file driver structures src/build/hdf5/vfd.rs
-/// declares, and compiles src/build/hdf5/vfd_layout.c against libhdf5's headers:
+/// Picks the layout of libhdf5's file driver structures src/builders/hdf5/vfd.rs
+/// declares, and compiles src/builders/hdf5/vfd_layout.c against libhdf5's headers:
 /// its static assertions fail the build when those structures are not the
 /// ones vfd.rs declares.
 fn check_hdf5_layout() {
-    println!("cargo:rerun-if-changed=src/build/hdf5/vfd_layout.c");
+    println!("cargo:rerun-if-changed=src/builders/hdf5/vfd_layout.c");
     println!("cargo::rustc-check-cfg=cfg(hdf5_1_14)");
     println!("cargo::rustc-check-cfg=cfg(hdf5_2)");
     let dirs = hdf5_include_dirs();
@@ -254,13 +254,13 @@ fn check_hdf5_layout() {
             114
         }
         (major, minor) => panic!(
-            "libhdf5 {major}.{minor}: the chunkref HDF5 file driver (src/build/hdf5/vfd.rs) declares \
+            "libhdf5 {major}.{minor}: the chunkref HDF5 file driver (src/builders/hdf5/vfd.rs) declares \
              the driver structures of libhdf5 1.10, 1.14 and 2.x only"
         ),
     };
     let mut build = cc::Build::new();
     build
-        .file("src/build/hdf5/vfd_layout.c")
+        .file("src/builders/hdf5/vfd_layout.c")
         .define("CHUNKREF_VFD_LAYOUT", layout.to_string().as_str())
         .warnings(true);
     for dir in &dirs {

@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "conventions", "io", "formats", "codec", "index", "read", "build", "faces"]
+LAYERS = ["base", "conventions", "io", "formats", "codec", "index", "read", "builders", "faces"]
 FACES = {"driver", "fuzzing", "lib"}
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cheap part of scripts/gdal-matrix.sh, for CI: compiles the C++ shim
-# and src/build/hdf5/vfd_layout.c (the code GDAL's and libhdf5's API changes
+# and src/builders/hdf5/vfd_layout.c (the code GDAL's and libhdf5's API changes
 # break) against the GDAL and libhdf5 headers of other Debian suites, with
 # the host's compilers. Downloads only their libgdal-dev and libhdf5-dev
 # packages (about 5 MB, 30 s per suite), into build/headers/SUITE.
@@ -33,7 +33,7 @@ for suite in "${suites[@]}"; do
   g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$inc/gdal" -Icpp_shim \
     cpp_shim/chunkref_shim.cpp || result=FAILED
   gcc -fsyntax-only -Wall -Wextra -Werror -I"$inc/hdf5/serial" -DCHUNKREF_VFD_LAYOUT=$layout \
-    src/build/hdf5/vfd_layout.c || result=FAILED
+    src/builders/hdf5/vfd_layout.c || result=FAILED
   echo "headers check: $suite: GDAL $gdal, libhdf5 $hdf5_major.$hdf5_minor: $result"
   [ "$result" = ok ] || failed=1
 done

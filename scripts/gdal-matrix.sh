@@ -162,7 +162,7 @@ in_root() {
     PATH=/opt/cargo-bin:/usr/local/bin:/usr/bin:/bin \
     RUSTUP_HOME=/root/.rustup CARGO_HOME=/root/cargo-home \
     CARGO_TARGET_DIR="build/target-$suite" MATRIX_TESTS="${MATRIX_TESTS:-}" \
-    CHUNKREF_VENVS="/src/build/venvs-$suite" \
+    CHUNKREF_VENVS="/src/builders/venvs-$suite" \
     SSL_CERT_FILE=/etc/ssl/certs/host-ca-certificates.crt \
     CARGO_HTTP_CAINFO=/etc/ssl/certs/host-ca-certificates.crt \
     PIP_CERT=/etc/ssl/certs/host-ca-certificates.crt \

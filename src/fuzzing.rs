@@ -164,7 +164,7 @@ pub fn headers(data: &[u8]) {
 /// `chunkref index` does: header, record layout, chunk references.
 pub fn netcdf3(data: &[u8]) {
     let source = Source::from_bytes("fuzz.nc", data.to_vec(), "NetCDF-3 file");
-    let _ = crate::build::netcdf3::index_source(&source, "fuzz.nc");
+    let _ = crate::builders::netcdf3::index_source(&source, "fuzz.nc");
 }
 
 /// A TIFF / BigTIFF header and IFD chain, read as the index builder does.

@@ -17,13 +17,13 @@
 //! - [`index`]: every index form read into one [`index::Index`];
 //! - [`read`]: the read half: chunks, caches, windows, georeferencing, the
 //!   raster view;
-//! - [`build`]: the build half (`chunkref index`): builders per format,
+//! - [`builders`]: the build half (`chunkref index`): builders per format,
 //!   writers, stacks, mosaics;
 //! - the faces: [`driver`] (the GDAL driver's C ABI), [`fuzzing`] (the fuzz
 //!   targets' entry points) and the `chunkref` command (`src/bin/`).
 
 pub mod base;
-pub mod build;
+pub mod builders;
 pub mod codec;
 pub mod conventions;
 #[cfg(feature = "gdal")]

@@ -20,7 +20,7 @@
 //! go to OUT_DIR/, never into one stack.
 //! A Zarr v2 / v3 store directory: its metadata documents inline and one
 //! reference per chunk file (per inner chunk of a v3 shard), see
-//! `chunkref::build::zarr_store`; one index per store.
+//! `chunkref::builders::zarr_store`; one index per store.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -93,14 +93,14 @@ mod lazy_gdal;
 #[path = "chunkref/progress.rs"]
 mod progress;
 
-use chunkref::build::builder::{self, Format};
-use chunkref::build::collection;
-use chunkref::build::mosaic as build_mosaic;
-use chunkref::build::writers::built::Built;
-use chunkref::build::writers::fgb;
-use chunkref::build::writers::stacker::{self, Prepared, Stacker, Step};
-use chunkref::build::writers::to_kerchunk::to_kerchunk;
-use chunkref::build::writers::{concat, parquet};
+use chunkref::builders::builder::{self, Format};
+use chunkref::builders::collection;
+use chunkref::builders::mosaic as build_mosaic;
+use chunkref::builders::writers::built::Built;
+use chunkref::builders::writers::fgb;
+use chunkref::builders::writers::stacker::{self, Prepared, Stacker, Step};
+use chunkref::builders::writers::to_kerchunk::to_kerchunk;
+use chunkref::builders::writers::{concat, parquet};
 use chunkref::index::readers::parquet_read;
 use chunkref::index::table::{self, Rows};
 use chunkref::index::{parts, Index, LoadOptions};
@@ -995,7 +995,7 @@ fn read_scene(options: &ReadOptions, source: &str, format: Format) -> Made<Index
 fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
     let (path, url) = locate(&args.read, source)?;
     let mut doc =
-        chunkref::build::builder::netcdf_document(&path, &url).map_err(|e| reason(e, &path))?;
+        chunkref::builders::builder::netcdf_document(&path, &url).map_err(|e| reason(e, &path))?;
     if args.read.template_base {
         doc["templates"] = serde_json::json!({"base": ""});
     }
@@ -1007,7 +1007,7 @@ fn hdf5_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
 fn store_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
     let (path, url) = locate(&args.read, source)?;
     let index =
-        chunkref::build::zarr_store::index_store(&path, &url).map_err(|e| reason(e, &path))?;
+        chunkref::builders::zarr_store::index_store(&path, &url).map_err(|e| reason(e, &path))?;
     for warning in &index.warnings {
         eprintln!("chunkref: warning: {source}: {warning}");
     }
@@ -1298,7 +1298,7 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
     let mut errors = Vec::new();
     for source in &args.sources {
         match locate(&args.read, source).and_then(|(path, url)| {
-            chunkref::build::dted::Cell::read(&path, &url).map_err(|e| e.to_string())
+            chunkref::builders::dted::Cell::read(&path, &url).map_err(|e| e.to_string())
         }) {
             Ok(cell) => cells.push(cell),
             Err(e) => {
@@ -1311,7 +1311,7 @@ fn index_mosaic(args: &Args) -> Result<(PathBuf, usize), String> {
     if !errors.is_empty() {
         return Err(errors.join("\n"));
     }
-    let built = chunkref::build::dted::build_cells(&cells, args.read.checksum_warnings)
+    let built = chunkref::builders::dted::build_cells(&cells, args.read.checksum_warnings)
         .map_err(|e| e.to_string())?;
     let mut refs = std::collections::HashMap::<&str, usize>::new();
     for r in built.arrays.values().flatten() {

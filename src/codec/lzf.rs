@@ -8,7 +8,7 @@
 //! the chunk's filter mask). So without a header, an input exactly as long
 //! as the decoded chunk is taken as stored uncompressed; the HDF5 indexer
 //! checks every chunk's filter mask against that rule
-//! (`crate::build::hdf5::filters`).
+//! (`crate::builders::hdf5::filters`).
 //!
 //! The stream is a sequence of runs: a control byte below 32 is followed by
 //! that many plus one literal bytes; otherwise its top 3 bits are a length

@@ -401,14 +401,14 @@ fn malformed(source: &str, reason: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::writers::fgb::write;
-    use crate::build::writers::to_kerchunk::to_kerchunk;
+    use crate::builders::writers::fgb::write;
+    use crate::builders::writers::to_kerchunk::to_kerchunk;
     use crate::io::index_file::InMemory;
     use flatgeobuf::{FgbWriter, GeometryType};
 
     #[test]
     fn every_reference_form_round_trips() {
-        let original = crate::build::writers::parquet::tests::index();
+        let original = crate::builders::writers::parquet::tests::index();
         let mut out = Vec::new();
         write(&original, None, &mut out).unwrap();
         assert!(out.starts_with(MAGIC));
@@ -434,7 +434,7 @@ mod tests {
     fn table() -> (Vec<u8>, usize) {
         let mut out = Vec::new();
         write(
-            &crate::build::writers::parquet::tests::index(),
+            &crate::builders::writers::parquet::tests::index(),
             None,
             &mut out,
         )

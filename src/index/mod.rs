@@ -668,7 +668,7 @@ mod tests {
         assert_eq!(idx.files.urls(), ["{{base}}f.bin", "{{base}}g.bin"]);
         let urls: Vec<_> = idx.file_urls().into_iter().map(|u| u.unwrap()).collect();
         assert_eq!(urls, ["/data/f.bin", "/data/g.bin"]);
-        let written = crate::build::writers::to_kerchunk::to_kerchunk(&idx).unwrap();
+        let written = crate::builders::writers::to_kerchunk::to_kerchunk(&idx).unwrap();
         assert_eq!(written["templates"], serde_json::json!({"base": "/data/"}));
         assert_eq!(written["gen"].as_array().unwrap().len(), 1);
         let refs = written["refs"].as_object().unwrap();

@@ -13,7 +13,7 @@
 //!
 //! This module holds what reading needs, the list and the names of parts;
 //! appending to a collection and joining shards are the build side's
-//! (`crate::build::collection`).
+//! (`crate::builders::collection`).
 
 use serde::{Deserialize, Serialize};
 

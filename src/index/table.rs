@@ -700,7 +700,7 @@ mod tests {
 
     #[test]
     fn large_arrays_end_their_batch() {
-        let index = crate::build::writers::parquet::tests::index();
+        let index = crate::builders::writers::parquet::tests::index();
         let mut batches = Vec::new();
         rows_of(&index, ARRAY_BREAK, |r| {
             batches.push(r.array.clone());

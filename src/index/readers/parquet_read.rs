@@ -860,8 +860,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::writers::parquet::tests::{index, to_parquet, to_parquet_pages};
-    use crate::build::writers::to_kerchunk::to_kerchunk;
+    use crate::builders::writers::parquet::tests::{index, to_parquet, to_parquet_pages};
+    use crate::builders::writers::to_kerchunk::to_kerchunk;
     use crate::index::refs::position;
     use crate::index::table;
     use crate::io::index_file::InMemory;

@@ -1,4 +1,4 @@
-//! Time stacks (made by [`crate::build::writers::stacker`]): arrays with a leading `time`
+//! Time stacks (made by [`crate::builders::writers::stacker`]): arrays with a leading `time`
 //! axis, one chunk per step, and the selection of a time range out of such
 //! an index at open time.
 
@@ -181,8 +181,8 @@ pub fn select_time(mut index: Index, options: &TimeOptions) -> Result<Index> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::writers::stacker::tests::step;
-    use crate::build::writers::stacker::{stack, Prepared};
+    use crate::builders::writers::stacker::tests::step;
+    use crate::builders::writers::stacker::{stack, Prepared};
     use crate::index::refs::ChunkRef;
 
     #[test]

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::build::writers::built::Built;
-use crate::build::writers::built::Ref;
+use crate::builders::writers::built::Built;
+use crate::builders::writers::built::Ref;
 
 /// One array of a level: its Zarr v2 metadata and chunk references.
 #[derive(Debug, Clone)]

@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use crate::base::error::{Error, Result};
-use crate::build::writers::built::Built;
-use crate::build::writers::built::Ref;
-use crate::build::writers::pyramid::{self, Pyramid};
+use crate::builders::writers::built::Built;
+use crate::builders::writers::built::Ref;
+use crate::builders::writers::pyramid::{self, Pyramid};
 use crate::conventions::geozarr::{Georef, Registration};
 use crate::formats::dted::Header;
 use crate::io::source::Source;

@@ -19,9 +19,9 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use crate::base::error::{Error, Result};
-use crate::build::writers::built::Built;
-use crate::build::writers::built::Ref;
-use crate::build::writers::pyramid::{self, Pyramid};
+use crate::builders::writers::built::Built;
+use crate::builders::writers::built::Ref;
+use crate::builders::writers::pyramid::{self, Pyramid};
 use crate::codec::grib2::unpack::declared_missing;
 use crate::codec::grib2::{CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY};
 use crate::conventions::attributes::ANTIMERIDIAN_COLUMN_ATTRIBUTE;

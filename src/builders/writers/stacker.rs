@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{json, Map, Value};
 
 use crate::base::error::{Error, Result};
-use crate::build::writers::built::Built;
-use crate::build::writers::built::Ref;
+use crate::builders::writers::built::Built;
+use crate::builders::writers::built::Ref;
 use crate::conventions::attributes::COLOR_ATTRIBUTE;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::SOURCE_ATTRIBUTE;

@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::base::error::{Error, Result};
-use crate::build::writers::built::Built;
+use crate::builders::writers::built::Built;
 use crate::io::resolve::Location;
 use crate::io::source::Source;
 
@@ -25,7 +25,7 @@ pub enum Format {
     /// [`netcdf_document`]).
     Hdf5,
     /// A Zarr v2 or v3 store directory, indexed into a Kerchunk document
-    /// by [`crate::build::zarr_store::index_store`] (not into a [`Built`]).
+    /// by [`crate::builders::zarr_store::index_store`] (not into a [`Built`]).
     ZarrStore,
     /// GRIB2 (one field per message).
     Grib2,
@@ -90,15 +90,15 @@ const HEAD_BYTES: u64 = 2048 + 8;
 
 /// The Kerchunk document of [`Format::Hdf5`] file `path` (a local path
 /// or a URL), its chunks referenced by `url`: a NetCDF-3 file (by its
-/// first bytes) through [`crate::build::netcdf3::index_source`], any other
-/// through libhdf5 ([`crate::build::hdf5::index_source`]).
+/// first bytes) through [`crate::builders::netcdf3::index_source`], any other
+/// through libhdf5 ([`crate::builders::hdf5::index_source`]).
 pub fn netcdf_document(path: &str, url: &str) -> Result<serde_json::Value> {
     // One source for both: a remote file's head is read once.
     let source = Source::open(path, "NetCDF file")?;
-    if crate::build::netcdf3::is_netcdf3(&source.read(0, source.len().min(4))?) {
-        return crate::build::netcdf3::index_source(&source, url);
+    if crate::builders::netcdf3::is_netcdf3(&source.read(0, source.len().min(4))?) {
+        return crate::builders::netcdf3::index_source(&source, url);
     }
-    crate::build::hdf5::index_source(source, url)
+    crate::builders::hdf5::index_source(source, url)
 }
 
 /// Whether `head` (a file's first bytes) holds an HDF5 signature after a
@@ -203,7 +203,7 @@ fn extension(path: &str) -> String {
 
 /// [`Format::ZarrStore`] when directory `path` is a Zarr store.
 fn detect_dir(path: &str) -> Result<Format> {
-    if crate::build::zarr_store::is_store(Path::new(path)) {
+    if crate::builders::zarr_store::is_store(Path::new(path)) {
         return Ok(Format::ZarrStore);
     }
     Err(Error::MalformedSource {
@@ -218,17 +218,17 @@ fn detect_dir(path: &str) -> Result<Format> {
 /// [`detect`]) before it is written in any form
 /// ([`Built::to_kerchunk`], or stacked); its chunks are referenced by `url`.
 /// HDF5 files have N-dimensional arrays a [`Built`] cannot hold: they
-/// are indexed by [`crate::build::hdf5::index_source`] into a Kerchunk document,
+/// are indexed by [`crate::builders::hdf5::index_source`] into a Kerchunk document,
 /// and refused here.
 pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Result<Built> {
     let built = match format {
-        Format::Tiff => crate::build::tiff::index_file(path, url),
-        Format::Jpeg2000 => crate::build::j2k::index_file(path, url),
-        Format::Nitf => crate::build::nitf::index_file(path, url),
-        Format::Dted => crate::build::dted::Cell::read(path, url).and_then(|cell| {
-            crate::build::dted::build_cells(&[cell], options.dted_checksum_warnings)
+        Format::Tiff => crate::builders::tiff::index_file(path, url),
+        Format::Jpeg2000 => crate::builders::j2k::index_file(path, url),
+        Format::Nitf => crate::builders::nitf::index_file(path, url),
+        Format::Dted => crate::builders::dted::Cell::read(path, url).and_then(|cell| {
+            crate::builders::dted::build_cells(&[cell], options.dted_checksum_warnings)
         }),
-        Format::Grib2 => crate::build::grib2::index_file(path, url, options.grib_units),
+        Format::Grib2 => crate::builders::grib2::index_file(path, url, options.grib_units),
         Format::ZarrStore => Err(Error::Usage {
             what: format!("{path} is a Zarr store: it is indexed by zarr_store::index_store"),
         }),

@@ -11,8 +11,8 @@
 use serde_json::{json, Map, Value};
 
 use crate::base::error::Result;
-use crate::build::writers::built::Ref;
-use crate::build::writers::pyramid::{self, Pyramid};
+use crate::builders::writers::built::Ref;
+use crate::builders::writers::pyramid::{self, Pyramid};
 use crate::formats::j2k::codestream::{MainHeader, Problem, Sot, EOC, SOT_LEN};
 use crate::io::source::Source;
 
@@ -328,7 +328,7 @@ fn tlm_parts(
 
 /// Builds the Kerchunk JSON index of the JPEG 2000 file (`.j2k` codestream
 /// or `.jp2`) at `path`, whose chunks are referenced by `url`.
-pub fn index_file(path: &str, url: &str) -> Result<crate::build::writers::built::Built> {
+pub fn index_file(path: &str, url: &str) -> Result<crate::builders::writers::built::Built> {
     let src = Source::open(path, "JPEG 2000 file")?;
     let (start, len) = crate::formats::j2k::jp2::locate_codestream(&src)?;
     let cs = Codestream::read(&src, start, len)?;

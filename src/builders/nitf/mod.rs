@@ -11,7 +11,7 @@
 //!   (found through the mask table, or by walking the JPEG markers).
 //! - IC = C8 / M8: the segment's JPEG 2000 codestream (bare, or in the
 //!   codestream box of a JP2 file), indexed by tiles with its resolution
-//!   levels as overviews (see [`crate::build::j2k`]).
+//!   levels as overviews (see [`crate::builders::j2k`]).
 //! - IC = C4 / M4: the 256 x 256 subframes of RPF vector quantisation, with
 //!   their codebook and colour table (see [`vq`]).
 //! - IC = C1 / M1: bi-level blocks, each one T.4 (fax) coded chunk for the
@@ -27,10 +27,10 @@ pub(crate) mod vq;
 use serde_json::{json, Map, Value};
 
 use crate::base::error::{Error, Result};
-use crate::build::j2k::Codestream;
-use crate::build::writers::built::Built;
-use crate::build::writers::built::Ref;
-use crate::build::writers::pyramid::{self, Pyramid};
+use crate::builders::j2k::Codestream;
+use crate::builders::writers::built::Built;
+use crate::builders::writers::built::Ref;
+use crate::builders::writers::pyramid::{self, Pyramid};
 use crate::conventions::attributes::COLOR_TABLE_ATTRIBUTE;
 use crate::conventions::attributes::DEFAULT_RASTER;
 use crate::conventions::colour::ColorInterp;

@@ -1,5 +1,5 @@
 //! `chunkref index` for NetCDF-3 files (classic, 64-bit offset and CDF-5):
-//! the Kerchunk JSON v1 store the NetCDF4 / HDF5 builder ([`crate::build::hdf5`])
+//! the Kerchunk JSON v1 store the NetCDF4 / HDF5 builder ([`crate::builders::hdf5`])
 //! writes, so that the driver reads both alike (attributes, CF
 //! georeferencing, orientation, subdatasets, fill values): a `.zgroup` and
 //! `.zattrs` at the root, a `.zarray` and `.zattrs` per numeric variable,
@@ -16,9 +16,9 @@
 use serde_json::{json, Map, Value};
 
 use crate::base::error::{Error, Result};
-use crate::build::hdf5::dtype::{Element, Kind};
-use crate::build::hdf5::storage::{key, row_blocks, CONTIGUOUS_BLOCK_BYTES};
-use crate::build::hdf5::{netcdf_nodata, valid_range};
+use crate::builders::hdf5::dtype::{Element, Kind};
+use crate::builders::hdf5::storage::{key, row_blocks, CONTIGUOUS_BLOCK_BYTES};
+use crate::builders::hdf5::{netcdf_nodata, valid_range};
 use crate::conventions::attributes::VARIABLE_ORDER_ATTRIBUTE;
 use crate::conventions::attributes::{
     SourceDriver, GDAL_DRIVER_ATTRIBUTE, NETCDF_DEFAULT_FILL_ATTRIBUTE,

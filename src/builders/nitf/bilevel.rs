@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 
 use super::{MaskTable, Recorded};
 use crate::base::error::{Error, Result};
-use crate::build::writers::built::Ref;
-use crate::build::writers::pyramid;
+use crate::builders::writers::built::Ref;
+use crate::builders::writers::pyramid;
 use crate::codec::nitf_bilevel::NAME as BILEVEL_CODEC;
 use crate::formats::nitf::header::Image;
 use crate::io::source::Source;

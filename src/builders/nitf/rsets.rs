@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use crate::base::error::{Error, Result};
-use crate::build::writers::pyramid;
+use crate::builders::writers::pyramid;
 
 /// Most R-set levels GDAL looks for.
 const MAX_RSETS: u8 = 5;

@@ -20,8 +20,8 @@ use serde_json::{json, Map, Value};
 
 use super::{MaskTable, ABSENT};
 use crate::base::error::{Error, Result};
-use crate::build::writers::built::Ref;
-use crate::build::writers::pyramid;
+use crate::builders::writers::built::Ref;
+use crate::builders::writers::pyramid;
 use crate::codec::nitf_vq::NAME as VQ_CODEC;
 use crate::conventions::attributes::{COLOR_ATTRIBUTE, COLOR_TABLE_ATTRIBUTE};
 use crate::conventions::colour::ColorInterp;

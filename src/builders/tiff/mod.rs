@@ -11,9 +11,9 @@ use serde_json::{json, Map, Value};
 
 use crate::base::dtype::DataType;
 use crate::base::error::{Error, Result};
-use crate::build::writers::built::Built;
-use crate::build::writers::built::Ref;
-use crate::build::writers::pyramid::{self, Pyramid};
+use crate::builders::writers::built::Built;
+use crate::builders::writers::built::Ref;
+use crate::builders::writers::pyramid::{self, Pyramid};
 use crate::codec::ColorModel;
 use crate::conventions::colour::ColorInterp;
 use crate::conventions::geozarr::Georef;

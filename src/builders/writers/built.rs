@@ -2,7 +2,7 @@
 //! in any form: the Zarr metadata documents and, per array, the chunk
 //! references with their grid indices. Kerchunk JSON is made from it by
 //! [`Built::to_kerchunk`]; time stacks take their rows from it directly
-//! ([`crate::build::writers::stacker`]), without a JSON document in between.
+//! ([`crate::builders::writers::stacker`]), without a JSON document in between.
 
 use std::collections::BTreeMap;
 
