@@ -593,23 +593,10 @@ impl Dataset {
                 what: format!("band {} does not exist ({count} bands)", b + 1),
             });
         }
-        if let Some(scenes) = &self.levels[level].mosaic {
-            let n = meta.chunks.len();
-            let block = (meta.chunks[n - 1], meta.chunks[n - 2]);
-            let outs = outputs
-                .into_iter()
-                .enumerate()
-                .map(|(i, out)| BlockOut {
-                    x: blocks[i].0,
-                    y: blocks[i].1,
-                    band: bands[i],
-                    out,
-                })
-                .collect();
-            return scenes.read_blocks(&self.index, &self.locations, block, outs);
-        }
         let l = &self.levels[level];
-        if !l.axes.is_identity() {
+        if l.mosaic.is_some() || !l.axes.is_identity() {
+            // Blocks that straddle chunks (a mosaic's scenes, a remapped
+            // plane) are read through windows.
             let n = meta.chunks.len();
             let block = (meta.chunks[n - 1], meta.chunks[n - 2]);
             let outs = outputs
@@ -622,6 +609,9 @@ impl Dataset {
                     out,
                 })
                 .collect();
+            if let Some(scenes) = &l.mosaic {
+                return scenes.read_blocks(&self.index, &self.locations, block, outs);
+            }
             let fill = meta
                 .fill
                 .clone()
