@@ -110,8 +110,12 @@ typedef struct CrSampledRequest {
     CrOutput out;
 } CrSampledRequest;
 
-/** 1 if the name or first bytes belong to this driver, else 0. */
-int32_t chunkref_identify(const char *name, const uint8_t *header, size_t header_len);
+/** 1 if the name or first bytes belong to this driver, else 0.
+ *  `is_directory` is GDALOpenInfo's bIsDirectory: only a directory is
+ *  probed for the files a Kerchunk Parquet store or an Icechunk repository
+ *  holds (nothing else is touched). */
+int32_t chunkref_identify(const char *name, const uint8_t *header, size_t header_len,
+                          int32_t is_directory);
 
 /** Opens `name`; `options` is a NULL-terminated KEY=VALUE list (or NULL). */
 CrHandle *chunkref_open(const char *name, const char *const *options, CrStatus *status);

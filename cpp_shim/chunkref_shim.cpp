@@ -200,7 +200,8 @@ class ChunkRefDataset final : public GDALPamDataset {
     };
     std::vector<int> SharingBands(const int *bands, int count);
     size_t BlockBytes();
-    CPLErr ReadPlanes(std::vector<Plane> &planes);
+    CPLErr ReadPlanes(std::vector<Plane> &planes, bool window = false);
+    void RaiseReadStatus(const CrStatus &status, std::vector<int> bands) const;
     CPLErr LoadBlocks(int firstX, int lastX, int firstY, int lastY, const std::vector<int> &bands);
     bool FitsInCache(size_t blocks, size_t bands);
     int ReadAhead(int blockX, int blockY, int band);
@@ -487,7 +488,7 @@ void ChunkRefDataset::LoadGcps() {
 
 int ChunkRefDataset::Identify(GDALOpenInfo *info) {
     return chunkref_identify(info->pszFilename, info->pabyHeader,
-                             static_cast<size_t>(info->nHeaderBytes));
+                             static_cast<size_t>(info->nHeaderBytes), info->bIsDirectory);
 }
 
 GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
@@ -1026,7 +1027,7 @@ bool ChunkRefDataset::ReadSampled(int xOff, int yOff, int xSize, int ySize, void
     CrStatus status{};
     *err = CE_None;
     if (chunkref_read_sampled(m_handle.get(), &request, &status) != 0) {
-        RaiseStatus(status);
+        RaiseReadStatus(status, std::vector<int>(bandMap, bandMap + bandCount));
         *err = CE_Failure;
     }
     return true;
@@ -1312,7 +1313,7 @@ std::vector<int> ChunkRefDataset::SharingBands(const int *bands, int count) {
 
 /** Fills `planes` with one batched read, then unlocks their cache blocks;
  *  on failure the blocks filled for the cache are discarded again. */
-CPLErr ChunkRefDataset::ReadPlanes(std::vector<Plane> &planes) {
+CPLErr ChunkRefDataset::ReadPlanes(std::vector<Plane> &planes, bool window) {
     if (planes.empty())
         return CE_None;
     std::vector<uint64_t> xs;
@@ -1342,12 +1343,36 @@ CPLErr ChunkRefDataset::ReadPlanes(std::vector<Plane> &planes) {
         if (failed)
             GetRasterBand(p.band)->FlushBlock(p.x, p.y, FALSE);
     }
+    std::vector<int> read;
+    for (const Plane &p : planes)
+        read.push_back(p.band);
     planes.clear();
     if (failed) {
-        RaiseStatus(status);
+        // GDAL itself names the dataset and band of a failed IReadBlock.
+        if (window)
+            RaiseReadStatus(status, read);
+        else
+            RaiseStatus(status);
         return CE_Failure;
     }
     return CE_None;
+}
+
+/** Raises the error of a failed window read the way GDAL words a failed
+ *  block read: "<dataset>, band N: " (or "bands 1,2,3") before the message,
+ *  so that a read names the index and band whichever path it took. */
+void ChunkRefDataset::RaiseReadStatus(const CrStatus &status, std::vector<int> bands) const {
+    std::sort(bands.begin(), bands.end());
+    bands.erase(std::unique(bands.begin(), bands.end()), bands.end());
+    std::string which = bands.size() == 1 ? "band " : "bands ";
+    if (bands.size() > 8) {
+        which += std::to_string(bands.front()) + " to " + std::to_string(bands.back());
+    } else {
+        for (size_t i = 0; i < bands.size(); ++i)
+            which += (i ? "," : "") + std::to_string(bands[i]);
+    }
+    CPLError(CE_Failure, status.code != 0 ? status.code : CPLE_AppDefined, "%s, %s: ChunkRef: %s",
+             GetDescription(), which.c_str(), status.message);
 }
 
 /** Puts blocks [firstX, lastX] x [firstY, lastY] of `bands` (1-based) into
@@ -1367,17 +1392,17 @@ CPLErr ChunkRefDataset::LoadBlocks(int firstX, int lastX, int firstY, int lastY,
                 }
                 GDALRasterBlock *block = band->GetLockedBlockRef(bx, by, TRUE);
                 if (block == nullptr) {
-                    ReadPlanes(planes);
+                    ReadPlanes(planes, true);
                     return CE_Failure;
                 }
                 planes.push_back({bx, by, b, block->GetDataRef(), block});
                 if ((planes.size() + 1) * blockBytes > MAX_BATCH_BYTES &&
-                    ReadPlanes(planes) != CE_None)
+                    ReadPlanes(planes, true) != CE_None)
                     return CE_Failure;
             }
         }
     }
-    return ReadPlanes(planes);
+    return ReadPlanes(planes, true);
 }
 
 /** Reads a window in the native data type into a buffer of `bufferBytes`. */
@@ -1396,7 +1421,7 @@ CPLErr ChunkRefDataset::ReadNative(int xOff, int yOff, int xSize, int ySize, GBy
     request.out = Output(bands, data, pixelSpace, lineSpace, bandSpace, bufferBytes);
     CrStatus status{};
     if (chunkref_read_window(m_handle.get(), &request, &status) != 0) {
-        RaiseStatus(status);
+        RaiseReadStatus(status, std::vector<int>(bandMap, bandMap + bandCount));
         return CE_Failure;
     }
     return CE_None;

@@ -95,8 +95,9 @@ pub enum Error {
         /// What was wrong with the request.
         what: String,
     },
-    /// An error while handling one chunk, with the chunk's key and URL for context.
-    #[error("chunk '{key}' ({url}): {source}")]
+    /// An error while handling one chunk, with the chunk's key and URL for
+    /// context (the URL left out when the error itself starts by naming it).
+    #[error("chunk '{key}'{}: {source}", url_unless_named(.url, .source))]
     Chunk {
         /// The chunk key, e.g. `0/data/0.1.2`.
         key: String,
@@ -106,6 +107,14 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+}
+
+/// ` (url)`, unless `source` is a read of `url` (which names it already).
+fn url_unless_named(url: &str, source: &Error) -> String {
+    match source {
+        Error::Io { url: read, .. } if read == url => String::new(),
+        _ => format!(" ({url})"),
+    }
 }
 
 /// GDAL's `CPLErrorNum` values used by chunkref (from `cpl_error.h`).

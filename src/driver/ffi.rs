@@ -362,6 +362,7 @@ pub unsafe extern "C" fn chunkref_identify(
     name: *const c_char,
     header: *const u8,
     header_len: usize,
+    is_directory: i32,
 ) -> i32 {
     guard(std::ptr::null_mut(), 0, || {
         let name = if name.is_null() {
@@ -374,7 +375,7 @@ pub unsafe extern "C" fn chunkref_identify(
         } else {
             unsafe { std::slice::from_raw_parts(header, header_len) }
         };
-        Ok(crate::driver::identify::identify(name, header) as i32)
+        Ok(crate::driver::identify::identify(name, header, is_directory != 0) as i32)
     })
 }
 

@@ -24,7 +24,11 @@ const V1_KEYS: [&str; 3] = ["refs", "templates", "gen"];
 const ZARR_KEYS: [&str; 5] = [".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"];
 
 /// True when `name`/`header` look like something the driver opens.
-pub fn identify(name: &str, header: &[u8]) -> bool {
+/// `is_directory` says GDAL found a directory at `name`: only then are the
+/// files of a Kerchunk Parquet store or an Icechunk repository looked for.
+/// An object that could not be read (no header, not a directory) is left to
+/// GDAL's own error, with no request or warning added.
+pub fn identify(name: &str, header: &[u8], is_directory: bool) -> bool {
     if name
         .get(..PREFIX.len())
         .is_some_and(|h| h.eq_ignore_ascii_case(PREFIX))
@@ -34,6 +38,9 @@ pub fn identify(name: &str, header: &[u8]) -> bool {
     if header.is_empty() {
         // A Kerchunk Parquet directory or an Icechunk repository (a
         // directory has no header bytes).
+        if !is_directory {
+            return false;
+        }
         let dir = name.trim_end_matches('/');
         return is_parquet_name(dir)
             || has_record_size(dir)
@@ -190,7 +197,11 @@ mod tests {
             br#"{ "0" : [ "f", 0, 8 ] }"#,
         ];
         for h in yes {
-            assert!(identify("x.json", h), "{}", String::from_utf8_lossy(h));
+            assert!(
+                identify("x.json", h, false),
+                "{}",
+                String::from_utf8_lossy(h)
+            );
         }
         let no: [&[u8]; 10] = [
             br#"{"type": "FeatureCollection", "features": []}"#,
@@ -206,12 +217,18 @@ mod tests {
             br#"{"1.x": ["f"]}"#,
         ];
         for h in no {
-            assert!(!identify("x.json", h), "{}", String::from_utf8_lossy(h));
+            assert!(
+                !identify("x.json", h, false),
+                "{}",
+                String::from_utf8_lossy(h)
+            );
         }
-        assert!(identify("chunkref:/anything", b""));
-        assert!(identify("refs.parquet", b"PAR1\x15\x04"));
-        assert!(!identify("data.bin", b"PAR1\x15\x04"));
-        assert!(identify("refs.parq/", b""));
-        assert!(!identify("refs.json", b""));
+        assert!(identify("chunkref:/anything", b"", false));
+        assert!(identify("refs.parquet", b"PAR1\x15\x04", false));
+        assert!(!identify("data.bin", b"PAR1\x15\x04", false));
+        assert!(identify("refs.parq/", b"", true));
+        assert!(!identify("refs.json", b"", true));
+        // An object that could not be read is not a directory: nothing is probed.
+        assert!(!identify("refs.parq", b"", false));
     }
 }

@@ -36,7 +36,9 @@ pub struct AwsSettings {
     pub session_token: Option<String>,
     /// `AWS_REGION`, else `AWS_DEFAULT_REGION`
     pub region: Option<String>,
-    /// `AWS_S3_ENDPOINT`: `host[:port]` (GDAL form) or a full URL.
+    /// `AWS_S3_ENDPOINT`: `host[:port]` (GDAL form) or a full URL; else
+    /// `AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL` (the AWS SDKs' and
+    /// CLI's names, full URLs).
     pub endpoint: Option<String>,
     /// `AWS_HTTPS` (default YES): scheme used with a bare `AWS_S3_ENDPOINT`.
     pub https: bool,
@@ -210,7 +212,9 @@ impl Settings {
                 secret_access_key,
                 session_token,
                 region,
-                endpoint: get("AWS_S3_ENDPOINT"),
+                endpoint: get("AWS_S3_ENDPOINT")
+                    .or_else(|| get("AWS_ENDPOINT_URL_S3"))
+                    .or_else(|| get("AWS_ENDPOINT_URL")),
                 https: flag("AWS_HTTPS", true),
                 virtual_hosting: flag("AWS_VIRTUAL_HOSTING", true),
                 no_sign_request,
@@ -326,6 +330,18 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Settings::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn endpoints_in_gdal_then_sdk_order() {
+        let endpoint = |pairs: &[(&str, &str)]| settings(pairs).unwrap().aws.endpoint;
+        let gdal = ("AWS_S3_ENDPOINT", "gdal:1");
+        let s3 = ("AWS_ENDPOINT_URL_S3", "http://s3:2");
+        let any = ("AWS_ENDPOINT_URL", "http://any:3");
+        assert_eq!(endpoint(&[gdal, s3, any]).as_deref(), Some("gdal:1"));
+        assert_eq!(endpoint(&[s3, any]).as_deref(), Some("http://s3:2"));
+        assert_eq!(endpoint(&[any]).as_deref(), Some("http://any:3"));
+        assert_eq!(endpoint(&[]), None);
     }
 
     #[test]

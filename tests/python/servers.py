@@ -408,6 +408,8 @@ class MotoServer:
     def __init__(self, venv: Path, log: Path) -> None:
         python = ensure_venv(venv, MOTO_REQUIREMENTS, MOTO_CHECK, "moto[server] (the S3 test server)")
         self.port = free_port()
+        #: The server's output: werkzeug logs every request there.
+        self.log_path = log
         self._log = open(log, "wb")
         self._proc = subprocess.Popen(
             [str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],

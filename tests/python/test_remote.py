@@ -35,7 +35,7 @@ from raster_checks import (
     native_levels,
     open_chunkref,
 )
-from servers import Faults, MotoServer, RangeServer, moto_bucket
+from servers import Faults, MotoServer, RangeServer, free_port, moto_bucket
 from test_tiff_index import TIFF_CASES, index_tiff, write_tiff
 
 #: Reference forms indexed (one range, ranges scattered in reverse file order, whole files).
@@ -278,6 +278,54 @@ def test_a_missing_aws_profile_fails_s3_only(tree, http, s3, tmp_path):
     assert f"s3://{BUCKET}/" in message and "AWS_PROFILE=nope" in message, message
 
 
+@pytest.mark.parametrize("setting", ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_S3_ENDPOINT"])
+def test_sdk_endpoint_settings_reach_the_server(tree, s3, tmp_path, setting):
+    """The AWS SDKs' ``AWS_ENDPOINT_URL`` and ``AWS_ENDPOINT_URL_S3`` name the
+    endpoint as ``AWS_S3_ENDPOINT`` does, in GDAL's order: ``AWS_S3_ENDPOINT``
+    first, then the S3-specific URL, then the general one (the others point
+    at a closed port, so only the winner can serve the read). An endpoint
+    on an IP address is reached path-style with no AWS_VIRTUAL_HOSTING."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    order = ["AWS_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"]
+    options = {key: None for key in order} | {
+        "AWS_VIRTUAL_HOSTING": None, "AWS_HTTPS": None, "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+        "GDAL_HTTP_MAX_RETRY": "0",
+    }
+    for key in order[order.index(setting) + 1:]:
+        options[key] = dead
+    options[setting] = s3.url if setting != "AWS_S3_ENDPOINT" else s3.url.rstrip("/")
+    index = tree.rebased("range", f"s3://{BUCKET}/", tmp_path / "i.json")
+    with config(options):
+        assert_matches(open_chunkref(index), [tree.store.data])
+
+
+def test_identify_touches_nothing_for_unreadable_objects(http, s3):
+    """An object that cannot be read (here: not there) is left to GDAL's own
+    error: ChunkRef asks for no other path (an Icechunk repository's
+    ``repo``, ``refs/...``) and adds no warning, over HTTP and S3."""
+    messages: list[str] = []
+
+    def handler(_cls, _code, message):
+        messages.append(message)
+
+    gdal.PushErrorHandler(handler)
+    try:
+        with config(RETRY_FAST), pytest.raises(RuntimeError):
+            gdal.OpenEx(f"/vsicurl/{http.url}gone/image.ntf")
+        with config(s3_options(s3, signed=True)), pytest.raises(RuntimeError):
+            gdal.OpenEx(f"/vsis3/{BUCKET}/gone/image.ntf")
+    finally:
+        gdal.PopErrorHandler()
+    # GDAL itself asks for the object and lists its directory (siblings).
+    asked = [path for path, _ in http.log.requests if path.startswith("/gone/image.ntf/")]
+    assert not asked, asked
+    log = s3.log_path.read_text(errors="replace")
+    # (GDAL itself lists the prefix ``gone/image.ntf/`` to see if it is a directory.)
+    assert "gone/image.ntf/repo" not in log and "gone/image.ntf/refs" not in log, log[-2000:]
+    assert not [m for m in messages if "ChunkRef" in m or "/repo" in m or "ref.json" in m], messages
+
+
 # --------------------------------------------------------------------------
 # Faults
 # --------------------------------------------------------------------------
@@ -315,6 +363,40 @@ def test_faults_beyond_retries_fail_naming_url_and_range(tree, http, tmp_path, k
     assert f"{http.url}src/a.zarr/a/0.0" in message, message
     assert RANGE_IN_MESSAGE.search(message), message
     assert len(http.log.requests) >= 2, "the read was not retried"
+
+
+#: What a user reads for each fault, once retries are spent.
+PLAIN_WORDS = {
+    "503": "HTTP 503 Service Unavailable, after 2 attempts",
+    "drop": "the server closed the connection without answering, after 2 attempts",
+    "truncate": "the connection closed before the whole answer arrived, after 2 attempts",
+    "short": "(Content-Range) for a request of bytes 0..953, after 2 attempts",
+    "slow": "timed out after 1 s, after 2 attempts",
+}
+
+
+@pytest.mark.parametrize("kind", PLAIN_WORDS)
+@pytest.mark.parametrize("path", ["window", "block", "dataset-window"])
+def test_fault_messages_are_plain_words_with_one_prefix(tree, http, tmp_path, kind, path):
+    """The message names the index and band, the chunk, the URL and range,
+    what went wrong in plain words and the attempts; no object_store framing,
+    no durations in microseconds, no empty fields; window reads carry the
+    same ``index, band N:`` prefix GDAL gives block reads."""
+    name = tree.rebased("range", http.url, tmp_path / "i.json")
+    http.set_faults(Faults(kinds=(kind,), attempts=1000, slow_seconds=2.0))
+    with config(RETRY_FAST | {"GDAL_HTTP_MAX_RETRY": "1", "GDAL_NUM_THREADS": "1"}):
+        ds = open_chunkref(name)
+        read = {
+            "window": lambda: ds.GetRasterBand(1).ReadAsArray(0, 0, 32, 32),
+            "block": lambda: ds.GetRasterBand(1).ReadRaster(0, 0, 5, 5),
+            "dataset-window": lambda: ds.ReadAsArray(0, 0, 40, 40),
+        }[path]
+        message = failure_text(read)
+    assert message.startswith(f"{name}, band 1: "), message
+    assert f"chunk 'a/0.0': cannot read {http.url}src/a.zarr/a/0.0 bytes 0..953: " in message, message
+    assert message.endswith(PLAIN_WORDS[kind]), message
+    for noise in ("Generic", "Error performing", "µs", "non-2xx", ":  ", "HTTP error"):
+        assert noise not in message, message
 
 
 def test_failed_read_stops_requesting_later_chunks(tree, http, tmp_path):

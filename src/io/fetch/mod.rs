@@ -40,13 +40,20 @@ use crate::io::config::{AwsSettings, AzureSettings, GcsSettings, Settings};
 use crate::io::resolve::{Location, ObjectUrl, Scheme};
 
 mod coalesce;
+mod failure;
 mod plain_http;
+
+use failure::Failure;
 
 use plain_http::PlainHttp;
 
 /// Largest span of merged ranges read with one request (8 MiB): larger
 /// reads are split so they run concurrently.
 pub const MAX_SPAN: u64 = 8 << 20;
+
+/// How long a request may take when `GDAL_HTTP_TIMEOUT` is not set
+/// (object_store's default, kept by [`plain_http`] too).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Longest wait between two retries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -148,7 +155,6 @@ impl Source {
         &self.url
     }
 
-    /// The store to read from, this process's client for a remote source.
     /// The keys of the objects whose keys start with this source's key
     /// (its "directory" listing, recursive, paginated by the store), with
     /// their sizes.
@@ -156,7 +162,10 @@ impl Source {
         let fail = |e: object_store::Error| Error::Io {
             url: self.url.clone(),
             range: String::new(),
-            reason: format!("cannot list: {}", describe(e, self.remote)),
+            reason: format!(
+                "cannot list: {}",
+                failure::describe(&e, self.remote, self.timeout())
+            ),
         };
         let store = self.store().map_err(fail)?;
         let prefix = (!self.path.as_ref().is_empty()).then_some(&self.path);
@@ -171,6 +180,22 @@ impl Source {
         })
     }
 
+    /// How long one request may take before it fails: `GDAL_HTTP_TIMEOUT`,
+    /// else object_store's default, for messages.
+    fn timeout(&self) -> Duration {
+        let set = match self.key.as_deref() {
+            Some(
+                StoreKey::S3(_, _, t)
+                | StoreKey::Gs(_, _, t)
+                | StoreKey::Azure(_, _, _, t)
+                | StoreKey::Http(_, _, t),
+            ) => *t,
+            None => None,
+        };
+        set.unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// The store to read from, this process's client for a remote source.
     fn store(&self) -> object_store::Result<Arc<dyn ObjectStore>> {
         match &self.key {
             None => Ok(local_store()),
@@ -288,10 +313,13 @@ fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
 
 /// An S3 store following GDAL's option semantics: `AWS_S3_ENDPOINT` is
 /// `host[:port]` reached over https unless `AWS_HTTPS=NO`; with virtual
-/// hosting (the default, except for bucket names with dots) the bucket is
-/// a subdomain of the endpoint, else the first path segment.
+/// hosting (the default, except for bucket names with dots and endpoints
+/// that are IP addresses or `localhost`, which have no subdomains) the
+/// bucket is a subdomain of the endpoint, else the first path segment.
 fn s3_builder(bucket: &str, aws: &AwsSettings, http: &Timeout) -> AmazonS3Builder {
-    let virtual_hosting = aws.virtual_hosting && !bucket.contains('.');
+    let virtual_hosting = aws.virtual_hosting
+        && !bucket.contains('.')
+        && !aws.endpoint.as_deref().is_some_and(has_no_subdomains);
     let mut b = AmazonS3Builder::new()
         .with_bucket_name(bucket)
         .with_region(aws.region.as_deref().unwrap_or("us-east-1"))
@@ -322,6 +350,20 @@ fn s3_builder(bucket: &str, aws: &AwsSettings, http: &Timeout) -> AmazonS3Builde
         }
     }
     b
+}
+
+/// Whether the host of `endpoint` (`host[:port]` or a URL) is an IP
+/// address or `localhost`, where a bucket cannot be a subdomain.
+fn has_no_subdomains(endpoint: &str) -> bool {
+    let authority = endpoint
+        .split_once("://")
+        .map_or(endpoint, |(_, rest)| rest);
+    let authority = authority.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => return v6.contains(']'),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::Ipv4Addr>().is_ok()
 }
 
 /// object_store's own retries are off: [`Fetcher`] retries every request
@@ -601,20 +643,14 @@ impl Fetcher {
         let mut delay = self.retry_delay;
         let mut attempt = 1;
         loop {
-            let (reason, transient) = match op().await {
+            let failure = match op().await {
                 Ok(done) => return Ok(done),
-                Err(Failure::Short { got, expected }) => (
-                    format!("short read: expected {expected} bytes, got {got}"),
-                    true,
-                ),
-                Err(Failure::Store(e)) => {
-                    let transient = matches!(e, object_store::Error::Generic { .. });
-                    (describe(e, source.remote), transient)
-                }
+                Err(failure) => failure,
             };
-            if !transient || attempt >= attempts {
+            if !failure.transient() || attempt >= attempts {
+                let reason = failure.describe(source.remote, source.timeout());
                 let note = if attempt > 1 {
-                    format!(" (after {attempt} attempts)")
+                    format!(", after {attempt} attempts")
                 } else {
                     String::new()
                 };
@@ -839,42 +875,6 @@ fn assemble_pieces(fetched: &[Option<Result<Bytes>>], pieces: &[Piece]) -> Resul
     }
 }
 
-/// Why one attempt failed.
-enum Failure {
-    /// The store answered with fewer bytes than asked for.
-    Short { got: usize, expected: u64 },
-    /// The store failed.
-    Store(object_store::Error),
-}
-
-impl From<object_store::Error> for Failure {
-    fn from(e: object_store::Error) -> Failure {
-        Failure::Store(e)
-    }
-}
-
-/// The error's message followed by the causes it does not already show
-/// (for HTTP errors the useful part, "operation timed out" or "connection
-/// closed before message completed", is often only in the causes).
-fn describe(e: object_store::Error, remote: bool) -> String {
-    match e {
-        object_store::Error::NotFound { .. } if remote => "object not found".to_string(),
-        object_store::Error::NotFound { .. } => "file not found".to_string(),
-        other => {
-            let mut text = other.to_string();
-            let mut cause = std::error::Error::source(&other);
-            while let Some(c) = cause {
-                let m = c.to_string();
-                if !text.contains(&m) {
-                    text = format!("{text}: {m}");
-                }
-                cause = c.source();
-            }
-            text
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -952,6 +952,22 @@ mod tests {
         });
         assert_eq!(handed.len(), 4);
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn ip_and_localhost_endpoints_have_no_subdomains() {
+        for yes in [
+            "127.0.0.1:9000",
+            "http://127.0.0.1:9000/",
+            "http://localhost:5000",
+            "localhost",
+            "http://[::1]:9000",
+        ] {
+            assert!(has_no_subdomains(yes), "{yes}");
+        }
+        for no in ["s3.example.com", "https://minio.lan:9000", "http://s3:2"] {
+            assert!(!has_no_subdomains(no), "{no}");
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::Duration;
 use object_store::client::{ClientOptions, HttpClient, HttpConnector};
 
 /// object_store's default request timeout.
-const TIMEOUT: Duration = Duration::from_secs(30);
+const TIMEOUT: Duration = super::DEFAULT_TIMEOUT;
 /// object_store's default connect timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Redirects followed, as reqwest's default policy.
