@@ -478,3 +478,164 @@ def moto_bucket(venv: Path, log: Path, bucket: str, root: Path) -> Iterator[Moto
         yield server
     finally:
         server.close()
+
+
+#: Fault kinds :class:`FaultProxy` can inject (the soak test's, from issue 46).
+PROXY_FAULTS = ("503", "500", "reset", "short", "stall", "shift")
+
+_S3_ERRORS = {
+    "503": (b"SlowDown", b"Please reduce your request rate."),
+    "500": (b"InternalError", b"We encountered an internal error. Please try again."),
+}
+
+
+class FaultProxy:
+    """An HTTP/1.1 proxy on loopback in front of ``upstream`` (a
+    :class:`RangeServer` or moto's S3 server) that answers a ``share`` of
+    the ranged GET requests (index documents, ``spare`` suffixes, never)
+    with a fault chosen at random among ``kinds``: a 503 with Retry-After and
+    an S3 ``SlowDown`` body, a 500 with an ``InternalError`` body, a
+    connection reset mid-body, a body cut short (the connection closes), a
+    stall of 4 to 8 s before the answer, or a ``Content-Range`` shifted by
+    one byte.  Each attempt draws anew, so a retried request usually
+    succeeds.  Threads, one per connection; each keeps its own connection
+    upstream."""
+
+    def __init__(self, upstream: str, share: float = 0.05, kinds: tuple[str, ...] = PROXY_FAULTS,
+                 spare: tuple[str, ...] = (".json",), seed: int = 46) -> None:
+        import http.client
+        import http.server
+        import random
+        from urllib.parse import urlsplit
+
+        assert set(kinds) <= set(PROXY_FAULTS), kinds
+        up = urlsplit(upstream)
+        self.share, self.kinds, self.spare = share, kinds, spare
+        self.faults: dict[str, int] = {}
+        self.requests = 0
+        self._lock = threading.Lock()
+        self._random = random.Random(seed)
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:
+                self._answer(True)
+
+            def do_HEAD(self) -> None:
+                self._answer(False)
+
+            def _upstream(self) -> http.client.HTTPConnection:
+                conn = getattr(self, "_conn", None)
+                if conn is None:
+                    conn = self._conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
+                return conn
+
+            def _fetch(self) -> tuple[int, str, list[tuple[str, str]], bytes]:
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                headers["Host"] = up.netloc
+                for attempt in range(2):  # a kept connection the upstream closed: once more
+                    conn = self._upstream()
+                    try:
+                        conn.request(self.command, self.path, headers=headers)
+                        r = conn.getresponse()
+                        return r.status, r.reason, r.getheaders(), r.read()
+                    except (http.client.HTTPException, OSError):
+                        conn.close()
+                        self._conn = None
+                        if attempt:
+                            raise
+                raise AssertionError("unreachable")
+
+            def _answer(self, body: bool) -> None:
+                fault = proxy.pick(self.path, self.headers.get("Range"), body)
+                if fault in ("503", "500"):
+                    code, text = _S3_ERRORS[fault]
+                    payload = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>' + code
+                               + b"</Code><Message>" + text + b"</Message></Error>")
+                    self.send_response(int(fault))
+                    if fault == "503":
+                        self.send_header("Retry-After", "1")
+                    self.send_header("Content-Type", "application/xml")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                if fault == "stall":
+                    time.sleep(proxy.stall_seconds())
+                status, reason, headers, data = self._fetch()
+                if fault == "shift" and status == 206:
+                    headers = [(k, _shifted(v) if k.lower() == "content-range" else v)
+                               for k, v in headers]
+                self.send_response(status, reason)
+                for k, v in headers:
+                    if k.lower() not in ("connection", "transfer-encoding", "keep-alive",
+                                         "server", "date"):
+                        self.send_header(k, v)
+                if fault in ("reset", "short"):
+                    self.send_header("Connection", "close")
+                self.end_headers()
+                if not body:
+                    return
+                if fault in ("reset", "short") and len(data) > 1:
+                    self.wfile.write(data[: len(data) // 2])
+                    self.wfile.flush()
+                    if fault == "reset":  # RST instead of FIN
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                   b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                    self.close_connection = True
+                    return
+                self.wfile.write(data)
+
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 256
+
+            def handle_error(self, request, client_address) -> None:
+                pass  # clients that time out and hang up are expected
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def endpoint(self) -> str:
+        """``host:port``, the form of GDAL's AWS_S3_ENDPOINT."""
+        return f"127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.endpoint}/"
+
+    def pick(self, path: str, range_header: str | None, body: bool) -> str | None:
+        """The fault for this attempt, if any (counted)."""
+        with self._lock:
+            self.requests += 1
+            if (not body or not range_header or not self.kinds
+                    or path.split("?")[0].endswith(self.spare)
+                    or self._random.random() >= self.share):
+                return None
+            fault = self._random.choice(self.kinds)
+            self.faults[fault] = self.faults.get(fault, 0) + 1
+            return fault
+
+    def stall_seconds(self) -> float:
+        with self._lock:
+            return self._random.uniform(4.0, 8.0)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _shifted(content_range: str) -> str:
+    """``bytes a-b/n`` moved one byte on (``bytes a+1-b+1/n``)."""
+    m = re.fullmatch(r"bytes (\d+)-(\d+)/(\S+)", content_range.strip())
+    if not m:
+        return content_range
+    a, b, n = int(m[1]), int(m[2]), m[3]
+    return f"bytes {a + 1}-{b + 1}/{n}"
