@@ -21,7 +21,7 @@ use crate::io::source::Source;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// The targets.
-pub const TARGETS: [Target; 8] = [
+pub const TARGETS: [Target; 9] = [
     ("kerchunk_json", kerchunk_json),
     ("index_file", index_file),
     ("icechunk", icechunk),
@@ -30,6 +30,7 @@ pub const TARGETS: [Target; 8] = [
     ("headers", headers),
     ("netcdf3", netcdf3),
     ("codec", codec),
+    ("index_builders", index_builders),
 ];
 
 /// Lets panics that the driver contains (third-party decoders asserting on
@@ -165,6 +166,45 @@ pub fn headers(data: &[u8]) {
 pub fn netcdf3(data: &[u8]) {
     let source = Source::from_bytes("fuzz.nc", data.to_vec(), "NetCDF-3 file");
     let _ = crate::builders::netcdf3::index_source(&source, "fuzz.nc");
+}
+
+/// The formats [`index_builders`] feeds, with the extension of the file
+/// each is written to (the DTED reader also looks at the name).
+const BUILT_FORMATS: [(crate::builders::builder::Format, &str); 5] = {
+    use crate::builders::builder::Format;
+    [
+        (Format::Tiff, "tif"),
+        (Format::Jpeg2000, "j2k"),
+        (Format::Nitf, "ntf"),
+        (Format::Dted, "dt1"),
+        (Format::Grib2, "grib2"),
+    ]
+};
+
+/// A whole file indexed as `chunkref index` indexes it, the format chosen
+/// by the first byte: TIFF, JPEG 2000 (codestream or JP2), NITF, DTED,
+/// GRIB2 (NetCDF-3 is [`netcdf3`]). Every count a header declares (tiles,
+/// tile-parts, IFDs, strips, segments, messages) must be bounded before
+/// anything is sized by it: the fuzz runs set libFuzzer's memory limit.
+/// The builders read files by path, so the input is written to a file of
+/// this process first.
+pub fn index_builders(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let (format, extension) = BUILT_FORMATS[usize::from(pick) % BUILT_FORMATS.len()];
+    let path = std::env::temp_dir().join(format!(
+        "chunkref-fuzz-{}-{:?}.{extension}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    if std::fs::write(&path, rest).is_err() {
+        return;
+    }
+    let name = path.to_string_lossy().into_owned();
+    let options = crate::builders::builder::Options::default();
+    let _ = crate::builders::builder::build_as(format, &name, &name, options);
+    let _ = std::fs::remove_file(&path);
 }
 
 /// A TIFF / BigTIFF header and IFD chain, read as the index builder does.

@@ -238,6 +238,9 @@ pub fn without_tlm(bytes: &[u8], header: &MainHeader) -> Vec<u8> {
     out
 }
 
+/// Most tiles a codestream may have (Isot is 16 bits; 65,535 is reserved).
+pub const MAX_TILES: u64 = 65_535;
+
 fn parse_siz(b: &[u8]) -> Result<Siz, Problem> {
     if b.len() < 36 {
         return Err(invalid(format!("SIZ marker of {} bytes", b.len() + 2)));
@@ -290,6 +293,18 @@ fn parse_siz(b: &[u8]) -> Result<Siz, Problem> {
             siz.tile_height,
             siz.tile_x_offset,
             siz.tile_y_offset
+        )));
+    }
+    // Isot, a tile's number in its SOT marker, is 16 bits: a codestream has
+    // at most 65,535 tiles (OpenJPEG refuses more too). Checked before
+    // anything is sized by the tile count.
+    let (across, down) = siz.tile_grid();
+    let tiles = u64::from(across) * u64::from(down);
+    if tiles > MAX_TILES {
+        return Err(invalid(format!(
+            "SIZ declares {across} x {down} = {tiles} tiles of {}x{} (a codestream has at most \
+             {MAX_TILES})",
+            siz.tile_width, siz.tile_height
         )));
     }
     if let Some(c) = siz
@@ -454,6 +469,26 @@ pub(crate) mod tests {
         b.extend([part, parts, 0xFF, 0x93]);
         b.extend(std::iter::repeat_n(0xAB, body_len));
         b
+    }
+
+    #[test]
+    fn tile_counts_past_the_format_limit_are_refused_before_allocation() {
+        // 65,536 x 65,536 tiles of 1x1 (about 4.3 billion): the header that
+        // made `chunkref index` ask for 103 GB.
+        let with_tile = |w: u32, h: u32| {
+            let mut b = header(w, h, 1, 1, 0, &[]);
+            b.extend(tile_part(0, 0, 1, 1));
+            MainHeader::parse(&b)
+        };
+        let e = with_tile(65_536, 65_536).unwrap_err().to_string();
+        assert!(e.contains("4294967296 tiles"), "{e}");
+        assert!(with_tile(256, 256).is_err());
+        // 65,535 x 65,537 tiles: a count that fits 32 bits (103 GB of lists).
+        let e = with_tile(65_535, 65_537).unwrap_err().to_string();
+        assert!(e.contains("4294967295 tiles"), "{e}");
+        // 255 x 257 = 65,535 tiles: the most there may be.
+        let ok = with_tile(255, 257);
+        assert!(ok.is_ok(), "{ok:?}");
     }
 
     #[test]
