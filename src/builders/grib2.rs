@@ -67,6 +67,12 @@ pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
     let mut messages = Vec::new();
     let mut offset = 0;
     while offset < src.len() {
+        // Zero bytes after a message pad it (ECMWF pads messages to a
+        // multiple of 120 bytes); GDAL's GRIB driver skips them too.
+        offset += zero_run(&src, offset)?;
+        if offset == src.len() {
+            break;
+        }
         let number = messages.len() + 1;
         let message = read_message(&src, offset, messages.last(), units).map_err(|e| match e {
             Error::Unsupported { what } => {
@@ -86,6 +92,22 @@ pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
     }
     let members: Vec<&Message> = messages.iter().collect();
     Ok(pyramid(&members, url).into_built())
+}
+
+/// Bytes read at a time when skipping the zeros that pad a message.
+const PADDING_PROBE: u64 = 4096;
+
+/// How many zero bytes `src` holds from `offset` on (up to its end).
+fn zero_run(src: &Source, offset: u64) -> Result<u64> {
+    let mut at = offset;
+    while at < src.len() {
+        let bytes = src.read(at, PADDING_PROBE.min(src.len() - at))?;
+        match bytes.iter().position(|&b| b != 0) {
+            Some(first) => return Ok(at + first as u64 - offset),
+            None => at += bytes.len() as u64,
+        }
+    }
+    Ok(at - offset)
 }
 
 /// Reads the headers of the message at `offset` (the georeferencing of

@@ -365,6 +365,20 @@ def messages(path: Path) -> list[bytes]:
     return out
 
 
+def test_messages_padded_with_zeros_match_gdal(tmp_path, chunkref_bin):
+    """ECMWF pads each message with zeros to a multiple of 120 bytes; GDAL's
+    GRIB driver skips the padding, and so does ``chunkref index`` (it said
+    "no GRIB indicator section" before).  A file that is only padding after
+    its last message ends there."""
+    source = write_grib(tmp_path / "plain.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=3)
+    padded = tmp_path / "padded.grb2"
+    padded.write_bytes(b"".join(m + bytes(-len(m) % 120) for m in messages(source)) + bytes(240))
+    assert padded.stat().st_size % 120 == 0
+    ds = open_chunkref(index(chunkref_bin, padded, tmp_path / "index.json"))
+    assert ds.RasterCount == 3
+    assert_same_as_gdal(ds, padded)
+
+
 def test_bitmap_points_are_gdal_nodata(tmp_path, chunkref_bin):
     source = write_grib(tmp_path / "plain.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=2)
     points = 23 * 17
