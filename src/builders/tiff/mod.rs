@@ -351,13 +351,16 @@ fn image(
     let bits = ifd
         .ints(crate::formats::tiff::tags::BITS_PER_SAMPLE)
         .unwrap_or_else(|| vec![1]);
-    if bits.iter().any(|&b| b != bits[0]) {
+    let Some(&first) = bits.first() else {
+        return Err(bad("BitsPerSample (tag 258) holds no value".into()));
+    };
+    if bits.iter().any(|&b| b != first) {
         return Err(Error::unsupported(format!(
             "{}: IFD {n} mixes BitsPerSample {bits:?} (tag 258)",
             src.path()
         )));
     }
-    let bits = bits[0];
+    let bits = first;
     let sample_format = ifd
         .int(crate::formats::tiff::tags::SAMPLE_FORMAT)
         .unwrap_or(1);
