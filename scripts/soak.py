@@ -169,10 +169,17 @@ class HeapCounter:
                 "uordblks", "fordblks", "keepcost")]
 
         try:
-            self._call = ctypes.CDLL("libc.so.6").mallinfo2
+            libc = ctypes.CDLL("libc.so.6")
+            self._call, self._trim = libc.mallinfo2, libc.malloc_trim
             self._call.restype = Info
         except (OSError, AttributeError):
             self._call = None
+
+    def trim(self) -> None:
+        """Gives the freed memory malloc keeps back to the system
+        (``malloc_trim(0)``)."""
+        if self._call is not None:
+            self._trim(0)
 
     def sample(self) -> tuple[int, int] | None:
         """(KiB in use, KiB free but kept)."""
@@ -237,6 +244,8 @@ def worker(number: int, plan: dict, out: str) -> None:
 
     def sample_heap() -> None:
         while time.time() < plan["deadline"]:
+            if plan["trim"]:
+                heap.trim()
             got = heap.sample()
             if got:
                 with lock:
@@ -317,6 +326,9 @@ def main() -> int:
     parser.add_argument("--hang", type=float, default=120, help="seconds a read may take")
     parser.add_argument("--sample", type=float, default=5, help="seconds between samples")
     parser.add_argument("--max-growth", type=float, help="fail if RSS grows more (%%)")
+    parser.add_argument("--trim", action="store_true",
+                        help="workers call malloc_trim(0) before each sample: RSS without "
+                             "the freed memory glibc keeps")
     parser.add_argument("--work", type=Path, default=REPO / "build" / "soak")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--seed", type=int, default=46)
@@ -348,7 +360,7 @@ def main() -> int:
     deadline = time.time() + args.seconds
     plan = {"data": str(data), "sources": names, "urls": urls, "options": options,
             "threads": args.threads, "deadline": deadline, "hang": args.hang, "seed": args.seed,
-            "sample": args.sample}
+            "sample": args.sample, "trim": args.trim}
     spawn = mp.get_context("spawn")
     outs = [args.work / f"worker-{i}.json" for i in range(args.processes)]
     for out in outs:
@@ -391,6 +403,7 @@ def main() -> int:
     figures = {
         "seconds": args.seconds, "processes": args.processes, "threads": args.threads,
         "fault_share": args.faults, "cachemax_mb": args.cachemax, "size": args.size,
+        "trim": args.trim,
         "reads": sum(t["reads"] for t in tallies),
         "errors": sum(t["errors"] for t in tallies),
         "wrong": sum(t["wrong"] for t in tallies),

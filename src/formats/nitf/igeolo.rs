@@ -132,6 +132,12 @@ fn igeolo_corners(icords: &str, igeolo: &str) -> Result<Option<Corners>, String>
             ))
         }
     };
+    // Corners are fixed-width ASCII fields, sliced by byte below.
+    if !igeolo.is_ascii() {
+        return Err(format!(
+            "IGEOLO '{igeolo}' holds characters other than ASCII"
+        ));
+    }
     let mut points = [(0.0, 0.0); 4];
     let mut zones = Vec::with_capacity(4);
     for (i, point) in points.iter_mut().enumerate() {
@@ -312,6 +318,15 @@ mod tests {
 
     fn close(a: [f64; 6], b: [f64; 6]) -> bool {
         a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9)
+    }
+
+    #[test]
+    fn non_ascii_corners_are_an_error_not_a_panic() {
+        // Found by the index_builders fuzz target: a replacement character
+        // (3 bytes) inside a corner's fixed-width field.
+        let igeolo = "49300\u{FFFD}N0sampl".to_string() + &"0".repeat(60);
+        let e = igeolo_corners("G", &igeolo).unwrap_err();
+        assert!(e.contains("ASCII"), "{e}");
     }
 
     #[test]
