@@ -489,3 +489,36 @@ def test_tiff_cut_inside_its_last_tile_reads_like_gdal(tmp_path, chunkref_bin):
     for ds in (native, ours):
         with pytest.raises(RuntimeError):
             ds.ReadRaster(32, 32, 32, 32)
+
+
+@pytest.mark.parametrize("compression", [None, "tiff_lzw", "tiff_adobe_deflate", "packbits"])
+def test_fill_order_2_reads_like_gdal(tmp_path, chunkref_bin, compression):
+    """FillOrder 2 (bits least-significant first, tag 266) as Pillow writes
+    it: libtiff reverses the bits of every stored byte before decoding, and
+    so does the codec now (it read the bytes as they were)."""
+    from PIL import Image, TiffImagePlugin
+
+    tags = TiffImagePlugin.ImageFileDirectory_v2()
+    tags[266] = 2
+    pixels = (np.arange(64 * 48).reshape(48, 64) % 251).astype(np.uint8)
+    tif = tmp_path / "lsb.tif"
+    Image.fromarray(pixels).save(tif, tiffinfo=tags, compression=compression)
+    assert gdal.Info(str(tif))  # GDAL reads it
+    index = index_tiff(chunkref_bin, tif, tmp_path / "lsb.json")
+    assert '"fill_order":2' in json.dumps(index, separators=(",", ":")).replace("\\", ""), index
+    want = gdal.Open(str(tif)).ReadAsArray()
+    np.testing.assert_array_equal(open_chunkref(tmp_path / "lsb.json").ReadAsArray(), want)
+
+
+def test_fill_order_2_with_jpeg_is_refused(tmp_path, chunkref_bin):
+    """libtiff leaves FillOrder to the JPEG codec: such a file is refused at
+    index time with a message naming FillOrder, not served bit-reversed."""
+    from PIL import Image, TiffImagePlugin
+
+    tags = TiffImagePlugin.ImageFileDirectory_v2()
+    tags[266] = 2
+    tif = tmp_path / "lsb-jpeg.tif"
+    Image.fromarray(np.full((32, 32), 7, np.uint8)).save(tif, tiffinfo=tags, compression="jpeg")
+    done = run_chunkref(chunkref_bin, "index", tif, "-o", tmp_path / "x.json")
+    assert done.returncode != 0 and "FillOrder 2" in done.stderr, done.stderr
+

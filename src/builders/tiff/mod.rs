@@ -467,6 +467,15 @@ fn image(
         "sample_format": sample_format,
         "jpeg_tables": jpeg_tables,
     });
+    // FillOrder 2 only (the osml-imagery-io codec this one reads knows no
+    // such key; its indexes keep their form).
+    let mut codec = codec;
+    if let Some(order) = ifd
+        .int(crate::formats::tiff::tags::FILL_ORDER)
+        .filter(|&o| o != 1)
+    {
+        codec["fill_order"] = json!(order);
+    }
     Ok(Image {
         width,
         height,

@@ -73,6 +73,17 @@ impl Compression {
         }
     }
 
+    /// Whether libtiff reverses the bits of every stored byte of this
+    /// compression when `FillOrder` is 2 (the classic codecs; JPEG and the
+    /// newer ones ask libtiff not to, and are refused with FillOrder 2).
+    pub(super) fn reverses_fill_order(&self) -> bool {
+        match self {
+            Compression::None | Compression::Lzw | Compression::PackBits => true,
+            Compression::Stream { tag, .. } => matches!(tag, 8 | 32946),
+            _ => false,
+        }
+    }
+
     /// Whether libtiff applies the `Predictor` tag to this compression.
     pub(super) fn uses_predictor(&self) -> bool {
         matches!(self, Compression::Lzw | Compression::Stream { .. })

@@ -60,6 +60,9 @@ struct TiffTile {
     /// `PlanarConfiguration` 2: every tile holds one sample.
     planar: bool,
     predictor: Predictor,
+    /// `FillOrder` 2: the bits of each stored byte come least-significant
+    /// first, and are reversed before decompression (as libtiff does).
+    lsb_first: bool,
     tile_width: Option<u64>,
     tile_height: Option<u64>,
 }
@@ -105,6 +108,10 @@ impl Codec for TiffTile {
                 ..*ctx
             },
             false => ctx.whole(),
+        };
+        let input = match self.lsb_first {
+            true => input.iter().map(|b| b.reverse_bits()).collect(),
+            false => input,
         };
         let data = self
             .compression
@@ -248,6 +255,13 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         ));
     }
     let predictor = Predictor::from_tag(predictor);
+    let lsb_first = config_choice(config, "fill_order", 1, &[1, 2])? == 2;
+    if lsb_first && !compression.reverses_fill_order() {
+        return Err(Error::unsupported(format!(
+            "FillOrder 2 (bits least-significant first) with {compression}: libtiff leaves \
+             such data to its codec, and so does no chunk codec here"
+        )));
+    }
     Ok(Box::new(TiffTile {
         compression,
         bits_per_sample,
@@ -255,6 +269,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         photometric,
         planar,
         predictor,
+        lsb_first,
         tile_width: config_uint(URI, config, "tile_width")?,
         tile_height: config_uint(URI, config, "tile_height")?,
     }))

@@ -12,6 +12,8 @@ pub const BITS_PER_SAMPLE: u16 = 258;
 pub const COMPRESSION: u16 = 259;
 /// PhotometricInterpretation.
 pub const PHOTOMETRIC: u16 = 262;
+/// FillOrder (2: bits least-significant first).
+pub const FILL_ORDER: u16 = 266;
 /// StripOffsets.
 pub const STRIP_OFFSETS: u16 = 273;
 /// SamplesPerPixel.
