@@ -522,3 +522,24 @@ def test_fill_order_2_with_jpeg_is_refused(tmp_path, chunkref_bin):
     done = run_chunkref(chunkref_bin, "index", tif, "-o", tmp_path / "x.json")
     assert done.returncode != 0 and "FillOrder 2" in done.stderr, done.stderr
 
+
+def test_rpc_tag_fills_the_rpc_domain_like_gdal(tmp_path, chunkref_bin):
+    """The RPCCoefficientTag (50844) GDAL writes for RPC metadata is shown
+    in the index's RPC domain exactly as GTiff shows it (%.15g)."""
+    rpc = {"ERR_BIAS": "0.5", "ERR_RAND": "0.25", "LINE_OFF": "3000.5", "SAMP_OFF": "2000.25",
+           "LAT_OFF": "38.123456789", "LONG_OFF": "-77.987654321", "HEIGHT_OFF": "100",
+           "LINE_SCALE": "3100", "SAMP_SCALE": "2100", "LAT_SCALE": "0.05",
+           "LONG_SCALE": "0.0612345678901234", "HEIGHT_SCALE": "500",
+           "LINE_NUM_COEFF": " ".join(str((i + 1) * 1e-3 + 1 / 3) for i in range(20)),
+           "LINE_DEN_COEFF": " ".join(["1"] + ["0"] * 19),
+           "SAMP_NUM_COEFF": " ".join(str(-(i + 1) * 2.5e-4) for i in range(20)),
+           "SAMP_DEN_COEFF": " ".join(["1"] + ["1e-07"] * 19)}
+    tif = tmp_path / "rpc.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 64, 48, 1)
+    ds.SetMetadata(rpc, "RPC")
+    ds = None
+    assert not list(tmp_path.glob("rpc.*[!f]")), "GDAL wrote a sidecar: the tag is not what is read"
+    index_tiff(chunkref_bin, tif, tmp_path / "rpc.json")
+    want = gdal.Open(str(tif)).GetMetadata("RPC")
+    assert want and open_chunkref(tmp_path / "rpc.json").GetMetadata("RPC") == want
+

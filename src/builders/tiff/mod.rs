@@ -72,6 +72,14 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             json!({"crs": crs, "points": points}),
         );
     }
+    // Rational polynomial coefficients from the tag, unless a sidecar gave
+    // them (GDAL reads .RPB / _rpc.txt files first).
+    if let Some(rpc) = crate::formats::tiff::rpc::attribute(&tiff.ifds[0]) {
+        levels[0]
+            .attrs
+            .entry(crate::conventions::attributes::RPC_ATTRIBUTE)
+            .or_insert(rpc);
+    }
     // Band scale/offset/unit/description and colour interpretations GDAL
     // recorded for the full image apply to every level.
     let gdal_xml = tiff.ifds[0]

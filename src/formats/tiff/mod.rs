@@ -4,4 +4,5 @@
 pub mod gdal_metadata;
 pub mod geo;
 pub mod ifd;
+pub mod rpc;
 pub mod tags;
