@@ -27,7 +27,8 @@ const ZARR_KEYS: [&str; 5] = [".zgroup", ".zattrs", ".zarray", ".zmetadata", "za
 /// `is_directory` says GDAL found a directory at `name`: only then are the
 /// files of a Kerchunk Parquet store or an Icechunk repository looked for.
 /// An object that could not be read (no header, not a directory) is left to
-/// GDAL's own error, with no request or warning added.
+/// GDAL's own error, with no request or warning added, unless its name is
+/// one of ours (`.parq`, `.parquet`).
 pub fn identify(name: &str, header: &[u8], is_directory: bool) -> bool {
     if name
         .get(..PREFIX.len())
@@ -37,14 +38,17 @@ pub fn identify(name: &str, header: &[u8], is_directory: bool) -> bool {
     }
     if header.is_empty() {
         // A Kerchunk Parquet directory or an Icechunk repository (a
-        // directory has no header bytes).
-        if !is_directory {
-            return false;
-        }
+        // directory has no header bytes). A `.parq`/`.parquet` name is
+        // claimed by its name alone (an HTTP server lists no directories);
+        // anything else is looked into only when it is a directory.
         let dir = name.trim_end_matches('/');
         return is_parquet_name(dir)
-            || has_record_size(dir)
-            || crate::index::readers::icechunk::is_repository(name, crate::io::vsi::vsi_exists);
+            || (is_directory
+                && (has_record_size(dir)
+                    || crate::index::readers::icechunk::is_repository(
+                        name,
+                        crate::io::vsi::vsi_exists,
+                    )));
     }
     if header.starts_with(crate::index::readers::parquet_read::MAGIC) {
         return is_parquet_name(name.trim_end_matches('/'));
@@ -228,7 +232,10 @@ mod tests {
         assert!(!identify("data.bin", b"PAR1\x15\x04", false));
         assert!(identify("refs.parq/", b"", true));
         assert!(!identify("refs.json", b"", true));
-        // An object that could not be read is not a directory: nothing is probed.
-        assert!(!identify("refs.parq", b"", false));
+        // A Kerchunk Parquet store by its name alone (over HTTP GDAL sees no
+        // directory); an object that could not be read and is not a
+        // directory is not looked into.
+        assert!(identify("refs.parq", b"", false));
+        assert!(!identify("image.ntf", b"", false));
     }
 }
