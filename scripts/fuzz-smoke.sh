@@ -27,5 +27,5 @@ for target in $(cargo fuzz list); do
     echo "fuzz-smoke: $target failed; the input is in fuzz/artifacts/$target/" >&2
     exit 1
   fi
-  grep -E "^stat::number_of_executed_units" "$scratch/$target.log" || true
+  grep -a -E "^stat::number_of_executed_units" "$scratch/$target.log" || true
 done
