@@ -384,7 +384,9 @@ bool ChunkRefRasterBand::LoadInfo() {
     m_hasNoData = m_info.has_nodata != 0;
     m_noData = m_info.nodata;
     m_unit = m_info.unit != nullptr ? m_info.unit : "";
-    if (m_info.color == GCI_PaletteIndex) {
+    // A palette band's table, or the table GDAL gives some other bands (a
+    // MinIsWhite TIFF's greys): whichever the index holds.
+    {
         const int64_t n =
             chunkref_color_table(ds->m_handle.get(), ds->m_level, nullptr, 0, &status);
         if (n < 0) {

@@ -543,3 +543,25 @@ def test_rpc_tag_fills_the_rpc_domain_like_gdal(tmp_path, chunkref_bin):
     want = gdal.Open(str(tif)).GetMetadata("RPC")
     assert want and open_chunkref(tmp_path / "rpc.json").GetMetadata("RPC") == want
 
+
+@pytest.mark.parametrize("bits", [2, 4, 8, 12, 16])
+def test_min_is_white_greys_like_gdal(tmp_path, chunkref_bin, bits):
+    """A MinIsWhite image of 2 to 16 bits: GTiff shows an undefined band
+    with a table of 2^bits greys from white to black (chunkref showed a
+    grey band without it, a negative in viewers)."""
+    dtype, gdal_type = (np.uint16, gdal.GDT_UInt16) if bits > 8 else (np.uint8, gdal.GDT_Byte)
+    tif = tmp_path / f"white{bits}.tif"
+    options = ["PHOTOMETRIC=MINISWHITE"] + ([] if bits in (8, 16) else [f"NBITS={bits}"])
+    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 40, 24, 1, gdal_type, options=options)
+    ds.GetRasterBand(1).WriteArray((np.arange(40 * 24).reshape(24, 40) % (1 << bits)).astype(dtype))
+    ds = None
+    index_tiff(chunkref_bin, tif, tmp_path / "white.json")
+    want_ds, got_ds = gdal.Open(str(tif)), open_chunkref(tmp_path / "white.json")
+    want, got = want_ds.GetRasterBand(1), got_ds.GetRasterBand(1)
+    assert got.GetColorInterpretation() == want.GetColorInterpretation() == gdal.GCI_Undefined
+    wt, gt = want.GetColorTable(), got.GetColorTable()
+    assert gt is not None and gt.GetCount() == wt.GetCount() == 1 << bits
+    assert [gt.GetColorEntry(i) for i in range(gt.GetCount())] == [
+        wt.GetColorEntry(i) for i in range(wt.GetCount())]
+    np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
+

@@ -233,6 +233,7 @@ fn color_interpretation(ifd: &Ifd, samples: u64, nodata: Option<f64>) -> Map<Str
         .ints(crate::formats::tiff::tags::EXTRA_SAMPLES)
         .unwrap_or_default();
     let first_extra = samples.saturating_sub(extra.len() as u64);
+    let grey_bits = min_is_white_bits(ifd, photometric, samples);
     let names: Vec<&str> = (0..samples)
         .map(|b| {
             let alpha = b
@@ -243,6 +244,8 @@ fn color_interpretation(ifd: &Ifd, samples: u64, nodata: Option<f64>) -> Map<Str
                 ColorInterp::Alpha.name()
             } else if bitmap {
                 ColorInterp::Palette.name()
+            } else if grey_bits.is_some() {
+                ColorInterp::Undefined.name()
             } else {
                 ColorInterp::of_model(model, b, samples).name()
             }
@@ -258,7 +261,7 @@ fn color_interpretation(ifd: &Ifd, samples: u64, nodata: Option<f64>) -> Map<Str
     let table = match color_table(ifd, nodata).filter(|_| photometric == 3) {
         Some(table) => Some(table),
         None if bitmap => Some(bilevel_table(photometric)),
-        None => None,
+        None => grey_bits.map(|bits| white_to_black_table(bits, nodata)),
     };
     if let Some(table) = table {
         attrs.insert(
@@ -290,6 +293,37 @@ fn bilevel_table(photometric: u64) -> Value {
     } else {
         json!([black, white])
     }
+}
+
+/// The bits of a one-band MinIsWhite (Photometric 0) image of 2 to 16 bits,
+/// which GDAL's GTiff driver shows as an undefined band with a white-to-black
+/// table (1-bit ones are bitmaps, see [`bilevel_table`]).
+fn min_is_white_bits(ifd: &Ifd, photometric: u64, samples: u64) -> Option<u32> {
+    let bits = ifd.ints(crate::formats::tiff::tags::BITS_PER_SAMPLE)?;
+    match (photometric, samples, bits.as_slice()) {
+        (0, 1, &[b]) if (2..=16).contains(&b) => Some(b as u32),
+        _ => None,
+    }
+}
+
+/// GDAL's table for a MinIsWhite image of `bits` bits: 2^bits greys from
+/// white to black (255 (n - 1 - i) / (n - 1), truncated), the entry of the
+/// nodata value transparent.
+fn white_to_black_table(bits: u32, nodata: Option<f64>) -> Value {
+    let n = 1u32 << bits;
+    let transparent = nodata.filter(|v| v.is_finite()).map(|v| v.trunc());
+    let entries: Vec<Value> = (0..n)
+        .map(|i| {
+            let grey = 255 * (n - 1 - i) / (n - 1);
+            let alpha = if transparent == Some(f64::from(i)) {
+                0
+            } else {
+                255
+            };
+            json!([grey, grey, grey, alpha])
+        })
+        .collect();
+    Value::Array(entries)
 }
 
 /// Replaces the colour interpretation of bands GDAL recorded one for.
