@@ -88,6 +88,9 @@ pub fn parse(text: &str) -> Option<String> {
 /// as `-` give the date alone) or, with `version_20`, `DDHHMMSSZMONYY`.
 pub fn nitf_idatim(text: &str, version_20: bool) -> Option<String> {
     let t = text.trim();
+    if !t.is_ascii() {
+        return None;
+    }
     if version_20 && t.len() == 14 && t.as_bytes()[8] == b'Z' {
         let month = MONTHS.iter().position(|m| *m == &t[9..12])? + 1;
         let yy: u32 = t[12..14].parse().ok()?;
@@ -221,5 +224,8 @@ mod tests {
             Some("1997-03-04T05:06:07")
         );
         assert_eq!(nitf_idatim("              ", false), None);
+        // Bytes that are not ASCII are no date, and never split a character.
+        assert_eq!(nitf_idatim("GRIB j\u{fffd}w j ", false), None);
+        assert_eq!(nitf_idatim("0405060\u{fffd}MAR97", true), None);
     }
 }
