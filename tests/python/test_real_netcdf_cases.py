@@ -1,0 +1,130 @@
+"""NetCDF files as real producers write them (issue 41, second round), read
+as GDAL 3.6's netCDF driver reads them.
+
+netcdf4_cases_writer.py (netCDF4 from the kerchunk venv) writes each file;
+``chunkref index`` indexes it; ChunkRef on the index must show what GDAL's
+netCDF driver shows for the file (size, geotransform, CRS, data types,
+nodata, scale / offset, units, ``NETCDF_DIM_*`` items, pixels in odd
+windows), through ``test_netcdf3.assert_reads_as_gdal``. One test per
+root cause:
+
+- axes that are not a (y, x) pair GDAL recognises (``(time, station)``,
+  ``y``/``x`` coordinates without CF attributes, ``(lon, lat)`` order) are
+  placed only as GDAL places them: not at all, or swapped (a CF file whose
+  dimensions come as (lon, lat));
+- projected x/y in kilometres (or US survey feet) under a CF grid mapping
+  make a CRS in that unit, the geotransform staying in it;
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from osgeo import gdal
+
+from test_netcdf3 import assert_reads_as_gdal
+from test_tables import run_python
+from venvs import kerchunk_python
+
+gdal.UseExceptions()
+
+WRITER = Path(__file__).with_name("netcdf4_cases_writer.py")
+
+
+def coordinate(name: str, values: list[float], **attrs) -> dict:
+    """A 1-D float64 coordinate variable ``name(name)``."""
+    return {"name": name, "dtype": "f8", "dims": [name], "attrs": attrs, "values": values}
+
+
+def grid(dims: list[str], sizes: list[int], coords: list[dict], *, globals_: dict | None = None,
+         fmt: str = "NETCDF4", **var) -> dict:
+    """A file holding ``v(dims)`` (a float32 ramp unless ``var`` says
+    otherwise) and the coordinate variables ``coords``."""
+    v = {"name": "v", "dtype": "f4", "dims": dims, "attrs": {}, "values": None, **var}
+    return {"format": fmt, "globals": globals_ or {}, "dims": dict(zip(dims, sizes)),
+            "vars": [*coords, v]}
+
+
+def write(tmp_path: Path, cases: dict) -> Path:
+    """Every case written as ``<tmp_path>/<name>.nc``."""
+    run_python(kerchunk_python(), WRITER.read_text(), tmp_path, json.dumps(cases))
+    return tmp_path
+
+
+def native(source: Path) -> gdal.Dataset:
+    return gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["netCDF"])
+
+
+LON = dict(units="degrees_east", standard_name="longitude")
+LAT = dict(units="degrees_north", standard_name="latitude")
+
+#: Variables whose last two axes GDAL does not place, and one it places
+#: swapped: (dims, sizes, coordinate variables, global attributes,
+#: whether GDAL 3.6 gives a geotransform).
+AXES = {
+    "time_station": (["time", "station"], [5, 3],
+                     [coordinate("time", [0, 1, 2, 3, 4], units="days since 2000-01-01",
+                                 standard_name="time"),
+                      coordinate("station", [3, 5, 7])], {}, False),
+    "time_lon": (["time", "lon"], [5, 3],
+                 [coordinate("time", [0, 1, 2, 3, 4], units="days since 2000-01-01"),
+                  coordinate("lon", [10, 11, 12], **LON)], {}, False),
+    "bare_yx": (["y", "x"], [5, 3],
+                [coordinate("y", [0, 1, 2, 3, 4], units="m"), coordinate("x", [3, 5, 7], units="m")],
+                {}, False),
+    "level_x": (["level", "x"], [5, 3],
+                [coordinate("level", [1000, 850, 700, 500, 300], units="hPa", positive="down"),
+                 coordinate("x", [3, 5, 7], standard_name="projection_x_coordinate", units="m")],
+                {}, False),
+    "lon_lat": (["lon", "lat"], [6, 4],
+                [coordinate("lon", [10, 11, 12, 13, 14, 15], **LON),
+                 coordinate("lat", [40, 40.5, 41, 41.5], **LAT)], {}, True),
+    "lon_lat_cf": (["lon", "lat"], [6, 4],
+                   [coordinate("lon", [10, 11, 12, 13, 14, 15], **LON),
+                    coordinate("lat", [40, 40.5, 41, 41.5], **LAT)], {"Conventions": "CF-1.8"},
+                   True),
+    "axis_attributes": (["b", "a"], [5, 3],
+                        [coordinate("b", [0, 1, 2, 3, 4], axis="Y"),
+                         coordinate("a", [3, 5, 7], axis="X")], {}, True),
+}
+
+
+def test_axes_gdal_does_not_recognise_place_nothing(tmp_path, chunkref_bin):
+    """Root cause: chunkref placed any grid whose last two dimensions had
+    1-D coordinate variables (a time axis as y, a station number as x);
+    GDAL 3.6 takes them only when they are longitude / latitude /
+    projection coordinates by their attributes (or named lon / lat), and
+    swaps them in a CF file whose dimensions come as (lon, lat)."""
+    cases = {name: grid(dims, sizes, coords, globals_=globals_)
+             for name, (dims, sizes, coords, globals_, _) in AXES.items()}
+    root = write(tmp_path, cases)
+    for name, (*_, placed) in AXES.items():
+        source = root / f"{name}.nc"
+        assert (native(source).GetGeoTransform(can_return_null=True) is not None) == placed, name
+        assert_reads_as_gdal(chunkref_bin, source, tmp_path)
+
+
+def lambert(units: str) -> dict:
+    """A Lambert conformal grid (CF parameters) over x/y in ``units``."""
+    coords = [
+        coordinate("y", [300, 288, 276, 264], units=units, standard_name="projection_y_coordinate"),
+        coordinate("x", [-100, -88, -76, -64, -52], units=units,
+                   standard_name="projection_x_coordinate"),
+        {"name": "lambert", "dtype": "i4", "dims": [], "values": [0],
+         "attrs": {"grid_mapping_name": "lambert_conformal_conic", "standard_parallel": [33.0, 45.0],
+                   "longitude_of_central_meridian": -96.0, "latitude_of_projection_origin": 23.0}},
+    ]
+    return grid(["y", "x"], [4, 5], coords, attrs={"grid_mapping": "lambert"})
+
+
+@pytest.mark.parametrize("units, metres", [("km", 1000.0), ("KM", 1000.0), ("m", 1.0),
+                                           ("US_survey_foot", 1200 / 3937)])
+def test_projected_coordinates_in_kilometres_make_a_crs_in_kilometres(tmp_path, chunkref_bin,
+                                                                     units, metres):
+    """Root cause: the PROJ string made of CF grid-mapping parameters was
+    always in metres; GDAL takes the unit the x and y coordinates share."""
+    source = write(tmp_path, {"lcc": lambert(units)}) / "lcc.nc"
+    assert native(source).GetSpatialRef().GetLinearUnits() == pytest.approx(metres)
+    assert_reads_as_gdal(chunkref_bin, source, tmp_path)
