@@ -7,7 +7,8 @@ A case is ``{"format": "NETCDF4" | "NETCDF4_CLASSIC" | "NETCDF3_CLASSIC"
 | "NETCDF3_64BIT_OFFSET", "globals": {attr: value}, "dims": {name: size},
 "vars": [var, ...]}`` and a var ``{"name", "dtype" (numpy), "dims":
 [names], "attrs": {attr: value}, "values": list (flattened, C order) or
-null (a ramp 0, 1, 2, ... cast to dtype) or "unwritten" (never written),
+null (a ramp 0, 1, 2, ... cast to dtype) or "unwritten" (never written)
+or "first" (ones written in the first two rows and three columns only),
 "chunks": [sizes] or null, "fill_value": value or null (none)}``.  A
 ``"values"`` list on a zero-dimension variable is its one value.  Text
 attributes stay text; lists become arrays of ``float64`` unless
@@ -47,6 +48,9 @@ def write(path: Path, case: dict) -> None:
                     var.setncattr(key, np.array(value, dtype=types.get(key, "f8")))
             values = spec.get("values")
             if values == "unwritten":
+                continue
+            if values == "first":
+                var[0:2, 0:3] = np.ones((2, 3), dtype=dtype)
                 continue
             shape = var.shape
             if values is None:

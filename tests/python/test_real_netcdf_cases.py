@@ -14,6 +14,12 @@ root cause:
   dimensions come as (lon, lat));
 - projected x/y in kilometres (or US survey feet) under a CF grid mapping
   make a CRS in that unit, the geotransform staying in it;
+- netCDF-4 variables without ``_FillValue`` read netCDF's default fill
+  where no chunk was written (GDAL reads it), and show it as nodata but
+  for 1-byte types, in NetCDF-4, NetCDF-4 classic and NetCDF-3 files;
+  HDF5 datasets of a ``.nc`` file that netCDF did not write (h5py) show
+  their HDF5 fill value as nodata only when it was set (not for 1-byte
+  types), as netCDF reports it;
 """
 
 from __future__ import annotations
@@ -127,4 +133,53 @@ def test_projected_coordinates_in_kilometres_make_a_crs_in_kilometres(tmp_path, 
     always in metres; GDAL takes the unit the x and y coordinates share."""
     source = write(tmp_path, {"lcc": lambert(units)}) / "lcc.nc"
     assert native(source).GetSpatialRef().GetLinearUnits() == pytest.approx(metres)
+    assert_reads_as_gdal(chunkref_bin, source, tmp_path)
+
+
+#: netCDF types (numpy) of the fill cases; 64-bit integers are left out:
+#: GDAL shows their nodata through GetNoDataValueAsInt64, which ChunkRef
+#: does not serve (docs/real-files.md).
+FILL_TYPES = {"NETCDF4": ["i1", "u1", "i2", "u2", "i4", "u4", "f4", "f8"],
+              "NETCDF4_CLASSIC": ["i1", "i2", "i4", "f4", "f8"],
+              "NETCDF3_CLASSIC": ["i1", "i2", "i4", "f4", "f8"]}
+
+
+@pytest.mark.parametrize("fmt", sorted(FILL_TYPES))
+def test_unwritten_chunks_read_the_netcdf_default_fill(tmp_path, chunkref_bin, fmt):
+    """Root cause: the index of a netCDF-4 variable without ``_FillValue``
+    had no Zarr fill value (kerchunk's choice), so chunks never written
+    read 0; netCDF (and GDAL) read the HDF5 fill value, the type's default
+    fill. Each type: a variable never written, one written in its first
+    chunk only, one with a ``_FillValue`` written in its first chunk."""
+    chunked = fmt.startswith("NETCDF4")
+    variables = []
+    for dtype in FILL_TYPES[fmt]:
+        for how, values, fill in [("unwritten", "unwritten", None), ("part", "first", None),
+                                  ("declared", "first", 7)]:
+            variables.append({"name": f"{how}_{dtype}", "dtype": dtype, "dims": ["y", "x"],
+                              "values": values, "fill_value": fill,
+                              "chunks": [2, 3] if chunked else None})
+    source = write(tmp_path, {"fill": {"format": fmt, "dims": {"y": 4, "x": 6},
+                                       "vars": variables}}) / "fill.nc"
+    assert_reads_as_gdal(chunkref_bin, source, tmp_path)
+
+
+H5PY_WRITER = r"""
+import sys
+import h5py
+with h5py.File(sys.argv[1], "w") as f:
+    for t in ["i1", "u1", "i2", "f4", "f8"]:
+        f.create_dataset("plain_" + t, shape=(4, 6), dtype=t, chunks=(2, 3))[0:2, 0:3] = 1
+        f.create_dataset("set_" + t, shape=(4, 6), dtype=t, chunks=(2, 3),
+                         fillvalue=5)[0:2, 0:3] = 1
+"""
+
+
+def test_hdf5_fill_values_of_a_netcdf_named_file(tmp_path, chunkref_bin):
+    """Root cause: for an HDF5 dataset without netCDF attributes in a file
+    GDAL's netCDF driver opens, nodata was the Zarr fill value (the HDF5
+    fill, 0 when never set, and for 1-byte types too); netCDF reports the
+    HDF5 fill value only when it was set, and GDAL takes none for bytes."""
+    source = tmp_path / "h5py.nc"
+    run_python(kerchunk_python(), H5PY_WRITER, source)
     assert_reads_as_gdal(chunkref_bin, source, tmp_path)
