@@ -20,6 +20,13 @@ root cause:
   HDF5 datasets of a ``.nc`` file that netCDF did not write (h5py) show
   their HDF5 fill value as nodata only when it was set (not for 1-byte
   types), as netCDF reports it;
+- longitudes that wrap 360 -> 0 inside the grid are placed from -180
+  degrees (pixels as stored), south-up rows served north-up;
+- a CRS given as text in the variable's own ``crs`` attribute (a PROJ
+  string, WKT or ``EPSG:`` code, no ``grid_mapping``) or in a grid
+  mapping's ``srid``; ``proj4`` / ``proj4text`` / ``proj4_params``
+  attributes of a grid-mapping variable, which GDAL 3.6 does not read,
+  give none;
 """
 
 from __future__ import annotations
@@ -183,3 +190,52 @@ def test_hdf5_fill_values_of_a_netcdf_named_file(tmp_path, chunkref_bin):
     source = tmp_path / "h5py.nc"
     run_python(kerchunk_python(), H5PY_WRITER, source)
     assert_reads_as_gdal(chunkref_bin, source, tmp_path)
+
+
+@pytest.mark.parametrize("lat_step", [-30.0, 30.0], ids=["north-up", "south-up"])
+def test_longitudes_wrapping_inside_the_grid_are_placed(tmp_path, chunkref_bin, lat_step):
+    """Root cause: longitudes 195 .. 345, 15 .. 165 are not monotonic, so
+    chunkref gave no transform (and served the rows bottom-up); GDAL moves
+    those east of the last by -360 degrees and places the grid."""
+    lon = [195.0, 225.0, 255.0, 285.0, 315.0, 345.0, 15.0, 45.0, 75.0, 105.0, 135.0, 165.0]
+    lat = [45.0 - lat_step * 3 / 2 + lat_step * i for i in range(4)]
+    source = write(tmp_path, {"wrap": grid(["lat", "lon"], [4, 12], [
+        coordinate("lat", lat, units="degrees_north"),
+        coordinate("lon", lon, units="degrees_east")])}) / "wrap.nc"
+    assert native(source).GetGeoTransform()[0] == -180.0
+    assert_reads_as_gdal(chunkref_bin, source, tmp_path)
+
+
+UTM = "+proj=utm +zone=33 +datum=WGS84 +units=m +no_defs"
+
+#: (attributes of ``v``, attributes of a ``crs`` variable or None,
+#: whether GDAL 3.6 finds a CRS).
+TEXT_CRS = {
+    "proj_string": ({"crs": UTM}, None, True),
+    "epsg_code": ({"crs": "EPSG:32633"}, None, True),
+    "srid": ({"grid_mapping": "crs"}, {"srid": "urn:ogc:def:crs:EPSG::32633"}, True),
+    "proj4": ({"grid_mapping": "crs"}, {"proj4": UTM}, False),
+    "proj4text": ({"grid_mapping": "crs"}, {"proj4text": UTM}, False),
+    "proj4_params": ({"grid_mapping": "crs"}, {"proj4_params": UTM}, False),
+    "crs_beside_grid_mapping": ({"crs": UTM, "grid_mapping": "crs"}, {"proj4": UTM}, False),
+}
+
+
+def test_crs_as_text_in_crs_attributes(tmp_path, chunkref_bin):
+    """Root cause: chunkref read a CRS from grid-mapping variables only
+    (``crs_wkt``, ``spatial_ref``, CF parameters); GDAL 3.6 also reads a
+    variable's own ``crs`` attribute and a grid mapping's ``srid``."""
+    cases = {}
+    for name, (attrs, crs, _) in TEXT_CRS.items():
+        coords = [coordinate("y", [5000000, 4999900, 4999800, 4999700], units="m",
+                             standard_name="projection_y_coordinate"),
+                  coordinate("x", [500000, 500100, 500200, 500300, 500400], units="m",
+                             standard_name="projection_x_coordinate")]
+        if crs is not None:
+            coords.append({"name": "crs", "dtype": "i4", "dims": [], "values": [0], "attrs": crs})
+        cases[name] = grid(["y", "x"], [4, 5], coords, attrs=attrs)
+    root = write(tmp_path, cases)
+    for name, (*_, found) in TEXT_CRS.items():
+        source = root / f"{name}.nc"
+        assert (native(source).GetSpatialRef() is not None) == found, name
+        assert_reads_as_gdal(chunkref_bin, source, tmp_path)

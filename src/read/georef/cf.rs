@@ -38,7 +38,8 @@ pub fn geotransform(gm: &Map<String, Value>) -> Option<[f64; 6]> {
 
 /// The CRS of a grid-mapping variable: `crs_wkt`, `spatial_ref`, else the
 /// one the CF grid-mapping parameters make (a PROJ string, or for a
-/// geostationary view, the WKT GDAL's netCDF driver makes). `units` is
+/// geostationary view, the WKT GDAL's netCDF driver makes), else its
+/// `srid` (`urn:ogc:def:crs:EPSG::6931`, `EPSG:3413`). `units` is
 /// the `units` attribute the x and y coordinate variables share, if any:
 /// as in GDAL's netCDF driver, `km` or `US_survey_foot` make the linear
 /// unit of a projection from parameters (the geotransform stays in those
@@ -51,6 +52,23 @@ pub fn crs(gm: &Map<String, Value>, units: Option<&str>) -> Option<String> {
         .map(str::to_string)
         .or_else(|| geostationary_wkt(gm))
         .or_else(|| cf_to_proj(gm, proj_units(units)))
+        .or_else(|| gm.get("srid").and_then(Value::as_str).map(str::to_string))
+}
+
+/// The CRS of a variable without `grid_mapping` from its own `crs`
+/// attribute, as GDAL 3.6's netCDF driver reads it: text holding a PROJ
+/// string (`+proj=`), a WKT1 (`GEOGCS`, `PROJCS`) or an `EPSG:` code.
+/// (GDAL 3.6 reads no `proj4`, `proj4text` or `proj4_params` attribute
+/// of a grid-mapping variable, nor does chunkref.)
+pub fn variable_crs(attrs: &Map<String, Value>) -> Option<String> {
+    if attrs.contains_key("grid_mapping") {
+        return None;
+    }
+    let text = attrs.get("crs")?.as_str()?;
+    ["+proj=", "GEOGCS", "PROJCS", "EPSG:"]
+        .iter()
+        .any(|k| text.contains(k))
+        .then(|| text.to_string())
 }
 
 /// The PROJ `+units` of coordinate `units` GDAL's netCDF driver knows
@@ -385,6 +403,21 @@ mod tests {
         let mut no_axes = goes;
         no_axes.remove("semi_major_axis");
         assert!(crs(&no_axes, None).unwrap().starts_with("+proj=geos"));
+    }
+
+    #[test]
+    fn crs_of_a_variable_or_an_srid() {
+        let utm = "+proj=utm +zone=33 +datum=WGS84";
+        let own = attrs(&format!(r#"{{"crs": "{utm}"}}"#));
+        assert_eq!(variable_crs(&own).as_deref(), Some(utm));
+        let mapped = attrs(&format!(r#"{{"crs": "{utm}", "grid_mapping": "crs"}}"#));
+        assert_eq!(variable_crs(&mapped), None);
+        assert_eq!(variable_crs(&attrs(r#"{"crs": "utm"}"#)), None);
+        let srid = attrs(r#"{"srid": "urn:ogc:def:crs:EPSG::6931"}"#);
+        assert_eq!(
+            crs(&srid, None).as_deref(),
+            Some("urn:ogc:def:crs:EPSG::6931")
+        );
     }
 
     #[test]

@@ -386,6 +386,11 @@ pub fn levels(
             let crs = proj_crs(&all)
                 .or_else(|| cf::gdal_crs(&level.array.meta.attributes))
                 .or_else(|| gm.and_then(|g| cf::crs(g, units.as_deref())))
+                .or_else(|| {
+                    (driver != Some(SourceDriver::Hdf5))
+                        .then(|| cf::variable_crs(&level.array.meta.attributes))
+                        .flatten()
+                })
                 .or_else(|| geotiff::from_attributes(|k| all.get(k), point_geo_ignore)?.crs)
                 .or_else(|| tile.and_then(|t| t.crs));
             let area_or_point = match own.get("spatial:registration").and_then(Value::as_str) {
