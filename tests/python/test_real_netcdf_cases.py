@@ -27,6 +27,9 @@ root cause:
   mapping's ``srid``; ``proj4`` / ``proj4text`` / ``proj4_params``
   attributes of a grid-mapping variable, which GDAL 3.6 does not read,
   give none;
+- a ``spatial_ref`` variable that the variable names in ``coordinates``
+  (or not at all) instead of ``grid_mapping`` gives no CRS nor
+  geotransform (GDAL 3.6, 3.10 and 3.13 find none there);
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ import json
 from pathlib import Path
 
 import pytest
-from osgeo import gdal
+from osgeo import gdal, osr
 
-from test_netcdf3 import assert_reads_as_gdal
+from raster_checks import open_chunkref
+from test_netcdf3 import assert_reads_as_gdal, assert_same_dataset, index
 from test_tables import run_python
 from venvs import kerchunk_python
 
@@ -239,3 +243,28 @@ def test_crs_as_text_in_crs_attributes(tmp_path, chunkref_bin):
         source = root / f"{name}.nc"
         assert (native(source).GetSpatialRef() is not None) == found, name
         assert_reads_as_gdal(chunkref_bin, source, tmp_path)
+
+
+@pytest.mark.parametrize("reference", [{"coordinates": "spatial_ref"}, {}], ids=["coordinates", "none"])
+@pytest.mark.parametrize("xy", [dict(units="m"), dict(units="m", axis="X")], ids=["bare", "cf"])
+def test_spatial_ref_outside_grid_mapping_is_no_grid_mapping(tmp_path, chunkref_bin, reference, xy):
+    """Root cause: chunkref fell back on a variable named ``spatial_ref``
+    when an array had no ``grid_mapping`` (for a ``coordinates:
+    spatial_ref`` reference, as rioxarray writes it, or none), taking its
+    CRS and GeoTransform; GDAL's netCDF driver reads a grid mapping only
+    through ``grid_mapping`` (3.6 here; 3.10 and 3.13 alike, measured)."""
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32633)
+    mapping = {"crs_wkt": srs.ExportToWkt(), "spatial_ref": srs.ExportToWkt(),
+               "GeoTransform": "499950 100 0 5000050 0 -100"}
+    y_attrs = dict(xy, axis="Y") if "axis" in xy else xy
+    coords = [coordinate("y", [5000000, 4999900, 4999800, 4999700], **y_attrs),
+              coordinate("x", [500000, 500100, 500200, 500300, 500400], **xy),
+              {"name": "spatial_ref", "dtype": "i4", "dims": [], "values": [0], "attrs": mapping}]
+    source = write(tmp_path, {"sr": grid(["y", "x"], [4, 5], coords, attrs=reference)}) / "sr.nc"
+    # The variable itself (GDAL also lists it as a subdataset when
+    # `coordinates` names a variable it leaves out: not compared here).
+    theirs = gdal.OpenEx(f'NETCDF:"{source}":v', gdal.OF_RASTER, allowed_drivers=["netCDF"])
+    assert theirs.GetSpatialRef() is None
+    out = index(chunkref_bin, source, tmp_path / "sr.json")
+    assert_same_dataset(theirs, open_chunkref(f'CHUNKREF:"{out}":v'), "v")

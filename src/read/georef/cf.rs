@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::conventions::attributes::SourceDriver;
 use crate::index::{Array, Index};
 
 /// The attributes of the `grid_mapping` variable of `array`: the variable
@@ -12,14 +13,21 @@ use crate::index::{Array, Index};
 /// else a `spatial_ref` variable, looked up beside the array and then in its
 /// parent groups. The variable may be one the driver does not serve: GDAL
 /// writes the grid mapping of NetCDF-3 files as a text (`char`) variable.
+/// An array of a netCDF file has no `spatial_ref` fallback: GDAL's netCDF
+/// driver (3.6, 3.10, 3.13) reads a grid mapping only through
+/// `grid_mapping`, not through a `coordinates: spatial_ref` reference.
 pub fn grid_mapping<'a>(index: &'a Index, array: &Array) -> Option<&'a Map<String, Value>> {
-    let name = array
+    let named = array
         .meta
         .attributes
         .get("grid_mapping")
         .and_then(Value::as_str)
-        .and_then(|g| g.split([':', ' ']).find(|s| !s.is_empty()))
-        .unwrap_or("spatial_ref");
+        .and_then(|g| g.split([':', ' ']).find(|s| !s.is_empty()));
+    let name = match (named, SourceDriver::of(&array.meta)) {
+        (Some(name), _) => name,
+        (None, Some(SourceDriver::NetCdf)) => return None,
+        (None, _) => "spatial_ref",
+    };
     super::cf_variable(index, array, name)
         .map(|a| &a.meta.attributes)
         .or_else(|| super::skipped_cf_variable_attributes(index, array, name))
