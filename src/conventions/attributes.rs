@@ -24,10 +24,13 @@ pub const BANDS_ATTRIBUTE: &str = "chunkref:bands";
 /// as they are.
 pub const METADATA_ITEMS_ATTRIBUTE: &str = "chunkref:metadata";
 
-/// Array attribute `chunkref index` writes on a netCDF-4 variable without
-/// `_FillValue`: the fill value netCDF gave it (its type's default,
-/// `NC_FILL_*`), which GDAL's netCDF driver reports as nodata (not for
-/// 1-byte types, nor for variables written without fill).
+/// Array attribute `chunkref index` writes on a netCDF variable without
+/// `_FillValue`: the fill value netCDF reports for it (its type's default,
+/// `NC_FILL_*`, or a user-defined HDF5 fill value; for netCDF-4 variables
+/// also the Zarr fill value, what unwritten chunks hold), which GDAL's
+/// netCDF driver reports as nodata (not for 1-byte types); `null` when
+/// netCDF reports none (a dataset without a user-defined HDF5 fill value,
+/// or written without fill): then the Zarr fill value is no nodata.
 pub const NETCDF_DEFAULT_FILL_ATTRIBUTE: &str = "chunkref:netcdf_default_fill";
 
 /// Array attribute `chunkref index` writes on the rasters of a NetCDF4 /

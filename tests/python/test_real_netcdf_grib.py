@@ -260,7 +260,7 @@ def test_global_grib_is_rolled_at_the_antimeridian(tmp_path, chunkref_bin, west,
 def test_netcdf_default_fill_is_nodata(tmp_path, chunkref_bin, gdal_type, default):
     """A NetCDF-4 variable without _FillValue: GDAL's netCDF driver reports
     its type's default fill (NC_FILL_*) as nodata, none for bytes; so does
-    ChunkRef on the index (whose Zarr fill_value stays null, as kerchunk's)."""
+    ChunkRef on the index."""
     mem = gdal.GetDriverByName("MEM").Create("", 6, 4, 1, gdal_type)
     mem.SetGeoTransform((0.0, 1.0, 0.0, 4.0, 0.0, -1.0))
     mem.GetRasterBand(1).WriteArray(np.arange(24).reshape(4, 6))

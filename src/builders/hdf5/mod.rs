@@ -411,7 +411,10 @@ impl Object<'_> {
         let Some(dimensions) = self.dimensions(dataset.id(), shape.len(), scale)? else {
             return self.leave_out("a dimension has several dimension scales attached");
         };
-        let fill = fill_value(dataset.id(), dcpl.id(), file_type.id(), &element, &names)?;
+        let mut fill = fill_value(dataset.id(), dcpl.id(), file_type.id(), &element, &names)?;
+        if shape.len() < 2 && fill.netcdf_variable {
+            fill.zarr = Value::Null; // coordinates: kerchunk's store
+        }
         let mut filters = filters;
         let mut zattrs = visible_attributes(dataset.id())?;
         zattrs.insert("_ARRAY_DIMENSIONS".into(), json!(dimensions));
@@ -421,12 +424,15 @@ impl Object<'_> {
             match self.driver {
                 SourceDriver::NetCdf if element.kind == Kind::Char => {}
                 SourceDriver::NetCdf => {
-                    let declared = Some(&fill.zarr).filter(|v| !v.is_null());
-                    let nodata = netcdf_nodata(&zattrs, declared, fill.netcdf_default.as_ref());
+                    let declared = Some(&fill.zarr).filter(|_| fill.declared);
+                    // GDAL takes no default fill of 1-byte types for nodata.
+                    let default = fill.netcdf.as_ref().filter(|_| element.size > 1);
+                    let nodata = netcdf_nodata(&zattrs, declared, default);
                     if let Some(codec) = valid_range(&zattrs, nodata.as_ref(), &element) {
                         filters.insert(0, codec); // the last to decode
                     }
-                    if let Some(default) = fill.netcdf_default {
+                    if !fill.declared {
+                        let default = fill.netcdf.unwrap_or(Value::Null);
                         zattrs.insert(NETCDF_DEFAULT_FILL_ATTRIBUTE.into(), default);
                     }
                 }
@@ -596,17 +602,25 @@ fn is_dimension_scale(dataset: hid_t, names: &[String]) -> Result<bool> {
 
 /// What a dataset says of fill values.
 struct Fill {
-    /// The Zarr fill value, as kerchunk chooses it.
+    /// The Zarr fill value.
     zarr: Value,
-    /// [`NETCDF_DEFAULT_FILL_ATTRIBUTE`], when it applies.
-    netcdf_default: Option<Value>,
+    /// Whether it is the dataset's `_FillValue`.
+    declared: bool,
+    /// The fill value netCDF reports for the dataset without `_FillValue`
+    /// (`nc_inq_var_fill`): its HDF5 fill value when user-defined (netCDF-4
+    /// sets its type's default) and written (not `NC_NOFILL`).
+    netcdf: Option<Value>,
+    /// Whether the dataset is a netCDF-4 variable (has `_Netcdf4*`
+    /// attributes).
+    netcdf_variable: bool,
 }
 
-/// The Zarr fill value, as kerchunk chooses it: `_FillValue` when the
-/// dataset has one; else none for netCDF-4 variables and CF times (whose
-/// HDF5 fill value is netCDF's default, not a declared one: kept as
-/// [`Fill::netcdf_default`] for a netCDF-4 variable); else the HDF5 fill
-/// value (zero when undefined).
+/// The fill values of a dataset. The Zarr one: `_FillValue` when the
+/// dataset has one; for a numeric netCDF-4 variable without it, the HDF5
+/// fill value netCDF gave it (its type's default fill, what netCDF and
+/// GDAL read where no chunk was written; kerchunk gives none); none for
+/// CF times and netCDF-4 variables written without fill (as kerchunk);
+/// else the HDF5 fill value (zero when undefined).
 fn fill_value(
     dataset: hid_t,
     dcpl: hid_t,
@@ -614,15 +628,17 @@ fn fill_value(
     element: &Element,
     names: &[String],
 ) -> Result<Fill> {
+    let netcdf_variable = names.iter().any(|n| n.contains("_Netcdf4"));
     if names.iter().any(|n| n == "_FillValue") {
         if let Some(bytes) = attrs::first_as(dataset, "_FillValue", file_type)? {
             return Ok(Fill {
                 zarr: element.fill_value(&bytes),
-                netcdf_default: None,
+                declared: true,
+                netcdf: None,
+                netcdf_variable,
             });
         }
     }
-    let netcdf_variable = names.iter().any(|n| n.contains("_Netcdf4"));
     let cf_time = names.iter().any(|n| n == "units")
         && attrs::value(dataset, "units")?
             .as_ref()
@@ -646,18 +662,21 @@ fn fill_value(
             "cannot read the fill time".into()
         })?;
     }
-    if netcdf_variable || cf_time {
-        let filled = defined != H5D_fill_value_t::H5D_FILL_VALUE_UNDEFINED
-            && time != H5D_fill_time_t::H5D_FILL_TIME_NEVER;
-        return Ok(Fill {
-            zarr: Value::Null,
-            netcdf_default: (netcdf_variable && filled && element.size > 1)
-                .then(|| element.fill_value(&bytes)),
-        });
-    }
+    let written = time != H5D_fill_time_t::H5D_FILL_TIME_NEVER;
+    let netcdf = (defined == H5D_fill_value_t::H5D_FILL_VALUE_USER_DEFINED
+        && written
+        && element.kind != Kind::Char)
+        .then(|| element.fill_value(&bytes));
+    let zarr = match (netcdf_variable, cf_time) {
+        (true, _) => netcdf.clone().unwrap_or(Value::Null),
+        (false, true) => Value::Null,
+        (false, false) => element.fill_value(&bytes),
+    };
     Ok(Fill {
-        zarr: element.fill_value(&bytes),
-        netcdf_default: None,
+        zarr,
+        declared: false,
+        netcdf,
+        netcdf_variable,
     })
 }
 

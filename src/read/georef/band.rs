@@ -143,10 +143,12 @@ pub fn color_table(meta: &ArrayMeta) -> Option<Vec<[i16; 4]>> {
         .collect()
 }
 
-/// Nodata: `_FillValue`, else `missing_value`, else the Zarr `fill_value`,
-/// else [`NETCDF_DEFAULT_FILL_ATTRIBUTE`]; `_FillValue` alone for the
-/// datasets of a file GDAL's HDF5 driver opens; negative values of
-/// `_Unsigned` arrays wrap to the unsigned domain.
+/// Nodata: `_FillValue`, else `missing_value`, else
+/// [`NETCDF_DEFAULT_FILL_ATTRIBUTE`] when there is one (none when it is
+/// `null`, or for 1-byte types, as in GDAL's netCDF driver), else the Zarr
+/// `fill_value`;
+/// `_FillValue` alone for the datasets of a file GDAL's HDF5 driver opens;
+/// negative values of `_Unsigned` arrays wrap to the unsigned domain.
 pub fn nodata(meta: &ArrayMeta) -> Option<f64> {
     nodata_of(meta, &meta.attributes)
 }
@@ -160,12 +162,13 @@ fn nodata_of(meta: &ArrayMeta, a: &Map<String, Value>) -> Option<f64> {
     } else {
         declared
             .or_else(|| a.get("missing_value").and_then(cf_value))
-            .or_else(|| {
-                meta.fill
+            .or_else(|| match a.get(NETCDF_DEFAULT_FILL_ATTRIBUTE) {
+                Some(default) => json_number(default).filter(|_| meta.dtype.size > 1),
+                None => meta
+                    .fill
                     .as_ref()
-                    .and_then(|_| json_number(&meta.fill_json))
-            })
-            .or_else(|| a.get(NETCDF_DEFAULT_FILL_ATTRIBUTE).and_then(json_number))?
+                    .and_then(|_| json_number(&meta.fill_json)),
+            })?
     };
     Some(if is_unsigned(meta) && v < 0.0 {
         v + 2f64.powi(8 * meta.dtype.size as i32)

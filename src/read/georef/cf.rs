@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::conventions::attributes::SourceDriver;
 use crate::index::{Array, Index};
 
 /// The attributes of the `grid_mapping` variable of `array`: the variable
@@ -12,14 +13,21 @@ use crate::index::{Array, Index};
 /// else a `spatial_ref` variable, looked up beside the array and then in its
 /// parent groups. The variable may be one the driver does not serve: GDAL
 /// writes the grid mapping of NetCDF-3 files as a text (`char`) variable.
+/// An array of a netCDF file has no `spatial_ref` fallback: GDAL's netCDF
+/// driver (3.6, 3.10, 3.13) reads a grid mapping only through
+/// `grid_mapping`, not through a `coordinates: spatial_ref` reference.
 pub fn grid_mapping<'a>(index: &'a Index, array: &Array) -> Option<&'a Map<String, Value>> {
-    let name = array
+    let named = array
         .meta
         .attributes
         .get("grid_mapping")
         .and_then(Value::as_str)
-        .and_then(|g| g.split([':', ' ']).find(|s| !s.is_empty()))
-        .unwrap_or("spatial_ref");
+        .and_then(|g| g.split([':', ' ']).find(|s| !s.is_empty()));
+    let name = match (named, SourceDriver::of(&array.meta)) {
+        (Some(name), _) => name,
+        (None, Some(SourceDriver::NetCdf)) => return None,
+        (None, _) => "spatial_ref",
+    };
     super::cf_variable(index, array, name)
         .map(|a| &a.meta.attributes)
         .or_else(|| super::skipped_cf_variable_attributes(index, array, name))
@@ -38,15 +46,51 @@ pub fn geotransform(gm: &Map<String, Value>) -> Option<[f64; 6]> {
 
 /// The CRS of a grid-mapping variable: `crs_wkt`, `spatial_ref`, else the
 /// one the CF grid-mapping parameters make (a PROJ string, or for a
-/// geostationary view, the WKT GDAL's netCDF driver makes).
-pub fn crs(gm: &Map<String, Value>) -> Option<String> {
+/// geostationary view, the WKT GDAL's netCDF driver makes), else its
+/// `srid` (`urn:ogc:def:crs:EPSG::6931`, `EPSG:3413`). `units` is
+/// the `units` attribute the x and y coordinate variables share, if any:
+/// as in GDAL's netCDF driver, `km` or `US_survey_foot` make the linear
+/// unit of a projection from parameters (the geotransform stays in those
+/// units), anything else leaves metres.
+pub fn crs(gm: &Map<String, Value>, units: Option<&str>) -> Option<String> {
     ["crs_wkt", "spatial_ref"]
         .iter()
         .find_map(|k| gm.get(*k).and_then(Value::as_str))
         .filter(|s| !s.trim().is_empty())
         .map(str::to_string)
         .or_else(|| geostationary_wkt(gm))
-        .or_else(|| cf_to_proj(gm))
+        .or_else(|| cf_to_proj(gm, proj_units(units)))
+        .or_else(|| gm.get("srid").and_then(Value::as_str).map(str::to_string))
+}
+
+/// The CRS of a variable without `grid_mapping` from its own `crs`
+/// attribute, as GDAL 3.6's netCDF driver reads it: text holding a PROJ
+/// string (`+proj=`), a WKT1 (`GEOGCS`, `PROJCS`) or an `EPSG:` code.
+/// (GDAL 3.6 reads no `proj4`, `proj4text` or `proj4_params` attribute
+/// of a grid-mapping variable, nor does chunkref.)
+pub fn variable_crs(attrs: &Map<String, Value>) -> Option<String> {
+    if attrs.contains_key("grid_mapping") {
+        return None;
+    }
+    let text = attrs.get("crs")?.as_str()?;
+    ["+proj=", "GEOGCS", "PROJCS", "EPSG:"]
+        .iter()
+        .any(|k| text.contains(k))
+        .then(|| text.to_string())
+}
+
+/// The PROJ `+units` of coordinate `units` GDAL's netCDF driver knows
+/// (`m`, `km`, `US_survey_foot` / `US_survey_feet`, without case); metres
+/// for any other.
+fn proj_units(units: Option<&str>) -> &'static str {
+    let is = |u: &str| units.is_some_and(|v| v.eq_ignore_ascii_case(u));
+    if is("km") {
+        "km"
+    } else if is("US_survey_foot") || is("US_survey_feet") {
+        "us-ft"
+    } else {
+        "m"
+    }
 }
 
 /// The CRS GDAL's netCDF driver makes of a `geostationary` grid mapping
@@ -192,8 +236,9 @@ const PROJECTIONS: &[(&str, &str, Parameters)] = &[
 /// A PROJ string for the CF grid-mapping parameters of `gm`
 /// (`grid_mapping_name` among [`PROJECTIONS`]; the ellipsoid from
 /// `semi_major_axis` with `inverse_flattening` or `semi_minor_axis`, or
-/// `earth_radius`, WGS 84 when absent).
-pub fn cf_to_proj(gm: &Map<String, Value>) -> Option<String> {
+/// `earth_radius`, WGS 84 when absent), a projection's linear unit the
+/// PROJ `units` given.
+pub fn cf_to_proj(gm: &Map<String, Value>, units: &str) -> Option<String> {
     let name = gm.get("grid_mapping_name")?.as_str()?;
     let (_, proj, params) = PROJECTIONS.iter().find(|(n, _, _)| *n == name)?;
     let num = |k: &str| gm.get(k).and_then(Value::as_f64);
@@ -238,7 +283,7 @@ pub fn cf_to_proj(gm: &Map<String, Value>) -> Option<String> {
         _ => s.push_str(" +datum=WGS84"),
     }
     if *proj != "longlat" {
-        s.push_str(" +units=m");
+        s.push_str(&format!(" +units={units}"));
     }
     s.push_str(" +no_defs");
     Some(s)
@@ -271,7 +316,7 @@ mod tests {
                 "inverse_flattening": 298.257223563}"#,
         );
         assert_eq!(
-            cf_to_proj(&gm).unwrap(),
+            cf_to_proj(&gm, "m").unwrap(),
             "+proj=tmerc +lat_0=0 +lon_0=9 +k=0.9996 +x_0=500000 +y_0=0 +a=6378137 +rf=298.257223563 +units=m +no_defs"
         );
         let lcc = attrs(
@@ -279,11 +324,18 @@ mod tests {
                 "longitude_of_central_meridian": -96, "latitude_of_projection_origin": 23}"#,
         );
         assert_eq!(
-            cf_to_proj(&lcc).unwrap(),
+            cf_to_proj(&lcc, "m").unwrap(),
             "+proj=lcc +lat_0=23 +lon_0=-96 +lat_1=33 +lat_2=45 +datum=WGS84 +units=m +no_defs"
         );
+        assert!(crs(&lcc, Some("KM"))
+            .unwrap()
+            .ends_with("+units=km +no_defs"));
+        assert!(crs(&lcc, Some("US_survey_feet"))
+            .unwrap()
+            .contains("+units=us-ft"));
+        assert!(crs(&lcc, Some("degrees")).unwrap().contains("+units=m"));
         assert_eq!(
-            cf_to_proj(&attrs(r#"{"grid_mapping_name": "healpix"}"#)),
+            cf_to_proj(&attrs(r#"{"grid_mapping_name": "healpix"}"#), "m"),
             None
         );
         let goes = attrs(
@@ -292,7 +344,7 @@ mod tests {
                 "semi_major_axis": 6378137.0, "semi_minor_axis": 6356752.31414}"#,
         );
         assert_eq!(
-            cf_to_proj(&goes).unwrap(),
+            cf_to_proj(&goes, "m").unwrap(),
             "+proj=geos +lon_0=-75 +h=35786023 +sweep=x +a=6378137 +b=6356752.31414 +units=m +no_defs"
         );
     }
@@ -342,7 +394,7 @@ mod tests {
                 "perspective_point_height": 35786023.0, "sweep_angle_axis": "x",
                 "semi_major_axis": 6378137.0, "semi_minor_axis": 6356752.31414}"#,
         );
-        let wkt = crs(&goes).unwrap();
+        let wkt = crs(&goes, None).unwrap();
         assert!(wkt.starts_with(
             "PROJCS[\"unnamed\",GEOGCS[\"unknown\",DATUM[\"unnamed\",SPHEROID[\"Spheroid\",6378137,298.25"
         ));
@@ -354,17 +406,32 @@ mod tests {
         ));
         let mut sweep_y = goes.clone();
         sweep_y.insert("sweep_angle_axis".into(), "y".into());
-        let wkt = crs(&sweep_y).unwrap();
+        let wkt = crs(&sweep_y, None).unwrap();
         assert!(wkt.starts_with("PROJCS[") && !wkt.contains("EXTENSION"));
         let mut no_axes = goes;
         no_axes.remove("semi_major_axis");
-        assert!(crs(&no_axes).unwrap().starts_with("+proj=geos"));
+        assert!(crs(&no_axes, None).unwrap().starts_with("+proj=geos"));
+    }
+
+    #[test]
+    fn crs_of_a_variable_or_an_srid() {
+        let utm = "+proj=utm +zone=33 +datum=WGS84";
+        let own = attrs(&format!(r#"{{"crs": "{utm}"}}"#));
+        assert_eq!(variable_crs(&own).as_deref(), Some(utm));
+        let mapped = attrs(&format!(r#"{{"crs": "{utm}", "grid_mapping": "crs"}}"#));
+        assert_eq!(variable_crs(&mapped), None);
+        assert_eq!(variable_crs(&attrs(r#"{"crs": "utm"}"#)), None);
+        let srid = attrs(r#"{"srid": "urn:ogc:def:crs:EPSG::6931"}"#);
+        assert_eq!(
+            crs(&srid, None).as_deref(),
+            Some("urn:ogc:def:crs:EPSG::6931")
+        );
     }
 
     #[test]
     fn crs_precedence() {
         let gm = attrs(r#"{"spatial_ref": "WKT-B", "crs_wkt": "WKT-A"}"#);
-        assert_eq!(crs(&gm).as_deref(), Some("WKT-A"));
+        assert_eq!(crs(&gm, None).as_deref(), Some("WKT-A"));
         let gdal =
             attrs(r#"{"_CRS": {"wkt": "W", "url": "http://www.opengis.net/def/crs/EPSG/0/4326"}}"#);
         assert_eq!(

@@ -40,8 +40,27 @@ pub fn grid(
     }
     let (h, w) = super::yx_size(array);
     let (y_path, ys) = coordinate(index, locations, array, &names[n - 2], h, warnings)?;
-    let (x_path, xs) = coordinate(index, locations, array, &names[n - 1], w, warnings)?;
+    let (x_path, mut xs) = coordinate(index, locations, array, &names[n - 1], w, warnings)?;
+    if x_is_longitude(index, array) {
+        unwrap_longitudes(&mut xs);
+    }
     classify(xs, ys, [x_path, y_path]).map(|(grid, _)| grid)
+}
+
+/// Longitudes that wrap once inside the grid (180 .. 359, 0 .. 179: they
+/// increase but for one decrease, and the first is east of the last) with
+/// the values east of the last moved by -360 degrees, as GDAL's netCDF
+/// driver moves them; the pixels stay in their stored order.
+fn unwrap_longitudes(xs: &mut [f64]) {
+    let (Some(&first), Some(&last)) = (xs.first(), xs.last()) else {
+        return;
+    };
+    let decreases = xs.windows(2).filter(|p| p[1] < p[0]).count();
+    if xs.len() > 2 && first > last && decreases == 1 {
+        xs.iter_mut()
+            .filter(|x| **x > last)
+            .for_each(|x| *x -= 360.0);
+    }
 }
 
 /// The coordinate values of `array`'s pixel centres along x and y, from
@@ -357,6 +376,16 @@ mod tests {
         assert_eq!(regular(&[1.0, 1.0]), None);
         assert!(monotonic(&[0.0, 1.0, 3.0]) && monotonic(&[3.0, 1.0, 0.0]));
         assert!(!monotonic(&[0.0, 2.0, 1.0]) && !monotonic(&[1.0, 1.0]));
+    }
+
+    #[test]
+    fn longitudes_wrapping_once_move_west() {
+        let mut xs = vec![180.5, 270.5, 359.5, 0.5, 90.5, 179.5];
+        unwrap_longitudes(&mut xs);
+        assert_eq!(xs, [-179.5, -89.5, -0.5, 0.5, 90.5, 179.5]);
+        let mut decreasing = vec![30.0, 20.0, 10.0];
+        unwrap_longitudes(&mut decreasing);
+        assert_eq!(decreasing, [30.0, 20.0, 10.0]);
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod cf;
 pub mod coords;
 pub mod dims;
 pub mod geotiff;
+pub mod netcdf_axes;
 pub mod orientation;
 pub mod tms;
 
@@ -313,6 +314,14 @@ pub fn levels(
             let tags = geotiff::from_attributes(|k| own.get(k), point_geo_ignore);
             let mut geolocation = None;
             let mut from_coordinates = false;
+            // The units of the coordinates GDAL's netCDF driver places a
+            // grid with (those of a CF projection).
+            let units = coordinates_place(index, level.array, driver)
+                .then(|| netcdf_axes::shared_units(index, level.array))
+                .flatten();
+            // GDAL's netCDF driver serves swapped axes as stored.
+            let swapped =
+                driver == Some(SourceDriver::NetCdf) && netcdf_axes::swapped(index, level.array);
             let transform = spatial_transform(&own, size)
                 .or_else(|| {
                     if !coordinates_place(index, level.array, driver) {
@@ -337,15 +346,18 @@ pub fn levels(
             }
             let (axes, transform) = match transform {
                 Some(gt) if from_coordinates => {
+                    let order = match driver {
+                        Some(SourceDriver::NetCdf) if swapped => YOrder::Stored,
+                        Some(SourceDriver::NetCdf) => y_order,
+                        _ if coords::y_is_cf_coordinate(index, level.array) => y_order,
+                        _ => YOrder::Stored,
+                    };
                     let (axes, gt) = orientation::from_coordinates(
                         gt,
                         size,
-                        coords::x_is_longitude(index, level.array),
+                        !swapped && coords::x_is_longitude(index, level.array),
                         is_grib(level.array),
-                        match coords::y_is_cf_coordinate(index, level.array) {
-                            true => y_order,
-                            false => YOrder::Stored,
-                        },
+                        order,
                     );
                     (axes, Some(gt))
                 }
@@ -359,6 +371,7 @@ pub fn levels(
                 // GDAL's netCDF driver serves a grid nothing places
                 // bottom-up, as netCDF grids are by convention.
                 None if driver == Some(SourceDriver::NetCdf)
+                    && !swapped
                     && geolocation.is_none()
                     && y_order == YOrder::NorthUp =>
                 {
@@ -372,7 +385,12 @@ pub fn levels(
             };
             let crs = proj_crs(&all)
                 .or_else(|| cf::gdal_crs(&level.array.meta.attributes))
-                .or_else(|| gm.and_then(cf::crs))
+                .or_else(|| gm.and_then(|g| cf::crs(g, units.as_deref())))
+                .or_else(|| {
+                    (driver != Some(SourceDriver::Hdf5))
+                        .then(|| cf::variable_crs(&level.array.meta.attributes))
+                        .flatten()
+                })
                 .or_else(|| geotiff::from_attributes(|k| all.get(k), point_geo_ignore)?.crs)
                 .or_else(|| tile.and_then(|t| t.crs));
             let area_or_point = match own.get("spatial:registration").and_then(Value::as_str) {
@@ -394,12 +412,13 @@ pub fn levels(
 }
 
 /// Whether 1-D coordinate arrays may place `array`, served by `driver`:
-/// never by GDAL's HDF5 driver (dimension scales place nothing), only a
-/// y coordinate it recognises by GDAL's netCDF driver.
+/// never by GDAL's HDF5 driver (dimension scales place nothing), only x
+/// and y coordinates it recognises by GDAL's netCDF driver
+/// ([`netcdf_axes::places`]).
 fn coordinates_place(index: &Index, array: &Array, driver: Option<SourceDriver>) -> bool {
     match driver {
         Some(SourceDriver::Hdf5) => false,
-        Some(SourceDriver::NetCdf) => coords::y_is_cf_coordinate(index, array),
+        Some(SourceDriver::NetCdf) => netcdf_axes::places(index, array),
         None => true,
     }
 }
