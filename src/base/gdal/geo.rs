@@ -308,7 +308,7 @@ pub fn arc_polar_zone(north: bool, points: &[(f64, f64)]) -> Option<(String, Vec
 
 /// The CRS GDAL's GTiff driver reads from the GeoTIFF `name` (a path GDAL
 /// opens: a file, or `/vsimem/`), as WKT2 (2019); None when it has none.
-pub fn geotiff_crs_wkt2(name: &str) -> Option<String> {
+fn geotiff_crs_wkt2(name: &str) -> Option<String> {
     let name = CString::new(name).ok()?;
     let gtiff = c"GTiff";
     let drivers = [gtiff.as_ptr(), std::ptr::null()];
@@ -335,7 +335,8 @@ pub fn geotiff_crs_wkt2(name: &str) -> Option<String> {
     }
 }
 
-/// [`geotiff_crs_wkt2`] of a GeoTIFF held in memory (a GeoJP2 box).
+/// [`geotiff_crs_wkt2`] of a GeoTIFF held in memory (the GeoKeys of an
+/// image written as a one-pixel TIFF).
 pub fn geotiff_bytes_crs_wkt2(bytes: &[u8]) -> Option<String> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);

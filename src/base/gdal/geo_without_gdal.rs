@@ -63,13 +63,7 @@ pub fn arc_polar_zone(_north: bool, _points: &[(f64, f64)]) -> Option<(String, V
 }
 
 /// Needs GDAL's GTiff driver: none.
-pub fn geotiff_crs_wkt2(_name: &str) -> Option<String> {
-    needs_gdal("the CRS of GeoKeys without an EPSG code");
-    None
-}
-
-/// Needs GDAL's GTiff driver: none.
 pub fn geotiff_bytes_crs_wkt2(_bytes: &[u8]) -> Option<String> {
-    needs_gdal("the CRS of GeoKeys without an EPSG code");
+    needs_gdal("the CRS of GeoKeys that are not an EPSG code alone");
     None
 }

@@ -60,9 +60,11 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
         mut masks,
     } = images(&src, &tiff, url, nodata)?;
     sidecar::add(path, url, nodata, &mut levels, &mut masks);
-    let mut georef = Georef::from_ifd_with(&tiff.ifds[0], path, || {
-        crate::base::gdal::geo::geotiff_crs_wkt2(path)
-    });
+    let mut georef = Georef::from_ifd_with(
+        &tiff.ifds[0],
+        path,
+        crate::base::gdal::geo::geotiff_bytes_crs_wkt2,
+    );
     // Tie points without a pixel scale place the image by GCPs: the CRS is
     // theirs, the dataset has none (as GDAL shows it).
     if let Some(points) = crate::formats::tiff::geo::tie_point_gcps(&tiff.ifds[0], &georef) {

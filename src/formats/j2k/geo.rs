@@ -56,10 +56,12 @@ fn geojp2(src: &Source, b: &JBox) -> Result<Georef> {
     let len = (b.len - 16).min(MAX_BOX_BYTES);
     let name = format!("{} (GeoJP2 box at byte {})", src.path(), b.start);
     let bytes = src.read(b.start + 16, len)?;
-    let tiff = ifd::read(&Source::from_bytes(&name, bytes.clone(), "GeoTIFF"))?;
-    let mut georef = Georef::from_ifd_with(&tiff.ifds[0], &name, || {
-        crate::base::gdal::geo::geotiff_bytes_crs_wkt2(&bytes)
-    });
+    let tiff = ifd::read(&Source::from_bytes(&name, bytes, "GeoTIFF"))?;
+    let mut georef = Georef::from_ifd_with(
+        &tiff.ifds[0],
+        &name,
+        crate::base::gdal::geo::geotiff_bytes_crs_wkt2,
+    );
     // GDAL's JPEG 2000 drivers state only PixelIsPoint.
     if georef.registration == Registration::Area {
         georef.registration = Registration::Unstated;

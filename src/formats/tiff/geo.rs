@@ -3,6 +3,10 @@
 
 use crate::conventions::geozarr::{Georef, Registration};
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use super::geokeys_tiff::geokeys_tiff;
 use super::ifd::Ifd;
 use super::tags;
 
@@ -89,18 +93,44 @@ impl Georef {
         }
     }
 
-    /// [`Georef::from_ifd`] with, for GeoKeys that define a CRS without an
-    /// EPSG code, the WKT2 GDAL's GTiff driver makes of them, asked of
-    /// `gdal_crs` (e.g. [`crate::base::gdal::geo::geotiff_crs_wkt2`] of the file).
-    /// `name` names the file in the message printed when GDAL finds none.
+    /// [`Georef::from_ifd`] with the CRS GDAL's GTiff driver makes of the
+    /// GeoKeys wherever it is not simply an EPSG code: keys that define a
+    /// CRS without a code (a user-defined projection, a local CRS), and
+    /// keys beside a code that refine it (ProjLinearUnits other than the
+    /// code's unit, an ellipsoid or TOWGS84 of their own). `gdal_crs` is
+    /// asked for the WKT2 of a TIFF holding only GeoKeys
+    /// ([`crate::base::gdal::geo::geotiff_bytes_crs_wkt2`]); the code is
+    /// kept when GDAL makes the same CRS of it alone. `name` names the file
+    /// in the message printed when GDAL finds none.
     pub fn from_ifd_with(
         ifd: &Ifd,
         name: &str,
-        gdal_crs: impl FnOnce() -> Option<String>,
+        gdal_crs: impl Fn(&[u8]) -> Option<String>,
     ) -> Georef {
         let mut georef = Georef::from_ifd(ifd);
-        if Georef::crs_not_written(ifd) {
-            georef.crs_wkt2 = gdal_crs();
+        let ids = key_ids(ifd);
+        let crs_of = |keep: &dyn Fn(u16) -> bool| {
+            geokeys_tiff(ifd, keep).and_then(|bytes| crs_of_keys(bytes, &gdal_crs))
+        };
+        if georef.crs_code.is_some() {
+            if ids.iter().all(|k| CODE_KEYS.contains(k)) || restates_wgs84_code(ifd) {
+                return georef;
+            }
+            let all = crs_of(&|_| true);
+            let code_alone = crs_of(&|k| CODE_KEYS.contains(&k));
+            if let (Some(all), Some(code_alone)) = (all, code_alone) {
+                if all != code_alone {
+                    georef.crs_code = None;
+                    georef.crs_wkt2 = Some(all);
+                }
+            }
+        } else if ids.iter().any(|k| {
+            matches!(
+                *k,
+                tags::GT_MODEL_TYPE | tags::PROJECTED_CS_TYPE | tags::GEOGRAPHIC_TYPE
+            )
+        }) {
+            georef.crs_wkt2 = crs_of(&|_| true);
             if georef.crs_wkt2.is_none() {
                 eprintln!(
                     "chunkref: {name}: the GeoKeys define a CRS without an EPSG code that GDAL \
@@ -110,19 +140,37 @@ impl Georef {
         }
         georef
     }
+}
 
-    /// True when the GeoKeys declare a CRS (a model type, or a user-defined
-    /// one) that is not an EPSG code.
-    pub fn crs_not_written(ifd: &Ifd) -> bool {
-        let keys = geo_keys(ifd);
-        let declared = keys.iter().any(|(k, _)| {
-            matches!(
-                *k,
-                tags::GT_MODEL_TYPE | tags::PROJECTED_CS_TYPE | tags::GEOGRAPHIC_TYPE
-            )
-        });
-        declared && Georef::from_ifd(ifd).crs_code.is_none()
+/// The GeoKeys that name a CRS by EPSG code, with the model and raster
+/// types: any other key may refine the code or define a CRS of its own.
+const CODE_KEYS: [u16; 4] = [
+    tags::GT_MODEL_TYPE,
+    tags::GT_RASTER_TYPE,
+    tags::GEOGRAPHIC_TYPE,
+    tags::PROJECTED_CS_TYPE,
+];
+
+/// Most GeoKeys-only TIFFs whose CRS is remembered: the sources of a stack
+/// or a mosaic mostly share their keys, and each answer costs a GDAL open.
+const KNOWN_KEYS: usize = 256;
+
+/// `gdal_crs` of the GeoKeys-only TIFF `bytes`, remembered for the
+/// process.
+fn crs_of_keys(bytes: Vec<u8>, gdal_crs: &impl Fn(&[u8]) -> Option<String>) -> Option<String> {
+    static KNOWN: Mutex<Option<HashMap<Vec<u8>, Option<String>>>> = Mutex::new(None);
+    let lock = || KNOWN.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(known) = lock().get_or_insert_with(HashMap::new).get(&bytes) {
+        return known.clone();
     }
+    let crs = gdal_crs(&bytes);
+    let mut known = lock();
+    let known = known.get_or_insert_with(HashMap::new);
+    if known.len() >= KNOWN_KEYS {
+        known.clear();
+    }
+    known.insert(bytes, crs.clone());
+    crs
 }
 
 /// The ground control points `[pixel, line, x, y, z]` of an image placed by
@@ -146,16 +194,69 @@ pub fn tie_point_gcps(ifd: &Ifd, georef: &Georef) -> Option<Vec<[f64; 5]>> {
     (!points.is_empty()).then_some(points)
 }
 
-/// (key id, SHORT value) pairs of the GeoKeyDirectory.
-fn geo_keys(ifd: &Ifd) -> Vec<(u16, u64)> {
+/// The entries `[key id, tag location, count, value or index]` of the
+/// GeoKeyDirectory.
+fn key_entries(ifd: &Ifd) -> Vec<[u64; 4]> {
     let Some(dir) = ifd.ints(tags::GEO_KEY_DIRECTORY) else {
         return Vec::new();
     };
     dir.chunks_exact(4)
         .skip(1)
+        .map(|e| [e[0], e[1], e[2], e[3]])
+        .collect()
+}
+
+/// The id of every key in the GeoKeyDirectory.
+fn key_ids(ifd: &Ifd) -> Vec<u16> {
+    key_entries(ifd)
+        .iter()
+        .filter_map(|e| u16::try_from(e[0]).ok())
+        .collect()
+}
+
+/// (key id, SHORT value) pairs of the GeoKeyDirectory.
+fn geo_keys(ifd: &Ifd) -> Vec<(u16, u64)> {
+    key_entries(ifd)
+        .iter()
         .filter(|e| e[1] == 0)
         .map(|e| (e[0] as u16, e[3]))
         .collect()
+}
+
+/// True when the code is a WGS 84 one (EPSG:4326, a UTM zone on it,
+/// Pseudo-Mercator) and every other GeoKey restates it as GDAL writes it:
+/// citations, degrees, metres, the WGS 84 ellipsoid. Most GeoTIFFs carry
+/// these keys; they are read without asking GDAL (and without loading it).
+fn restates_wgs84_code(ifd: &Ifd) -> bool {
+    let code = geo_keys(ifd)
+        .into_iter()
+        .find(|(k, _)| matches!(*k, tags::PROJECTED_CS_TYPE | tags::GEOGRAPHIC_TYPE))
+        .map(|(_, v)| v);
+    if !matches!(code, Some(4326 | 3857 | 32601..=32660 | 32701..=32760)) {
+        return false;
+    }
+    let doubles = ifd.floats(tags::GEO_DOUBLE_PARAMS).unwrap_or_default();
+    let double = |e: &[u64; 4]| {
+        (e[1] == u64::from(tags::GEO_DOUBLE_PARAMS))
+            .then(|| {
+                usize::try_from(e[3])
+                    .ok()
+                    .and_then(|i| doubles.get(i).copied())
+            })
+            .flatten()
+    };
+    key_entries(ifd).iter().all(|e| match e[0] {
+        k if CODE_KEYS.iter().any(|&c| u64::from(c) == k) => true,
+        // GTCitation, GeogCitation, PCSCitation.
+        1026 | 2049 | 3073 => true,
+        // GeogAngularUnits degree, ProjLinearUnits metre.
+        2054 => e[1] == 0 && e[3] == 9102,
+        3076 => e[1] == 0 && e[3] == 9001,
+        // GeogSemiMajorAxis, GeogInvFlattening of WGS 84.
+        2057 => double(e) == Some(6_378_137.0),
+        2059 => double(e) == Some(298.257_223_563),
+        _ => false,
+    })
 }
 
 #[cfg(test)]
@@ -197,8 +298,7 @@ mod tests {
             (tags::GEOGRAPHIC_TYPE, 4269),
         ]);
         assert_eq!(Georef::from_ifd(&user).crs_code, None);
-        assert!(Georef::crs_not_written(&user));
-        let wkt = Georef::from_ifd_with(&user, "x.tif", || Some("PROJCRS[...]".into()));
+        let wkt = Georef::from_ifd_with(&user, "x.tif", |_| Some("PROJCRS[...]".into()));
         assert_eq!(
             wkt.attributes([1, 1], [1.0, 1.0])["proj:wkt2"],
             "PROJCRS[...]"
@@ -208,5 +308,53 @@ mod tests {
             Georef::from_ifd(&geographic).crs_code.as_deref(),
             Some("EPSG:4326")
         );
+    }
+
+    #[test]
+    fn gdal_is_asked_only_when_keys_may_refine_the_code() {
+        use std::cell::Cell;
+        let asked = Cell::new(0);
+        // GDAL's answer: one CRS for a TIFF of the code alone, another
+        // for one that holds more keys.
+        let gdal = |bytes: &[u8]| {
+            asked.set(asked.get() + 1);
+            let plain = geokeys_tiff(
+                &ifd(&[(tags::GT_MODEL_TYPE, 1), (tags::PROJECTED_CS_TYPE, 32633)]),
+                |_| true,
+            );
+            Some(
+                if plain.as_deref() == Some(bytes) {
+                    "plain"
+                } else {
+                    "refined"
+                }
+                .to_string(),
+            )
+        };
+        // Keys as GDAL writes them for a WGS 84 UTM zone: no question.
+        let restated = ifd(&[
+            (tags::GT_MODEL_TYPE, 1),
+            (tags::PROJECTED_CS_TYPE, 32633),
+            (2054, 9102),
+            (3076, 9001),
+        ]);
+        let g = Georef::from_ifd_with(&restated, "x.tif", gdal);
+        assert_eq!(
+            (g.crs_code.as_deref(), asked.get()),
+            (Some("EPSG:32633"), 0)
+        );
+        // Feet on a metre code: GDAL's CRS replaces the code.
+        let feet = ifd(&[
+            (tags::GT_MODEL_TYPE, 1),
+            (tags::PROJECTED_CS_TYPE, 32633),
+            (3076, 9002),
+        ]);
+        let g = Georef::from_ifd_with(&feet, "x.tif", gdal);
+        assert_eq!(g.crs_code, None);
+        assert_eq!(g.crs_wkt2.as_deref(), Some("refined"));
+        assert_eq!(asked.get(), 2);
+        // Asked again, the answers are remembered.
+        Georef::from_ifd_with(&feet, "x.tif", gdal);
+        assert_eq!(asked.get(), 2);
     }
 }

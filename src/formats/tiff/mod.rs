@@ -3,6 +3,7 @@
 
 pub mod gdal_metadata;
 pub mod geo;
+pub mod geokeys_tiff;
 pub mod ifd;
 pub mod rpc;
 pub mod tags;

@@ -52,6 +52,10 @@ pub const MODEL_TIEPOINT: u16 = 33922;
 pub const MODEL_TRANSFORMATION: u16 = 34264;
 /// GeoKeyDirectoryTag.
 pub const GEO_KEY_DIRECTORY: u16 = 34735;
+/// GeoDoubleParamsTag (values of DOUBLE GeoKeys).
+pub const GEO_DOUBLE_PARAMS: u16 = 34736;
+/// GeoAsciiParamsTag (values of ASCII GeoKeys, `|`-terminated).
+pub const GEO_ASCII_PARAMS: u16 = 34737;
 /// GDAL_METADATA (XML).
 pub const GDAL_METADATA: u16 = 42112;
 /// GDAL_NODATA.
