@@ -142,6 +142,7 @@ impl DataType {
             "int16" => (ScalarKind::Int, 2),
             "int32" => (ScalarKind::Int, 4),
             "int64" => (ScalarKind::Int, 8),
+            "float16" => (ScalarKind::Float, 2),
             "float32" => (ScalarKind::Float, 4),
             "float64" => (ScalarKind::Float, 8),
             "complex64" => (ScalarKind::Complex, 8),
@@ -162,7 +163,7 @@ impl DataType {
         let ok = match kind {
             ScalarKind::Bool => size == 1,
             ScalarKind::UInt | ScalarKind::Int => matches!(size, 1 | 2 | 4 | 8),
-            ScalarKind::Float => matches!(size, 4 | 8),
+            ScalarKind::Float => matches!(size, 2 | 4 | 8),
             ScalarKind::Complex => matches!(size, 8 | 16),
         };
         let order = if size == 1 {
@@ -171,6 +172,25 @@ impl DataType {
             order
         };
         ok.then_some(DataType { kind, size, order })
+    }
+
+    /// The type elements of this type are served as: IEEE half floats
+    /// widened to native float32 (GDAL has no 16-bit float type before
+    /// 3.11, and its Zarr, HDF5 and GTiff drivers serve them as Float32);
+    /// others as they are.
+    pub fn served(self) -> DataType {
+        match (self.kind, self.size) {
+            (ScalarKind::Float, 2) => DataType {
+                kind: ScalarKind::Float,
+                size: 4,
+                order: if cfg!(target_endian = "big") {
+                    ByteOrder::Big
+                } else {
+                    ByteOrder::Little
+                },
+            },
+            _ => self,
+        }
     }
 
     /// Size of one swap unit (a complex value swaps each half separately).
@@ -294,7 +314,9 @@ mod tests {
             ByteOrder::NotApplicable
         );
         assert_eq!(DataType::from_v2(">f8").unwrap().kind, ScalarKind::Float);
-        assert!(DataType::from_v2("<f2").is_err());
+        let half = DataType::from_v2("<f2").unwrap();
+        assert_eq!(half.served(), DataType::from_v2("<f4").unwrap());
+        assert_eq!(DataType::from_v2(">i2").unwrap().served().size, 2);
         assert!(DataType::from_v2("<U8").is_err());
     }
 

@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::base::dtype::ByteOrder;
 use crate::base::error::{Error, Result};
 use crate::base::warnings::{collect_warnings, gdal_warning};
 use crate::codec::DecodeContext;
@@ -479,22 +480,25 @@ enum Need {
 }
 
 /// Decodes the raw bytes of chunk `idx` of `array`, at least bytes
-/// `needed` of it, and checks their size.
+/// `needed` of it, and checks their size. Elements stored in a type served
+/// as another (float16) are widened after decoding.
 fn decode(array: &Array, raw: Bytes, idx: &[u64], needed: Range<usize>) -> Result<Bytes> {
     let meta = &array.meta;
-    let expected = meta.chunk_bytes();
+    let stored = meta.stored_dtype;
+    let expected = meta.chunk_bytes() / meta.dtype.size * stored.size;
+    let stored_range = |n: usize| n / meta.dtype.size * stored.size;
     // Codecs see the chunk as stored.
     let (chunk_shape, chunk_index) = (meta.stored_order(&meta.chunks), meta.stored_order(idx));
     let ctx = DecodeContext {
         chunk_shape: &chunk_shape,
         chunk_index: &chunk_index,
-        dtype: meta.dtype,
+        dtype: stored,
         decoded_len: expected,
-        needed: needed.end,
-        first_needed: needed.start,
+        needed: stored_range(needed.end.next_multiple_of(meta.dtype.size)),
+        first_needed: stored_range(needed.start),
     };
     let decoded = meta.codecs.decode(raw, &ctx)?;
-    if decoded.len() != expected && !(needed.end..expected).contains(&decoded.len()) {
+    if decoded.len() != expected && !(ctx.needed..expected).contains(&decoded.len()) {
         let codecs = if meta.codecs.is_empty() {
             "no codec".to_string()
         } else {
@@ -506,11 +510,25 @@ fn decode(array: &Array, raw: Bytes, idx: &[u64], needed: Range<usize>) -> Resul
                 "decoded to {} bytes, expected {expected} (chunk shape {:?} of {}-byte elements)",
                 decoded.len(),
                 meta.chunks,
-                meta.dtype.size
+                stored.size
             ),
         ));
     }
-    Ok(decoded)
+    Ok(if stored == meta.dtype {
+        decoded
+    } else {
+        widen_half_floats(&decoded, stored.order).into()
+    })
+}
+
+/// IEEE half floats in byte order `order` as native float32 bytes.
+fn widen_half_floats(half: &[u8], order: ByteOrder) -> Vec<u8> {
+    half.chunks_exact(2)
+        .flat_map(|e| {
+            let bits = order.load_bits(e) as u16;
+            half::f16::from_bits(bits).to_f32().to_ne_bytes()
+        })
+        .collect()
 }
 
 fn chunk_key(array: &str, suffix: &str) -> String {

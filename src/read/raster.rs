@@ -398,16 +398,19 @@ impl Dataset {
         let mut levels: Vec<Level> = Vec::new();
         for (a, spec) in arrays {
             let m = &index.arrays[a].meta;
-            if m.shape.contains(&0) {
+            let n = m.shape.len();
+            // An array without rows or columns is a raster of that size, as
+            // GDAL's HDF5 and netCDF drivers open one; without bands it is
+            // none.
+            if m.shape[..n - 2].contains(&0) {
                 return Err(Error::MalformedIndex {
                     index: index.source.clone(),
                     reason: format!(
-                        "array '{}' is empty (shape {:?}): a raster needs one pixel or more",
+                        "array '{}' is empty (shape {:?}): a raster needs one band or more",
                         m.path, m.shape
                     ),
                 });
             }
-            let n = m.shape.len();
             let bands = m.shape[..n - 2]
                 .iter()
                 .try_fold(1u64, |acc, &d| acc.checked_mul(d))

@@ -129,7 +129,7 @@ impl Element {
                 json!(((bits << shift) as i64) >> shift)
             }
             Kind::Float => float_value(match self.size {
-                2 => half_to_f64(bits as u16),
+                2 => f64::from(half::f16::from_bits(bits as u16)),
                 4 => f64::from(f32::from_bits(bits as u32)),
                 _ => f64::from_bits(bits),
             }),
@@ -145,19 +145,6 @@ fn float_value(v: f64) -> Value {
         json!(if v > 0.0 { "Infinity" } else { "-Infinity" })
     } else {
         json!(v)
-    }
-}
-
-/// IEEE 754 binary16 to f64.
-fn half_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((h >> 10) & 0x1f);
-    let fraction = f64::from(h & 0x3ff);
-    sign * match exponent {
-        0 => fraction * 2f64.powi(-24),
-        31 if fraction == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        e => (1.0 + fraction / 1024.0) * 2f64.powi(e - 15),
     }
 }
 

@@ -27,8 +27,12 @@ pub struct ArrayMeta {
     pub shape: Vec<u64>,
     /// Chunk shape in elements.
     pub chunks: Vec<u64>,
-    /// Element type of a decoded chunk (byte order as stored).
+    /// Element type of a decoded chunk (byte order as stored), as served:
+    /// [`DataType::served`] of [`ArrayMeta::stored_dtype`].
     pub dtype: DataType,
+    /// Element type the codecs decode to, as the metadata declares it
+    /// (float16 chunks are widened to the served float32 after decoding).
+    pub stored_dtype: DataType,
     /// Fill value in native byte order, `None` when the metadata says null.
     pub fill: Option<Vec<u8>>,
     /// The fill value as written in the metadata (for nodata reporting).
@@ -268,7 +272,7 @@ impl ArrayMeta {
         p.chunks
             .iter()
             .try_fold(1u64, |acc, &c| acc.checked_mul(c))
-            .and_then(|n| n.checked_mul(p.dtype.size as u64))
+            .and_then(|n| n.checked_mul(p.dtype.served().size as u64))
             .filter(|&n| n <= MAX_CHUNK_BYTES)
             .ok_or_else(|| Error::Limits {
                 what: format!(
@@ -291,14 +295,15 @@ impl ArrayMeta {
         let fill = if p.fill_json.is_null() {
             None
         } else {
-            Some(p.dtype.fill_bytes(&p.fill_json)?)
+            Some(p.dtype.served().fill_bytes(&p.fill_json)?)
         };
         let mut meta = ArrayMeta {
             path: p.path.to_string(),
             zarr_format: p.zarr_format,
             shape: p.shape,
             chunks: p.chunks,
-            dtype: p.dtype,
+            dtype: p.dtype.served(),
+            stored_dtype: p.dtype,
             fill,
             fill_json: p.fill_json,
             chunk_strides,
