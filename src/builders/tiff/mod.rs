@@ -392,6 +392,12 @@ fn image(
     let samples = ifd
         .int(crate::formats::tiff::tags::SAMPLES_PER_PIXEL)
         .unwrap_or(1);
+    // A SHORT in the TIFF specification, as libtiff reads it.
+    if !(1..=u64::from(u16::MAX)).contains(&samples) {
+        return Err(bad(format!(
+            "SamplesPerPixel {samples} (tag 277) is not 1 to 65535"
+        )));
+    }
     let bits = ifd
         .ints(crate::formats::tiff::tags::BITS_PER_SAMPLE)
         .unwrap_or_else(|| vec![1]);
