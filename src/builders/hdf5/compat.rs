@@ -77,3 +77,27 @@ pub(crate) unsafe fn read_chunk(
         )
     }
 }
+
+/// True when `name` (a path from `loc`) is a hard link, not a soft or
+/// external one (which GDAL's HDF5 driver does not follow):
+/// `H5Lget_info` with `H5L_info_t` before 1.12.
+#[cfg(not(hdf5_1_14))]
+pub(crate) fn is_hard_link(loc: hid_t, name: &std::ffi::CStr) -> bool {
+    use hdf5_metno_sys::h5l::{H5L_info1_t, H5L_type_t, H5Lget_info1};
+    let mut info = H5L_info1_t::default();
+    // SAFETY: valid id, NUL-terminated path, room for the info.
+    let status = unsafe { H5Lget_info1(loc, name.as_ptr(), &mut info, H5P_DEFAULT) };
+    status >= 0 && info.type_ == H5L_type_t::H5L_TYPE_HARD
+}
+
+/// True when `name` (a path from `loc`) is a hard link, not a soft or
+/// external one (which GDAL's HDF5 driver does not follow):
+/// `H5Lget_info2` with `H5L_info2_t` from 1.12.
+#[cfg(hdf5_1_14)]
+pub(crate) fn is_hard_link(loc: hid_t, name: &std::ffi::CStr) -> bool {
+    use hdf5_metno_sys::h5l::{H5L_info2_t, H5L_type_t, H5Lget_info2};
+    let mut info = H5L_info2_t::default();
+    // SAFETY: valid id, NUL-terminated path, room for the info.
+    let status = unsafe { H5Lget_info2(loc, name.as_ptr(), &mut info, H5P_DEFAULT) };
+    status >= 0 && info.type_ == H5L_type_t::H5L_TYPE_HARD
+}

@@ -17,8 +17,9 @@ pub mod filters;
 mod handle;
 pub(crate) mod storage;
 mod vfd;
+mod walk;
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, CStr};
 use std::sync::Arc;
 
 use base64::Engine;
@@ -26,14 +27,14 @@ use base64::Engine;
 use crate::conventions::attributes::{
     SourceDriver, GDAL_DRIVER_ATTRIBUTE, NETCDF_DEFAULT_FILL_ATTRIBUTE,
 };
-use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t, H5open};
+use hdf5_metno_sys::h5::{H5_index_t, H5open};
 use hdf5_metno_sys::h5d::{
     H5D_fill_time_t, H5D_fill_value_t, H5D_layout_t, H5Dget_create_plist, H5Dget_space,
     H5Dget_type, H5Dopen2,
 };
 use hdf5_metno_sys::h5f::{H5Fget_create_plist, H5Fopen, H5F_ACC_RDONLY};
 use hdf5_metno_sys::h5i::hid_t;
-use hdf5_metno_sys::h5o::{H5O_info1_t, H5O_type_t, H5Oopen, H5Ovisit2, H5O_INFO_BASIC};
+use hdf5_metno_sys::h5o::{H5O_type_t, H5Oopen};
 use hdf5_metno_sys::h5p::{
     H5Pfill_value_defined, H5Pget_chunk, H5Pget_fill_time, H5Pget_fill_value, H5Pget_filter2,
     H5Pget_layout, H5Pget_nfilters, H5Pget_userblock, H5P_DEFAULT,
@@ -139,11 +140,15 @@ fn build(reader: &Arc<vfd::Reader>, path: &str, url: &str) -> Result<Value> {
 /// as netCDF-4 files do), else by name (GDAL's HDF5 driver).
 fn listed_objects(file: hid_t, driver: SourceDriver) -> Result<Vec<(String, H5O_type_t)>> {
     if driver == SourceDriver::NetCdf {
-        if let Ok(found) = objects(file, H5_index_t::H5_INDEX_CRT_ORDER) {
+        if let Ok(found) = walk::objects(file, H5_index_t::H5_INDEX_CRT_ORDER, false) {
             return Ok(found);
         }
     }
-    objects(file, H5_index_t::H5_INDEX_NAME)
+    walk::objects(
+        file,
+        H5_index_t::H5_INDEX_NAME,
+        driver == SourceDriver::Hdf5,
+    )
 }
 
 /// The datasets of `rasters` (2 or more dimensions) in the order GDAL
@@ -273,42 +278,6 @@ fn user_block(file: hid_t) -> Result<u64> {
     let mut size = 0;
     check(unsafe { H5Pget_userblock(fcpl.id(), &mut size) }, what)?;
     Ok(size)
-}
-
-/// Every group and dataset of the file (each object once, however many
-/// links lead to it), by path relative to the root (`.` for the root).
-fn objects(file: hid_t, by: H5_index_t) -> Result<Vec<(String, H5O_type_t)>> {
-    extern "C" fn collect(
-        _: hid_t,
-        name: *const c_char,
-        info: *const H5O_info1_t,
-        data: *mut c_void,
-    ) -> i32 {
-        // SAFETY: libhdf5 passes a NUL-terminated name, the object's info
-        // and our Vec.
-        unsafe {
-            let found = &mut *data.cast::<Vec<(String, H5O_type_t)>>();
-            let name = CStr::from_ptr(name).to_string_lossy().into_owned();
-            found.push((name, (*info).type_));
-        }
-        0
-    }
-    let mut found: Vec<(String, H5O_type_t)> = Vec::new();
-    // SAFETY: `collect` matches H5O_iterate1_t and only pushes to `found`.
-    check(
-        unsafe {
-            H5Ovisit2(
-                file,
-                by,
-                H5_iter_order_t::H5_ITER_INC,
-                Some(collect),
-                (&mut found as *mut Vec<(String, H5O_type_t)>).cast(),
-                H5O_INFO_BASIC,
-            )
-        },
-        || "cannot walk the groups and datasets".into(),
-    )?;
-    Ok(found)
 }
 
 /// A group or dataset of the file being indexed.
