@@ -413,6 +413,30 @@ impl ArrayMeta {
         self.added_axes += missing;
     }
 
+    /// Serves the colour components of a (bands, y, x) array as stored
+    /// when its codecs convert them (8-bit CMYK and CIELab TIFF tiles
+    /// indexed as the RGBA GDAL shows): as many bands as stored components,
+    /// each chunk holding them all, without the colour interpretations
+    /// recorded for the converted bands. Returns whether anything changed.
+    pub fn serve_stored_color(&mut self) -> bool {
+        let whole_pixels = self.shape.len() == 3
+            && self.chunks[0] == self.shape[0]
+            && self.stored_axes.is_none()
+            && self.added_axes == 0
+            && self.chunk_strides == [self.chunks[1] * self.chunks[2], self.chunks[2], 1];
+        if !whole_pixels {
+            return false;
+        }
+        let Some(samples) = self.codecs.serve_stored_color() else {
+            return false;
+        };
+        self.shape[0] = samples;
+        self.chunks[0] = samples;
+        self.attributes
+            .remove(crate::conventions::attributes::COLOR_ATTRIBUTE);
+        true
+    }
+
     /// Number of chunks along each axis.
     pub fn grid_shape(&self) -> Vec<u64> {
         self.shape
