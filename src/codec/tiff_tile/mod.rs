@@ -624,6 +624,53 @@ mod tests {
     }
 
     #[test]
+    fn color_to_rgba_converts_the_stored_tile_and_can_be_dropped() {
+        // One CMYK pixel and one white one, Deflate, in a 4-sample chunk.
+        let rgba = Chunk::new([4, 1, 2], "|u1");
+        let stored = [10u8, 200, 255, 100, 0, 0, 0, 0];
+        let json = r#"{"compression": 8, "samples_per_pixel": 4, "photometric": 5,
+                       "color_to_rgba": "cmyk", "tile_width": 2, "tile_height": 1}"#;
+        let out = rgba.decode(json, &zlib(&stored)).unwrap();
+        assert_eq!(&out[..], &[148, 255, 33, 255, 0, 255, 255, 255]);
+        // The same codec serving the stored components.
+        let mut codec = registry::build(URI, &crate::codec::testing::config(json)).unwrap();
+        assert_eq!(codec.color_model(), Some(ColorModel::Rgb));
+        assert_eq!(codec.serve_stored_color(), Some(4));
+        assert_eq!(codec.color_model(), Some(ColorModel::Cmyk));
+        assert_eq!(codec.serve_stored_color(), None);
+        let ctx = DecodeContext {
+            chunk_shape: &rgba.shape,
+            chunk_index: &[],
+            dtype: rgba.dtype,
+            decoded_len: 8,
+            needed: 8,
+            first_needed: 0,
+        };
+        let out = codec.decode(Bytes::from(zlib(&stored)), &ctx).unwrap();
+        assert_eq!(&out[..], &[10, 0, 200, 0, 255, 0, 100, 0]);
+        // CIELab: 3 stored samples in a 4-sample chunk.
+        let json = r#"{"samples_per_pixel": 3, "photometric": 8, "color_to_rgba": "cielab",
+                       "tile_width": 1, "tile_height": 1}"#;
+        let out = Chunk::new([4, 1, 1], "|u1")
+            .decode(json, &[128, 0, 0])
+            .unwrap();
+        assert_eq!(&out[..], &[133, 123, 107, 255]);
+        // Only contiguous 8-bit pixels of the right sample count convert.
+        let build = |json: &str| registry::build(URI, &crate::codec::testing::config(json));
+        assert!(build(r#"{"samples_per_pixel": 3, "color_to_rgba": "cmyk"}"#).is_err());
+        assert!(build(
+            r#"{"samples_per_pixel": 3, "bits_per_sample": 16,
+                          "color_to_rgba": "cielab"}"#
+        )
+        .is_err());
+        assert!(build(
+            r#"{"samples_per_pixel": 4, "planar_config": 2,
+                          "color_to_rgba": "cmyk"}"#
+        )
+        .is_err());
+    }
+
+    #[test]
     fn planar_tiles_hold_one_sample() {
         let chunk = Chunk::new([1, 4, 4], "<u2");
         let json = r#"{"compression": 8, "samples_per_pixel": 3, "planar_config": 2,

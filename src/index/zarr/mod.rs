@@ -624,6 +624,32 @@ mod tests {
     }
 
     #[test]
+    fn converted_colour_is_served_as_stored_on_request() {
+        let codec = json!({"id": "tiff-tile", "samples_per_pixel": 3, "photometric": 8,
+            "color_to_rgba": "cielab", "tile_width": 8, "tile_height": 4});
+        let z = json!({"shape": [4, 10, 20], "chunks": [4, 4, 8], "dtype": "|u1",
+            "fill_value": null, "compressor": null, "filters": [codec], "zarr_format": 2});
+        let attrs = json!({"_ARRAY_DIMENSIONS": ["bands", "y", "x"],
+            "chunkref:color_interpretation": ["Red", "Green", "Blue", "Alpha"]});
+        let mut m = ArrayMeta::from_v2("x", &z, Some(&attrs)).unwrap();
+        assert!(m.serve_stored_color());
+        assert_eq!(
+            (m.shape.as_slice(), m.chunks.as_slice()),
+            (&[3, 10, 20][..], &[3, 4, 8][..])
+        );
+        assert_eq!(m.chunk_strides, [32, 8, 1]);
+        assert!(!m.attributes.contains_key("chunkref:color_interpretation"));
+        assert_eq!(m.chunk_bytes(), 96);
+        // Nothing more to serve as stored, and arrays without conversion stay.
+        assert!(!m.serve_stored_color());
+        let plain = json!({"shape": [4, 10, 20], "chunks": [4, 4, 8], "dtype": "|u1",
+            "fill_value": null, "compressor": null, "filters": null, "zarr_format": 2});
+        assert!(!ArrayMeta::from_v2("x", &plain, None)
+            .unwrap()
+            .serve_stored_color());
+    }
+
+    #[test]
     fn a_scalar_reshapes_to_one_pixel() {
         let z = json!({"shape": [], "chunks": [], "dtype": ">u1", "fill_value": null,
             "order": "C", "compressor": null, "filters": [], "zarr_format": 2});
