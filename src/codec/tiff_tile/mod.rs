@@ -107,7 +107,7 @@ impl Codec for TiffTile {
         // The stored tile is decoded whole, then converted.
         let stored_len = (ctx.decoded_len / rgba::RGBA)
             .checked_mul(to_rgba.stored_samples())
-            .filter(|_| ctx.decoded_len % rgba::RGBA == 0)
+            .filter(|_| ctx.decoded_len.is_multiple_of(rgba::RGBA))
             .ok_or_else(|| {
                 Error::decode(
                     URI,
