@@ -82,6 +82,9 @@ constexpr const char *OPEN_OPTIONS =
     "order of grids whose y coordinate increases (south-up NetCDF): NORTH_UP as "
     "GDAL netCDF driver serves them, or STORED'>"
     "    <Value>NORTH_UP</Value><Value>STORED</Value></Option>"
+    "  <Option name='RAW_COLOR' type='boolean' default='NO' description='8-bit CMYK "
+    "and CIELab TIFF images: the stored components (as GDAL GTIFF_RAW: shows them) "
+    "instead of RGBA'/>"
     "</OpenOptionList>";
 
 using HandlePtr = std::shared_ptr<CrHandle>;

@@ -97,6 +97,8 @@ pub enum ColorModel {
     Gray,
     /// Palette indices.
     Palette,
+    /// Cyan, magenta, yellow, black inks (as stored, not converted).
+    Cmyk,
 }
 
 impl ColorModel {
@@ -107,6 +109,7 @@ impl ColorModel {
             0 | 1 => Some(ColorModel::Gray),
             2 | 6 => Some(ColorModel::Rgb),
             3 => Some(ColorModel::Palette),
+            5 => Some(ColorModel::Cmyk),
             _ => None,
         }
     }
@@ -130,6 +133,12 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes>;
     /// The colour model of the decoded pixels, when the codec knows it.
     fn color_model(&self) -> Option<ColorModel> {
+        None
+    }
+    /// Makes a codec that converts colour components (TIFF CMYK and
+    /// CIELab to RGBA) decode them as stored instead, returning their
+    /// number; `None` (and nothing changed) for the others.
+    fn serve_stored_color(&mut self) -> Option<u64> {
         None
     }
 }
@@ -191,6 +200,14 @@ impl CodecChain {
     /// The colour model the first codec that knows one declares.
     pub fn color_model(&self) -> Option<ColorModel> {
         self.decode_order.iter().find_map(|c| c.color_model())
+    }
+
+    /// Makes every codec serve colour components as stored (see
+    /// [`Codec::serve_stored_color`]); their number when one converted them.
+    pub fn serve_stored_color(&mut self) -> Option<u64> {
+        self.decode_order.iter_mut().fold(None, |samples, codec| {
+            codec.serve_stored_color().or(samples)
+        })
     }
 
     /// True when no codec is applied (raw chunk bytes).

@@ -19,6 +19,14 @@ pub enum ColorInterp {
     Blue = 5,
     /// GCI_AlphaBand.
     Alpha = 6,
+    /// GCI_CyanBand.
+    Cyan = 10,
+    /// GCI_MagentaBand.
+    Magenta = 11,
+    /// GCI_YellowBand.
+    Yellow = 12,
+    /// GCI_BlackBand.
+    Black = 13,
     /// GCI_YCbCr_YBand.
     YCbCrY = 14,
     /// GCI_YCbCr_CbBand.
@@ -38,6 +46,10 @@ impl ColorInterp {
             ColorInterp::Green => "Green",
             ColorInterp::Blue => "Blue",
             ColorInterp::Alpha => "Alpha",
+            ColorInterp::Cyan => "Cyan",
+            ColorInterp::Magenta => "Magenta",
+            ColorInterp::Yellow => "Yellow",
+            ColorInterp::Black => "Black",
             ColorInterp::YCbCrY => "YCbCr_Y",
             ColorInterp::YCbCrCb => "YCbCr_Cb",
             ColorInterp::YCbCrCr => "YCbCr_Cr",
@@ -53,6 +65,10 @@ impl ColorInterp {
             "green" => ColorInterp::Green,
             "blue" => ColorInterp::Blue,
             "alpha" => ColorInterp::Alpha,
+            "cyan" => ColorInterp::Cyan,
+            "magenta" => ColorInterp::Magenta,
+            "yellow" => ColorInterp::Yellow,
+            "black" => ColorInterp::Black,
             "ycbcr_y" => ColorInterp::YCbCrY,
             "ycbcr_cb" => ColorInterp::YCbCrCb,
             "ycbcr_cr" => ColorInterp::YCbCrCr,

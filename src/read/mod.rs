@@ -9,6 +9,7 @@ pub mod block_windows;
 pub mod blocks;
 pub mod chunk;
 pub mod chunk_cache;
+pub mod color_view;
 pub mod georef;
 pub mod index_cache;
 pub mod level;

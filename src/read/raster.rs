@@ -27,6 +27,7 @@ use crate::read::axes::AxisMap;
 use crate::read::block_windows::{self, BlockOut};
 use crate::read::blocks::{self, BlockPlane};
 use crate::read::chunk::Locations;
+use crate::read::color_view;
 use crate::read::georef::dims::{self, Coordinate, Dimension};
 use crate::read::georef::orientation::YOrder;
 use crate::read::georef::{self, band, Georef, LevelRef, Pyramid};
@@ -140,7 +141,8 @@ pub struct Dataset {
 
 impl Dataset {
     /// Opens a dataset name with open options (`TEMPLATE_<name>=<value>`,
-    /// `TIME_STEP`, `TIME_START`, `TIME_END`), reading with `settings`.
+    /// `TIME_STEP`, `TIME_START`, `TIME_END`, `Y_ORDER`, `RAW_COLOR`),
+    /// reading with `settings`.
     pub fn open(name: &str, options: &[(String, String)], settings: &Settings) -> Result<Dataset> {
         let parsed = DatasetName::parse(name)?;
         let source = resolve::index_source(&parsed.index)?;
@@ -167,11 +169,21 @@ impl Dataset {
             }
         };
         let load = || Index::load(&parsed.index, &source.vsi_path, &how, &open);
-        let mut index = if settings.index_cache {
+        // Stored colour components: an index of this open's own (the
+        // arrays' metadata changed), never shared.
+        let raw_color = color_view::raw_color(options)?;
+        let fresh = || -> Result<Index> {
+            let mut own = load()?;
+            if raw_color {
+                color_view::serve_stored(&mut own);
+            }
+            Ok(own)
+        };
+        let mut index = if settings.index_cache && !raw_color {
             let options = format!("{}\n{how:?}", parsed.index);
             index_cache::INDEXES.get_or_load(&source.vsi_path, options, load, |_| true)?
         } else {
-            Arc::new(load()?)
+            Arc::new(fresh()?)
         };
         // A 1-D array opens as one row, a 0-D one as one pixel, in an index
         // of its own: the target (a coordinate array a GEOLOCATION domain
@@ -186,7 +198,7 @@ impl Dataset {
             (index.arrays[a].meta.shape.len() < 2).then_some(a)
         };
         if row_array(&index).is_some() {
-            let mut own = load()?;
+            let mut own = fresh()?;
             if let Some(a) = row_array(&own) {
                 own.arrays[a].meta.reshape_to_row();
             }

@@ -2,6 +2,7 @@
 //! the layout osml-imagery-io writes: a root group with GeoZarr
 //! `multiscales`, level groups `0`, `1`, ... each holding array `data`
 //! with axes (bands, y, x) and the `tiff-tile` codec.
+mod rgba;
 mod sidecar;
 
 use std::sync::Arc;
@@ -92,8 +93,9 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let colors = crate::formats::tiff::gdal_metadata::color_interpretations(gdal_xml, samples);
     for img in levels.iter_mut() {
         img.attrs.extend(band_attrs.clone());
-        // GDAL shows a bitmap band as a palette whatever it recorded.
-        if !is_bitmap(&tiff.ifds[0]) {
+        // GDAL shows a bitmap band as a palette, and RGBA converted from
+        // CMYK or CIELab as such, whatever it recorded.
+        if !is_bitmap(&tiff.ifds[0]) && !rgba::is_converted(img) {
             override_colors(&mut img.attrs, &colors);
         }
     }
@@ -526,7 +528,7 @@ fn image(
     {
         codec["fill_order"] = json!(order);
     }
-    Ok(Image {
+    let mut image = Image {
         width,
         height,
         chunk_h,
@@ -538,5 +540,7 @@ fn image(
         attrs: color_interpretation(ifd, samples, nodata),
         chunks,
         url,
-    })
+    };
+    rgba::convert(&mut image, ifd, src.path(), n);
+    Ok(image)
 }

@@ -11,6 +11,9 @@
 //! integer samples (1-bit masks, 12-bit imagery), widened on decode. Missing
 //! fields take their TIFF defaults; unknown fields (`sample_format`, ...) are
 //! ignored, the chunk's data type already says what the samples are.
+//! `color_to_rgba` (`"cmyk"`, `"cielab"`, with `white_point`) converts
+//! 8-bit CMYK or CIELab pixels to the RGBA GDAL's GTiff driver shows
+//! (see [`rgba`]): the chunk then holds four samples.
 //!
 //! Decoding yields the Zarr chunk `[samples, tile_height, tile_width]` in C
 //! order, elements in the byte order of the chunk's data type (that of the
@@ -24,6 +27,7 @@ mod layout;
 pub(super) mod lzw;
 mod packbits;
 pub(super) mod predictor;
+mod rgba;
 #[cfg(test)]
 mod vectors;
 mod webp;
@@ -38,6 +42,7 @@ use crate::codec::config::{config_str, config_uint, Config};
 use compression::Compression;
 use layout::Layout;
 use predictor::Predictor;
+use rgba::ToRgba;
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
 pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile";
@@ -65,6 +70,8 @@ struct TiffTile {
     lsb_first: bool,
     tile_width: Option<u64>,
     tile_height: Option<u64>,
+    /// The conversion of the stored colour components to RGBA, if any.
+    to_rgba: Option<ToRgba>,
 }
 
 impl Codec for TiffTile {
@@ -83,10 +90,47 @@ impl Codec for TiffTile {
     }
 
     fn color_model(&self) -> Option<ColorModel> {
-        self.photometric.and_then(ColorModel::from_tiff_photometric)
+        match self.to_rgba {
+            Some(_) => Some(ColorModel::Rgb),
+            None => self.photometric.and_then(ColorModel::from_tiff_photometric),
+        }
+    }
+
+    fn serve_stored_color(&mut self) -> Option<u64> {
+        self.to_rgba.take().map(|c| c.stored_samples() as u64)
     }
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
+        let Some(to_rgba) = &self.to_rgba else {
+            return self.decode_stored(input, ctx);
+        };
+        // The stored tile is decoded whole, then converted.
+        let stored_len = (ctx.decoded_len / rgba::RGBA)
+            .checked_mul(to_rgba.stored_samples())
+            .filter(|_| ctx.decoded_len.is_multiple_of(rgba::RGBA))
+            .ok_or_else(|| {
+                Error::decode(
+                    URI,
+                    format!(
+                        "a chunk of {} bytes does not hold RGBA pixels",
+                        ctx.decoded_len
+                    ),
+                )
+            })?;
+        let stored_ctx = DecodeContext {
+            decoded_len: stored_len,
+            needed: stored_len,
+            first_needed: 0,
+            ..*ctx
+        };
+        let stored = self.decode_stored(input, &stored_ctx)?;
+        Ok(Bytes::from(to_rgba.convert(&stored)))
+    }
+}
+
+impl TiffTile {
+    /// Decodes the stored samples of the tile, band-major.
+    fn decode_stored(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
         let layout = self.layout(ctx)?;
         // A reader needing some rows only (the chunk is the tile's rows in
         // order when pixels hold one whole sample): compressions that can
@@ -129,9 +173,7 @@ impl Codec for TiffTile {
         }
         Ok(Bytes::from(layout.band_major(data)?))
     }
-}
 
-impl TiffTile {
     /// The geometry of the decoded tile, checked against the chunk.
     fn layout(&self, ctx: &DecodeContext<'_>) -> Result<Layout> {
         let size = ctx.dtype.size;
@@ -255,6 +297,20 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         ));
     }
     let predictor = Predictor::from_tag(predictor);
+    let to_rgba = ToRgba::from_config(config)?;
+    if let Some(to_rgba) = &to_rgba {
+        let stored = to_rgba.stored_samples();
+        if bits_per_sample.is_some_and(|b| b != 8) || samples_per_pixel != stored || planar {
+            return Err(Error::codec_config(
+                URI,
+                format!(
+                    "'color_to_rgba' converts contiguous 8-bit pixels of {stored} samples, \
+                     not {samples_per_pixel} of {bits_per_sample:?} bits{}",
+                    if planar { " in separate planes" } else { "" }
+                ),
+            ));
+        }
+    }
     let lsb_first = config_choice(config, "fill_order", 1, &[1, 2])? == 2;
     if lsb_first && !compression.reverses_fill_order() {
         return Err(Error::unsupported(format!(
@@ -272,6 +328,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         lsb_first,
         tile_width: config_uint(URI, config, "tile_width")?,
         tile_height: config_uint(URI, config, "tile_height")?,
+        to_rgba,
     }))
 }
 
@@ -564,6 +621,53 @@ mod tests {
         let out = codec.decode(span.slice(..), &ctx).unwrap();
         assert_eq!(&out[..], &span[..]);
         assert_ne!(out.as_ptr(), span.as_ptr());
+    }
+
+    #[test]
+    fn color_to_rgba_converts_the_stored_tile_and_can_be_dropped() {
+        // One CMYK pixel and one white one, Deflate, in a 4-sample chunk.
+        let rgba = Chunk::new([4, 1, 2], "|u1");
+        let stored = [10u8, 200, 255, 100, 0, 0, 0, 0];
+        let json = r#"{"compression": 8, "samples_per_pixel": 4, "photometric": 5,
+                       "color_to_rgba": "cmyk", "tile_width": 2, "tile_height": 1}"#;
+        let out = rgba.decode(json, &zlib(&stored)).unwrap();
+        assert_eq!(&out[..], &[148, 255, 33, 255, 0, 255, 255, 255]);
+        // The same codec serving the stored components.
+        let mut codec = registry::build(URI, &crate::codec::testing::config(json)).unwrap();
+        assert_eq!(codec.color_model(), Some(ColorModel::Rgb));
+        assert_eq!(codec.serve_stored_color(), Some(4));
+        assert_eq!(codec.color_model(), Some(ColorModel::Cmyk));
+        assert_eq!(codec.serve_stored_color(), None);
+        let ctx = DecodeContext {
+            chunk_shape: &rgba.shape,
+            chunk_index: &[],
+            dtype: rgba.dtype,
+            decoded_len: 8,
+            needed: 8,
+            first_needed: 0,
+        };
+        let out = codec.decode(Bytes::from(zlib(&stored)), &ctx).unwrap();
+        assert_eq!(&out[..], &[10, 0, 200, 0, 255, 0, 100, 0]);
+        // CIELab: 3 stored samples in a 4-sample chunk.
+        let json = r#"{"samples_per_pixel": 3, "photometric": 8, "color_to_rgba": "cielab",
+                       "tile_width": 1, "tile_height": 1}"#;
+        let out = Chunk::new([4, 1, 1], "|u1")
+            .decode(json, &[128, 0, 0])
+            .unwrap();
+        assert_eq!(&out[..], &[133, 123, 107, 255]);
+        // Only contiguous 8-bit pixels of the right sample count convert.
+        let build = |json: &str| registry::build(URI, &crate::codec::testing::config(json));
+        assert!(build(r#"{"samples_per_pixel": 3, "color_to_rgba": "cmyk"}"#).is_err());
+        assert!(build(
+            r#"{"samples_per_pixel": 3, "bits_per_sample": 16,
+                          "color_to_rgba": "cielab"}"#
+        )
+        .is_err());
+        assert!(build(
+            r#"{"samples_per_pixel": 4, "planar_config": 2,
+                          "color_to_rgba": "cmyk"}"#
+        )
+        .is_err());
     }
 
     #[test]

@@ -28,8 +28,12 @@ pub const DATE_TIME: u16 = 306;
 pub const PLANAR_CONFIG: u16 = 284;
 /// Predictor.
 pub const PREDICTOR: u16 = 317;
+/// WhitePoint (two chromaticities).
+pub const WHITE_POINT: u16 = 318;
 /// ColorMap.
 pub const COLOR_MAP: u16 = 320;
+/// InkSet (1: CMYK).
+pub const INK_SET: u16 = 332;
 /// TileWidth.
 pub const TILE_WIDTH: u16 = 322;
 /// TileLength.

@@ -418,6 +418,30 @@ impl ArrayMeta {
         self.added_axes += missing;
     }
 
+    /// Serves the colour components of a (bands, y, x) array as stored
+    /// when its codecs convert them (8-bit CMYK and CIELab TIFF tiles
+    /// indexed as the RGBA GDAL shows): as many bands as stored components,
+    /// each chunk holding them all, without the colour interpretations
+    /// recorded for the converted bands. Returns whether anything changed.
+    pub fn serve_stored_color(&mut self) -> bool {
+        let whole_pixels = self.shape.len() == 3
+            && self.chunks[0] == self.shape[0]
+            && self.stored_axes.is_none()
+            && self.added_axes == 0
+            && self.chunk_strides == [self.chunks[1] * self.chunks[2], self.chunks[2], 1];
+        if !whole_pixels {
+            return false;
+        }
+        let Some(samples) = self.codecs.serve_stored_color() else {
+            return false;
+        };
+        self.shape[0] = samples;
+        self.chunks[0] = samples;
+        self.attributes
+            .remove(crate::conventions::attributes::COLOR_ATTRIBUTE);
+        true
+    }
+
     /// Number of chunks along each axis.
     pub fn grid_shape(&self) -> Vec<u64> {
         self.shape
@@ -602,6 +626,32 @@ mod tests {
         assert_eq!(m.stored_order(&m.chunks), vec![32]);
         m.reshape_to_row(); // 2-D arrays stay as they are
         assert_eq!((m.shape.clone(), m.added_axes), (vec![1, 70], 1));
+    }
+
+    #[test]
+    fn converted_colour_is_served_as_stored_on_request() {
+        let codec = json!({"id": "tiff-tile", "samples_per_pixel": 3, "photometric": 8,
+            "color_to_rgba": "cielab", "tile_width": 8, "tile_height": 4});
+        let z = json!({"shape": [4, 10, 20], "chunks": [4, 4, 8], "dtype": "|u1",
+            "fill_value": null, "compressor": null, "filters": [codec], "zarr_format": 2});
+        let attrs = json!({"_ARRAY_DIMENSIONS": ["bands", "y", "x"],
+            "chunkref:color_interpretation": ["Red", "Green", "Blue", "Alpha"]});
+        let mut m = ArrayMeta::from_v2("x", &z, Some(&attrs)).unwrap();
+        assert!(m.serve_stored_color());
+        assert_eq!(
+            (m.shape.as_slice(), m.chunks.as_slice()),
+            (&[3, 10, 20][..], &[3, 4, 8][..])
+        );
+        assert_eq!(m.chunk_strides, [32, 8, 1]);
+        assert!(!m.attributes.contains_key("chunkref:color_interpretation"));
+        assert_eq!(m.chunk_bytes(), 96);
+        // Nothing more to serve as stored, and arrays without conversion stay.
+        assert!(!m.serve_stored_color());
+        let plain = json!({"shape": [4, 10, 20], "chunks": [4, 4, 8], "dtype": "|u1",
+            "fill_value": null, "compressor": null, "filters": null, "zarr_format": 2});
+        assert!(!ArrayMeta::from_v2("x", &plain, None)
+            .unwrap()
+            .serve_stored_color());
     }
 
     #[test]

@@ -214,7 +214,7 @@ impl SourceDriver {
 impl ColorInterp {
     /// GDAL's interpretation of band `band` of `bands` under a source colour
     /// model: the first three bands of RGB, the first band of gray or
-    /// palette images; others are undefined.
+    /// palette images, the first four of CMYK; others are undefined.
     pub fn of_model(model: Option<ColorModel>, band: u64, bands: u64) -> ColorInterp {
         match (model, band) {
             (Some(ColorModel::Rgb), 0) if bands >= 3 => ColorInterp::Red,
@@ -222,6 +222,10 @@ impl ColorInterp {
             (Some(ColorModel::Rgb), 2) if bands >= 3 => ColorInterp::Blue,
             (Some(ColorModel::Gray), 0) => ColorInterp::Gray,
             (Some(ColorModel::Palette), 0) => ColorInterp::Palette,
+            (Some(ColorModel::Cmyk), 0) => ColorInterp::Cyan,
+            (Some(ColorModel::Cmyk), 1) => ColorInterp::Magenta,
+            (Some(ColorModel::Cmyk), 2) => ColorInterp::Yellow,
+            (Some(ColorModel::Cmyk), 3) => ColorInterp::Black,
             _ => ColorInterp::Undefined,
         }
     }
