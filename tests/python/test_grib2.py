@@ -627,3 +627,36 @@ def test_parameter_names_units_and_description_match_gdal(tmp_path, chunkref_bin
     ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.json", units))
     with gdal_units(normalize):
         assert_same_as_gdal(ds, source)
+
+
+GAUSSIAN_SAMPLE = Path("/usr/share/eccodes/samples/regular_gg_sfc_grib2.tmpl")
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        "",
+        "N=48",
+        "N=640,latitudeOfFirstGridPointInDegrees=4.4301,latitudeOfLastGridPointInDegrees=-4.4301",
+        "longitudeOfLastGridPointInDegrees=178.59375,iDirectionIncrementInDegrees=1.406",
+    ],
+    ids=["n32-global", "n48", "n640-extent", "half-globe"],
+)
+def test_regular_gaussian_grid_matches_gdal(tmp_path, chunkref_bin, keys):
+    """Grid template 3.40 (regular Gaussian, eccodes' sample and variants
+    made with ``grib_set``): GDAL's GRIB driver spaces the rows 90/N
+    degrees apart, unless the first and last latitudes give a step within
+    0.002 degree of it (template 3.0's rule), not at the Gaussian
+    latitudes; the index gives the same geotransform, CRS and pixels."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("grib_set"):
+        pytest.skip("eccodes' grib_set is not installed (libeccodes-tools)")
+    source = tmp_path / "gaussian.grb2"
+    if keys:
+        subprocess.run(["grib_set", "-s", keys, str(GAUSSIAN_SAMPLE), str(source)], check=True)
+    else:
+        source.write_bytes(GAUSSIAN_SAMPLE.read_bytes())
+    ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.json"))
+    assert_same_as_gdal(ds, source)
