@@ -551,6 +551,14 @@ ACCUMULATION = (
     + [0x07, 0xE8, 2, 29, 12, 0, 0]
     + [1, 0, 0, 0, 0, 1, 2, 1, 0, 0, 0, 6, 1, 0, 0, 0, 0]
 )
+#: Template 4.5 and 4.9 numbers: probability 1 of 3, above 273 (upper limit).
+PROB_ABOVE = "1 3 1 0 0 0 273"
+#: ... above 0.254 (upper limit scaled by 3).
+POP = "1 3 1 0 0 3 254"
+#: The end of an interval (2024-02-29T12:00:00), one time range.
+END_12H = "2024 2 29 12 0 0 1 0"
+#: An accumulation over 6 hours, one field every hour.
+RANGE_6H = "1 2 1 6 1 0"
 #: Parameters by name: (discipline, center, product template, its values
 #: (template 4.8: its octets)).
 PARAMETERS = {
@@ -567,6 +575,26 @@ PARAMETERS = {
     "ensemble-member": (0, 98, 1, "0 0 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647 3 2 10"),
     "ensemble-spread": (0, None, 2, "0 0 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647 4 10"),
     "ocean-waves": (10, None, 0, "0 3 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647"),
+    # Template 4.5: probability of 2 m temperature above 273 K, between
+    # 273.5 K and 280 K (scaled limits; GDAL 3.6 reads a scale factor of
+    # -1 as -127, so shows the upper limit as 0), below 0.5 K (NDFD: below
+    # normal), below 500 K (scale factor -2).
+    "probability-above": (0, None, 5, f"0 0 2 0 96 0 0 1 6 103 0 2 255 -127 -2147483647 {PROB_ABOVE}"),
+    "probability-between": (0, None, 5, "0 0 2 0 96 0 0 1 6 103 0 2 255 -127 -2147483647 1 3 2 1 2735 -1 28"),
+    "probability-ndfd-below": (0, 8, 5, "0 0 2 0 96 0 0 1 6 103 0 2 255 -127 -2147483647 1 3 0 1 5 0 0"),
+    "probability-scaled-down": (0, None, 5, "0 0 2 0 96 0 0 1 6 103 0 2 255 -127 -2147483647 1 3 4 0 0 -2 5"),
+    "probability-local": (0, 7, 5, f"0 192 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647 {PROB_ABOVE}"),
+    "probability-unknown": (0, None, 5, f"0 192 2 0 96 0 0 1 6 1 0 0 255 -127 -2147483647 {PROB_ABOVE}"),
+    # Template 4.9: probability of over 0.254 mm of precipitation in the
+    # 6 hours ending 2024-02-29T12:00:00 (NDFD calls it PoP06), of 2 m
+    # temperature above 273 K over 3 days.
+    "probability-interval-apcp": (0, None, 9, f"1 8 2 0 96 0 0 1 0 1 0 0 255 -127 -2147483647 {POP} {END_12H} {RANGE_6H}"),
+    "probability-interval-ndfd-pop": (0, 8, 9, f"1 8 2 0 96 0 0 1 0 1 0 0 255 -127 -2147483647 {POP} {END_12H} {RANGE_6H}"),
+    "probability-interval-days": (0, None, 9, f"0 0 2 0 96 0 0 1 0 103 0 2 255 -127 -2147483647 {PROB_ABOVE} {END_12H} 0 2 2 3 255 0"),
+    # Template 4.12: the ensemble mean (code table 4.7: 0) and spread (4)
+    # of 6-hour precipitation totals ending 2024-02-29T12:00:00.
+    "derived-interval-mean": (0, None, 12, f"1 8 2 0 96 0 0 1 0 1 0 0 255 -127 -2147483647 0 20 {END_12H} {RANGE_6H}"),
+    "derived-interval-spread": (0, None, 12, f"0 0 2 0 96 0 0 1 0 103 0 2 255 -127 -2147483647 4 20 {END_12H} {RANGE_6H}"),
 }
 
 
@@ -599,3 +627,36 @@ def test_parameter_names_units_and_description_match_gdal(tmp_path, chunkref_bin
     ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.json", units))
     with gdal_units(normalize):
         assert_same_as_gdal(ds, source)
+
+
+GAUSSIAN_SAMPLE = Path("/usr/share/eccodes/samples/regular_gg_sfc_grib2.tmpl")
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        "",
+        "N=48",
+        "N=640,latitudeOfFirstGridPointInDegrees=4.4301,latitudeOfLastGridPointInDegrees=-4.4301",
+        "longitudeOfLastGridPointInDegrees=178.59375,iDirectionIncrementInDegrees=1.406",
+    ],
+    ids=["n32-global", "n48", "n640-extent", "half-globe"],
+)
+def test_regular_gaussian_grid_matches_gdal(tmp_path, chunkref_bin, keys):
+    """Grid template 3.40 (regular Gaussian, eccodes' sample and variants
+    made with ``grib_set``): GDAL's GRIB driver spaces the rows 90/N
+    degrees apart, unless the first and last latitudes give a step within
+    0.002 degree of it (template 3.0's rule), not at the Gaussian
+    latitudes; the index gives the same geotransform, CRS and pixels."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("grib_set"):
+        pytest.skip("eccodes' grib_set is not installed (libeccodes-tools)")
+    source = tmp_path / "gaussian.grb2"
+    if keys:
+        subprocess.run(["grib_set", "-s", keys, str(GAUSSIAN_SAMPLE), str(source)], check=True)
+    else:
+        source.write_bytes(GAUSSIAN_SAMPLE.read_bytes())
+    ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.json"))
+    assert_same_as_gdal(ds, source)

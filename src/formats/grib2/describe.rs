@@ -14,8 +14,10 @@
 //! NDFD's and MOS's own names; derived ensemble statistics (template 4.2)
 //! in their own units and never converted.
 
-use super::product::Product;
-use super::tables::{Row, Tables};
+use super::naming::{Context, Entry, Parameter};
+use super::probability::{self, Limits};
+use super::product::{Interval, Product};
+use super::tables::Tables;
 use crate::formats::grib2::units::Conversion;
 
 /// How `chunkref index` gives a GRIB2 file's values and units.
@@ -119,14 +121,20 @@ const DERIVED_UNITS: &[(u8, &str)] = &[
 ];
 
 /// Octet widths of the product definition templates read (g2clib's maps:
-/// negative for sign-and-magnitude numbers); template 4.8 repeats its last
-/// six for each time range past the first.
+/// negative for sign-and-magnitude numbers): template 4.0's, then each
+/// template's own; those over a time interval end with one time range
+/// ([`INTERVAL`]) and repeat its six numbers for each further range.
 const TEMPLATE_4_0: &[i8] = &[1, 1, 1, 1, 1, 2, 1, 1, -4, 1, -1, -4, 1, -1, -4];
-const TEMPLATE_4_1_EXTRA: &[i8] = &[1, 1, 1];
-const TEMPLATE_4_2_EXTRA: &[i8] = &[1, 1];
-const TEMPLATE_4_8_EXTRA: &[i8] = &[2, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 4, 1, 4];
-/// Template 4.8's position of its number of time ranges.
-const TIME_RANGES_AT: usize = 21;
+const ENSEMBLE: &[i8] = &[1, 1, 1];
+const DERIVED: &[i8] = &[1, 1];
+const PROBABILITY: &[i8] = &[1, 1, 1, -1, -4, -1, -4];
+/// The end of the overall interval, the number of time ranges and of
+/// missing values, and the first time range.
+const INTERVAL: &[i8] = &[2, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 4, 1, 4];
+/// The numbers of one time range, at the end of [`INTERVAL`].
+const TIME_RANGE_NUMBERS: usize = 6;
+/// Where [`INTERVAL`] gives the number of time ranges.
+const TIME_RANGES_IN_INTERVAL: usize = 6;
 
 /// What GDAL shows of one message.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,68 +145,6 @@ pub(crate) struct Description {
     pub(crate) description: String,
     /// The conversion GDAL applies to the values.
     pub(crate) conversion: Conversion,
-}
-
-/// A parameter as degrib names it.
-#[derive(Debug)]
-struct Parameter {
-    element: String,
-    comment: String,
-    unit: String,
-    /// `unit_conv` of the table row (degrib's `UC_*` names).
-    conversion: String,
-}
-
-/// What degrib reads of sections 1 and 4 to name a parameter.
-struct Context<'a> {
-    discipline: u8,
-    center: u16,
-    subcenter: u16,
-    master_version: u8,
-    template: u16,
-    s4: &'a [u8],
-    /// Length of the statistical process in hours (or months, years:
-    /// `range_unit` 3, 4); for other templates the forecast hours.
-    length: i64,
-    range_unit: u8,
-    /// The first fixed surface's value (0 when missing, as in degrib).
-    first: f64,
-    /// The second fixed surface's value, when there is one.
-    second: Option<f64>,
-}
-
-impl Context<'_> {
-    fn byte(&self, at: usize) -> u8 {
-        self.s4.get(at).copied().unwrap_or(255)
-    }
-
-    fn ndfd(&self) -> bool {
-        self.center == 8 && (self.subcenter == 65535 || self.subcenter == 0)
-    }
-
-    fn mos(&self) -> bool {
-        self.center == 7 && self.subcenter == 14
-    }
-
-    /// `base` with the length of its time range: `APCP06`, `APCP06m`.
-    fn with_length(&self, base: &str) -> String {
-        let suffix = match self.range_unit {
-            3 => "m",
-            4 => "y",
-            _ => "",
-        };
-        format!("{base}{:02}{suffix}", self.length)
-    }
-
-    /// `text` after the length of its time range: `06 hr Total precipitation`.
-    fn length_text(&self, text: &str) -> String {
-        let unit = match self.range_unit {
-            3 => "mon",
-            4 => "yr",
-            _ => "hr",
-        };
-        format!("{:02} {unit} {text}", self.length)
-    }
 }
 
 /// Describes a message of `discipline` with sections `s1` and `s4` and
@@ -271,14 +217,12 @@ pub(crate) fn describe(
 }
 
 /// degrib's length of the time range (`lenTime`) and its unit: for
-/// template 4.8 its first time range converted to hours (months, years
+/// templates over a time interval their first time range converted to hours (months, years
 /// kept), else the forecast time in hours.
 fn time_range(s4: &[u8], template: u16, product: &Product) -> (i64, u8) {
     let hours = |seconds: i64| seconds / 3600;
-    if template != 8 {
-        return (hours(product.forecast_seconds), 1);
-    }
-    let Some(b) = s4.get(48..53) else {
+    let Some(b) = Interval::of(template).and_then(|i| s4.get(i.range_unit_at..i.range_unit_at + 5))
+    else {
         return (hours(product.forecast_seconds), 1);
     };
     let length = i64::from(i32::from_be_bytes([b[1], b[2], b[3], b[4]]));
@@ -323,10 +267,16 @@ fn surface(s4: &[u8], at: usize) -> Option<f64> {
 
 /// The parameter's element, comment (its unit appended), unit and unit
 /// conversion, as degrib's `ParseElemName` gives them for the templates
-/// read (4.0, 4.1, 4.2, 4.8).
+/// read (4.0, 4.1, 4.2, 4.5, 4.8, 4.9, 4.12).
 fn parameter(ctx: &Context<'_>, tables: &Tables) -> Parameter {
-    let mut p = named(ctx, tables);
-    if ctx.template == 2 {
+    let limits = matches!(ctx.template, 5 | 9)
+        .then(|| Limits::read(ctx.s4))
+        .flatten();
+    let mut p = match limits {
+        Some(limits) => probability::named(ctx, limits, tables),
+        None => named(ctx, tables),
+    };
+    if matches!(ctx.template, 2 | 12) {
         if let Some((_, unit)) = DERIVED_UNITS.iter().find(|(d, _)| *d == ctx.byte(34)) {
             if !crate::base::gdal::compat::GRIB_DERIVED_PARAMETER_UNITS {
                 p.unit = (*unit).to_string();
@@ -398,30 +348,11 @@ fn named(ctx: &Context<'_>, tables: &Tables) -> Parameter {
             }
         }
     }
-    let generic = (ctx.master_version != 255)
-        .then(|| tables.get(&format!("grib2_table_4_2_{d}_{cat}.csv")))
-        .flatten();
-    if let Some(row) = generic
-        .as_deref()
-        .and_then(|t| t.find("subcat", i64::from(sub)))
-        .filter(|r| r.get("name") != "Reserved for local use")
-    {
-        return from_wmo(ctx, row, cat, sub);
+    if let Some(row) = ctx.wmo_row(tables) {
+        return from_wmo(ctx, &row, cat, sub);
     }
-    if let Some(local) = local_table(ctx, tables) {
-        let row = local.rows().find(|r| {
-            r.int("prod") == i64::from(d)
-                && r.int("cat") == i64::from(cat)
-                && r.int("subcat") == i64::from(sub)
-        });
-        if let Some(r) = row {
-            return fixed(
-                r.get("short_name").into(),
-                r.get("name").into(),
-                &format!("[{}]", r.get("unit")),
-                r.get("unit_conv"),
-            );
-        }
+    if let Some(r) = ctx.local_row(tables) {
+        return fixed(r.short_name, r.name, &format!("[{}]", r.unit), &r.unit_conv);
     }
     fixed(
         "unknown".into(),
@@ -433,17 +364,14 @@ fn named(ctx: &Context<'_>, tables: &Tables) -> Parameter {
 
 /// A parameter of the WMO table, with NDFD's and MOS's names and the
 /// lengths of accumulations.
-fn from_wmo(ctx: &Context<'_>, row: Row<'_>, cat: u8, sub: u8) -> Parameter {
-    let name = row.get("name");
-    let short = match row.get("short_name") {
-        "" => name,
-        s => s,
-    };
+fn from_wmo(ctx: &Context<'_>, row: &Entry, cat: u8, sub: u8) -> Parameter {
+    let name = row.name.as_str();
+    let short = row.short();
     let mut p = Parameter {
         element: short.into(),
         comment: name.into(),
-        unit: format!("[{}]", row.get("unit")),
-        conversion: row.get("unit_conv").into(),
+        unit: format!("[{}]", row.unit),
+        conversion: row.unit_conv.clone(),
     };
     let mos_name = match short {
         "APCP" => Some("QPF"),
@@ -457,7 +385,7 @@ fn from_wmo(ctx: &Context<'_>, row: Row<'_>, cat: u8, sub: u8) -> Parameter {
     }
     if ctx.ndfd() || ctx.mos() {
         if short == "EVP" {
-            let (base, text) = if ctx.byte(46) == 10 {
+            let (base, text) = if ctx.statistical_process() == 10 {
                 ("EvpDep", "Evapo-Transpiration departure from normal")
             } else {
                 ("Evp", "Evapo-Transpiration")
@@ -480,20 +408,6 @@ fn from_wmo(ctx: &Context<'_>, row: Row<'_>, cat: u8, sub: u8) -> Parameter {
         p.comment = ctx.length_text(name);
     }
     p
-}
-
-/// The centre's local parameter table (`grib2_table_4_2_local_index.csv`).
-fn local_table(ctx: &Context<'_>, tables: &Tables) -> Option<std::sync::Arc<super::tables::Table>> {
-    let index = tables.get("grib2_table_4_2_local_index.csv")?;
-    let file = index
-        .rows()
-        .find(|r| {
-            r.int("center_code") == i64::from(ctx.center)
-                && (r.get("subcenter_code").is_empty()
-                    || r.int("subcenter_code") == i64::from(ctx.subcenter))
-        })?
-        .get("filename");
-    tables.get(file)
 }
 
 /// The short and long names of the first fixed surface (`50000-ISBL`,
@@ -618,17 +532,23 @@ fn named_code(key: &str, code: u16, name: Option<String>) -> String {
 /// when the template's map accounts for every byte.
 fn assembled(template: u16, body: &[u8]) -> Option<String> {
     let mut map = TEMPLATE_4_0.to_vec();
-    map.extend_from_slice(match template {
-        0 => &[],
-        1 => TEMPLATE_4_1_EXTRA,
-        2 => TEMPLATE_4_2_EXTRA,
-        8 => TEMPLATE_4_8_EXTRA,
+    let own: &[i8] = match template {
+        0 | 8 => &[],
+        1 => ENSEMBLE,
+        2 | 12 => DERIVED,
+        5 | 9 => PROBABILITY,
         _ => return None,
-    });
+    };
+    map.extend_from_slice(own);
+    let interval = Interval::of(template).is_some();
+    if interval {
+        map.extend_from_slice(INTERVAL);
+    }
     let mut values = numbers(&map, body)?;
-    if template == 8 {
-        let ranges = usize::try_from(*values.get(TIME_RANGES_AT)?).ok()?;
-        let last = &TEMPLATE_4_8_EXTRA[TEMPLATE_4_8_EXTRA.len() - 6..];
+    if interval {
+        let at = TEMPLATE_4_0.len() + own.len() + TIME_RANGES_IN_INTERVAL;
+        let ranges = usize::try_from(*values.get(at)?).ok()?;
+        let last = &INTERVAL[INTERVAL.len() - TIME_RANGE_NUMBERS..];
         for _ in 1..ranges.min(body.len()) {
             map.extend_from_slice(last);
         }
@@ -812,6 +732,7 @@ mod tests {
         assert_eq!(values.split(' ').count(), 15 + 14 + 6);
         assert!(assembled(8, &body[..body.len() - 1]).is_none());
         assert!(assembled(9, &body).is_none());
+        assert!(assembled(10, &body).is_none());
         assert_eq!(
             numbers(&[-1, -4, 2], &[0x81, 0x80, 0, 0, 5, 1, 2]).unwrap(),
             [-1, -5, 258]

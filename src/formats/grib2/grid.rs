@@ -10,8 +10,9 @@ use crate::conventions::geozarr::{Georef, Registration};
 
 /// Grid templates whose size and scanning mode are read (3.0 lat/lon,
 /// 3.1 rotated lat/lon, 3.10 Mercator, 3.20 polar stereographic, 3.30
-/// Lambert conformal), with the offset of their scanning mode.
-const SCAN_MODE_AT: &[(u16, usize)] = &[(0, 71), (1, 71), (10, 59), (20, 64), (30, 64)];
+/// Lambert conformal,
+/// 3.40 regular Gaussian) with the offset of their scanning mode.
+const SCAN_MODE_AT: &[(u16, usize)] = &[(0, 71), (1, 71), (10, 59), (20, 64), (30, 64), (40, 71)];
 
 /// Scanning mode flags (code table 3.4).
 const MINUS_I: u8 = 0x80;
@@ -55,7 +56,9 @@ impl Grid {
         }
         if s3[10] != 0 {
             return Err(
-                "grids with a list of points per row (quasi-regular) are not supported".into(),
+                "grids with a list of points per row (quasi-regular, reduced Gaussian) are not \
+                 supported (GDAL's GRIB driver does not read them as they are either)"
+                    .into(),
             );
         }
         let points = be_u64(field(s3, 3, 6, 4)?);
@@ -117,7 +120,7 @@ impl Grid {
     pub fn georeferencing(&self) -> Result<Georef, String> {
         let earth = self.earth()?;
         match self.template {
-            0 => self.latlon(earth),
+            0 | 40 => self.latlon(earth),
             1 => self.rotated(earth),
             10 | 20 | 30 => self.projected(earth),
             other => Err(format!(
@@ -137,7 +140,7 @@ impl Grid {
         Ok(be_u64(field(&self.definition, 3, at - 14, 4)?) as f64)
     }
 
-    /// Template 3.0: the pixel size from the first and last points (as
+    /// Templates 3.0 and 3.40: the pixel size from the first and last points (as
     /// GDAL computes it, more precise than the rounded increments), the
     /// west edge moved by -360 degrees past 180 degrees east.
     fn latlon(&self, earth: Earth) -> Result<Georef, String> {
@@ -147,7 +150,14 @@ impl Grid {
             );
         }
         let (la1, la2) = (self.angle(46)?, self.angle(55)?);
-        let dj = self.step(67)? * MICRO;
+        // A Gaussian grid (3.40) gives N, its parallels between a pole and
+        // the equator, where 3.0 gives Dj: GDAL spaces its rows 90/N
+        // degrees apart (unless the first and last latitudes say otherwise,
+        // the rule of 3.0), not at the Gaussian latitudes.
+        let dj = match self.template {
+            40 => 90.0 / self.step(67)?.max(1.0),
+            _ => self.step(67)? * MICRO,
+        };
         let (mut west, dx) = self.columns()?;
         let (north, south) = (la1.max(la2), la1.min(la2));
         let dy = extent_step(north - south, self.nj, dj);

@@ -3,6 +3,8 @@
 
 pub mod describe;
 pub mod grid;
+pub mod naming;
+pub mod probability;
 pub mod product;
 pub mod sections;
 pub mod tables;

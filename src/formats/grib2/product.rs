@@ -6,14 +6,42 @@
 use super::sections::{be_signed, be_u64, field, template};
 use crate::base::cf_time::{gregorian_days, TimeAxis};
 
-/// Product definition templates read: the instantaneous ones sharing
-/// template 4.0's layout (4.0 analysis or forecast, 4.1 ensemble member,
-/// 4.2 derived ensemble forecast) and 4.8 (statistically processed, whose
-/// valid time is the end of its time range).
-const TEMPLATES: &[u16] = &[0, 1, 2, 8];
+/// Product definition templates read, all beginning with template 4.0's
+/// layout: the instantaneous ones (4.0 analysis or forecast, 4.1 ensemble
+/// member, 4.2 derived ensemble forecast, 4.5 probability forecast) and
+/// those over a time interval (see [`Interval`]).
+const TEMPLATES: &[u16] = &[0, 1, 2, 5, 8, 9, 12];
 
-/// Where template 4.8 records the end of its overall time range.
-const END_OF_RANGE_AT: usize = 34;
+/// Where a template over a time interval (4.8 statistically processed,
+/// 4.9 probability in a time interval, 4.12 derived ensemble forecast
+/// over a time interval) records the interval: its valid time is the end
+/// of the overall interval, as GDAL's GRIB driver says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    /// Offset in section 4 of the end of the overall time interval
+    /// (year, month, day, hour, minute, second).
+    pub end_at: usize,
+    /// Offset in section 4 of the first time range's unit (code table
+    /// 4.4), its length (4 bytes) following.
+    pub range_unit_at: usize,
+}
+
+impl Interval {
+    /// The interval layout of product definition template `template`,
+    /// `None` for an instantaneous one.
+    pub fn of(template: u16) -> Option<Interval> {
+        let (end_at, range_unit_at) = match template {
+            8 => (34, 48),
+            9 => (47, 61),
+            12 => (36, 50),
+            _ => return None,
+        };
+        Some(Interval {
+            end_at,
+            range_unit_at,
+        })
+    }
+}
 
 /// The product of one message.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,8 +59,8 @@ pub struct Product {
     pub reference_time: i64,
     /// Valid time, seconds since 1970-01-01T00:00:00Z.
     pub valid_time: i64,
-    /// The forecast time in seconds (for template 4.8 the start of its
-    /// time range, as GDAL's `GRIB_FORECAST_SECONDS` says).
+    /// The forecast time in seconds (for templates over a time interval
+    /// the start of the interval, as GDAL's `GRIB_FORECAST_SECONDS` says).
     pub forecast_seconds: i64,
 }
 
@@ -43,16 +71,16 @@ impl Product {
         let number = template(s4, 4)?;
         if !TEMPLATES.contains(&number) {
             return Err(format!(
-                "product definition template 4.{number} is not supported (4.0, 4.1, 4.2 and 4.8 are)"
+                "product definition template 4.{number} is not supported \
+                 (4.0, 4.1, 4.2, 4.5, 4.8, 4.9 and 4.12 are)"
             ));
         }
         let head = field(s4, 4, 9, 25)?;
         let step = unit_seconds(head[8])?;
         let forecast = be_signed(&head[9..13]);
-        let valid_time = if number == 8 {
-            timestamp(field(s4, 4, END_OF_RANGE_AT, 7)?)
-        } else {
-            reference_time + forecast * step
+        let valid_time = match Interval::of(number) {
+            Some(interval) => timestamp(field(s4, 4, interval.end_at, 7)?),
+            None => reference_time + forecast * step,
         };
         let scale = head[14];
         let value = be_u64(&head[15..19]);
@@ -154,5 +182,23 @@ pub(crate) mod tests {
             .unwrap_err()
             .contains("4.40"));
         assert!(Product::parse(0, &identification()[..15], &product_section(1)).is_err());
+    }
+
+    #[test]
+    fn intervals_end_at_their_valid_time() {
+        // Templates 4.9 and 4.12: the end of the interval where each keeps it.
+        for (number, len) in [(9u16, 71usize), (12, 60)] {
+            let mut s = product_section(6);
+            s.resize(len, 0);
+            s[..4].copy_from_slice(&(len as u32).to_be_bytes());
+            s[7..9].copy_from_slice(&number.to_be_bytes());
+            let at = Interval::of(number).unwrap().end_at;
+            s[at..at + 7].copy_from_slice(&[0x07, 0xe8, 3, 1, 0, 0, 0]);
+            let p = Product::parse(0, &identification(), &s).unwrap();
+            assert_eq!(Product::iso(p.valid_time), "2024-03-01T00:00:00");
+            assert_eq!(p.forecast_seconds, 6 * 3600);
+            assert!(Product::parse(0, &identification(), &s[..at + 3]).is_err());
+        }
+        assert_eq!(Interval::of(5), None);
     }
 }
