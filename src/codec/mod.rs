@@ -33,6 +33,7 @@ mod nitf_jpeg;
 mod nitf_jpeg_tables;
 pub(crate) mod nitf_vq;
 mod shuffle;
+mod szip;
 mod tiff_tile;
 mod turbojpeg;
 pub(crate) mod valid_range;

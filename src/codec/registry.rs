@@ -12,7 +12,7 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 use super::Codec;
 use super::{
     bitshuffle, blosc, bz2, crc32c, delta, dted, fletcher32, gzip, imagecodecs, lz4, lzf, lzma,
-    shuffle, zlib, zstd,
+    shuffle, szip, zlib, zstd,
 };
 use crate::base::error::{Error, Result};
 use crate::codec::config::{BuildFn, Config};
@@ -68,6 +68,10 @@ static BUILTINS: &[Entry] = &[
     Entry {
         names: &["gzip", "numcodecs.gzip"],
         build: gzip::from_config,
+    },
+    Entry {
+        names: szip::NAMES,
+        build: szip::from_config,
     },
     Entry {
         names: imagecodecs::DELTA_NAMES,

@@ -99,8 +99,22 @@ fn codec(filter: &Filter, item_size: usize) -> Option<Value> {
         LZF => Some(json!({"id": "imagecodecs_lzf", "header": false})),
         LZ4 => Some(json!({"id": "hdf5-lz4"})),
         BITSHUFFLE => bitshuffle(filter, item_size),
+        SZIP => szip(filter),
         _ => None,
     }
+}
+
+/// The szip filter's client data as libhdf5 completes it when a dataset
+/// is created: option mask, pixels per block, bits per pixel, pixels per
+/// scanline.
+fn szip(filter: &Filter) -> Option<Value> {
+    Some(json!({
+        "id": "hdf5-szip",
+        "options_mask": filter.value(0)?,
+        "pixels_per_block": filter.value(1)?,
+        "bits_per_pixel": filter.value(2)?,
+        "pixels_per_scanline": filter.value(3)?,
+    }))
 }
 
 /// The bitshuffle plugin's client data: major and minor version, element
@@ -131,13 +145,14 @@ fn bitshuffle(filter: &Filter, item_size: usize) -> Option<Value> {
 
 /// A chunk whose filter mask skips a filter and that the codecs still read.
 ///
-/// h5py's LZF filter (flagged optional) fails on a chunk it cannot shrink,
-/// and HDF5 then stores the chunk as the earlier filters left it, with the
-/// filter's bit set in the chunk's filter mask. The `imagecodecs_lzf`
-/// codec (without header) takes a stream exactly as long as the decoded
-/// chunk as stored that way, which holds when every filter before LZF keeps
-/// the size (shuffle) and every one after it is shuffle or Fletcher-32
-/// (whose codec strips its 4 bytes first).
+/// h5py's LZF filter and libhdf5's szip filter (both flagged optional) fail
+/// on a chunk they cannot shrink, and HDF5 then stores the chunk as the
+/// earlier filters left it, with the filter's bit set in the chunk's filter
+/// mask. The `imagecodecs_lzf` codec (without header) and `hdf5-szip` take
+/// an input exactly as long as the decoded chunk as stored that way, which
+/// holds when every filter before it keeps the size (shuffle) and every one
+/// after it is shuffle or Fletcher-32 (whose codec strips its 4 bytes
+/// first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Skip {
     /// The filter mask of a chunk stored without LZF.
@@ -149,7 +164,7 @@ pub struct Skip {
 /// The [`Skip`] of `pipeline` for chunks of `chunk_bytes` bytes, when it
 /// has one.
 pub fn skip(pipeline: &[Filter], chunk_bytes: u64) -> Option<Skip> {
-    let at = pipeline.iter().position(|f| f.id == LZF)?;
+    let at = pipeline.iter().position(|f| f.id == LZF || f.id == SZIP)?;
     let (before, after) = (&pipeline[..at], &pipeline[at + 1..]);
     let keeps_size = before.iter().all(|f| f.id == SHUFFLE)
         && after.iter().all(|f| f.id == SHUFFLE || f.id == FLETCHER32);
@@ -181,7 +196,7 @@ fn blosc(filter: &Filter) -> Option<Value> {
 fn refused(dataset: &str, filter: &Filter) -> Error {
     let why = match filter.id {
         SCALEOFFSET | NBIT => "its packing has no Zarr v2 codec",
-        SZIP => "chunkref has no szip codec",
+        SZIP => "its client data lacks the four szip parameters",
         BLOSC => "its compressor code is not one Blosc knows",
         BITSHUFFLE => "its compression code is not one bitshuffle knows (0, 2 or 3)",
         _ => "no Zarr v2 codec in chunkref reads it",
@@ -303,12 +318,7 @@ mod tests {
 
     #[test]
     fn unsupported_filters_name_dataset_id_and_filter() {
-        for (id, name) in [
-            (6, "scaleoffset"),
-            (5, "nbit"),
-            (4, "szip"),
-            (32013, "unnamed"),
-        ] {
+        for (id, name) in [(6, "scaleoffset"), (5, "nbit"), (32013, "unnamed")] {
             let pipeline = [filter(2, &[2]), filter(id, &[])];
             let e = codecs("/grp/v", &pipeline, 2).unwrap_err().to_string();
             assert!(

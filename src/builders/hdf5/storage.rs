@@ -92,7 +92,7 @@ impl Dataset<'_> {
     /// none: they read as the fill value) with its file range, and the
     /// filter mask they all share (the filters every chunk skipped, which
     /// the codec list then leaves out); chunks whose masks differ are
-    /// refused (but LZF's, see [`filters::Skip`]).
+    /// refused (but LZF's and szip's, see [`filters::Skip`]).
     ///
     /// libhdf5 1.10 has no one-pass chunk iteration, and its lookups by
     /// index (`H5Dget_chunk_info`) walk the chunk index from its start:
@@ -236,9 +236,9 @@ impl Dataset<'_> {
     }
 
     /// The reference to a stored chunk at grid `position` and its filter
-    /// mask (0 for a chunk stored without LZF, which the codec reads, see
-    /// [`filters::Skip`]); an error when an LZF chunk is as long as one
-    /// stored without LZF would be.
+    /// mask (0 for a chunk stored without its optional LZF or szip filter,
+    /// which the codec reads, see [`filters::Skip`]); an error when a
+    /// compressed chunk is as long as one stored without it would be.
     fn reference(&self, position: &[u64], mask: u32, offset: u64, length: u64) -> Result<Located> {
         let bytes = Bytes::Range { offset, length };
         match self.skip {
@@ -247,9 +247,9 @@ impl Dataset<'_> {
             }
             Some(skip) if length == skip.stored_len && mask == 0 => {
                 return Err(Error::unsupported(format!(
-                    "chunk {} of dataset '{}' holds an LZF stream exactly as long as the \
-                     chunk uncompressed ({length} bytes), which the imagecodecs_lzf codec \
-                     would read as a chunk stored uncompressed",
+                    "chunk {} of dataset '{}' holds an LZF or szip stream exactly as long \
+                     as the chunk uncompressed ({length} bytes), which its codec would read \
+                     as a chunk stored uncompressed",
                     key(position),
                     self.name
                 )));
