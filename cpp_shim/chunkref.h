@@ -148,6 +148,10 @@ typedef struct CrBandInfo {
     const char *description; /* "" when none; owned by the handle */
     int32_t has_nodata;      /* the band's own nodata (GRIB: one per message) */
     double nodata;
+    int32_t has_nodata_int64;  /* the nodata exactly, as a signed 64-bit integer */
+    int64_t nodata_int64;
+    int32_t has_nodata_uint64; /* the nodata exactly, as an unsigned 64-bit integer */
+    uint64_t nodata_uint64;
 } CrBandInfo;
 
 /** Fills `out` with the georeferencing of `level`; returns 0 on success. */

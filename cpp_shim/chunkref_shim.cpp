@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -313,6 +314,20 @@ class ChunkRefRasterBand final : public GDALPamRasterBand {
         if (success != nullptr)
             *success = m_hasNoData;
         return m_noData;
+    }
+    /** The exact nodata of an Int64 band (a double cannot hold every one). */
+    int64_t GetNoDataValueAsInt64(int *success) override {
+        const bool ok = eDataType == GDT_Int64 && m_hasNoData && m_info.has_nodata_int64 != 0;
+        if (success != nullptr)
+            *success = ok;
+        return ok ? m_info.nodata_int64 : std::numeric_limits<int64_t>::min();
+    }
+    /** The exact nodata of a UInt64 band. */
+    uint64_t GetNoDataValueAsUInt64(int *success) override {
+        const bool ok = eDataType == GDT_UInt64 && m_hasNoData && m_info.has_nodata_uint64 != 0;
+        if (success != nullptr)
+            *success = ok;
+        return ok ? m_info.nodata_uint64 : std::numeric_limits<uint64_t>::max();
     }
     bool LoadInfo();
     double GetScale(int *success) override {

@@ -66,6 +66,10 @@ pub struct CrBandInfo {
     description: *const c_char,
     has_nodata: i32,
     nodata: f64,
+    has_nodata_int64: i32,
+    nodata_int64: i64,
+    has_nodata_uint64: i32,
+    nodata_uint64: u64,
 }
 
 /// Mirrors `CrBlocksRequest` of chunkref.h.
@@ -580,6 +584,8 @@ pub unsafe extern "C" fn chunkref_band_info(
                 &**v.insert(Box::new((b, text)))
             }
         };
+        let int64 = b.nodata_int.and_then(|v| i64::try_from(v).ok());
+        let uint64 = b.nodata_int.and_then(|v| u64::try_from(v).ok());
         let info = CrBandInfo {
             has_scale: b.scale.is_some() as i32,
             scale: b.scale.unwrap_or(1.0),
@@ -590,6 +596,10 @@ pub unsafe extern "C" fn chunkref_band_info(
             description: text[1].as_ptr(),
             has_nodata: b.nodata.is_some() as i32,
             nodata: b.nodata.unwrap_or(0.0),
+            has_nodata_int64: int64.is_some() as i32,
+            nodata_int64: int64.unwrap_or(0),
+            has_nodata_uint64: uint64.is_some() as i32,
+            nodata_uint64: uint64.unwrap_or(0),
         };
         write_out(out, info)
     })

@@ -36,6 +36,10 @@ pub const METADATA_ATTRIBUTES: [&str; 6] = [
 pub struct BandInfo {
     /// Nodata value.
     pub nodata: Option<f64>,
+    /// The nodata value exactly, when the metadata wrote an integer (what
+    /// GDAL's `GetNoDataValueAsInt64` / `AsUInt64` give for 64-bit integer
+    /// bands, which a double cannot hold).
+    pub nodata_int: Option<i128>,
     /// `scale_factor`.
     pub scale: Option<f64>,
     /// `add_offset`.
@@ -108,8 +112,10 @@ pub fn info(meta: &ArrayMeta, band: u64) -> BandInfo {
             ColorInterp::of_model(meta.codecs.color_model(), band, bands)
         }
     };
+    let nodata = nodata_of(meta, a);
     BandInfo {
-        nodata: nodata_of(meta, a),
+        nodata: nodata.map(|n| n.float),
+        nodata_int: nodata.and_then(|n| n.int),
         scale: number(a, "scale_factor"),
         offset: number(a, "add_offset"),
         unit: text("units").unwrap_or_default(),
@@ -150,28 +156,69 @@ pub fn color_table(meta: &ArrayMeta) -> Option<Vec<[i16; 4]>> {
 /// `_FillValue` alone for the datasets of a file GDAL's HDF5 driver opens;
 /// negative values of `_Unsigned` arrays wrap to the unsigned domain.
 pub fn nodata(meta: &ArrayMeta) -> Option<f64> {
-    nodata_of(meta, &meta.attributes)
+    nodata_of(meta, &meta.attributes).map(|n| n.float)
+}
+
+/// A nodata value as a double, and exactly when it was written as an
+/// integer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Number {
+    float: f64,
+    int: Option<i128>,
+}
+
+impl Number {
+    /// A JSON number.
+    fn of_json(v: &Value) -> Option<Number> {
+        let int = match v {
+            Value::Number(n) => n
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from)),
+            _ => None,
+        };
+        Some(Number {
+            float: json_number(v)?,
+            int,
+        })
+    }
+
+    /// A CF fill value (see [`cf_value`]).
+    fn of_cf(v: &Value) -> Option<Number> {
+        match v {
+            Value::Array(l) => l.first().and_then(Number::of_cf),
+            Value::Number(_) => Number::of_json(v),
+            _ => Some(Number {
+                float: cf_value(v)?,
+                int: None,
+            }),
+        }
+    }
 }
 
 /// [`nodata`] from attributes `a` (the array's, or one band's: see
 /// [`attributes`]).
-fn nodata_of(meta: &ArrayMeta, a: &Map<String, Value>) -> Option<f64> {
-    let declared = a.get("_FillValue").and_then(cf_value);
+fn nodata_of(meta: &ArrayMeta, a: &Map<String, Value>) -> Option<Number> {
+    let declared = a.get("_FillValue").and_then(Number::of_cf);
     let v = if SourceDriver::of(meta) == Some(SourceDriver::Hdf5) {
         declared?
     } else {
         declared
-            .or_else(|| a.get("missing_value").and_then(cf_value))
+            .or_else(|| a.get("missing_value").and_then(Number::of_cf))
             .or_else(|| match a.get(NETCDF_DEFAULT_FILL_ATTRIBUTE) {
-                Some(default) => json_number(default).filter(|_| meta.dtype.size > 1),
+                Some(default) => Number::of_json(default).filter(|_| meta.dtype.size > 1),
                 None => meta
                     .fill
                     .as_ref()
-                    .and_then(|_| json_number(&meta.fill_json)),
+                    .and_then(|_| Number::of_json(&meta.fill_json)),
             })?
     };
-    Some(if is_unsigned(meta) && v < 0.0 {
-        v + 2f64.powi(8 * meta.dtype.size as i32)
+    let wrap = 2f64.powi(8 * meta.dtype.size as i32);
+    Some(if is_unsigned(meta) && v.float < 0.0 {
+        Number {
+            float: v.float + wrap,
+            int: v.int.map(|i| i + (1i128 << (8 * meta.dtype.size))),
+        }
     } else {
         v
     })
@@ -241,6 +288,23 @@ mod tests {
         let zarray = json!({"shape": [2, 4, 4], "chunks": [2, 4, 4], "dtype": dtype,
             "fill_value": fill, "compressor": null, "filters": null});
         ArrayMeta::from_v2("a", &zarray, Some(&attrs)).unwrap()
+    }
+
+    #[test]
+    fn integer_nodata_is_kept_exactly() {
+        let big = meta("<i8", json!(-9223372036854775806i64), json!({}));
+        assert_eq!(info(&big, 0).nodata_int, Some(-9223372036854775806));
+        let unsigned = meta("<u8", json!(18446744073709551614u64), json!({}));
+        assert_eq!(info(&unsigned, 0).nodata_int, Some(18446744073709551614));
+        // `_Unsigned` wraps the exact value too; text and floats have none.
+        let wrapped = meta(
+            "<i8",
+            json!(0),
+            json!({"_Unsigned": "true", "_FillValue": -2}),
+        );
+        assert_eq!(info(&wrapped, 0).nodata_int, Some((1i128 << 64) - 2));
+        let float = meta("<f8", json!("NaN"), json!({}));
+        assert_eq!(info(&float, 0).nodata_int, None);
     }
 
     #[test]
