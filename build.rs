@@ -105,6 +105,9 @@ impl Gdal {
         if (major, minor) >= (3, 7) {
             println!("cargo::rustc-cfg=gdal_close_error");
         }
+        if (major, minor) >= (3, 11) {
+            println!("cargo::rustc-cfg=gdal_float16");
+        }
         if (major, minor) >= (3, 13) {
             println!("cargo::rustc-cfg=gdal_grib_derived_parameter_units");
         }
@@ -274,6 +277,7 @@ fn declare_cfgs() {
     for cfg in [
         "gdal_int8",
         "gdal_close_error",
+        "gdal_float16",
         "gdal_grib_derived_parameter_units",
         "gdal_rpc_full_scale",
         "lazy_gdal",

@@ -112,7 +112,9 @@ GDALDataType ToGDALType(const CrLevelInfo &info) {
                : info.data_size == 4 ? GDT_Int32
                                      : GDT_Int64;
     case CR_FLOAT:
-        return info.data_size == 4 ? GDT_Float32 : GDT_Float64;
+        return info.data_size == 2   ? CR_FLOAT16_TYPE
+               : info.data_size == 4 ? GDT_Float32
+                                     : GDT_Float64;
     case CR_COMPLEX:
         return info.data_size == 8 ? GDT_CFloat32 : GDT_CFloat64;
     default:

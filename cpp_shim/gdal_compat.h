@@ -16,6 +16,14 @@ static_assert(CHUNKREF_GDAL_VERSION_NUM / 10000 == GDAL_VERSION_NUM / 10000,
               "the GDAL headers found are not those of the GDAL gdal-config reports");
 #endif
 
+/** The GDAL type of bands of 16-bit floats: Float16 from GDAL 3.11; before,
+ *  none (the Rust core then serves them widened to Float32). */
+#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 11, 0)
+constexpr GDALDataType CR_FLOAT16_TYPE = GDT_Float16;
+#else
+constexpr GDALDataType CR_FLOAT16_TYPE = GDT_Unknown;
+#endif
+
 /** The GDAL type of bands of 1-byte signed integers: Int8 from GDAL 3.7;
  *  before, Byte (the Rust core then adds PIXELTYPE=SIGNEDBYTE). */
 #if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 7, 0)

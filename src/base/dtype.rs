@@ -175,12 +175,13 @@ impl DataType {
     }
 
     /// The type elements of this type are served as: IEEE half floats
-    /// widened to native float32 (GDAL has no 16-bit float type before
-    /// 3.11, and its Zarr, HDF5 and GTiff drivers serve them as Float32);
-    /// others as they are.
+    /// widened to native float32 where GDAL has no 16-bit float type
+    /// (before 3.11, its Zarr, HDF5 and GTiff drivers serve them as
+    /// Float32; see [`crate::base::gdal::compat::FLOAT16_BANDS`]); others,
+    /// and half floats from GDAL 3.11, as they are.
     pub fn served(self) -> DataType {
         match (self.kind, self.size) {
-            (ScalarKind::Float, 2) => DataType {
+            (ScalarKind::Float, 2) if !crate::base::gdal::compat::FLOAT16_BANDS => DataType {
                 kind: ScalarKind::Float,
                 size: 4,
                 order: if cfg!(target_endian = "big") {
@@ -275,6 +276,9 @@ impl DataType {
                     _ => v.to_ne_bytes().to_vec(),
                 }
             }
+            (ScalarKind::Float, 2) => half::f16::from_f64(as_f64(fill).ok_or_else(bad)?)
+                .to_ne_bytes()
+                .to_vec(),
             (ScalarKind::Float, 4) => (as_f64(fill).ok_or_else(bad)? as f32)
                 .to_ne_bytes()
                 .to_vec(),

@@ -238,6 +238,11 @@ mod tests {
             ),
             ("grib", r#"{"var": "t2m", "dtype": "float32"}"#.to_string()),
             ("valid_range", r#"{"nodata": 0}"#.to_string()),
+            (
+                "hdf5-szip",
+                r#"{"options_mask": 141, "pixels_per_block": 8, "bits_per_pixel": 16, "pixels_per_scanline": 64}"#
+                    .to_string(),
+            ),
         ];
         for entry in BUILTINS {
             let json = configs

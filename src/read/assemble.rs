@@ -166,9 +166,12 @@ impl Nodata {
     }
 }
 
-/// True when `e` is a native-order f32 or f64 NaN.
+/// True when `e` is a native-order f16, f32 or f64 NaN.
 fn is_nan(e: &[u8]) -> bool {
     match e.len() {
+        2 => e
+            .try_into()
+            .is_ok_and(|b| half::f16::from_ne_bytes(b).is_nan()),
         4 => e.try_into().is_ok_and(|b| f32::from_ne_bytes(b).is_nan()),
         8 => e.try_into().is_ok_and(|b| f64::from_ne_bytes(b).is_nan()),
         _ => false,

@@ -1,6 +1,7 @@
 """Float16 arrays and arrays without rows (issue 41): GDAL's HDF5 and Zarr
-drivers serve IEEE half floats as Float32 and open a dataset of 0 rows as
-a raster of that size; chunkref indexes both and serves them the same way.
+drivers serve IEEE half floats as Float32 (Float16 from GDAL 3.11, which
+has that type) and open a dataset of 0 rows as a raster of that size;
+chunkref indexes both and serves them the same way.
 
 Sources: an HDF5 file written by h5py (float16 little- and big-endian,
 chunked with gzip and shuffle, contiguous, never written with a fill
@@ -49,7 +50,8 @@ def assert_same(ours: gdal.Dataset, theirs: gdal.Dataset) -> None:
         theirs.RasterXSize, theirs.RasterYSize, theirs.RasterCount)
     for b in range(1, theirs.RasterCount + 1):
         mine, native = ours.GetRasterBand(b), theirs.GetRasterBand(b)
-        assert mine.DataType == native.DataType == gdal.GDT_Float32
+        assert mine.DataType == native.DataType
+        assert gdal.GetDataTypeName(native.DataType) in ("Float32", "Float16")
         assert mine.GetNoDataValue() == native.GetNoDataValue() or (
             np.isnan(mine.GetNoDataValue()) and np.isnan(native.GetNoDataValue()))
         if theirs.RasterYSize:
@@ -101,6 +103,9 @@ def test_zarr_float16_reads_like_gdal(tmp_path, chunkref_bin, dtype, compressed,
     index = tmp_path / "half.json"
     done = run_chunkref(chunkref_bin, "index", root, "-o", index)
     assert done.returncode == 0, done.stderr
-    theirs = gdal.OpenEx(f'ZARR:"{root}":/v', allowed_drivers=["Zarr"])
+    try:
+        theirs = gdal.OpenEx(f'ZARR:"{root}":/v', allowed_drivers=["Zarr"])
+    except RuntimeError as e:  # GDAL 3.13 refuses the "NaN" fill of a float16 array
+        pytest.skip(f"GDAL's Zarr driver opens no such array: {e}")
     assert theirs is not None
     assert_same(open_chunkref(index), theirs)

@@ -15,8 +15,15 @@ pub const INT8_BANDS: bool = cfg!(gdal_int8);
 /// normalisation maps OFF +/- SCALE to +/-1), a half before.
 pub const RPC_EXTENT_SCALES: f64 = if cfg!(gdal_rpc_full_scale) { 1.0 } else { 0.5 };
 
-/// Whether the GRIB driver labels a derived ensemble forecast (code table
-/// 4.7: spread, standard deviations, ...) with its parameter's unit (`[C]`,
-/// `[K]`) rather than `[spread]`, `[stddev]`, ...: GDAL 3.13.3 does, 3.10.3
-/// does not (3.11 and 3.12 are not checked). Neither converts its values.
+/// Whether GDAL has a 16-bit float band type (`GDT_Float16`, from 3.11):
+/// its Zarr, HDF5 and GTiff drivers then serve float16 arrays as Float16;
+/// before, as Float32.
+pub const FLOAT16_BANDS: bool = cfg!(gdal_float16);
+
+/// Whether the GRIB driver labels a derived ensemble forecast at a point
+/// in time (template 4.2; code table 4.7: spread, standard deviations,
+/// ...) with its parameter's unit (`[C]`, `[K]`) rather than `[spread]`,
+/// `[stddev]`, ...: GDAL 3.13.3 does, 3.10.3 does not (3.11 and 3.12 are
+/// not checked); over a time interval (4.12) 3.13.3 keeps the derived
+/// unit. Neither converts its values.
 pub const GRIB_DERIVED_PARAMETER_UNITS: bool = cfg!(gdal_grib_derived_parameter_units);

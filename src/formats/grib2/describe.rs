@@ -278,7 +278,10 @@ fn parameter(ctx: &Context<'_>, tables: &Tables) -> Parameter {
     };
     if matches!(ctx.template, 2 | 12) {
         if let Some((_, unit)) = DERIVED_UNITS.iter().find(|(d, _)| *d == ctx.byte(34)) {
-            if !crate::base::gdal::compat::GRIB_DERIVED_PARAMETER_UNITS {
+            // GDAL 3.13 gives derived forecasts at a point in time (4.2)
+            // their parameter's unit, and keeps the derived one over an
+            // interval (4.12).
+            if !crate::base::gdal::compat::GRIB_DERIVED_PARAMETER_UNITS || ctx.template == 12 {
                 p.unit = (*unit).to_string();
             }
             p.conversion.clear();

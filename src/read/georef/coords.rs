@@ -338,6 +338,7 @@ fn to_f64(kind: ScalarKind, size: usize, order: ByteOrder, bytes: &[u8]) -> Opti
         }
         let u = u64::from_le_bytes(b);
         Some(match (kind, size) {
+            (ScalarKind::Float, 2) => f64::from(half::f16::from_bits(u as u16)),
             (ScalarKind::Float, 4) => f32::from_bits(u as u32) as f64,
             (ScalarKind::Float, 8) => f64::from_bits(u),
             (ScalarKind::UInt, _) => u as f64,
