@@ -496,6 +496,24 @@ impl Dataset {
             kept.push((Level { axes: g.axes, ..l }, g));
         }
         (self.levels, self.georef) = kept.into_iter().unzip();
+        // kerchunk's own GRIB stores record no shape of the earth, on which
+        // the CRS of GDAL's GRIB driver depends: said, not left silent.
+        if let (Some(l), Some(g)) = (self.levels.first(), self.georef.first()) {
+            let meta = &index.arrays[l.array].meta;
+            if g.crs.is_none()
+                && meta
+                    .codecs
+                    .names()
+                    .contains(&crate::codec::grib2::KERCHUNK_NAME)
+            {
+                self.warnings.push(format!(
+                    "array '{}' holds GRIB messages referenced by kerchunk (codec grib), \
+                     whose attributes record no shape of the earth: no CRS, where GDAL's \
+                     GRIB driver gives one (`chunkref index` of the GRIB file records it)",
+                    meta.path
+                ));
+            }
+        }
         if self.levels.iter().any(|l| !l.axes.is_identity()) {
             // Served blocks straddle stored chunks: keep the chunks under
             // four rows of blocks decoded, as for mosaics.
