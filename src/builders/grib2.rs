@@ -164,11 +164,17 @@ fn read_message(src: &Source, offset: u64, fields: &mut Vec<Field>, units: Units
         let shown = describe(ind.discipline, &s1, &s4, &product, Tables::gdal(), units);
         let ranges = match layouts.len() {
             1 => vec![(offset, ind.total_len)],
-            _ => [3, 4, 5, 6, 7]
-                .iter()
-                .filter_map(|&n| layout.span(n))
-                .map(|(at, len)| (offset + at, len))
-                .collect(),
+            // Sections back to back make one range.
+            _ => [3, 4, 5, 6, 7].iter().filter_map(|&n| layout.span(n)).fold(
+                Vec::new(),
+                |mut ranges: Vec<(u64, u64)>, (at, len)| {
+                    match ranges.last_mut() {
+                        Some(last) if last.0 + last.1 == offset + at => last.1 += len,
+                        _ => ranges.push((offset + at, len)),
+                    }
+                    ranges
+                },
+            ),
         };
         fields.push(Field {
             ranges,
@@ -457,11 +463,17 @@ mod tests {
         assert_eq!(whole, [9.0, 9999.0, 10.0, 7.0, 9999.0, 8.0]);
         for band in [1, 2] {
             let r = &refs[band];
-            assert_eq!(r.ranges.len(), 5, "{:?}", r.ranges);
+            // Sections 3 to 7 back to back (band 1); section 3, sections
+            // 4 and 5, band 1's section 6, section 7 (band 2).
+            assert_eq!(r.ranges.len(), band * band, "{:?}", r.ranges);
             assert_eq!(decode(chunk(r), band as u64), whole);
         }
         // Band 2's section 6 is band 1's (indicator 254 reuses it).
-        assert_eq!(refs[2].ranges[3], refs[1].ranges[3]);
+        let s6 = (
+            refs[1].ranges[0].0 + (s[1].len() + s[2].len() + s[3].len()) as u64,
+            s[4].len() as u64,
+        );
+        assert_eq!(refs[2].ranges[2], s6);
         let attrs = zarray(&built, "0/data/.zattrs");
         assert_eq!(attrs[BANDS_ATTRIBUTE][2]["_FillValue"], json!(9999.0));
     }
