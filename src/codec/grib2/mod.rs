@@ -642,6 +642,12 @@ pub(crate) mod tests {
         // Stored 10 12 14 17 20 23 (south row first); north-up.
         assert_eq!(values, [17.0, 20.0, 23.0, 10.0, 12.0, 14.0]);
         mutate(&complex, &ctx);
+        // The same field as a field's chunk of a multi-field message:
+        // sections 3 to 7 alone (section 1 is 21 bytes).
+        let fields = &complex[16 + 21..complex.len() - 4];
+        let alone = codec.decode(Bytes::copy_from_slice(fields), &ctx).unwrap();
+        assert_eq!(alone, out);
+        mutate(fields, &ctx);
         mutate(&message(0x40, &[0, 1, 2, 3, 4, 5], &[0, 0xff]), &ctx);
     }
 
