@@ -717,16 +717,18 @@ def test_repeated_grid_section_matches_gdal(tmp_path, chunkref_bin, other):
 
 def test_reused_bitmap_matches_gdal(tmp_path, chunkref_bin):
     """Bitmap indicator 254: the second and third fields reuse the bitmap
-    the first defined; their chunks take that section 6."""
+    the first defined; their chunks take that section 6 (multi-range
+    references, in Kerchunk JSON and in Parquet)."""
     source = write_grib(tmp_path / "plain.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=3)
     present = [k % 7 != 2 for k in range(23 * 17)]
     fields = [bitmap_message(m, present) for m in messages(source)]
     packed = tmp_path / "bitmap.grb2"
     packed.write_bytes(multi_field(fields, 4, reuse_bitmap=True))
-    ds = open_chunkref(index(chunkref_bin, packed, tmp_path / "index.json"))
-    assert ds.RasterCount == 3
-    assert ds.GetRasterBand(3).GetNoDataValue() == 9999.0
-    assert_same_as_gdal(ds, packed)
+    for name in ["index.json", "index.parquet"]:
+        ds = open_chunkref(index(chunkref_bin, packed, tmp_path / name))
+        assert ds.RasterCount == 3
+        assert ds.GetRasterBand(3).GetNoDataValue() == 9999.0
+        assert_same_as_gdal(ds, packed)
 
 
 def test_reused_bitmap_without_one_is_refused(tmp_path, chunkref_bin):
