@@ -39,7 +39,7 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
                                     or Icechunk repository (its main branch);
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)
   SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2), NITF or GRIB2 files
-                   (one index each; GRIB2: one band per message), or DTED cells
+                   (one index each; GRIB2: one band per field), or DTED cells
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index),
                    or Zarr v2 / v3 stores (one index each: metadata inline, a
                    reference per chunk file or per inner chunk of a v3 shard),

@@ -1,11 +1,15 @@
-//! GRIB2 files: `chunkref index` reads the headers of every message (one
-//! field each) and references each message whole as one chunk, decoded by
-//! the `grib2` codec.
+//! GRIB2 files: `chunkref index` reads the headers of every message and
+//! references each message of one field whole as one chunk, decoded by
+//! the `grib2` codec. A message holding several fields (sections 2 to 7,
+//! 3 to 7 or 4 to 7 repeated) gives each field a chunk of the byte ranges
+//! its decoding needs: the section 3 in force, its own sections 4 to 7
+//! (its section 6 the earlier one that defined the bitmap when it says
+//! 254, "the bitmap defined before").
 //!
-//! The messages make one array `[messages, rows, columns]`, one band per
-//! message in file order, as GDAL's GRIB driver shows them: the first
-//! message's grid, those of another grid size at its top left, each
-//! band's nodata its message's missing value. Values are doubles, as
+//! The fields make one array `[fields, rows, columns]`, one band per
+//! field in file order, as GDAL's GRIB driver shows them: the first
+//! field's grid, those of another grid size at its top left, each
+//! band's nodata its field's missing value. Values are doubles, as
 //! GDAL shows them. Each band records what GDAL's GRIB
 //! driver shows of it: its reference time, valid time and forecast seconds
 //! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`), the
@@ -45,11 +49,13 @@ const HEAD_BYTES: u64 = 4096;
 /// reports as nodata): degrib's `UNDEFINED_PRIM`.
 const BITMAP_MISSING: f32 = 9999.0;
 
-/// One message, as its headers describe it.
+/// One field, as its message's headers describe it.
 #[derive(Debug)]
-struct Message {
-    offset: u64,
-    len: u64,
+struct Field {
+    /// The byte ranges `(offset, length)` of its chunk in the file: its
+    /// whole message, or the sections of a field of a message holding
+    /// several.
+    ranges: Vec<(u64, u64)>,
     product: Product,
     grid: Grid,
     /// The grid's georeferencing.
@@ -64,7 +70,8 @@ struct Message {
 /// its values in `units`.
 pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
     let src = Source::open(path, "GRIB2 file")?;
-    let mut messages = Vec::new();
+    let mut fields: Vec<Field> = Vec::new();
+    let mut number = 0;
     let mut offset = 0;
     while offset < src.len() {
         // Zero bytes after a message pad it (ECMWF pads messages to a
@@ -73,8 +80,8 @@ pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
         if offset == src.len() {
             break;
         }
-        let number = messages.len() + 1;
-        let message = read_message(&src, offset, messages.last(), units).map_err(|e| match e {
+        number += 1;
+        let len = read_message(&src, offset, &mut fields, units).map_err(|e| match e {
             Error::Unsupported { what } => {
                 Error::unsupported(format!("{path}, message {number} at byte {offset}: {what}"))
             }
@@ -84,13 +91,12 @@ pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
             },
             other => other,
         })?;
-        offset += message.len;
-        messages.push(message);
+        offset += len;
     }
-    if messages.is_empty() {
+    if fields.is_empty() {
         return Err(src.malformed("the file holds no message"));
     }
-    let members: Vec<&Message> = messages.iter().collect();
+    let members: Vec<&Field> = fields.iter().collect();
     Ok(pyramid(&members, url).into_built())
 }
 
@@ -110,15 +116,11 @@ fn zero_run(src: &Source, offset: u64) -> Result<u64> {
     Ok(at - offset)
 }
 
-/// Reads the headers of the message at `offset` (the georeferencing of
-/// the `previous` message's grid is taken again when the grid is the same),
-/// described for values in `units`.
-fn read_message(
-    src: &Source,
-    offset: u64,
-    previous: Option<&Message>,
-    units: Units,
-) -> Result<Message> {
+/// Reads the headers of the message at `offset` and appends its fields
+/// to `fields` (the georeferencing of the previous field's grid is taken
+/// again when the grid is the same), described for values in `units`;
+/// returns the message's length.
+fn read_message(src: &Source, offset: u64, fields: &mut Vec<Field>, units: Units) -> Result<u64> {
     let head = src.read(offset, HEAD_BYTES.min(src.len() - offset))?;
     let bad = |reason: String| src.malformed(reason);
     let ind = indicator(&head).map_err(bad)?;
@@ -135,44 +137,62 @@ fn read_message(
             None => src.read(offset + at, len).map(Cow::Owned),
         }
     };
-    let layout = Layout::walk(
+    let layouts = Layout::walk(
         ind.total_len,
         |at, len| read(at, len).map(Cow::into_owned),
         bad,
     )?;
-    let section = |n: usize, most: u64| {
-        let (at, len) = layout.span(n).unwrap_or_default();
-        read(at, len.min(most))
-    };
-    let s5 = section(5, u64::MAX)?;
-    let bitmap = match section(6, 6)?.get(5) {
-        Some(&indicator) => indicator != 255,
-        None => return Err(bad("section 6 is too short for its bitmap indicator".into())),
-    };
-    let grid = Grid::parse(&section(3, u64::MAX)?).map_err(bad)?;
-    let georef = match previous {
-        Some(p) if p.grid == grid => p.georef.clone(),
-        _ => grid.georeferencing().map_err(bad)?,
-    };
-    let (s1, s4) = (section(1, u64::MAX)?, section(4, u64::MAX)?);
-    let product = Product::parse(ind.discipline, &s1, &s4).map_err(bad)?;
-    let shown = describe(ind.discipline, &s1, &s4, &product, Tables::gdal(), units);
-    Ok(Message {
-        offset,
-        len: ind.total_len,
-        product,
-        grid,
-        georef,
-        missing: declared_missing(&s5).or(bitmap.then_some(BITMAP_MISSING)),
-        shown,
-    })
+    for (f, layout) in layouts.iter().enumerate() {
+        let section = |n: usize, most: u64| {
+            let (at, len) = layout.span(n).unwrap_or_default();
+            read(at, len.min(most))
+        };
+        // Errors name the field when the message holds several.
+        let bad = |reason: String| match layouts.len() {
+            1 => bad(reason),
+            _ => bad(format!("field {}: {reason}", f + 1)),
+        };
+        let s5 = section(5, u64::MAX)?;
+        let bitmap = section(6, 6)?.get(5) != Some(&255);
+        let grid = Grid::parse(&section(3, u64::MAX)?).map_err(bad)?;
+        let georef = match fields.last() {
+            Some(p) if p.grid == grid => p.georef.clone(),
+            _ => grid.georeferencing().map_err(bad)?,
+        };
+        let (s1, s4) = (section(1, u64::MAX)?, section(4, u64::MAX)?);
+        let product = Product::parse(ind.discipline, &s1, &s4).map_err(bad)?;
+        let shown = describe(ind.discipline, &s1, &s4, &product, Tables::gdal(), units);
+        let ranges = match layouts.len() {
+            1 => vec![(offset, ind.total_len)],
+            // Sections back to back make one range.
+            _ => [3, 4, 5, 6, 7].iter().filter_map(|&n| layout.span(n)).fold(
+                Vec::new(),
+                |mut ranges: Vec<(u64, u64)>, (at, len)| {
+                    match ranges.last_mut() {
+                        Some(last) if last.0 + last.1 == offset + at => last.1 += len,
+                        _ => ranges.push((offset + at, len)),
+                    }
+                    ranges
+                },
+            ),
+        };
+        fields.push(Field {
+            ranges,
+            product,
+            grid,
+            georef,
+            missing: declared_missing(&s5).or(bitmap.then_some(BITMAP_MISSING)),
+            shown,
+        });
+    }
+    Ok(ind.total_len)
 }
 
-/// One array of messages: one band per message, the first message's grid
-/// and georeferencing. A message of another grid size is read as GDAL's
+/// One array of fields: one band per field, the first field's grid
+/// and georeferencing. A field of another grid size is read as GDAL's
 /// GRIB driver reads it (the codec's `other_grids`: its field at the top
 /// left, cut to the first grid, the rest 0), with GDAL's warning.
-fn pyramid(members: &[&Message], url: &str) -> Pyramid {
+fn pyramid(members: &[&Field], url: &str) -> Pyramid {
     let first = members[0];
     let (rows, cols) = (u64::from(first.grid.nj), u64::from(first.grid.ni));
     let mut other_grids = false;
@@ -194,9 +214,13 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
     let refs = members
         .iter()
         .enumerate()
-        .map(|(b, m)| Ref::single([b as u64, 0, 0], url.clone(), m.offset, m.len))
+        .map(|(b, m)| Ref {
+            index: [b as u64, 0, 0],
+            url: url.clone(),
+            ranges: m.ranges.clone(),
+        })
         .collect();
-    let missing = |m: &&Message| m.missing.map_or(Value::Null, |v| json!(f64::from(v)));
+    let missing = |m: &&Field| m.missing.map_or(Value::Null, |v| json!(f64::from(v)));
     let fills: Vec<Value> = members.iter().map(missing).collect();
     let mut codec = json!({"id": CODEC});
     // One missing value (the array's fill value, GDAL's nodata), or one
@@ -253,7 +277,7 @@ fn pyramid(members: &[&Message], url: &str) -> Pyramid {
 /// parameter and level numbers), the band description (`long_name`), the
 /// band's own nodata (`_FillValue`, when `fills` gives one per band), and
 /// the valid time as the band's datetime.
-fn band_attributes(members: &[&Message], fills: Option<&[Value]>) -> Map<String, Value> {
+fn band_attributes(members: &[&Field], fills: Option<&[Value]>) -> Map<String, Value> {
     let bands: Vec<Value> = members
         .iter()
         .enumerate()
@@ -379,6 +403,81 @@ mod tests {
         );
     }
 
+    /// The sections of `message` between sections 0 and 8, in order.
+    fn sections(message: &[u8]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut at = 16;
+        while at < message.len() - 4 {
+            let len = u32::from_be_bytes(message[at..at + 4].try_into().unwrap()) as usize;
+            out.push(message[at..at + len].to_vec());
+            at += len;
+        }
+        out
+    }
+
+    #[test]
+    fn fields_of_a_message_become_bands_decoded_from_their_sections() {
+        use crate::codec::testing::config;
+        use crate::codec::DecodeContext;
+        // A bitmap field, then sections 4 to 7 again with bitmap
+        // indicator 254 (the bitmap defined before), after a plain message.
+        let plain = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let holes = message(0x40, &[7, 8, 9, 10], &[0, 0b1011_0100]);
+        let s = sections(&holes);
+        let mut two = holes[..holes.len() - 4].to_vec();
+        for section in [&s[2], &s[3], &vec![0, 0, 0, 6, 6, 254], &s[5]] {
+            two.extend_from_slice(section);
+        }
+        two.extend_from_slice(b"7777");
+        let len = two.len() as u64;
+        two[8..16].copy_from_slice(&len.to_be_bytes());
+        let file = [plain.clone(), two].concat();
+        let built = index_bytes("fields.grib2", &file).unwrap();
+        let a = zarray(&built, "0/data/.zarray");
+        assert_eq!(a["shape"], json!([3, 2, 3]));
+        let refs = &built.arrays["0/data"];
+        assert_eq!(refs[0].ranges, [(0, plain.len() as u64)]);
+        let codec =
+            crate::codec::registry::build(CODEC, &config(&a["filters"][0].to_string())).unwrap();
+        let decode = |chunk: Vec<u8>, band: u64| {
+            let ctx = DecodeContext {
+                chunk_shape: &[1, 2, 3],
+                chunk_index: &[band, 0, 0],
+                dtype: crate::base::dtype::DataType::from_v2("<f8").unwrap(),
+                decoded_len: 48,
+                needed: 48,
+                first_needed: 0,
+            };
+            let out = codec.decode(bytes::Bytes::from(chunk), &ctx).unwrap();
+            out.chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+                .collect::<Vec<_>>()
+        };
+        let chunk = |r: &Ref| -> Vec<u8> {
+            r.ranges
+                .iter()
+                .flat_map(|&(at, len)| file[at as usize..(at + len) as usize].to_vec())
+                .collect()
+        };
+        let whole = decode(holes.clone(), 1);
+        assert_eq!(whole, [9.0, 9999.0, 10.0, 7.0, 9999.0, 8.0]);
+        for band in [1, 2] {
+            let r = &refs[band];
+            // Sections 3 to 7 back to back (band 1); section 3, sections
+            // 4 and 5, band 1's section 6, section 7 (band 2).
+            assert_eq!(r.ranges.len(), band * band, "{:?}", r.ranges);
+            assert_eq!(decode(chunk(r), band as u64), whole);
+        }
+        // Band 2's section 6 is band 1's (indicator 254 reuses it).
+        let s6 = (
+            refs[1].ranges[0].0 + (s[1].len() + s[2].len() + s[3].len()) as u64,
+            s[4].len() as u64,
+        );
+        assert_eq!(refs[2].ranges[2], s6);
+        let attrs = zarray(&built, "0/data/.zattrs");
+        assert_eq!(attrs[BANDS_ATTRIBUTE][2]["_FillValue"], json!(9999.0));
+    }
+
     #[test]
     fn bad_files_are_refused_naming_the_message() {
         let m = message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
@@ -388,18 +487,19 @@ mod tests {
             e.contains("cut.grib2") && e.contains("message 2 at byte") && e.contains("truncated"),
             "{e}"
         );
-        // Sections 3 to 7 again before 7777: two fields in one message.
-        let fields = &m[16 + 21..m.len() - 4];
-        let mut twice = m[..m.len() - 4].to_vec();
-        twice.extend_from_slice(fields);
-        twice.extend_from_slice(b"7777");
-        let len = twice.len() as u64;
-        twice[8..16].copy_from_slice(&len.to_be_bytes());
-        let e = index_bytes("twice.grib2", &[m.clone(), twice].concat())
+        // Section 4 again after section 7 without its sections 5 to 7.
+        let mut short = m[..m.len() - 4].to_vec();
+        short.extend_from_slice(&sections(&m)[2]);
+        short.extend_from_slice(b"7777");
+        let len = short.len() as u64;
+        short[8..16].copy_from_slice(&len.to_be_bytes());
+        let e = index_bytes("short.grib2", &[m.clone(), short].concat())
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("message 2") && e.contains("several fields"),
+            e.contains("short.grib2")
+                && e.contains("message 2")
+                && e.contains("field 2 is incomplete"),
             "{e}"
         );
         assert!(index_bytes("empty.grib2", b"").is_err());

@@ -293,15 +293,20 @@ def test_grids_match_gdal(tmp_path, chunkref_bin, name):
     assert_same_as_gdal(ds, source)
 
 
+def sections_of(message: bytes) -> list[bytes]:
+    """The sections of ``message`` between sections 0 and 8, in order."""
+    out, at = [], 16
+    while message[at : at + 4] != b"7777":
+        out.append(message[at : at + struct.unpack(">I", message[at : at + 4])[0]])
+        at += len(out[-1])
+    return out
+
+
 def rotated_message(message: bytes, pole: tuple[int, int], angle: float) -> bytes:
     """``message`` (a GDAL-written latitude/longitude message) as grid
     template 3.1: the same grid in coordinates rotated so that the
     southern pole is at ``pole`` (micro-degrees latitude, longitude)."""
-    sections, at = {}, 16
-    while message[at : at + 4] != b"7777":
-        length, number = struct.unpack(">IB", message[at : at + 5])
-        sections[number] = message[at : at + length]
-        at += length
+    sections = {section[4]: section for section in sections_of(message)}
     lat, lon = pole
     s3 = bytearray(sections[3]) + struct.pack(">II", abs(lat) | (0x80000000 if lat < 0 else 0), lon)
     s3 += struct.pack(">f", angle)
@@ -330,11 +335,7 @@ def bitmap_message(message: bytes, present, scan: int | None = None) -> bytes:
     replaced by 8-bit values at the points ``present`` marks, and a bitmap;
     with ``scan``, section 3 declares that scanning mode instead of GDAL's
     0x40 (+j), its first and last points swapped to match."""
-    sections, at = {}, 16
-    while message[at : at + 4] != b"7777":
-        length, number = struct.unpack(">IB", message[at : at + 5])
-        sections[number] = message[at : at + length]
-        at += length
+    sections = {section[4]: section for section in sections_of(message)}
     if scan is not None:
         s3 = bytearray(sections[3])
         la1, lo1, la2, lo2 = s3[46:50], s3[50:54], s3[55:59], s3[59:63]
@@ -660,3 +661,81 @@ def test_regular_gaussian_grid_matches_gdal(tmp_path, chunkref_bin, keys):
         source.write_bytes(GAUSSIAN_SAMPLE.read_bytes())
     ds = open_chunkref(index(chunkref_bin, source, tmp_path / "index.json"))
     assert_same_as_gdal(ds, source)
+
+
+def multi_field(fields: list[bytes], repeat_from: int, reuse_bitmap: bool = False) -> bytes:
+    """One message holding the fields of the single-field ``fields``
+    (spliced byte by byte): the first whole, each other one from section
+    ``repeat_from`` on (2, 3 or 4); with ``reuse_bitmap``, the section 6
+    of each field after the first says 254 (the bitmap defined before)."""
+    body = b"".join(sections_of(fields[0]))
+    for message in fields[1:]:
+        for section in sections_of(message):
+            if section[4] == 6 and reuse_bitmap:
+                section = struct.pack(">IBB", 6, 6, 254)
+            if section[4] >= repeat_from:
+                body += section
+    body += b"7777"
+    return fields[0][:8] + struct.pack(">Q", 16 + len(body)) + body
+
+
+@pytest.mark.parametrize("name", ["simple", "complex-sd2-decimal", "jpeg2000"])
+def test_fields_sharing_a_grid_match_gdal(tmp_path, chunkref_bin, name):
+    """Sections 4 to 7 repeated (as NCEP packs U and V wind): GDAL shows
+    each field as a band, and so does the index, each field's chunk the
+    section 3 in force and its own sections; a plain message around it."""
+    source = write_grib(tmp_path / "plain.grb2", ENCODINGS[name], bands=4)
+    single = messages(source)
+    packed = tmp_path / "fields.grb2"
+    packed.write_bytes(single[0] + multi_field(single[1:], 4))
+    want = gdal.OpenEx(str(packed), gdal.OF_RASTER, allowed_drivers=["GRIB"])
+    assert want.RasterCount == 4
+    ds = open_chunkref(index(chunkref_bin, packed, tmp_path / "index.json"))
+    assert_same_as_gdal(ds, packed)
+    assert ds.GetRasterBand(4).GetMetadataItem("DATETIME") == "2024-03-01T00:00:00"
+
+
+@pytest.mark.parametrize(
+    "other",
+    [{"geotransform": (5.0, 0.25, 0.0, 40.0, 0.0, -0.5)}, {"size": (11, 9)}],
+    ids=["moved", "smaller"],
+)
+def test_repeated_grid_section_matches_gdal(tmp_path, chunkref_bin, other):
+    """Sections 3 to 7 repeated, the second field on another grid: moved
+    (same size), or smaller (GDAL shows it at the top left of the first
+    grid, the rest 0, and warns). The dataset's georeferencing is the
+    first field's."""
+    first = write_grib(tmp_path / "a.grb2", ENCODINGS["simple"], bands=1)
+    second = write_grib(tmp_path / "b.grb2", ENCODINGS["simple"], bands=2, **other)
+    packed = tmp_path / "grids.grb2"
+    packed.write_bytes(multi_field([messages(first)[0], messages(second)[1]], 3))
+    ds = open_chunkref(index(chunkref_bin, packed, tmp_path / "index.json"))
+    assert ds.RasterCount == 2
+    with captured_errors():
+        assert_same_as_gdal(ds, packed)
+
+
+def test_reused_bitmap_matches_gdal(tmp_path, chunkref_bin):
+    """Bitmap indicator 254: the second and third fields reuse the bitmap
+    the first defined; their chunks take that section 6 (multi-range
+    references, in Kerchunk JSON and in Parquet)."""
+    source = write_grib(tmp_path / "plain.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=3)
+    present = [k % 7 != 2 for k in range(23 * 17)]
+    fields = [bitmap_message(m, present) for m in messages(source)]
+    packed = tmp_path / "bitmap.grb2"
+    packed.write_bytes(multi_field(fields, 4, reuse_bitmap=True))
+    for name in ["index.json", "index.parquet"]:
+        ds = open_chunkref(index(chunkref_bin, packed, tmp_path / name))
+        assert ds.RasterCount == 3
+        assert ds.GetRasterBand(3).GetNoDataValue() == 9999.0
+        assert_same_as_gdal(ds, packed)
+
+
+def test_reused_bitmap_without_one_is_refused(tmp_path, chunkref_bin):
+    source = write_grib(tmp_path / "plain.grb2", ["DATA_ENCODING=SIMPLE_PACKING"], bands=2)
+    packed = tmp_path / "nobitmap.grb2"
+    packed.write_bytes(multi_field(messages(source), 4, reuse_bitmap=True))
+    result = run_chunkref(chunkref_bin, "index", packed, "-o", tmp_path / "index.json")
+    assert result.returncode != 0
+    assert "nobitmap.grb2" in result.stderr and "message 1" in result.stderr, result.stderr
+    assert "no bitmap was defined" in result.stderr, result.stderr

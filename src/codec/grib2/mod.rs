@@ -1,6 +1,9 @@
 //! `grib2` (chunkref's own codec, written by `chunkref index` on GRIB2
 //! files): one whole GRIB2 message, section 0 (`GRIB`) to section 8
-//! (`7777`), holding one field.
+//! (`7777`), holding one field; or, for a field of a message holding
+//! several, its sections 3 to 7 back to back (the section 3 in force, the
+//! field's sections 4 and 5, the section 6 whose bitmap applies, its
+//! section 7), told from a message by not starting with `GRIB`.
 //!
 //! Output: the field as the array's float type (`<f4` as chunkref writes
 //! it, or 8-byte floats), row-major, the first row the north edge and
@@ -49,6 +52,9 @@ use crate::codec::config::Config;
 use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::sections::{be_u64, indicator, Layout};
 use crate::formats::grib2::units::Conversion;
+
+/// The first bytes of a whole message.
+const GRIB: &[u8] = b"GRIB";
 
 /// The codec's name.
 pub(crate) const NAME: &str = "grib2";
@@ -175,20 +181,32 @@ impl Grib2 {
         fill: f32,
     ) -> Result<Vec<f64>> {
         let bad = |reason: String| Error::decode(NAME, reason);
-        let total = indicator(message).map_err(bad)?.total_len;
-        if total != message.len() as u64 {
-            return Err(bad(format!(
-                "the message declares {total} bytes but the chunk holds {}",
-                message.len()
-            )));
-        }
         let read = |at: u64, len: u64| {
             message
                 .get(at as usize..(at + len) as usize)
                 .map(<[u8]>::to_vec)
-                .ok_or_else(|| bad(format!("bytes {at}..{} are past the message end", at + len)))
+                .ok_or_else(|| bad(format!("bytes {at}..{} are past the chunk end", at + len)))
         };
-        let layout = Layout::walk(total, read, bad)?;
+        let layout = if message.starts_with(GRIB) {
+            let total = indicator(message).map_err(bad)?.total_len;
+            if total != message.len() as u64 {
+                return Err(bad(format!(
+                    "the message declares {total} bytes but the chunk holds {}",
+                    message.len()
+                )));
+            }
+            match Layout::walk(total, read, bad)?[..] {
+                [one] => one,
+                ref fields => {
+                    return Err(bad(format!(
+                        "the message holds {} fields: a chunk is one field",
+                        fields.len()
+                    )))
+                }
+            }
+        } else {
+            Layout::walk_field(message.len() as u64, read, bad)?
+        };
         let section = |n: usize| {
             let (at, len) = layout.span(n).unwrap_or_default();
             &message[at as usize..(at + len) as usize]
@@ -624,6 +642,12 @@ pub(crate) mod tests {
         // Stored 10 12 14 17 20 23 (south row first); north-up.
         assert_eq!(values, [17.0, 20.0, 23.0, 10.0, 12.0, 14.0]);
         mutate(&complex, &ctx);
+        // The same field as a field's chunk of a multi-field message:
+        // sections 3 to 7 alone (section 1 is 21 bytes).
+        let fields = &complex[16 + 21..complex.len() - 4];
+        let alone = codec.decode(Bytes::copy_from_slice(fields), &ctx).unwrap();
+        assert_eq!(alone, out);
+        mutate(fields, &ctx);
         mutate(&message(0x40, &[0, 1, 2, 3, 4, 5], &[0, 0xff]), &ctx);
     }
 
