@@ -565,3 +565,31 @@ def test_min_is_white_greys_like_gdal(tmp_path, chunkref_bin, bits):
         wt.GetColorEntry(i) for i in range(wt.GetCount())]
     np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
 
+
+
+@pytest.mark.parametrize("predictor", [1, 2, 3])
+@pytest.mark.parametrize("tiled", [True, False])
+def test_half_floats_read_like_gdal(tmp_path, chunkref_bin, predictor, tiled):
+    """16-bit floating-point samples (SampleFormat 3, BitsPerSample 16), as
+    GDAL writes a Float32 GTiff with NBITS=16: indexed as ``<f2`` and
+    served as Float32, infinities, NaN, subnormals and values rounded to
+    half precision included, with any predictor (chunkref refused them)."""
+    values = np.linspace(-65504, 65504, 40 * 24 * 2, dtype=np.float32).reshape(2, 24, 40)
+    values[0, 0, :4] = [np.inf, -np.inf, np.nan, 1e-7]
+    values[1, 1, :3] = [0.1, -0.0, 65504]
+    tif = tmp_path / "half.tif"
+    options = ["NBITS=16", "COMPRESS=DEFLATE", f"PREDICTOR={predictor}", "INTERLEAVE=PIXEL"]
+    options += ["TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16"] if tiled else ["BLOCKYSIZE=5"]
+    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 40, 24, 2, gdal.GDT_Float32, options=options)
+    ds.WriteArray(values)
+    ds.GetRasterBand(1).SetNoDataValue(0.1)
+    ds = None
+    index_tiff(chunkref_bin, tif, tmp_path / "half.json")
+    want_ds, got_ds = gdal.Open(str(tif)), open_chunkref(tmp_path / "half.json")
+    assert want_ds.GetRasterBand(1).DataType == gdal.GDT_Float32
+    assert got_ds.GetRasterBand(1).DataType == gdal.GDT_Float32
+    assert [got_ds.GetRasterBand(b).GetNoDataValue() for b in (1, 2)] == [
+        want_ds.GetRasterBand(b).GetNoDataValue() for b in (1, 2)]
+    want = want_ds.ReadAsArray()
+    np.testing.assert_array_equal(got_ds.ReadAsArray(), want)
+    np.testing.assert_array_equal(got_ds.ReadAsArray(3, 5, 21, 13), want[:, 5:18, 3:24])

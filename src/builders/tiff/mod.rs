@@ -418,10 +418,11 @@ fn image(
         .unwrap_or(1);
     // Unsigned samples narrower than a byte-sized type (1-bit masks, 12-bit
     // imagery) are packed; the codec widens them to the next type up.
+    // Half floats are indexed as `f2`, served as Float32 as GDAL does.
     let kind = match (sample_format, bits) {
         (1, 1..=32 | 64) => 'u',
         (2, 8 | 16 | 32 | 64) => 'i',
-        (3, 32 | 64) => 'f',
+        (3, 16 | 32 | 64) => 'f',
         _ => {
             return Err(Error::unsupported(format!(
                 "{}: IFD {n} has SampleFormat {sample_format} (tag 339) with BitsPerSample {bits} (tag 258)",
