@@ -21,6 +21,7 @@ import json
 import shutil
 import struct
 import subprocess
+import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -593,3 +594,121 @@ def test_half_floats_read_like_gdal(tmp_path, chunkref_bin, predictor, tiled):
     want = want_ds.ReadAsArray()
     np.testing.assert_array_equal(got_ds.ReadAsArray(), want)
     np.testing.assert_array_equal(got_ds.ReadAsArray(3, 5, 21, 13), want[:, 5:18, 3:24])
+
+
+def _ifd0_entries(data: bytes) -> dict[int, tuple[int, int, int, int]]:
+    """Tag -> (entry offset, type, count, value field) of IFD 0 of a
+    little-endian classic TIFF."""
+    assert data[:4] == b"II*\0", "a little-endian classic TIFF"
+    (ifd,) = struct.unpack("<I", data[4:8])
+    (n,) = struct.unpack("<H", data[ifd : ifd + 2])
+    entries = {}
+    for at in range(ifd + 2, ifd + 2 + 12 * n, 12):
+        tag, kind, count, value = struct.unpack("<HHII", data[at : at + 12])
+        entries[tag] = (at, kind, count, value)
+    return entries
+
+
+def _write_gdal_tiff(path: Path, pixels: np.ndarray, *options: str) -> None:
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), pixels.shape[1], pixels.shape[0], 1,
+                                              options=list(options))
+    ds.WriteArray(pixels)
+    ds = None
+
+
+def _patch_ifd0(path: Path, patch) -> None:
+    """Rewrites ``path`` with ``patch(data, entries)`` applied in place."""
+    data = bytearray(path.read_bytes())
+    patch(data, _ifd0_entries(data))
+    path.write_bytes(bytes(data))
+
+
+PIXELS = (np.arange(64 * 48).reshape(48, 64) % 251).astype(np.uint8)
+
+
+def _rows_per_strip_past_the_image(tif: Path) -> None:
+    _write_gdal_tiff(tif, PIXELS, "BLOCKYSIZE=48")
+
+    def patch(data, entries):  # a LONG of 2^32 - 1, what libtiff writes for "one strip"
+        at = entries[278][0]
+        data[at + 2 : at + 12] = struct.pack("<HII", 4, 1, 2**32 - 1)
+
+    _patch_ifd0(tif, patch)
+
+
+def _tile_tables_under_strip_tags(tif: Path) -> None:
+    _write_gdal_tiff(tif, PIXELS, "TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16",
+                     "COMPRESS=DEFLATE")
+
+    def patch(data, entries):
+        for tile_tag, strip_tag in ((324, 273), (325, 279)):
+            data[entries[tile_tag][0] : entries[tile_tag][0] + 2] = struct.pack("<H", strip_tag)
+
+    _patch_ifd0(tif, patch)
+
+
+def _strips_decoding_past_the_strip(tif: Path, compress: str) -> None:
+    """Three strips of 16 rows, each stored as 20 rows (Deflate or none):
+    libtiff decodes what the strip needs and leaves the rest."""
+    _write_gdal_tiff(tif, PIXELS, "BLOCKYSIZE=16", f"COMPRESS={compress}")
+
+    def patch(data, entries):
+        offsets, counts = [], []
+        for strip in range(3):
+            rows = np.vstack([PIXELS[16 * strip : 16 * strip + 16], np.full((4, 64), 200, np.uint8)])
+            stored = zlib.compress(rows.tobytes()) if compress == "DEFLATE" else rows.tobytes()
+            offsets.append(len(data))
+            counts.append(len(stored))
+            data.extend(stored)
+        for tag, values in ((273, offsets), (279, counts)):
+            _at, kind, count, value = entries[tag]
+            form = {3: "<3H", 4: "<3I"}[kind]  # 6 or 12 bytes: out of line
+            assert count == 3
+            data[value : value + struct.calcsize(form)] = struct.pack(form, *values)
+
+    _patch_ifd0(tif, patch)
+
+
+def _ifd_chain_looping_back(tif: Path) -> None:
+    """IFD 1 (an overview) points back to IFD 0: libtiff stops after it."""
+    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 64, 48, 1, options=[
+        "TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16"])
+    ds.WriteArray(PIXELS)
+    ds.BuildOverviews("NEAREST", [2])
+    ds = None
+    data = bytearray(tif.read_bytes())
+    (first,) = struct.unpack("<I", data[4:8])
+    (n,) = struct.unpack("<H", data[first : first + 2])
+    (second,) = struct.unpack("<I", data[first + 2 + 12 * n : first + 6 + 12 * n])
+    (m,) = struct.unpack("<H", data[second : second + 2])
+    data[second + 2 + 12 * m : second + 6 + 12 * m] = struct.pack("<I", first)
+    tif.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("case", ["rows-per-strip", "tiles-under-strip-tags", "long-deflate-strips",
+                                  "long-raw-strips", "ifd-loop"])
+def test_odd_tiff_structures_read_like_gdal(tmp_path, chunkref_bin, case):
+    """Structures GDAL's GTiff driver (libtiff) reads that chunkref refused
+    or failed to decode: RowsPerStrip past the image, tile tables under the
+    Strip tags, strips whose stored data goes on past the strip, an IFD
+    chain looping back (the chain ends there, with a warning)."""
+    tif = tmp_path / f"{case}.tif"
+    {
+        "rows-per-strip": _rows_per_strip_past_the_image,
+        "tiles-under-strip-tags": _tile_tables_under_strip_tags,
+        "long-deflate-strips": lambda t: _strips_decoding_past_the_strip(t, "DEFLATE"),
+        "long-raw-strips": lambda t: _strips_decoding_past_the_strip(t, "NONE"),
+        "ifd-loop": _ifd_chain_looping_back,
+    }[case](tif)
+    done = run_chunkref(chunkref_bin, "index", tif, "-o", tmp_path / "odd.json")
+    assert done.returncode == 0, done.stderr
+    if case == "ifd-loop":
+        assert "points back" in done.stderr and "IFD 1" in done.stderr, done.stderr
+    want_ds, got_ds = gdal.Open(str(tif)), open_chunkref(tmp_path / "odd.json")
+    np.testing.assert_array_equal(want_ds.ReadAsArray(), PIXELS)
+    np.testing.assert_array_equal(got_ds.ReadAsArray(), PIXELS)
+    want_band, got_band = want_ds.GetRasterBand(1), got_ds.GetRasterBand(1)
+    assert got_band.GetOverviewCount() == want_band.GetOverviewCount()
+    for level in range(want_band.GetOverviewCount()):
+        np.testing.assert_array_equal(got_band.GetOverview(level).ReadAsArray(),
+                                      want_band.GetOverview(level).ReadAsArray())

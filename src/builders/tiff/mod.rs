@@ -376,6 +376,44 @@ fn color_table(ifd: &Ifd, nodata: Option<f64>) -> Option<Value> {
     Some(Value::Array(entries))
 }
 
+/// The chunk offsets and byte counts of `ifd`, under the Tile tags for a
+/// `tiled` image and the Strip tags otherwise; libtiff keeps both pairs in
+/// one table, so the other pair serves when the expected one is missing
+/// (tile tables stored under the Strip tags, as GDAL reads them).
+fn chunk_table(ifd: &Ifd, tiled: bool) -> std::result::Result<(Vec<u64>, Vec<u64>), String> {
+    use crate::formats::tiff::tags::{
+        STRIP_BYTE_COUNTS, STRIP_OFFSETS, TILE_BYTE_COUNTS, TILE_OFFSETS,
+    };
+    let (strips, tiles) = (
+        (
+            "StripOffsets",
+            STRIP_OFFSETS,
+            "StripByteCounts",
+            STRIP_BYTE_COUNTS,
+        ),
+        (
+            "TileOffsets",
+            TILE_OFFSETS,
+            "TileByteCounts",
+            TILE_BYTE_COUNTS,
+        ),
+    );
+    let (want, other) = if tiled {
+        (tiles, strips)
+    } else {
+        (strips, tiles)
+    };
+    let pick = |(name, tag): (&str, u16), other: u16| {
+        ifd.ints(tag)
+            .or_else(|| ifd.ints(other))
+            .ok_or_else(|| format!("missing {name} (tag {tag})"))
+    };
+    Ok((
+        pick((want.0, want.1), other.1)?,
+        pick((want.2, want.3), other.3)?,
+    ))
+}
+
 fn image(
     src: &Source,
     big_endian: bool,
@@ -448,24 +486,14 @@ fn image(
     let (chunk_w, chunk_h, offsets, counts) =
         if let Some(tw) = ifd.int(crate::formats::tiff::tags::TILE_WIDTH) {
             let th = need(crate::formats::tiff::tags::TILE_LENGTH, "TileLength")?;
-            let offs = ifd
-                .ints(crate::formats::tiff::tags::TILE_OFFSETS)
-                .ok_or_else(|| bad("missing TileOffsets (tag 324)".into()))?;
-            let cnts = ifd
-                .ints(crate::formats::tiff::tags::TILE_BYTE_COUNTS)
-                .ok_or_else(|| bad("missing TileByteCounts (tag 325)".into()))?;
+            let (offs, cnts) = chunk_table(ifd, true).map_err(bad)?;
             (tw, th, offs, cnts)
         } else {
             let rps = ifd
                 .int(crate::formats::tiff::tags::ROWS_PER_STRIP)
                 .unwrap_or(height)
                 .clamp(1, height.max(1));
-            let offs = ifd
-                .ints(crate::formats::tiff::tags::STRIP_OFFSETS)
-                .ok_or_else(|| bad("missing StripOffsets (tag 273)".into()))?;
-            let cnts = ifd
-                .ints(crate::formats::tiff::tags::STRIP_BYTE_COUNTS)
-                .ok_or_else(|| bad("missing StripByteCounts (tag 279)".into()))?;
+            let (offs, cnts) = chunk_table(ifd, false).map_err(bad)?;
             (width, rps, offs, cnts)
         };
     if chunk_w == 0 || chunk_h == 0 {
