@@ -712,3 +712,76 @@ def test_odd_tiff_structures_read_like_gdal(tmp_path, chunkref_bin, case):
     for level in range(want_band.GetOverviewCount()):
         np.testing.assert_array_equal(got_band.GetOverview(level).ReadAsArray(),
                                       want_band.GetOverview(level).ReadAsArray())
+
+
+def _pillow_pages(tif: Path) -> None:
+    """Three pages by Pillow: grey, a smaller RGB one, grey again."""
+    from PIL import Image
+
+    grey = Image.fromarray(PIXELS)
+    rgb = Image.fromarray(np.dstack([PIXELS[:20, :32], PIXELS[:20, :32] // 2, PIXELS[5:25, 1:33]]))
+    grey.save(tif, save_all=True, append_images=[rgb, Image.fromarray(255 - PIXELS)],
+              compression="tiff_deflate")
+
+
+def _gdal_appended_pages(tif: Path) -> None:
+    """Two georeferenced pages by GDAL (APPEND_SUBDATASET), each followed
+    by its overview: GDAL takes both overviews for the first page."""
+    for k, (width, height, epsg) in enumerate([(64, 48, 32631), (40, 30, 4326)]):
+        src = gdal.GetDriverByName("MEM").Create("", width, height, 1, gdal.GDT_UInt16)
+        src.WriteArray((np.arange(width * height).reshape(height, width) * (k + 3)).astype(np.uint16))
+        src.SetGeoTransform([1000.0 * (k + 1), 2.0, 0, 5000.0, 0, -2.0])
+        srs = gdal.osr.SpatialReference()
+        srs.ImportFromEPSG(epsg)
+        src.SetProjection(srs.ExportToWkt())
+        src.GetRasterBand(1).SetNoDataValue(7 + k)
+        src.BuildOverviews("NEAREST", [2])
+        options = ["COPY_SRC_OVERVIEWS=YES", "TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16"]
+        gdal.GetDriverByName("GTiff").CreateCopy(
+            str(tif), src, options=options + (["APPEND_SUBDATASET=YES"] if k else []))
+
+
+def _same_raster(got: gdal.Dataset, want: gdal.Dataset, what: str) -> None:
+    assert (got.RasterXSize, got.RasterYSize, got.RasterCount) == (
+        want.RasterXSize, want.RasterYSize, want.RasterCount), what
+    for b in range(1, want.RasterCount + 1):
+        gb, wb = got.GetRasterBand(b), want.GetRasterBand(b)
+        assert gb.DataType == wb.DataType, what
+        assert gb.GetNoDataValue() == wb.GetNoDataValue(), what
+        assert gb.GetColorInterpretation() == wb.GetColorInterpretation(), what
+    np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray(), what)
+    assert got.GetGeoTransform(can_return_null=True) == want.GetGeoTransform(can_return_null=True), what
+    got_srs, want_srs = got.GetSpatialRef(), want.GetSpatialRef()
+    assert (got_srs is None) == (want_srs is None), what
+    if want_srs is not None:
+        assert got_srs.IsSame(want_srs), what
+
+
+@pytest.mark.parametrize("writer", ["pillow", "gdal-append"])
+def test_pages_are_subdatasets_like_gdal(tmp_path, chunkref_bin, writer):
+    """A multi-page TIFF: GDAL opens the first page (with every overview of
+    the file that has its bands) and lists each page as ``GTIFF_DIR:N``;
+    the index opens the same and lists its pages in the same order, each
+    reading like its ``GTIFF_DIR:N`` (chunkref left later pages out)."""
+    tif = tmp_path / "pages.tif"
+    {"pillow": _pillow_pages, "gdal-append": _gdal_appended_pages}[writer](tif)
+    index_tiff(chunkref_bin, tif, tmp_path / "pages.json")
+    want, got = gdal.Open(str(tif)), open_chunkref(tmp_path / "pages.json")
+    _same_raster(got, want, "default page")
+    want_band, got_band = want.GetRasterBand(1), got.GetRasterBand(1)
+    assert got_band.GetOverviewCount() == want_band.GetOverviewCount()
+    for level in range(want_band.GetOverviewCount()):
+        np.testing.assert_array_equal(got_band.GetOverview(level).ReadAsArray(),
+                                      want_band.GetOverview(level).ReadAsArray())
+    # GDAL numbers its subdatasets by IFD (1 and 3 when an overview sits
+    # between), so Python's GetSubDatasets can stop early: read the domain.
+    want_md, got_md = want.GetMetadata("SUBDATASETS"), got.GetMetadata("SUBDATASETS")
+    want_names = [v for k, v in sorted(want_md.items(), key=lambda kv: int(kv[0].split("_")[1]))
+                  if k.endswith("_NAME")]
+    got_names = [v for k, v in sorted(got_md.items(), key=lambda kv: int(kv[0].split("_")[1]))
+                 if k.endswith("_NAME")]
+    assert len(want_names) > 1 and len(got_names) == len(want_names), (got_md, want_md)
+    for got_name, want_name in zip(got_names, want_names):
+        page = int(want_name.split(":")[1])
+        assert got_name.endswith(f":page_{page}"), (got_name, want_name)
+        _same_raster(gdal.Open(got_name), gdal.Open(want_name), want_name)
