@@ -781,6 +781,8 @@ def test_pages_are_subdatasets_like_gdal(tmp_path, chunkref_bin, writer):
     got_names = [v for k, v in sorted(got_md.items(), key=lambda kv: int(kv[0].split("_")[1]))
                  if k.endswith("_NAME")]
     assert len(want_names) > 1 and len(got_names) == len(want_names), (got_md, want_md)
+    want_descs = sorted(v for k, v in want_md.items() if k.endswith("_DESC"))
+    assert sorted(v for k, v in got_md.items() if k.endswith("_DESC")) == want_descs
     for got_name, want_name in zip(got_names, want_names):
         page = int(want_name.split(":")[1])
         assert got_name.endswith(f":page_{page}"), (got_name, want_name)

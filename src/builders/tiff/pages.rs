@@ -6,13 +6,14 @@ use serde_json::json;
 
 use crate::builders::writers::built::Built;
 use crate::builders::writers::pyramid::Pyramid;
-use crate::conventions::attributes::DEFAULT_RASTER;
+use crate::conventions::attributes::{DEFAULT_RASTER, SUBDATASET_DESCRIPTION};
 
 /// The index of a file of `ifds` IFDs whose first page is `first` (IFD 0,
 /// with its overviews and masks) and whose later pages are `others`, with
 /// their IFD numbers, in IFD order: groups `page_N`, N numbered from 1 as
 /// GDAL numbers `GTIFF_DIR:N`, zero-padded so that the names sort in IFD
 /// order, the order the driver lists them in; the first opens by default.
+/// Each is described as GDAL describes it: `Page N (WP x HL x BB)`.
 pub(super) fn built(
     first: Pyramid,
     others: Vec<(usize, Pyramid)>,
@@ -22,7 +23,14 @@ pub(super) fn built(
     let width = ifds.to_string().len();
     let name = |n: usize| format!("page_{:0width$}", n + 1);
     let mut built = Built::default();
-    for (n, page) in std::iter::once((0, first)).chain(others) {
+    for (n, mut page) in std::iter::once((0, first)).chain(others) {
+        if let Some(level) = page.levels.first() {
+            let [bands, height, width] = level.data.shape;
+            page.attrs.insert(
+                SUBDATASET_DESCRIPTION.into(),
+                json!(format!("Page {} ({width}P x {height}L x {bands}B)", n + 1)),
+            );
+        }
         page.write(&mut built, &name(n));
     }
     let meta = &mut built.metadata;
