@@ -90,6 +90,11 @@ pub const ANTIMERIDIAN_COLUMN_ATTRIBUTE: &str = "chunkref:antimeridian_column";
 /// of a NITF file with several image segments.
 pub const DEFAULT_RASTER: &str = "chunkref:default_raster";
 
+/// Attribute of a multiscale group listed as a subdataset: the description
+/// the source's GDAL driver gives it (`Page 2 (40P x 30L x 1B)` for a TIFF
+/// page); without it the listing says `multiscale group <path>`.
+pub const SUBDATASET_DESCRIPTION: &str = "chunkref:subdataset_description";
+
 /// Root group attribute `chunkref index` writes on NetCDF and HDF5 files:
 /// the paths of the arrays of 2 or more dimensions in the order the GDAL
 /// driver of the source file (the root's `chunkref:gdal_driver`) lists

@@ -14,6 +14,7 @@ use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::DEFAULT_RASTER;
 use crate::conventions::attributes::METADATA_ITEMS_ATTRIBUTE;
 use crate::conventions::attributes::NETCDF_DEFAULT_FILL_ATTRIBUTE;
+use crate::conventions::attributes::SUBDATASET_DESCRIPTION;
 use crate::conventions::attributes::VARIABLE_ORDER_ATTRIBUTE;
 use crate::index::readers::icechunk;
 use crate::index::readers::stack::TimeOptions;
@@ -332,7 +333,13 @@ impl Dataset {
             .map(|(g, _)| g)
             .collect();
         for g in &pyramids {
-            candidates.push(self.subdataset(g, &format!("multiscale group {g}")));
+            let description = index
+                .groups
+                .get(g.as_str())
+                .and_then(|attrs| attrs.get(SUBDATASET_DESCRIPTION))
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("multiscale group {g}"), str::to_string);
+            candidates.push(self.subdataset(g, &description));
         }
         let listing = Listing::of(&index);
         let mut arrays: Vec<usize> = (0..index.arrays.len()).collect();

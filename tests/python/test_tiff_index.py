@@ -21,6 +21,7 @@ import json
 import shutil
 import struct
 import subprocess
+import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -565,3 +566,224 @@ def test_min_is_white_greys_like_gdal(tmp_path, chunkref_bin, bits):
         wt.GetColorEntry(i) for i in range(wt.GetCount())]
     np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray())
 
+
+
+@pytest.mark.parametrize("predictor", [1, 2, 3])
+@pytest.mark.parametrize("tiled", [True, False])
+def test_half_floats_read_like_gdal(tmp_path, chunkref_bin, predictor, tiled):
+    """16-bit floating-point samples (SampleFormat 3, BitsPerSample 16), as
+    GDAL writes a Float32 GTiff with NBITS=16: indexed as ``<f2`` and
+    served as Float32, infinities, NaN, subnormals and values rounded to
+    half precision included, with any predictor (chunkref refused them)."""
+    values = np.linspace(-65504, 65504, 40 * 24 * 2, dtype=np.float32).reshape(2, 24, 40)
+    values[0, 0, :4] = [np.inf, -np.inf, np.nan, 1e-7]
+    values[1, 1, :3] = [0.1, -0.0, 65504]
+    tif = tmp_path / "half.tif"
+    options = ["NBITS=16", "COMPRESS=DEFLATE", f"PREDICTOR={predictor}", "INTERLEAVE=PIXEL"]
+    options += ["TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16"] if tiled else ["BLOCKYSIZE=5"]
+    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 40, 24, 2, gdal.GDT_Float32, options=options)
+    ds.WriteArray(values)
+    ds.GetRasterBand(1).SetNoDataValue(0.1)
+    ds = None
+    index_tiff(chunkref_bin, tif, tmp_path / "half.json")
+    want_ds, got_ds = gdal.Open(str(tif)), open_chunkref(tmp_path / "half.json")
+    assert want_ds.GetRasterBand(1).DataType == gdal.GDT_Float32
+    assert got_ds.GetRasterBand(1).DataType == gdal.GDT_Float32
+    assert [got_ds.GetRasterBand(b).GetNoDataValue() for b in (1, 2)] == [
+        want_ds.GetRasterBand(b).GetNoDataValue() for b in (1, 2)]
+    want = want_ds.ReadAsArray()
+    np.testing.assert_array_equal(got_ds.ReadAsArray(), want)
+    np.testing.assert_array_equal(got_ds.ReadAsArray(3, 5, 21, 13), want[:, 5:18, 3:24])
+
+
+def _ifd0_entries(data: bytes) -> dict[int, tuple[int, int, int, int]]:
+    """Tag -> (entry offset, type, count, value field) of IFD 0 of a
+    little-endian classic TIFF."""
+    assert data[:4] == b"II*\0", "a little-endian classic TIFF"
+    (ifd,) = struct.unpack("<I", data[4:8])
+    (n,) = struct.unpack("<H", data[ifd : ifd + 2])
+    entries = {}
+    for at in range(ifd + 2, ifd + 2 + 12 * n, 12):
+        tag, kind, count, value = struct.unpack("<HHII", data[at : at + 12])
+        entries[tag] = (at, kind, count, value)
+    return entries
+
+
+def _write_gdal_tiff(path: Path, pixels: np.ndarray, *options: str) -> None:
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), pixels.shape[1], pixels.shape[0], 1,
+                                              options=list(options))
+    ds.WriteArray(pixels)
+    ds = None
+
+
+def _patch_ifd0(path: Path, patch) -> None:
+    """Rewrites ``path`` with ``patch(data, entries)`` applied in place."""
+    data = bytearray(path.read_bytes())
+    patch(data, _ifd0_entries(data))
+    path.write_bytes(bytes(data))
+
+
+PIXELS = (np.arange(64 * 48).reshape(48, 64) % 251).astype(np.uint8)
+
+
+def _rows_per_strip_past_the_image(tif: Path) -> None:
+    _write_gdal_tiff(tif, PIXELS, "BLOCKYSIZE=48")
+
+    def patch(data, entries):  # a LONG of 2^32 - 1, what libtiff writes for "one strip"
+        at = entries[278][0]
+        data[at + 2 : at + 12] = struct.pack("<HII", 4, 1, 2**32 - 1)
+
+    _patch_ifd0(tif, patch)
+
+
+def _tile_tables_under_strip_tags(tif: Path) -> None:
+    _write_gdal_tiff(tif, PIXELS, "TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16",
+                     "COMPRESS=DEFLATE")
+
+    def patch(data, entries):
+        for tile_tag, strip_tag in ((324, 273), (325, 279)):
+            data[entries[tile_tag][0] : entries[tile_tag][0] + 2] = struct.pack("<H", strip_tag)
+
+    _patch_ifd0(tif, patch)
+
+
+def _strips_decoding_past_the_strip(tif: Path, compress: str) -> None:
+    """Three strips of 16 rows, each stored as 20 rows (Deflate or none):
+    libtiff decodes what the strip needs and leaves the rest."""
+    _write_gdal_tiff(tif, PIXELS, "BLOCKYSIZE=16", f"COMPRESS={compress}")
+
+    def patch(data, entries):
+        offsets, counts = [], []
+        for strip in range(3):
+            rows = np.vstack([PIXELS[16 * strip : 16 * strip + 16], np.full((4, 64), 200, np.uint8)])
+            stored = zlib.compress(rows.tobytes()) if compress == "DEFLATE" else rows.tobytes()
+            offsets.append(len(data))
+            counts.append(len(stored))
+            data.extend(stored)
+        for tag, values in ((273, offsets), (279, counts)):
+            _at, kind, count, value = entries[tag]
+            form = {3: "<3H", 4: "<3I"}[kind]  # 6 or 12 bytes: out of line
+            assert count == 3
+            data[value : value + struct.calcsize(form)] = struct.pack(form, *values)
+
+    _patch_ifd0(tif, patch)
+
+
+def _ifd_chain_looping_back(tif: Path) -> None:
+    """IFD 1 (an overview) points back to IFD 0: libtiff stops after it."""
+    ds = gdal.GetDriverByName("GTiff").Create(str(tif), 64, 48, 1, options=[
+        "TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16"])
+    ds.WriteArray(PIXELS)
+    ds.BuildOverviews("NEAREST", [2])
+    ds = None
+    data = bytearray(tif.read_bytes())
+    (first,) = struct.unpack("<I", data[4:8])
+    (n,) = struct.unpack("<H", data[first : first + 2])
+    (second,) = struct.unpack("<I", data[first + 2 + 12 * n : first + 6 + 12 * n])
+    (m,) = struct.unpack("<H", data[second : second + 2])
+    data[second + 2 + 12 * m : second + 6 + 12 * m] = struct.pack("<I", first)
+    tif.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("case", ["rows-per-strip", "tiles-under-strip-tags", "long-deflate-strips",
+                                  "long-raw-strips", "ifd-loop"])
+def test_odd_tiff_structures_read_like_gdal(tmp_path, chunkref_bin, case):
+    """Structures GDAL's GTiff driver (libtiff) reads that chunkref refused
+    or failed to decode: RowsPerStrip past the image, tile tables under the
+    Strip tags, strips whose stored data goes on past the strip, an IFD
+    chain looping back (the chain ends there, with a warning)."""
+    tif = tmp_path / f"{case}.tif"
+    {
+        "rows-per-strip": _rows_per_strip_past_the_image,
+        "tiles-under-strip-tags": _tile_tables_under_strip_tags,
+        "long-deflate-strips": lambda t: _strips_decoding_past_the_strip(t, "DEFLATE"),
+        "long-raw-strips": lambda t: _strips_decoding_past_the_strip(t, "NONE"),
+        "ifd-loop": _ifd_chain_looping_back,
+    }[case](tif)
+    done = run_chunkref(chunkref_bin, "index", tif, "-o", tmp_path / "odd.json")
+    assert done.returncode == 0, done.stderr
+    if case == "ifd-loop":
+        assert "points back" in done.stderr and "IFD 1" in done.stderr, done.stderr
+    want_ds, got_ds = gdal.Open(str(tif)), open_chunkref(tmp_path / "odd.json")
+    np.testing.assert_array_equal(want_ds.ReadAsArray(), PIXELS)
+    np.testing.assert_array_equal(got_ds.ReadAsArray(), PIXELS)
+    want_band, got_band = want_ds.GetRasterBand(1), got_ds.GetRasterBand(1)
+    assert got_band.GetOverviewCount() == want_band.GetOverviewCount()
+    for level in range(want_band.GetOverviewCount()):
+        np.testing.assert_array_equal(got_band.GetOverview(level).ReadAsArray(),
+                                      want_band.GetOverview(level).ReadAsArray())
+
+
+def _pillow_pages(tif: Path) -> None:
+    """Three pages by Pillow: grey, a smaller RGB one, grey again."""
+    from PIL import Image
+
+    grey = Image.fromarray(PIXELS)
+    rgb = Image.fromarray(np.dstack([PIXELS[:20, :32], PIXELS[:20, :32] // 2, PIXELS[5:25, 1:33]]))
+    grey.save(tif, save_all=True, append_images=[rgb, Image.fromarray(255 - PIXELS)],
+              compression="tiff_deflate")
+
+
+def _gdal_appended_pages(tif: Path) -> None:
+    """Two georeferenced pages by GDAL (APPEND_SUBDATASET), each followed
+    by its overview: GDAL takes both overviews for the first page."""
+    for k, (width, height, epsg) in enumerate([(64, 48, 32631), (40, 30, 4326)]):
+        src = gdal.GetDriverByName("MEM").Create("", width, height, 1, gdal.GDT_UInt16)
+        src.WriteArray((np.arange(width * height).reshape(height, width) * (k + 3)).astype(np.uint16))
+        src.SetGeoTransform([1000.0 * (k + 1), 2.0, 0, 5000.0, 0, -2.0])
+        srs = gdal.osr.SpatialReference()
+        srs.ImportFromEPSG(epsg)
+        src.SetProjection(srs.ExportToWkt())
+        src.GetRasterBand(1).SetNoDataValue(7 + k)
+        src.BuildOverviews("NEAREST", [2])
+        options = ["COPY_SRC_OVERVIEWS=YES", "TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16"]
+        gdal.GetDriverByName("GTiff").CreateCopy(
+            str(tif), src, options=options + (["APPEND_SUBDATASET=YES"] if k else []))
+
+
+def _same_raster(got: gdal.Dataset, want: gdal.Dataset, what: str) -> None:
+    assert (got.RasterXSize, got.RasterYSize, got.RasterCount) == (
+        want.RasterXSize, want.RasterYSize, want.RasterCount), what
+    for b in range(1, want.RasterCount + 1):
+        gb, wb = got.GetRasterBand(b), want.GetRasterBand(b)
+        assert gb.DataType == wb.DataType, what
+        assert gb.GetNoDataValue() == wb.GetNoDataValue(), what
+        assert gb.GetColorInterpretation() == wb.GetColorInterpretation(), what
+    np.testing.assert_array_equal(got.ReadAsArray(), want.ReadAsArray(), what)
+    assert got.GetGeoTransform(can_return_null=True) == want.GetGeoTransform(can_return_null=True), what
+    got_srs, want_srs = got.GetSpatialRef(), want.GetSpatialRef()
+    assert (got_srs is None) == (want_srs is None), what
+    if want_srs is not None:
+        assert got_srs.IsSame(want_srs), what
+
+
+@pytest.mark.parametrize("writer", ["pillow", "gdal-append"])
+def test_pages_are_subdatasets_like_gdal(tmp_path, chunkref_bin, writer):
+    """A multi-page TIFF: GDAL opens the first page (with every overview of
+    the file that has its bands) and lists each page as ``GTIFF_DIR:N``;
+    the index opens the same and lists its pages in the same order, each
+    reading like its ``GTIFF_DIR:N`` (chunkref left later pages out)."""
+    tif = tmp_path / "pages.tif"
+    {"pillow": _pillow_pages, "gdal-append": _gdal_appended_pages}[writer](tif)
+    index_tiff(chunkref_bin, tif, tmp_path / "pages.json")
+    want, got = gdal.Open(str(tif)), open_chunkref(tmp_path / "pages.json")
+    _same_raster(got, want, "default page")
+    want_band, got_band = want.GetRasterBand(1), got.GetRasterBand(1)
+    assert got_band.GetOverviewCount() == want_band.GetOverviewCount()
+    for level in range(want_band.GetOverviewCount()):
+        np.testing.assert_array_equal(got_band.GetOverview(level).ReadAsArray(),
+                                      want_band.GetOverview(level).ReadAsArray())
+    # GDAL numbers its subdatasets by IFD (1 and 3 when an overview sits
+    # between), so Python's GetSubDatasets can stop early: read the domain.
+    want_md, got_md = want.GetMetadata("SUBDATASETS"), got.GetMetadata("SUBDATASETS")
+    want_names = [v for k, v in sorted(want_md.items(), key=lambda kv: int(kv[0].split("_")[1]))
+                  if k.endswith("_NAME")]
+    got_names = [v for k, v in sorted(got_md.items(), key=lambda kv: int(kv[0].split("_")[1]))
+                 if k.endswith("_NAME")]
+    assert len(want_names) > 1 and len(got_names) == len(want_names), (got_md, want_md)
+    want_descs = sorted(v for k, v in want_md.items() if k.endswith("_DESC"))
+    assert sorted(v for k, v in got_md.items() if k.endswith("_DESC")) == want_descs
+    for got_name, want_name in zip(got_names, want_names):
+        page = int(want_name.split(":")[1])
+        assert got_name.endswith(f":page_{page}"), (got_name, want_name)
+        _same_raster(gdal.Open(got_name), gdal.Open(want_name), want_name)

@@ -2,6 +2,7 @@
 //! the layout osml-imagery-io writes: a root group with GeoZarr
 //! `multiscales`, level groups `0`, `1`, ... each holding array `data`
 //! with axes (bands, y, x) and the `tiff-tile` codec.
+mod pages;
 mod rgba;
 mod sidecar;
 
@@ -46,29 +47,61 @@ struct Image {
 }
 
 /// Builds the index of the TIFF at `path`, whose chunks are referenced by
-/// `url`.
+/// `url`. A file of several pages (full-resolution IFDs that are neither
+/// overviews nor masks) becomes one pyramid per page (see [`pages`]).
 pub fn index_file(path: &str, url: &str) -> Result<Built> {
     let src = Source::open(path, "TIFF")?;
     let tiff = crate::formats::tiff::ifd::read(&src)?;
-    let nodata_text = tiff.ifds[0]
-        .ascii(crate::formats::tiff::tags::GDAL_NODATA)
-        .map(str::to_string);
-    let nodata = nodata_text
-        .as_deref()
-        .and_then(|s| s.trim().parse::<f64>().ok());
+    let nodata = nodata(&tiff.ifds[0]);
     let Images {
         mut levels,
         mut masks,
+        pages,
     } = images(&src, &tiff, url, nodata)?;
     sidecar::add(path, url, nodata, &mut levels, &mut masks);
-    let mut georef = Georef::from_ifd_with(
-        &tiff.ifds[0],
-        path,
-        crate::base::gdal::geo::geotiff_bytes_crs_wkt2,
-    );
+    let main = pyramid(&tiff.ifds[0], path, url, levels, masks)?;
+    let mut built = if pages.is_empty() {
+        main.into_built()
+    } else {
+        let pages = pages
+            .into_iter()
+            .map(|(n, image)| {
+                let page = pyramid(&tiff.ifds[n], path, url, vec![image], Vec::new())?;
+                Ok((n, page))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        pages::built(main, pages, tiff.ifds.len(), url)
+    };
+    let gdal_xml = tiff.ifds[0]
+        .ascii(crate::formats::tiff::tags::GDAL_METADATA)
+        .unwrap_or_default();
+    built.datetime = acquisition_datetime(&tiff.ifds[0], gdal_xml);
+    Ok(built)
+}
+
+/// The `GDAL_NODATA` value of an IFD.
+fn nodata(ifd: &Ifd) -> Option<f64> {
+    ifd.ascii(crate::formats::tiff::tags::GDAL_NODATA)
+        .and_then(|s| s.trim().parse::<f64>().ok())
+}
+
+/// The pyramid of the image of `ifd` (of the TIFF at `path`, referenced by
+/// `url`): its `levels` and their `masks`, georeferenced, described and
+/// given a fill value from the tags of `ifd`, as GDAL's GTiff driver shows
+/// that image.
+fn pyramid(
+    ifd: &Ifd,
+    path: &str,
+    url: &str,
+    mut levels: Vec<Image>,
+    masks: Vec<Image>,
+) -> Result<Pyramid> {
+    let nodata = nodata(ifd);
+    let mut georef =
+        Georef::from_ifd_with(ifd, path, crate::base::gdal::geo::geotiff_bytes_crs_wkt2);
     // Tie points without a pixel scale place the image by GCPs: the CRS is
     // theirs, the dataset has none (as GDAL shows it).
-    if let Some(points) = crate::formats::tiff::geo::tie_point_gcps(&tiff.ifds[0], &georef) {
+    if let Some(points) = crate::formats::tiff::geo::tie_point_gcps(ifd, &georef) {
         let crs = georef.crs_code.take().or(georef.crs_wkt2.take());
         levels[0].attrs.insert(
             crate::conventions::attributes::GCPS_ATTRIBUTE.into(),
@@ -77,7 +110,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     }
     // Rational polynomial coefficients from the tag, unless a sidecar gave
     // them (GDAL reads .RPB / _rpc.txt files first).
-    if let Some(rpc) = crate::formats::tiff::rpc::attribute(&tiff.ifds[0]) {
+    if let Some(rpc) = crate::formats::tiff::rpc::attribute(ifd) {
         levels[0]
             .attrs
             .entry(crate::conventions::attributes::RPC_ATTRIBUTE)
@@ -85,7 +118,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
     }
     // Band scale/offset/unit/description and colour interpretations GDAL
     // recorded for the full image apply to every level.
-    let gdal_xml = tiff.ifds[0]
+    let gdal_xml = ifd
         .ascii(crate::formats::tiff::tags::GDAL_METADATA)
         .unwrap_or_default();
     let samples = levels[0].samples;
@@ -95,7 +128,7 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
         img.attrs.extend(band_attrs.clone());
         // GDAL shows a bitmap band as a palette, and RGBA converted from
         // CMYK or CIELab as such, whatever it recorded.
-        if !is_bitmap(&tiff.ifds[0]) && !rgba::is_converted(img) {
+        if !is_bitmap(ifd) && !rgba::is_converted(img) {
             override_colors(&mut img.attrs, &colors);
         }
     }
@@ -128,26 +161,27 @@ pub fn index_file(path: &str, url: &str) -> Result<Built> {
             }
         })
         .collect::<Vec<_>>();
-    let pyramid = Pyramid {
+    Ok(Pyramid {
         source: json!(url),
         attrs: georef.root_attributes(base),
         levels,
-    };
-    let mut built = pyramid.into_built();
-    built.datetime = acquisition_datetime(&tiff.ifds[0], gdal_xml);
-    Ok(built)
+    })
 }
 
 /// The images of one TIFF file as GDAL's GTiff driver sees them: IFD 0
-/// and the reduced-resolution IFDs (overviews), and the transparency masks.
+/// and the reduced-resolution IFDs (overviews), the transparency masks, and
+/// the other pages.
 struct Images {
     levels: Vec<Image>,
     masks: Vec<Image>,
+    /// The full-resolution IFDs after the first that are not masks (the
+    /// pages GDAL lists as subdatasets), with their IFD numbers.
+    pages: Vec<(usize, Image)>,
 }
 
-/// The levels and masks of `tiff` (read from `src`, referenced by `url`);
-/// IFDs of other pages are left out, saying so. `nodata` is the source's,
-/// for its colour tables.
+/// The levels, masks and other pages of `tiff` (read from `src`, referenced
+/// by `url`). `nodata` is the first page's, for its colour tables (each
+/// other page has its own).
 fn images(
     src: &Source,
     tiff: &crate::formats::tiff::ifd::Tiff,
@@ -159,25 +193,41 @@ fn images(
     let mut found = Images {
         levels: Vec::new(),
         masks: Vec::new(),
+        pages: Vec::new(),
     };
     for (n, ifd) in tiff.ifds.iter().enumerate() {
         let subfile = ifd
             .int(crate::formats::tiff::tags::NEW_SUBFILE_TYPE)
             .unwrap_or(0);
-        let image = || image(src, tiff.big_endian, n, ifd, nodata, url.clone());
+        let image = |nodata| image(src, tiff.big_endian, n, ifd, nodata, url.clone());
         if subfile & crate::formats::tiff::tags::SUBFILE_MASK != 0 {
             // A mask the builder cannot index must not cost the image.
-            match image() {
+            match image(nodata) {
                 Ok(mask) => found.masks.push(mask),
                 Err(e) => eprintln!("chunkref: {path}: mask IFD {n} is left out: {e}"),
             }
-            continue;
-        }
-        let image = image()?;
-        if found.levels.is_empty() || subfile & crate::formats::tiff::tags::SUBFILE_REDUCED != 0 {
-            found.levels.push(image);
+        } else if found.levels.is_empty() {
+            found.levels.push(image(nodata)?);
+        } else if subfile & crate::formats::tiff::tags::SUBFILE_REDUCED != 0 {
+            // GDAL takes reduced IFDs after any page as overviews of the
+            // first, when they have its bands.
+            let level = image(nodata)?;
+            if level.samples == found.levels[0].samples {
+                found.levels.push(level);
+            } else {
+                eprintln!(
+                    "chunkref: {path}: reduced-resolution IFD {n} has {} bands, the image {}: \
+                     it is left out, as GDAL leaves it",
+                    level.samples, found.levels[0].samples
+                );
+            }
+        } else if matches!(subfile, 0 | crate::formats::tiff::tags::SUBFILE_PAGE) {
+            found.pages.push((n, image(self::nodata(ifd))?));
         } else {
-            eprintln!("chunkref: {path}: IFD {n} is another page, not an overview; it is left out");
+            eprintln!(
+                "chunkref: {path}: IFD {n} has NewSubfileType {subfile}, neither a page, an \
+                 overview nor a mask: it is left out, as GDAL leaves it"
+            );
         }
     }
     if found.levels.is_empty() {
@@ -376,6 +426,44 @@ fn color_table(ifd: &Ifd, nodata: Option<f64>) -> Option<Value> {
     Some(Value::Array(entries))
 }
 
+/// The chunk offsets and byte counts of `ifd`, under the Tile tags for a
+/// `tiled` image and the Strip tags otherwise; libtiff keeps both pairs in
+/// one table, so the other pair serves when the expected one is missing
+/// (tile tables stored under the Strip tags, as GDAL reads them).
+fn chunk_table(ifd: &Ifd, tiled: bool) -> std::result::Result<(Vec<u64>, Vec<u64>), String> {
+    use crate::formats::tiff::tags::{
+        STRIP_BYTE_COUNTS, STRIP_OFFSETS, TILE_BYTE_COUNTS, TILE_OFFSETS,
+    };
+    let (strips, tiles) = (
+        (
+            "StripOffsets",
+            STRIP_OFFSETS,
+            "StripByteCounts",
+            STRIP_BYTE_COUNTS,
+        ),
+        (
+            "TileOffsets",
+            TILE_OFFSETS,
+            "TileByteCounts",
+            TILE_BYTE_COUNTS,
+        ),
+    );
+    let (want, other) = if tiled {
+        (tiles, strips)
+    } else {
+        (strips, tiles)
+    };
+    let pick = |(name, tag): (&str, u16), other: u16| {
+        ifd.ints(tag)
+            .or_else(|| ifd.ints(other))
+            .ok_or_else(|| format!("missing {name} (tag {tag})"))
+    };
+    Ok((
+        pick((want.0, want.1), other.1)?,
+        pick((want.2, want.3), other.3)?,
+    ))
+}
+
 fn image(
     src: &Source,
     big_endian: bool,
@@ -418,10 +506,11 @@ fn image(
         .unwrap_or(1);
     // Unsigned samples narrower than a byte-sized type (1-bit masks, 12-bit
     // imagery) are packed; the codec widens them to the next type up.
+    // Half floats are indexed as `f2`, served as Float32 as GDAL does.
     let kind = match (sample_format, bits) {
         (1, 1..=32 | 64) => 'u',
         (2, 8 | 16 | 32 | 64) => 'i',
-        (3, 32 | 64) => 'f',
+        (3, 16 | 32 | 64) => 'f',
         _ => {
             return Err(Error::unsupported(format!(
                 "{}: IFD {n} has SampleFormat {sample_format} (tag 339) with BitsPerSample {bits} (tag 258)",
@@ -447,24 +536,14 @@ fn image(
     let (chunk_w, chunk_h, offsets, counts) =
         if let Some(tw) = ifd.int(crate::formats::tiff::tags::TILE_WIDTH) {
             let th = need(crate::formats::tiff::tags::TILE_LENGTH, "TileLength")?;
-            let offs = ifd
-                .ints(crate::formats::tiff::tags::TILE_OFFSETS)
-                .ok_or_else(|| bad("missing TileOffsets (tag 324)".into()))?;
-            let cnts = ifd
-                .ints(crate::formats::tiff::tags::TILE_BYTE_COUNTS)
-                .ok_or_else(|| bad("missing TileByteCounts (tag 325)".into()))?;
+            let (offs, cnts) = chunk_table(ifd, true).map_err(bad)?;
             (tw, th, offs, cnts)
         } else {
             let rps = ifd
                 .int(crate::formats::tiff::tags::ROWS_PER_STRIP)
                 .unwrap_or(height)
                 .clamp(1, height.max(1));
-            let offs = ifd
-                .ints(crate::formats::tiff::tags::STRIP_OFFSETS)
-                .ok_or_else(|| bad("missing StripOffsets (tag 273)".into()))?;
-            let cnts = ifd
-                .ints(crate::formats::tiff::tags::STRIP_BYTE_COUNTS)
-                .ok_or_else(|| bad("missing StripByteCounts (tag 279)".into()))?;
+            let (offs, cnts) = chunk_table(ifd, false).map_err(bad)?;
             (width, rps, offs, cnts)
         };
     if chunk_w == 0 || chunk_h == 0 {

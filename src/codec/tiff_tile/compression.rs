@@ -103,15 +103,12 @@ impl Compression {
         let limit = ctx.decoded_len;
         match self {
             Compression::None => {
-                if input.len() > limit {
-                    return Err(super::fail(
-                        self,
-                        format!(
-                            "tile holds {} bytes, more than the {limit} of the chunk",
-                            input.len()
-                        ),
-                    ));
-                }
+                // Bytes past the chunk are left, as libtiff leaves them.
+                let input = if input.len() > limit {
+                    input.slice(..limit)
+                } else {
+                    input
+                };
                 // A reader needing the first rows only gets those. The
                 // buffer a local read made is handed on, not copied (bytes
                 // shared with other chunks, as a remote span's are, are).
@@ -126,9 +123,11 @@ impl Compression {
             Compression::PackBits => {
                 packbits::decode(&input, limit).map_err(|e| super::fail(self, e))
             }
-            Compression::Stream { codec, .. } => match codec.decode(input, ctx) {
+            Compression::Stream { codec, tag } => match codec.decode(input.clone(), ctx) {
                 Ok(bytes) => Ok(Vec::from(bytes)),
-                Err(Error::Decode { reason, .. }) => Err(super::fail(self, reason)),
+                Err(Error::Decode { reason, .. }) => {
+                    overrun_prefix(*tag, &input, limit).ok_or_else(|| super::fail(self, reason))
+                }
                 Err(other) => Err(other),
             },
             Compression::Jpeg(tables) => {
@@ -154,6 +153,23 @@ impl Compression {
             Compression::WebP => 50001,
         }
     }
+}
+
+/// The first `limit` bytes of a Deflate or ZSTD stream (compression `tag`)
+/// that decodes to more than `limit`: libtiff stops once the strip or tile
+/// is full and leaves the rest of the stream, so GDAL reads such a chunk.
+/// `None` for other compressions and for streams that fail before `limit`.
+fn overrun_prefix(tag: u64, input: &[u8], limit: usize) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let reader: Box<dyn Read + '_> = match tag {
+        8 | 32946 => Box::new(flate2::read::ZlibDecoder::new(input)),
+        50000 => Box::new(::zstd::stream::read::Decoder::new(input).ok()?),
+        _ => return None,
+    };
+    let mut out = crate::base::buffers::output_buffer("TIFF stream", limit).ok()?;
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX);
+    reader.take(cap).read_to_end(&mut out).ok()?;
+    (out.len() == limit).then_some(out)
 }
 
 /// The usual name of a TIFF compression value, for messages.

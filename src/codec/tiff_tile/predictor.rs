@@ -410,6 +410,22 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn floating_point_reads_half_floats() {
+        // Little-endian f16 samples 1.0 (3c00) and -2.5 (c100): planes
+        // [3c c1] [00 00], differenced byte-wise along the row: [3c 85 3f 00].
+        let mut row = [0x3c, 0x85, 0x3f, 0x00];
+        Predictor::FloatingPoint
+            .undo(&mut row, &layout(2, 1, 1, 2), false)
+            .unwrap();
+        assert_eq!(row, [0x00, 0x3c, 0x00, 0xc1]);
+        let mut row = [0x3c, 0x85, 0x3f, 0x00];
+        Predictor::FloatingPoint
+            .undo(&mut row, &layout(2, 1, 1, 2), true)
+            .unwrap();
+        assert_eq!(row, [0x3c, 0x00, 0xc1, 0x00]);
+    }
+
+    #[test]
     fn horizontal_rejects_complex_samples() {
         let mut data = vec![0; 32];
         let err = Predictor::Horizontal

@@ -87,7 +87,9 @@ pub struct Tiff {
     pub ifds: Vec<Ifd>,
 }
 
-/// Reads the header and every IFD of `src`.
+/// Reads the header and every IFD of `src`; a chain that loops, or whose
+/// next IFD cannot be read, ends before it (with a warning), as GDAL reads
+/// it. The first IFD must read.
 pub fn read(src: &Source) -> Result<Tiff> {
     let head = src.read(0, 16.min(src.len()))?;
     if head.len() < 8 {
@@ -108,15 +110,35 @@ pub fn read(src: &Source) -> Result<Tiff> {
     let mut seen = HashSet::new();
     let mut next = first;
     while next != 0 {
+        // libtiff treats an IFD pointing back into the chain as the last
+        // one, with a warning, and GDAL opens the file.
         if !seen.insert(next) {
-            return Err(src.malformed(format!("IFD chain loops back to offset {next}")));
+            eprintln!(
+                "chunkref: warning: {}: IFD {} points back to offset {next}, an earlier IFD: \
+                 the chain ends there, as libtiff ends it",
+                src.path(),
+                ifds.len() - 1
+            );
+            break;
         }
         if ifds.len() >= MAX_IFDS {
             return Err(src.malformed(format!("more than {MAX_IFDS} IFDs")));
         }
-        let (ifd, after) = read_ifd(src, &r, bigtiff, next).map_err(|e| {
-            src.malformed(format!("IFD {} at offset {next}: {}", ifds.len(), strip(e)))
-        })?;
+        let (ifd, after) = match read_ifd(src, &r, bigtiff, next) {
+            Ok(read) => read,
+            Err(e) => {
+                let e = format!("IFD {} at offset {next}: {}", ifds.len(), strip(e));
+                if ifds.is_empty() {
+                    return Err(src.malformed(e));
+                }
+                // GDAL opens the IFDs libtiff read before the one it failed on.
+                eprintln!(
+                    "chunkref: warning: {}: {e}: the chain ends before it, as GDAL reads it",
+                    src.path()
+                );
+                break;
+            }
+        };
         ifds.push(ifd);
         next = after;
     }
@@ -368,12 +390,15 @@ mod tests {
     }
 
     #[test]
-    fn refuses_loops_truncation_and_non_tiffs() {
+    fn a_chain_ends_at_a_loop_or_an_unreadable_ifd() {
         let looped = tiff(false, false, &[(256, 3, vec![1])], 8);
-        assert!(read_bytes(&looped)
-            .unwrap_err()
-            .to_string()
-            .contains("loops"));
+        assert_eq!(read_bytes(&looped).unwrap().ifds.len(), 1);
+        let far = tiff(false, false, &[(256, 3, vec![1])], 1 << 30);
+        assert_eq!(read_bytes(&far).unwrap().ifds.len(), 1);
+    }
+
+    #[test]
+    fn refuses_truncation_and_non_tiffs() {
         let mut truncated = tiff(false, false, &[(256, 3, vec![1]), (257, 3, vec![1])], 0);
         truncated.truncate(20);
         assert!(read_bytes(&truncated)
@@ -384,7 +409,5 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("byte-order"));
-        let far = tiff(false, false, &[(256, 3, vec![1])], 1 << 30);
-        assert!(read_bytes(&far).is_err());
     }
 }

@@ -78,3 +78,5 @@ pub const PROJECTED_CS_TYPE: u16 = 3072;
 pub const SUBFILE_REDUCED: u64 = 1;
 /// NewSubfileType bit: transparency mask of another image.
 pub const SUBFILE_MASK: u64 = 4;
+/// NewSubfileType value of one page of a multi-page image.
+pub const SUBFILE_PAGE: u64 = 2;
