@@ -174,14 +174,24 @@ impl DataType {
         ok.then_some(DataType { kind, size, order })
     }
 
-    /// The type elements of this type are served as: IEEE half floats
-    /// widened to native float32 where GDAL has no 16-bit float type
-    /// (before 3.11, its Zarr, HDF5 and GTiff drivers serve them as
-    /// Float32; see [`crate::base::gdal::compat::FLOAT16_BANDS`]); others,
-    /// and half floats from GDAL 3.11, as they are.
+    /// The type elements of this type are served as where GDAL has a
+    /// 16-bit float type (from 3.11, see
+    /// [`crate::base::gdal::compat::FLOAT16_BANDS`]): as they are; before,
+    /// [`DataType::widened`].
     pub fn served(self) -> DataType {
+        if crate::base::gdal::compat::FLOAT16_BANDS {
+            self
+        } else {
+            self.widened()
+        }
+    }
+
+    /// This type with IEEE half floats widened to native float32 (as
+    /// GDAL's drivers serve them before 3.11, and its HDF5 driver in every
+    /// version); others as they are.
+    pub fn widened(self) -> DataType {
         match (self.kind, self.size) {
-            (ScalarKind::Float, 2) if !crate::base::gdal::compat::FLOAT16_BANDS => DataType {
+            (ScalarKind::Float, 2) => DataType {
                 kind: ScalarKind::Float,
                 size: 4,
                 order: if cfg!(target_endian = "big") {

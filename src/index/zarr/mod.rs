@@ -11,6 +11,7 @@ use crate::base::error::{Error, Result};
 use crate::codec::config::Config;
 use crate::codec::registry;
 use crate::codec::{Codec, CodecChain};
+use crate::conventions::attributes::SourceDriver;
 use chunk_key::ChunkKeyEncoding;
 
 /// Most dimensions chunkref accepts for one array.
@@ -244,6 +245,13 @@ impl ArrayMeta {
             array: p.path.to_string(),
             reason,
         };
+        // GDAL's HDF5 and netCDF drivers serve float16 as Float32 in every
+        // version (3.13 too), its Zarr and GTiff drivers as Float16 where
+        // GDAL has that type.
+        let served = match SourceDriver::in_attributes(&p.attributes) {
+            Some(_) => p.dtype.widened(),
+            None => p.dtype.served(),
+        };
         if p.shape.len() != p.chunks.len() {
             return Err(bad(format!(
                 "shape has {} dimensions but chunks has {}",
@@ -272,7 +280,7 @@ impl ArrayMeta {
         p.chunks
             .iter()
             .try_fold(1u64, |acc, &c| acc.checked_mul(c))
-            .and_then(|n| n.checked_mul(p.dtype.served().size as u64))
+            .and_then(|n| n.checked_mul(served.size as u64))
             .filter(|&n| n <= MAX_CHUNK_BYTES)
             .ok_or_else(|| Error::Limits {
                 what: format!(
@@ -295,14 +303,14 @@ impl ArrayMeta {
         let fill = if p.fill_json.is_null() {
             None
         } else {
-            Some(p.dtype.served().fill_bytes(&p.fill_json)?)
+            Some(served.fill_bytes(&p.fill_json)?)
         };
         let mut meta = ArrayMeta {
             path: p.path.to_string(),
             zarr_format: p.zarr_format,
             shape: p.shape,
             chunks: p.chunks,
-            dtype: p.dtype.served(),
+            dtype: served,
             stored_dtype: p.dtype,
             fill,
             fill_json: p.fill_json,

@@ -213,6 +213,15 @@ fn nodata_of(meta: &ArrayMeta, a: &Map<String, Value>) -> Option<Number> {
                     .and_then(|_| Number::of_json(&meta.fill_json)),
             })?
     };
+    // A Float16 band's nodata is a half float, as GDAL reports it.
+    let v = if (meta.dtype.kind, meta.dtype.size) == (ScalarKind::Float, 2) {
+        Number {
+            float: half::f16::from_f64(v.float).to_f64(),
+            int: None,
+        }
+    } else {
+        v
+    };
     let wrap = 2f64.powi(8 * meta.dtype.size as i32);
     Some(if is_unsigned(meta) && v.float < 0.0 {
         Number {
