@@ -418,14 +418,20 @@ impl Dataset {
         for (a, spec) in arrays {
             let m = &index.arrays[a].meta;
             let n = m.shape.len();
-            // An array without rows or columns is a raster of that size, as
-            // GDAL's HDF5 and netCDF drivers open one; without bands it is
-            // none.
-            if m.shape[..n - 2].contains(&0) {
+            // An array of an HDF5 file without rows or columns is a raster
+            // of that size, as GDAL's HDF5 driver opens one; GDAL's Zarr
+            // driver refuses empty arrays, and so does ChunkRef elsewhere
+            // (and everywhere for arrays without bands).
+            let empty = if SourceDriver::of(m) == Some(SourceDriver::Hdf5) {
+                m.shape[..n - 2].contains(&0)
+            } else {
+                m.shape.contains(&0)
+            };
+            if empty {
                 return Err(Error::MalformedIndex {
                     index: index.source.clone(),
                     reason: format!(
-                        "array '{}' is empty (shape {:?}): a raster needs one band or more",
+                        "array '{}' is empty (shape {:?}): a raster needs one pixel or more",
                         m.path, m.shape
                     ),
                 });
