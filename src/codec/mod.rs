@@ -34,7 +34,7 @@ mod nitf_jpeg_tables;
 pub(crate) mod nitf_vq;
 mod shuffle;
 mod szip;
-mod tiff_tile;
+pub(crate) mod tiff_tile;
 mod turbojpeg;
 pub(crate) mod valid_range;
 mod zlib;

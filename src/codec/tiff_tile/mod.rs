@@ -45,7 +45,7 @@ use predictor::Predictor;
 use rgba::ToRgba;
 
 /// The canonical name of the codec, as osml-imagery-io writes it.
-pub(super) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile";
+pub(crate) const URI: &str = "https://awslabs.github.io/osml-imagery-io/codecs/tiff-tile";
 
 /// Every name the codec answers to, canonical first.
 pub(super) const NAMES: &[&str] = &[URI, "tiff-tile"];

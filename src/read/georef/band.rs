@@ -213,8 +213,10 @@ fn nodata_of(meta: &ArrayMeta, a: &Map<String, Value>) -> Option<Number> {
                     .and_then(|_| Number::of_json(&meta.fill_json)),
             })?
     };
-    // A Float16 band's nodata is a half float, as GDAL reports it.
-    let v = if (meta.dtype.kind, meta.dtype.size) == (ScalarKind::Float, 2) {
+    // A Float16 band's nodata is a half float, as GDAL's Zarr driver
+    // reports it; its GTiff driver reports the GDAL_NODATA text as written.
+    let tiff = meta.codecs.names().contains(&crate::codec::tiff_tile::URI);
+    let v = if (meta.dtype.kind, meta.dtype.size) == (ScalarKind::Float, 2) && !tiff {
         Number {
             float: half::f16::from_f64(v.float).to_f64(),
             int: None,
