@@ -91,7 +91,7 @@ class Dataset:
         self.options = dict(options)
         self.config = dict(config)
         opts = [(_template_key(k), v) for k, v in _option_items(self.options)]
-        self._raster = _call(_open_raster, url, opts, self.config)
+        self._raster = _call(_open_raster, url, opts, list(self.config.items()))
         self.levels = [Level(*lv[:4]) for lv in self._raster.levels()]
         self._bands = self._raster.levels()[0][4] if self.levels else 0
         self._band_info: dict[tuple[int, int], dict] = {}

@@ -8,10 +8,10 @@
 //! `bytearray`s the package views as numpy arrays. Every failure is a
 //! Python exception; a panic becomes one too, never an abort.
 
-use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chunkref::base::dtype::ScalarKind;
+use chunkref::base::gdal::cpl::with_config_options;
 use chunkref::conventions::attributes::gcps;
 use chunkref::io::config::Settings;
 use chunkref::read::georef::band;
@@ -85,15 +85,15 @@ fn open_raster(
     py: Python<'_>,
     name: String,
     options: Vec<(String, String)>,
-    config: HashMap<String, String>,
+    config: Vec<(String, String)>,
 ) -> PyResult<Raster> {
     py.detach(|| {
         guarded(|| {
-            let settings = Settings::from_lookup(|k| {
-                config.get(k).cloned().or_else(|| std::env::var(k).ok())
-            })?;
-            Ok(Raster {
-                dataset: Dataset::open(&name, &options, &settings)?,
+            with_config_options(&config, || {
+                let settings = Settings::from_gdal()?;
+                Ok(Raster {
+                    dataset: Dataset::open(&name, &options, &settings)?,
+                })
             })
         })
     })

@@ -2,15 +2,48 @@
 //! from the environment, data files from `GDAL_DATA`, warnings on standard
 //! error, the block cache size GDAL would pick.
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 
 /// Where GDAL installs its data files when `GDAL_DATA` is not set.
 const DATA_DIRS: [&str; 2] = ["/usr/share/gdal", "/usr/local/share/gdal"];
 
-/// The value of option `key` in the environment (where GDAL would also
+thread_local! {
+    /// Options set for this thread by [`with_config_options`], innermost last.
+    static THREAD_OPTIONS: RefCell<Vec<(String, String)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The value of option `key`: set for this thread by
+/// [`with_config_options`], else in the environment (where GDAL would also
 /// look). Empty values count as unset.
 pub fn config_option(key: &str) -> Option<String> {
-    std::env::var(key).ok().filter(|v| !v.is_empty())
+    let set = THREAD_OPTIONS.with_borrow(|options| {
+        options
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    });
+    set.or_else(|| std::env::var(key).ok())
+        .filter(|v| !v.is_empty())
+}
+
+/// Runs `f` with `options` (name, value) set for this thread, over the
+/// environment, as GDAL's thread-local configuration options are set: how
+/// the Python face hands a dataset's settings to the opening of its index.
+pub fn with_config_options<T>(options: &[(String, String)], f: impl FnOnce() -> T) -> T {
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            THREAD_OPTIONS.with_borrow_mut(|o| o.truncate(self.0));
+        }
+    }
+    let _restore = Restore(THREAD_OPTIONS.with_borrow_mut(|o| {
+        let before = o.len();
+        o.extend(options.iter().cloned());
+        before
+    }));
+    f()
 }
 
 /// The block cache size GDAL would use (`GDAL_CACHEMAX`: megabytes below

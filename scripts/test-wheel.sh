@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the wheel (scripts/build-wheel.sh), installs it into a fresh venv
+# with its test packages from PyPI by name, and runs tests/wheel there (no
+# GDAL in that process; GDAL, the oracle, runs in Debian's python3 with the
+# ChunkRef plugin of build/gdalplugins). Arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build-wheel.sh
+venv=build/wheel-test-venv
+rm -rf "$venv"
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q build/wheelhouse/chunkref-*.whl \
+  pytest xarray "dask[array,distributed]" rioxarray
+GDAL_DRIVER_PATH="${GDAL_DRIVER_PATH:-$PWD/build/gdalplugins}" \
+  "$venv/bin/python" -m pytest -q tests/wheel "$@"
