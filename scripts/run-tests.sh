@@ -17,9 +17,14 @@ cargo clippy --release --all-targets -- -D warnings
 # The engine and the builders without GDAL: built, linted and tested with
 # no libgdal linked (docs/architecture.md, "Without GDAL").
 scripts/check-without-gdal.sh
+# The Python face (python/, a crate over the engine without GDAL).
+PYO3_PYTHON=/usr/bin/python3 cargo clippy --release -p chunkref-python -- -D warnings
 cargo test --release
 gdal_plugin/install.sh build/gdalplugins
 export GDAL_DRIVER_PATH=$PWD/build/gdalplugins
 /usr/bin/python3 -m pytest -q tests/python
+# The wheel: built, repaired, installed into a fresh venv with packages from
+# PyPI, and tested there against GDAL and the plugin (docs/python.md).
+scripts/test-wheel.sh
 # Every fuzz target, 40,000 runs from a fixed seed over its corpus, with ASan.
 scripts/fuzz-smoke.sh

@@ -300,6 +300,9 @@ class Dataset:
             raise InvalidIndexError(f"level {level} does not exist ({len(self.levels)} levels)")
         lv = self.levels[level]
         x, y, w, h = _window(window, lv)
+        if min(x, y, w, h) < 0:
+            raise InvalidIndexError(
+                f"window (x={x}, y={y}, width={w}, height={h}) has a negative offset or size")
         single = isinstance(bands, (int, np.integer))
         wanted = (
             list(range(1, self.count + 1))
@@ -309,7 +312,10 @@ class Dataset:
         for b in wanted:
             if not 1 <= b <= self.count:
                 raise InvalidIndexError(f"band {b} does not exist (bands 1 to {self.count})")
-        raw = _call(self._raster.read, level, x, y, w, h, [b - 1 for b in wanted])
+        try:
+            raw = _call(self._raster.read, level, x, y, w, h, [b - 1 for b in wanted])
+        except ChunkrefError as e:  # name the index too
+            raise type(e)(f"{self.url}, level {level}: {e}") from None
         array = np.frombuffer(raw, dtype=self.dtype_of(level)).reshape(len(wanted), h, w)
         return array[0] if single else array
 

@@ -236,14 +236,16 @@ class ChunkrefBackendEntrypoint(BackendEntrypoint):
         config: dict | None = None,
         **options: Any,
     ):
-        """One node per level: the root is level 0, ``overview_1`` ... the
-        overviews, coarsest last."""
+        """One node per level under an empty root: ``0`` the full
+        resolution, ``1`` ... the overviews, coarsest last (the paths of
+        Zarr multiscales; siblings, since xarray requires a child to align
+        with its parent)."""
         url = os.fspath(filename_or_obj)
         first = _open_datasets(url, options, dict(config or {}))
         levels = max((len(ds.levels) for _, ds in first), default=1)
-        nodes = {}
+        nodes: dict[str, xr.Dataset] = {"/": xr.Dataset()}
         for level in range(levels):
-            path = "/" if level == 0 else f"/overview_{level}"
+            path = f"/{level}"
             nodes[path] = self.open_dataset(
                 url,
                 drop_variables=drop_variables,

@@ -24,13 +24,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict};
 
 create_exception!(
-    _chunkref,
+    chunkref,
     ChunkrefError,
     PyOSError,
     "A chunk index, a source file or a chunk could not be read."
 );
 create_exception!(
-    _chunkref,
+    chunkref,
     InvalidIndexError,
     ChunkrefError,
     "The index or a request is malformed (also a ValueError in the package)."
@@ -99,6 +99,9 @@ fn open_raster(
     })
 }
 
+/// A level's `(width, height, block_width, block_height, bands)`.
+type LevelShape = (u64, u64, u64, u64, u64);
+
 /// The numpy type string (`"<u2"`, `"<f4"`, `"|u1"`) of what a level serves.
 fn numpy_type(meta: &chunkref::index::zarr::ArrayMeta) -> PyResult<String> {
     let size = meta.dtype.size;
@@ -127,7 +130,7 @@ fn numpy_type(meta: &chunkref::index::zarr::ArrayMeta) -> PyResult<String> {
 #[pymethods]
 impl Raster {
     /// Each level as `(width, height, block_width, block_height, bands)`.
-    fn levels(&self) -> PyResult<Vec<(u64, u64, u64, u64, u64)>> {
+    fn levels(&self) -> PyResult<Vec<LevelShape>> {
         (0..self.dataset.levels.len())
             .map(|i| {
                 let meta = self.dataset.level_meta(i).map_err(to_py)?;

@@ -1,0 +1,104 @@
+"""Bad input raises a Python exception naming what is wrong (the index, the
+chunk, the source file): ``chunkref.InvalidIndexError`` (a ``ValueError``
+and an ``OSError``) for malformed indexes and requests,
+``chunkref.ChunkrefError`` (an ``OSError``) for what cannot be read or
+decoded. Never a crash of the interpreter."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+import chunkref
+
+
+@pytest.fixture
+def copy(indexed, tmp_path):
+    """A private copy of the tiff-deflate fixture: (source, index document)."""
+    root, index = indexed("tiff-deflate")
+    shutil.copy(root / "src.tif", tmp_path / "src.tif")
+    doc = json.loads(index.read_text())
+    text = json.dumps(doc).replace(str(root / "src.tif"), str(tmp_path / "src.tif"))
+    (tmp_path / "index.json").write_text(text)
+    return tmp_path / "src.tif", tmp_path / "index.json"
+
+
+def test_missing_index():
+    with pytest.raises(chunkref.ChunkrefError, match="no-such-index.json"):
+        chunkref.open("/nonexistent/no-such-index.json")
+
+
+@pytest.mark.parametrize("text", ["{", '{"version": 1, "refs": 5}', "[1, 2]", ""])
+def test_malformed_index(text, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    with pytest.raises((chunkref.InvalidIndexError, chunkref.ChunkrefError)) as e:
+        chunkref.open(str(bad))
+    assert isinstance(e.value, OSError)
+    assert "bad.json" in str(e.value)
+
+
+def test_invalid_index_error_is_a_value_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1, "refs": {".zgroup": "{\\"zarr_format\\": 2}", '
+                   '"a/.zarray": "{\\"shape\\": [-5, 3]}"}}')
+    with pytest.raises(chunkref.InvalidIndexError) as e:
+        chunkref.open(str(bad))
+    assert isinstance(e.value, ValueError) and isinstance(e.value, OSError)
+
+
+def test_source_file_gone(copy):
+    source, index = copy
+    ds = chunkref.open(str(index))
+    source.unlink()
+    with pytest.raises(chunkref.ChunkrefError, match="src.tif"):
+        ds.read()
+
+
+def test_source_cut_short(copy):
+    """A chunk past the end of its file names the file and the range."""
+    source, index = copy
+    ds = chunkref.open(str(index))
+    with open(source, "r+b") as f:
+        f.truncate(source.stat().st_size // 3)
+    with pytest.raises(chunkref.ChunkrefError, match=r"src\.tif.*bytes|bytes.*src\.tif"):
+        ds.read()
+
+
+def test_corrupt_chunk(copy):
+    """Garbage where a deflate tile was: a decoding error naming the codec."""
+    source, index = copy
+    doc = json.loads(index.read_text())
+    key, (path, offset, length) = next(
+        (k, v) for k, v in doc["refs"].items() if isinstance(v, list) and len(v) == 3)
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        f.write(b"\xff" * length)
+    ds = chunkref.open(str(index))
+    with pytest.raises(chunkref.ChunkrefError) as e:
+        ds.read()
+    assert "decode" in str(e.value) or "deflate" in str(e.value).lower(), str(e.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda ds: ds.read(bands=0),
+    lambda ds: ds.read(bands=[1, 9]),
+    lambda ds: ds.read(level=7),
+    lambda ds: ds.read(((0, 10), (0, 10**9))),
+    lambda ds: ds.read(((-5, 10), (0, 10))),
+])
+def test_bad_requests(call, indexed):
+    ds = chunkref.open(str(indexed("tiff-deflate")[1]))
+    with pytest.raises(ValueError):
+        call(ds)
+
+
+def test_store_of_several_arrays_needs_one(indexed):
+    _, index = indexed("netcdf4")
+    top = chunkref.open(str(index))
+    if top.is_raster:
+        pytest.skip("this store opens as one raster")
+    with pytest.raises(ValueError, match="subdatasets"):
+        top.read()

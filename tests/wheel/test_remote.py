@@ -1,0 +1,112 @@
+"""Indexes and sources over the network, without GDAL: moto's S3 server and
+a plain HTTP range server on loopback, read by ``chunkref.open`` with
+settings passed as ``config`` or taken from the environment, and indexed
+by the wheel's command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import chunkref
+from conftest import REPO, make_sources, run
+from servers import RangeServer, moto_bucket
+
+BUCKET = "wheel"
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory, chunkref_command) -> Path:
+    """A tiled TIFF with overviews and a portable index beside it."""
+    root = make_sources("tiff-deflate", tmp_path_factory.mktemp("tree"))
+    run(chunkref_command, "index", "--template-base", str(root / "src.tif"),
+        "-o", str(root / "src.tile_index.json"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def s3(tree, tmp_path_factory):
+    with moto_bucket(REPO / "build" / "moto-venv", tmp_path_factory.mktemp("moto") / "log",
+                     BUCKET, tree) as server:
+        yield server
+
+
+def _s3_config(s3) -> dict[str, str]:
+    return {
+        "AWS_ENDPOINT_URL": s3.url.rstrip("/"),
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_VIRTUAL_HOSTING": "FALSE",
+    }
+
+
+@pytest.mark.parametrize("url", [f"s3://{BUCKET}/src.tile_index.json",
+                                 f"/vsis3/{BUCKET}/src.tile_index.json"])
+def test_index_on_s3(url, tree, s3):
+    local = chunkref.open(str(tree / "src.tile_index.json"))
+    remote = chunkref.open(url, config=_s3_config(s3))
+    assert remote.transform == local.transform and remote.crs == local.crs
+    for level in range(len(local.levels)):
+        assert np.array_equal(remote.read(level=level), local.read(level=level))
+
+
+def test_config_does_not_leak(tree, s3):
+    """Settings given to one open are not those of the next."""
+    chunkref.open(f"s3://{BUCKET}/src.tile_index.json", config=_s3_config(s3))
+    with pytest.raises(chunkref.ChunkrefError):
+        chunkref.open(f"s3://{BUCKET}/src.tile_index.json",
+                      config={"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "GDAL_HTTP_MAX_RETRY": "0"})
+
+
+def test_command_indexes_s3_sources(tree, s3, tmp_path, chunkref_command):
+    """The wheel's command indexes a source on S3 (settings from the
+    environment) and the Python face reads the index."""
+    env = {**os.environ, **_s3_config(s3)}
+    out = tmp_path / "remote.json"
+    run(chunkref_command, "index", f"s3://{BUCKET}/src.tif", "-o", str(out), env=env)
+    ds = chunkref.open(str(out), config=_s3_config(s3))
+    assert np.array_equal(ds.read(), chunkref.open(str(tree / "src.tile_index.json")).read())
+
+
+def test_http_range_server(tree):
+    server = RangeServer(tree)
+    try:
+        url = server.url + "src.tile_index.json"
+        ds = chunkref.open(url)
+        local = chunkref.open(str(tree / "src.tile_index.json"))
+        assert np.array_equal(ds.read(((20, 120), (40, 260)), level=0),
+                              local.read(((20, 120), (40, 260))))
+        # A missing index names the URL.
+        with pytest.raises(chunkref.ChunkrefError, match="missing.json"):
+            chunkref.open(server.url + "missing.json")
+    finally:
+        server.close()
+
+
+def test_no_gdal_in_the_process(tree, s3):
+    """Opening, reading (local and S3), xarray and dask load no libgdal.
+    (The engine is given as its class: named "chunkref", xarray imports
+    every installed backend to find it, rioxarray's too, and that one loads
+    the libgdal of rasterio's wheel.)"""
+    code = f"""
+import chunkref, xarray as xr, dask
+from chunkref.xarray_backend import ChunkrefBackendEntrypoint as engine
+ds = chunkref.open({str(tree / 'src.tile_index.json')!r})
+ds.read()
+chunkref.open("s3://{BUCKET}/src.tile_index.json", config={_s3_config(s3)!r}).read(level=1)
+xr.open_dataset({str(tree / 'src.tile_index.json')!r}, engine=engine, chunks={{}}).band_data.sum().compute()
+maps = open("/proc/self/maps").read()
+assert "chunkref" in maps, "the extension is not mapped?"
+assert "libgdal" not in maps, [l for l in maps.splitlines() if "libgdal" in l][:3]
+print("no libgdal")
+"""
+    env = {k: v for k, v in os.environ.items() if k != "GDAL_DRIVER_PATH"}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert p.returncode == 0 and "no libgdal" in p.stdout, p.stderr
