@@ -7,7 +7,8 @@ geotransform and a CF ``spatial_ref`` grid-mapping variable holding
 ``.rio.transform()`` work). A store of several arrays (NetCDF, HDF5, Zarr)
 gives one variable per array. Nodata, scale and offset become xarray's
 ``_FillValue``, ``scale_factor`` and ``add_offset`` encodings; with
-``chunks={}`` dask chunks follow the index's chunks.
+``chunks={}`` dask chunks follow the index's chunks in y and x and group
+bands (time steps) into tasks of about 32 MiB.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
 import chunkref
+
+#: About how many bytes one dask chunk (one task) of ``chunks={}`` holds.
+TASK_BYTES = 32 << 20
 
 class ChunkrefArray(BackendArray):
     """One raster level as a lazy ``(bands, rows, cols)`` array; it pickles
@@ -140,8 +144,12 @@ def _raster_variables(
         attrs["long_name"] = info["description"]
     data = indexing.LazilyIndexedArray(ChunkrefArray(dataset, level))
     var = xr.Variable(dims, data, attrs)
+    # A dask chunk holds the index's chunk in y and x and as many bands
+    # (time steps) as fill about TASK_BYTES: each task then fetches and
+    # decodes many chunks at once, concurrently, as the engine reads.
+    plane = lv.block_height * lv.block_width * dataset.dtype_of(level).itemsize
     var.encoding["preferred_chunks"] = {
-        lead: 1,
+        lead: max(1, min(dataset.count, TASK_BYTES // max(plane, 1))),
         "y" + suffix: lv.block_height,
         "x" + suffix: lv.block_width,
     }

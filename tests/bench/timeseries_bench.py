@@ -16,7 +16,13 @@ processes (the median is shown):
   inside R after ``library(terra)``; Debian's r-cran-terra) (chunkref);
 - a 1024 x 1024 window over 30 dates (``TIME_START``/``TIME_END`` open options);
 - one 512 x 512 tile of one date; the full 2048 x 2048 of one date;
+- the mean over all dates of the 2048 x 2048 (xarray + dask: chunkref's
+  wheel and VirtualiZarr + Icechunk);
 - indexing the files over HTTP (async-tiff: reading every header).
+
+``chunkref-py`` is chunkref's Python face (the wheel of
+scripts/build-wheel.sh, installed into the peers' venv: no GDAL in its
+process), reading the index the ``chunkref`` command wrote.
 
 The peers come from PyPI, in the venv ``build/ts-peers-venv`` (made on
 first use with a Python >= 3.12: VirtualiZarr 2.8 needs it): async-tiff,
@@ -68,12 +74,16 @@ PEER_REQUIREMENTS = (
     "icechunk==2.3.0",
     "rasteret==0.4.1",
     "numpy",
+    "dask[array]",
 )
 PEER_CHECK = "import async_tiff, obstore, virtualizarr, virtual_tiff, icechunk, rasteret"
 #: Column order; the first is ours.
-TOOLS = ("chunkref", "async-tiff", "gdal", "rasteret", "virtualizarr")
+TOOLS = ("chunkref", "chunkref-py", "async-tiff", "gdal", "rasteret", "virtualizarr")
+#: The peers of chunkref's Python face (its ratio column).
+PYTHON_PEERS = ("async-tiff", "rasteret", "virtualizarr")
 TOOL_TITLES = {
     "chunkref": "chunkref",
+    "chunkref-py": "chunkref Python (wheel, no GDAL)",
     "async-tiff": "async-tiff 0.7.2",
     "gdal": f"GDAL {gdal.__version__} /vsicurl/, 32 threads",
     "rasteret": "rasteret 0.4.1",
@@ -89,7 +99,9 @@ QUERIES = (
     ("window", "1024 x 1024 window on {window_days} dates (TIME_START/TIME_END)", TOOLS),
     ("tile", "one 512 x 512 tile of one date", TOOLS),
     ("full", "full 2048 x 2048 of one date", TOOLS),
-    ("index", "index the {days} files over HTTP", TOOLS),
+    ("mean", "mean of {days} dates over 2048 x 2048 (xarray + dask)",
+     ("chunkref-py", "virtualizarr")),
+    ("index", "index the {days} files over HTTP", tuple(t for t in TOOLS if t != "chunkref-py")),
 )
 #: Rows whose ratio is taken against the peers' row of another query.
 PEER_ROW = {"pixel-locinfo": "pixel", "pixel-bands": "pixel", "pixel-rasterio": "pixel",
@@ -118,6 +130,15 @@ def peer_python() -> Path:
     return ensure_venv(VENV, PEER_REQUIREMENTS, PEER_CHECK, "the time-series peers")
 
 
+def install_wheel(python: Path) -> None:
+    """Puts the wheel scripts/build-wheel.sh made into the peers' venv."""
+    wheels = sorted((REPO / "build" / "wheelhouse").glob("chunkref-*.whl"))
+    if not wheels:
+        sys.exit("no wheel in build/wheelhouse: run scripts/build-wheel.sh first")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--force-reinstall",
+                    "--no-deps", str(wheels[-1])], check=True)
+
+
 def query_config(query: str, days: int, names: list[str], base: str) -> dict:
     """Dates (first, last; 0-based) and window (x, y, width, height) of ``query``."""
     size, tile = data.SIZE, data.TILE
@@ -130,7 +151,7 @@ def query_config(query: str, days: int, names: list[str], base: str) -> dict:
         dates, window = (days * 5 // 9,) * 2, (512, 1024, tile, tile)
     elif query == "full":
         dates, window = (days * 7 // 9,) * 2, (0, 0, size, size)
-    else:
+    else:  # index, mean
         dates, window = (0, days - 1), (0, 0, size, size)
     iso = [f"{data.DAY0 + datetime.timedelta(days=d):%Y-%m-%d}" for d in range(days)]
     return {"query": query, "dates": dates, "window": window, "tile": tile,
@@ -139,13 +160,21 @@ def query_config(query: str, days: int, names: list[str], base: str) -> dict:
 
 
 def expected(cfg: dict) -> np.ndarray:
-    """What GDAL reads from the source files for ``cfg``."""
+    """What GDAL reads from the source files for ``cfg`` (for ``mean``, the
+    mean of the dates, as float64)."""
     x, y, w, h = cfg["window"]
     first, last = cfg["dates"]
     out = []
+    total = np.zeros((h, w), np.float64)
     for d in range(first, last + 1):
         ds = gdal.Open(str(data.ROOT / cfg["names"][d]))  # kept open while its band reads
-        out.append(ds.GetRasterBand(1).ReadAsArray(x, y, w, h))
+        plane = ds.GetRasterBand(1).ReadAsArray(x, y, w, h)
+        if cfg["query"] == "mean":
+            total += plane
+        else:
+            out.append(plane)
+    if cfg["query"] == "mean":
+        return (total / (last - first + 1))[None]
     return np.stack(out).astype(np.int16)
 
 
@@ -212,7 +241,9 @@ def run_cell(tool: str, query: str, cfg: dict, python: Path, server: RangeServer
         seconds = timed["seconds"]
         if want is not None:
             got = np.load(out)
-            if got.shape != want.shape or not np.array_equal(got, want):
+            same = (np.allclose(got, want, rtol=0, atol=1e-9) if query == "mean"
+                    else np.array_equal(got, want))
+            if got.shape != want.shape or not same:
                 cell.error = f"pixels differ from GDAL's (shape {got.shape}, want {want.shape})"
                 print(f"  {tool} {query}: {cell.error}", file=sys.stderr)
                 cell.seconds.clear()  # a wrong answer has no time
@@ -247,6 +278,8 @@ def main() -> None:
     names = data.build(args.days)
     load_before = os.getloadavg()
     python_peers = peer_python() if set(tools) - {"chunkref", "gdal"} else None
+    if "chunkref-py" in tools:
+        install_wheel(python_peers)
     WORK.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.setdefault("GDAL_DRIVER_PATH", str(REPO / "build" / "gdalplugins"))
@@ -280,7 +313,8 @@ def report(args, tools, queries, cells, load_before, load_after) -> None:
     print(f"\n{args.days} daily 2048 x 2048 Int16 ZSTD COGs (512 x 512 tiles), "
           f"{args.latency * 1000:.0f} ms added per request; median of {args.runs} fresh "
           f"processes; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after\n")
-    head = ["query"] + [TOOL_TITLES[t] for t in tools] + ["best peer / chunkref"]
+    head = ["query"] + [TOOL_TITLES[t] for t in tools] + [
+        "best peer / chunkref", "best Python peer / chunkref Python"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for query, title, _ in queries:
@@ -296,14 +330,16 @@ def report(args, tools, queries, cells, load_before, load_after) -> None:
                 if cell.crashed_after:
                     failed += f" ({cell.crashed_after} crashed at exit, after the result)"
                 row.append(f"{cell.median:.3f} s{failed}")
-        ours = cells.get(("chunkref", query))
         peer_query = PEER_ROW.get(query, query)
-        peers = [c.median for (t, q), c in cells.items()
-                 if q == peer_query and t != "chunkref" and c.median is not None]
-        if ours is not None and ours.median and peers:
-            row.append(f"{min(peers) / ours.median:.2f}x")
-        else:
-            row.append("-")
+        for me, peer_tools in (("chunkref", [t for t in TOOLS if not t.startswith("chunkref")]),
+                               ("chunkref-py", PYTHON_PEERS)):
+            ours = cells.get((me, query))
+            peers = [c.median for (t, q), c in cells.items()
+                     if q == peer_query and t in peer_tools and c.median is not None]
+            if ours is not None and ours.median and peers:
+                row.append(f"{min(peers) / ours.median:.2f}x")
+            else:
+                row.append("-")
         print("| " + " | ".join(row) + " |")
     for (tool, query), cell in cells.items():
         if cell.startup:

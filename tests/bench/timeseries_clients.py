@@ -3,12 +3,13 @@ process::
 
     PYTHON timeseries_clients.py TOOL QUERY CONFIG.json
 
-TOOL is ``chunkref``, ``gdal`` (``/vsicurl/`` with a thread pool),
+TOOL is ``chunkref``, ``chunkref-py`` (the wheel, in the peers' venv), ``gdal`` (``/vsicurl/`` with a thread pool),
 ``async-tiff``, ``virtualizarr`` (VirtualiZarr + virtual-tiff parsers into
 an Icechunk repository, read back through Zarr) or ``rasteret``. QUERY is
 ``index``, ``pixel``, ``pixel-locinfo``, ``pixel-bands``, ``pixel-rasterio``,
 ``pixel-terra``, ``window``,
-``tile`` or ``full``. CONFIG holds the server's URL, the file names, the
+``tile``, ``full`` or ``mean`` (the mean over the dates of a window, with
+dask: chunkref-py and virtualizarr). CONFIG holds the server's URL, the file names, the
 query's dates and window and where to write. Each run saves what it read
 as ``(dates, rows, columns)`` Int16 in CONFIG's ``out`` (``.npy``) and
 prints one JSON line ``{"seconds": ...}``: the time from after the imports
@@ -253,10 +254,16 @@ def virtualizarr(query: str, cfg: dict) -> np.ndarray | None:
     import zarr
 
     session = _icechunk_repo(cfg, create=False).readonly_session("main")
+    first, last = cfg["dates"]
+    if query == "mean":
+        import xarray as xr
+
+        ds = xr.open_zarr(session.store, consolidated=False, chunks={})
+        cube = ds["0"][first:last + 1, y:y + h, x:x + w]
+        return cube.astype("float64").mean(cube.dims[0]).values[None]
     array = zarr.open_group(session.store, mode="r")["0"]
     if query.startswith("pixel"):
         w = h = 1
-    first, last = cfg["dates"]
     return array[first:last + 1, y:y + h, x:x + w]
 
 
@@ -308,10 +315,38 @@ def rasteret(query: str, cfg: dict) -> np.ndarray | None:
     return out.reshape(last - first + 1, h, w)
 
 
+# --------------------------------------------------------------------------
+# chunkref's Python face (the wheel: no GDAL in the process)
+# --------------------------------------------------------------------------
+
+def chunkref_python(query: str, cfg: dict) -> np.ndarray | None:
+    import chunkref as cr
+    from chunkref.xarray_backend import ChunkrefBackendEntrypoint
+
+    stack = cfg["stack"]
+    x, y, w, h = _window(cfg)
+    dates = _dates(cfg)
+    if query == "mean":
+        import xarray as xr
+
+        ds = xr.open_dataset(stack, engine=ChunkrefBackendEntrypoint, chunks={},
+                             mask_and_scale=False)
+        cube = ds.band_data[dates[0]:dates[-1] + 1, y:y + h, x:x + w]
+        return cube.astype("float64").mean("time").values[None]
+    if query == "window":
+        ds = cr.open(stack, time_start=cfg["iso"][dates[0]], time_end=cfg["iso"][dates[-1]])
+        return ds.read(((y, y + h), (x, x + w)))
+    ds = cr.open(stack)
+    if query.startswith("pixel"):
+        return ds.read(((y, y + 1), (x, x + 1)))
+    return ds.read(((y, y + h), (x, x + w)), bands=dates[0] + 1)[None]
+
+
 #: What each tool imports, done before the clock starts.
 IMPORTS = {
     "chunkref": ["osgeo.gdal"],
     "gdal": ["osgeo.gdal"],
+    "chunkref-py": ["chunkref", "chunkref.xarray_backend", "xarray", "dask.array"],
     "async-tiff": ["async_tiff", "obstore.store"],
     "virtualizarr": ["icechunk", "zarr", "xarray", "virtual_tiff", "virtualizarr",
                      "obspec_utils.registry", "obstore.store"],
@@ -324,6 +359,7 @@ QUERY_IMPORTS = {"pixel-rasterio": ["rasterio", "rasterio.windows"]}
 TOOLS = {
     "chunkref": chunkref,
     "gdal": gdal_vsicurl,
+    "chunkref-py": chunkref_python,
     "async-tiff": async_tiff,
     "virtualizarr": virtualizarr,
     "rasteret": rasteret,
@@ -354,7 +390,8 @@ def main() -> None:
     if isinstance(out, Timed):
         out, seconds = out.array, out.seconds
     if out is not None:
-        np.save(cfg["out"], np.ascontiguousarray(out, np.int16))
+        kind = np.float64 if query == "mean" else np.int16
+        np.save(cfg["out"], np.ascontiguousarray(out, kind))
     print(json.dumps({"seconds": seconds, "startup": startup}))
 
 
