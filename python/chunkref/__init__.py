@@ -44,7 +44,7 @@ def _option_items(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     for key, value in options.items():
         if isinstance(value, bool):
             value = "YES" if value else "NO"
-        items.append((key.upper(), str(value)))
+        items.append((key, str(value)))
     return items
 
 

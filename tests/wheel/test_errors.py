@@ -102,3 +102,10 @@ def test_store_of_several_arrays_needs_one(indexed):
         pytest.skip("this store opens as one raster")
     with pytest.raises(ValueError, match="subdatasets"):
         top.read()
+
+
+def test_paths_only_gdal_reads_say_so():
+    """GDAL's in-memory and archive file systems need a GDAL build."""
+    for name in ["/vsimem/x.json", "/vsizip/archive.zip/x.json"]:
+        with pytest.raises(chunkref.ChunkrefError, match="without the `gdal` feature"):
+            chunkref.open(name)

@@ -127,3 +127,22 @@ def test_open_options(indexed):
     assert str(ds.times[0]).startswith("2024-01-02")
     full = chunkref.open(str(index))
     assert np.array_equal(ds.read(), full.read()[1:])
+
+
+def test_template_override(indexed, tmp_path, chunkref_command):
+    """A portable index (`--template-base`) opened from elsewhere with
+    `template_base`, as `-oo TEMPLATE_base=...` does."""
+    import shutil
+
+    from conftest import run
+
+    root, index = indexed("tiff-deflate")
+    portable = tmp_path / "elsewhere" / "portable.json"
+    portable.parent.mkdir()
+    run(chunkref_command, "index", "--template-base", str(root / "src.tif"), "-o",
+        str(root / "portable.json"))
+    shutil.move(root / "portable.json", portable)
+    with pytest.raises(chunkref.ChunkrefError):
+        chunkref.open(str(portable)).read()
+    moved = chunkref.open(str(portable), template_base=f"{root}/")
+    assert np.array_equal(moved.read(), chunkref.open(str(index)).read())
