@@ -187,6 +187,8 @@ class Cell:
         #: timeseries_clients.locinfo_startup).
         self.startup: list[float] = []
         self.requests = 0
+        #: Peak resident memory of each run's process, MiB.
+        self.peak_mib: list[float] = []
         self.bytes = 0
         self.in_flight = 0
         self.error = ""
@@ -249,6 +251,8 @@ def run_cell(tool: str, query: str, cfg: dict, python: Path, server: RangeServer
                 cell.seconds.clear()  # a wrong answer has no time
                 return cell
         cell.seconds.append(seconds)
+        if timed.get("peak_mib"):
+            cell.peak_mib.append(timed["peak_mib"])
         if timed.get("startup"):
             cell.startup.append(timed["startup"])
         cell.requests = len(server.log.requests)
@@ -346,6 +350,17 @@ def report(args, tools, queries, cells, load_before, load_after) -> None:
             print(f"\n{tool} {query}: GDAL's start-up taken off each run's wall time "
                   f"(least of 3 `gdallocationinfo --version` before it): median "
                   f"{statistics.median(cell.startup):.3f} s")
+    print("\npeak resident memory of the client process (median of the runs, MiB, "
+          "imports included)\n")
+    print("| query | " + " | ".join(TOOL_TITLES[t] for t in tools) + " |")
+    print("|" + "---|" * (len(tools) + 1))
+    for query, title, _ in queries:
+        row = [title.format(**fmt)]
+        for tool in tools:
+            cell = cells.get((tool, query))
+            row.append("-" if cell is None or not cell.peak_mib else
+                       f"{statistics.median(cell.peak_mib):.0f}")
+        print("| " + " | ".join(row) + " |")
     print("\nrequests the server saw (last run): count / MB / most in flight at once\n")
     print("| query | " + " | ".join(TOOL_TITLES[t] for t in tools) + " |")
     print("|" + "---|" * (len(tools) + 1))

@@ -12,7 +12,8 @@ an Icechunk repository, read back through Zarr) or ``rasteret``. QUERY is
 dask: chunkref-py and virtualizarr). CONFIG holds the server's URL, the file names, the
 query's dates and window and where to write. Each run saves what it read
 as ``(dates, rows, columns)`` Int16 in CONFIG's ``out`` (``.npy``) and
-prints one JSON line ``{"seconds": ...}``: the time from after the imports
+prints one JSON line ``{"seconds": ..., "peak_mib": ...}`` (the process's
+peak resident memory, imports included): the time from after the imports
 (:data:`IMPORTS`) to the last pixel, the dataset's open included. For a
 command (``gdallocationinfo``), that is its wall time less GDAL's start-up
 (loading its libraries and registering the drivers, the command's
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -392,7 +394,8 @@ def main() -> None:
     if out is not None:
         kind = np.float64 if query == "mean" else np.int16
         np.save(cfg["out"], np.ascontiguousarray(out, kind))
-    print(json.dumps({"seconds": seconds, "startup": startup}))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB
+    print(json.dumps({"seconds": seconds, "startup": startup, "peak_mib": peak}))
 
 
 if __name__ == "__main__":
