@@ -13,6 +13,7 @@ gives the same data as a lazy xarray Dataset (see docs/python.md).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -312,12 +313,21 @@ class Dataset:
         for b in wanted:
             if not 1 <= b <= self.count:
                 raise InvalidIndexError(f"band {b} does not exist (bands 1 to {self.count})")
+        need = len(wanted) * w * h * self.dtype_of(level).itemsize
+        if need > _MEMORY:
+            raise InvalidIndexError(
+                f"{self.url}: reading {len(wanted)} band(s) of {w} x {h} needs {need} bytes, "
+                f"more than this machine's {_MEMORY} bytes of memory: read a smaller window")
         try:
             raw = _call(self._raster.read, level, x, y, w, h, [b - 1 for b in wanted])
         except ChunkrefError as e:  # name the index too
             raise type(e)(f"{self.url}, level {level}: {e}") from None
         array = np.frombuffer(raw, dtype=self.dtype_of(level)).reshape(len(wanted), h, w)
         return array[0] if single else array
+
+
+#: Physical memory: reads that need more are refused before anything is allocated.
+_MEMORY = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
 def _window(window: Any, level: Level) -> tuple[int, int, int, int]:

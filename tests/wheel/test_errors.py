@@ -109,3 +109,19 @@ def test_paths_only_gdal_reads_say_so():
     for name in ["/vsimem/x.json", "/vsizip/archive.zip/x.json"]:
         with pytest.raises(chunkref.ChunkrefError, match="without the `gdal` feature"):
             chunkref.open(name)
+
+
+def test_hostile_sizes(tmp_path):
+    """An index declaring a raster of 10^12 pixels opens; reading it all is
+    refused before any allocation, a window of it reads as fill."""
+    zarray = {"zarr_format": 2, "shape": [1_000_000, 1_000_000], "chunks": [1000, 1000],
+              "dtype": "|u1", "compressor": None, "fill_value": 3, "order": "C",
+              "filters": None}
+    doc = {"version": 1, "refs": {".zgroup": json.dumps({"zarr_format": 2}),
+                                  "big/.zarray": json.dumps(zarray)}}
+    (tmp_path / "big.json").write_text(json.dumps(doc))
+    ds = chunkref.open(str(tmp_path / "big.json"))
+    assert ds.shape == (1, 1_000_000, 1_000_000)
+    with pytest.raises(ValueError, match="memory"):
+        ds.read()
+    assert (ds.read(((5, 7), (999_990, 1_000_000))) == 3).all()

@@ -110,3 +110,29 @@ print("no libgdal")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True,
                        text=True, env=env, timeout=300)
     assert p.returncode == 0 and "no libgdal" in p.stdout, p.stderr
+
+
+def test_reads_release_the_gil(tree):
+    """A read waiting on a slow server lets other Python threads run."""
+    import threading
+
+    server = RangeServer(tree, delay=0.3)
+    try:
+        ds = chunkref.open(server.url + "src.tile_index.json")
+        done = threading.Event()
+        ticks = 0
+
+        def read():
+            ds.read(level=0)
+            done.set()
+
+        t = threading.Thread(target=read)
+        t.start()
+        while not done.is_set():
+            ticks += 1
+        t.join()
+        # Held through the read, the GIL would let this loop run only in the
+        # interpreter's switch intervals around it.
+        assert ticks > 1_000_000, ticks
+    finally:
+        server.close()
