@@ -8,7 +8,7 @@ geotransform and a CF ``spatial_ref`` grid-mapping variable holding
 gives one variable per array. Nodata, scale and offset become xarray's
 ``_FillValue``, ``scale_factor`` and ``add_offset`` encodings; with
 ``chunks={}`` dask chunks follow the index's chunks in y and x and group
-bands (time steps) into tasks of about 32 MiB.
+bands (time steps) into tasks of about 16 MiB.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from xarray.core import indexing
 import chunkref
 
 #: About how many bytes one dask chunk (one task) of ``chunks={}`` holds.
-TASK_BYTES = 32 << 20
+TASK_BYTES = 16 << 20
 
 class ChunkrefArray(BackendArray):
     """One raster level as a lazy ``(bands, rows, cols)`` array; it pickles

@@ -261,7 +261,7 @@ def virtualizarr(query: str, cfg: dict) -> np.ndarray | None:
 
         ds = xr.open_zarr(session.store, consolidated=False, chunks={})
         cube = ds["0"][first:last + 1, y:y + h, x:x + w]
-        return cube.astype("float64").mean(cube.dims[0]).values[None]
+        return cube.mean(cube.dims[0]).values[None]
     array = zarr.open_group(session.store, mode="r")["0"]
     if query.startswith("pixel"):
         w = h = 1
@@ -333,7 +333,7 @@ def chunkref_python(query: str, cfg: dict) -> np.ndarray | None:
         ds = xr.open_dataset(stack, engine=ChunkrefBackendEntrypoint, chunks={},
                              mask_and_scale=False)
         cube = ds.band_data[dates[0]:dates[-1] + 1, y:y + h, x:x + w]
-        return cube.astype("float64").mean("time").values[None]
+        return cube.mean("time").values[None]
     if query == "window":
         ds = cr.open(stack, time_start=cfg["iso"][dates[0]], time_end=cfg["iso"][dates[-1]])
         return ds.read(((y, y + h), (x, x + w)))

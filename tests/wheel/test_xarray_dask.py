@@ -125,5 +125,5 @@ def test_dask_local_cluster_of_processes(indexed):
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster):
         x = xr.open_dataset(index, engine="chunkref", chunks={}, mask_and_scale=False)
-        mean = x.band_data.astype("float64").mean("time").compute()
+        mean = x.band_data.mean("time").compute()
     assert np.allclose(mean.values, expected)
