@@ -27,29 +27,12 @@ from raster_checks import assert_band_matches, captured_errors, open_chunkref
 from servers import MotoServer
 from test_remote import config, s3_options
 from test_tables import run_python
+from venvs import ICECHUNK1_REQUIREMENTS as V1_REQUIREMENTS
+from venvs import ICECHUNK2_REQUIREMENTS as V2_REQUIREMENTS
 from venvs import ensure_venv
 
 WRITER = Path(__file__).with_name("icechunk_writer.py")
 BUCKET = "icechunk"
-
-#: icechunk 1.x with VirtualiZarr (and kerchunk for its to_kerchunk).
-V1_REQUIREMENTS = [
-    "icechunk==1.1.21",
-    "zarr==3.1.6",
-    "numpy==2.4.6",
-    "virtualizarr[hdf]==2.5.1",
-    "kerchunk==0.2.10",
-    "fastparquet==2026.9.0",
-    "pandas==3.1.1",
-    "fsspec==2026.9.0",
-    "ujson==6.1.0",
-    "h5py==3.16.0",
-    "netCDF4==1.7.5.1.post1",
-    "xarray==2026.9.0",
-    "hdf5plugin==7.1.0",
-]
-#: The newest icechunk that installs on Python 3.11, writing spec 2.
-V2_REQUIREMENTS = ["icechunk==2.0.0a4", "zarr==3.1.6", "numpy==2.4.6"]
 
 
 @pytest.fixture(scope="module")

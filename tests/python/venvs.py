@@ -162,3 +162,24 @@ def kerchunk_python() -> Path:
     repo = Path(__file__).resolve().parents[2]
     return ensure_venv(repo / "build" / "hdf5-venv", KERCHUNK_REQUIREMENTS, KERCHUNK_CHECK,
                        "kerchunk, tifffile, imagecodecs, h5py, netCDF4, xarray and zarr")
+
+
+#: icechunk 1.x with VirtualiZarr (and kerchunk for its to_kerchunk), the
+#: venv of tests/python/test_icechunk.py and tests/wheel/test_foreign_stores.py.
+ICECHUNK1_REQUIREMENTS = [
+    "icechunk==1.1.21",
+    "zarr==3.1.6",
+    "numpy==2.4.6",
+    "virtualizarr[hdf]==2.5.1",
+    "kerchunk==0.2.10",
+    "fastparquet==2026.9.0",
+    "pandas==3.1.1",
+    "fsspec==2026.9.0",
+    "ujson==6.1.0",
+    "h5py==3.16.0",
+    "netCDF4==1.7.5.1.post1",
+    "xarray==2026.9.0",
+    "hdf5plugin==7.1.0",
+]
+#: The newest icechunk that installs on Python 3.11, writing spec 2.
+ICECHUNK2_REQUIREMENTS = ["icechunk==2.0.0a4", "zarr==3.1.6", "numpy==2.4.6"]

@@ -117,6 +117,24 @@ def make(kind: str, root: Path) -> None:
     elif kind == "zarr-v2":
         _write(root / "src.zarr", "Zarr", 200, 120, 1, "int32",
                ["BLOCKSIZE=50,64", "COMPRESS=ZLIB"])
+    elif kind == "tiff-lzma":
+        _write(root / "src.tif", "GTiff", 200, 130, 2, "float32",
+               tiled + ["COMPRESS=LZMA", "PREDICTOR=3"])
+    elif kind == "nitf-m3":
+        _write(root / "src.ntf", "NITF", 256, 192, 3, "uint8",
+               ["IC=M3", "BLOCKXSIZE=64", "BLOCKYSIZE=64"], epsg=4326,
+               origin=(10.0, 50.0), pixel=(0.01, -0.01))
+    elif kind == "j2k-interleaved":
+        # Tile-parts by resolution, reordered so that each tile's chunk is
+        # several ranges (the builder of tests/python/test_j2k.py).
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+        from test_j2k import interleaved_j2k
+
+        interleaved_j2k(root)
+    elif kind == "dted-mosaic":
+        for lon in (10, 11):
+            _write(root / f"e0{lon}_n50.dt1", "DTED", 1201, 1201, 1, "int16", [], epsg=4326,
+                   origin=(lon - 1 / 2400, 51 + 1 / 2400), pixel=(1 / 1200, -1 / 1200))
     elif kind == "stack":
         for day in ("20240101", "20240102", "20240105"):
             _write(root / f"sst_{day}.tif", "GTiff", 128, 96, 1, "float32",

@@ -16,10 +16,9 @@ import pytest
 
 import chunkref
 from conftest import REPO, run
-from venvs import ensure_venv, kerchunk_python
+from venvs import ICECHUNK1_REQUIREMENTS, ICECHUNK2_REQUIREMENTS, ensure_venv, kerchunk_python
 
 WRITERS = REPO / "tests" / "python"
-ICECHUNK_REQUIREMENTS = ["icechunk==2.0.0a4", "zarr==3.1.6", "numpy==2.4.6"]
 
 
 def _planes(values: np.ndarray) -> np.ndarray:
@@ -68,24 +67,62 @@ def test_kerchunk_references_to_h5py_files(file, hdf5_files):
         _assert_reads(f'CHUNKREF:"{refs}":{dataset}', np.load(npy))
 
 
-@pytest.fixture(scope="module")
-def icechunk_repos(tmp_path_factory) -> tuple[Path, dict]:
-    python = ensure_venv(REPO / "build" / "icechunk2-venv", ICECHUNK_REQUIREMENTS,
-                         "import icechunk, zarr", "icechunk 2.0")
-    out = tmp_path_factory.mktemp("icechunk")
-    p = subprocess.run([str(python), "-c", (WRITERS / "icechunk_writer.py").read_text(),
-                        str(out), "2"], capture_output=True, text=True, timeout=300)
+def _icechunk_python(version: int) -> Path:
+    if version == 1:
+        return ensure_venv(REPO / "build" / "icechunk-venv", ICECHUNK1_REQUIREMENTS,
+                           "import icechunk, virtualizarr, kerchunk.df, netCDF4, hdf5plugin",
+                           "icechunk 1.x, VirtualiZarr and kerchunk")
+    return ensure_venv(REPO / "build" / "icechunk2-venv", ICECHUNK2_REQUIREMENTS,
+                       "import icechunk, zarr", "icechunk 2.0")
+
+
+#: (icechunk major version, format spec asked, writer arguments): spec 2 by
+#: icechunk 2.0; spec 1 by icechunk 1.x with VirtualiZarr's virtual arrays.
+WRITES = [(2, "2", []), (1, "1", ["--virtualizarr"])]
+
+
+@pytest.mark.parametrize("version,spec,extra", WRITES, ids=["icechunk2", "icechunk1-virtualizarr"])
+def test_icechunk_versions_read_as_icechunk_reads_them(version, spec, extra, tmp_path):
+    out = tmp_path / "repos"
+    p = subprocess.run([str(_icechunk_python(version)), "-c",
+                        (WRITERS / "icechunk_writer.py").read_text(), str(out), spec, *extra],
+                       capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
-    return out, json.loads((out / "spec2-manifest.json").read_text())
-
-
-def test_icechunk_versions_read_as_icechunk_reads_them(icechunk_repos):
-    _, manifest = icechunk_repos
+    manifest = json.loads((out / f"spec{spec}-manifest.json").read_text())
     seen = 0
     for entry in manifest.values():
-        for version in entry.get("versions", {}).values():
-            options = dict(o.split("=", 1) for o in version["options"])
-            for name, npy in version["arrays"].items():
+        for version_entry in entry.get("versions", {}).values():
+            options = dict(o.split("=", 1) for o in version_entry["options"])
+            for name, npy in version_entry["arrays"].items():
                 _assert_reads(f'CHUNKREF:"{entry["path"]}":{name}', np.load(npy), **options)
                 seen += 1
     assert seen >= 4
+
+
+#: zarr-python 3 writes a Zarr v3 store: a Zstandard-compressed array with
+#: partial edge chunks and a fill value, and a sharded one partly written.
+ZARR_V3_WRITER = """
+import sys
+import numpy as np
+import zarr
+out = sys.argv[1]
+g = zarr.open_group(out + "/v3.zarr", mode="w", zarr_format=3)
+a = g.create_array("plain", shape=(3, 100, 130), chunks=(1, 32, 40), dtype="uint16",
+                   compressors=zarr.codecs.ZstdCodec(), fill_value=7)
+a[:] = (np.arange(3 * 100 * 130).reshape(3, 100, 130) * 7) % 60000
+b = g.create_array("sharded", shape=(200, 150), chunks=(20, 30), shards=(100, 90),
+                   dtype="float32", fill_value=-1.5)
+b[:130, :100] = np.arange(130 * 100, dtype="float32").reshape(130, 100) / 3
+np.save(out + "/plain.npy", a[:])
+np.save(out + "/sharded.npy", b[:])
+"""
+
+
+def test_zarr_v3_and_shards_written_by_zarr_python(tmp_path, chunkref_command):
+    p = subprocess.run([str(_icechunk_python(2)), "-c", ZARR_V3_WRITER, str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    index = tmp_path / "v3.json"
+    run(chunkref_command, "index", str(tmp_path / "v3.zarr"), "-o", str(index))
+    for name in ("plain", "sharded"):
+        _assert_reads(f'CHUNKREF:"{index}":{name}', np.load(tmp_path / f"{name}.npy"))
