@@ -89,6 +89,10 @@ def test_reads_as_gdal_does(kind, indexed, tmp_path):
         # Overviews: only GeoTIFF and COG keep them in the source file.
         _assert_pixels(top, shown, f"{kind} (GDAL's {shown.meta['driver']})",
                        levels=shown.meta["driver"] == "GTiff")
+        # The wheel's command indexes without GDAL: georeferencing as GDAL's own driver.
+        t = top.transform
+        assert (None if t is None else list(t)) == shown.meta["transform"], f"{kind} transform"
+        assert _same_crs(top.crs_wkt, shown.meta["crs_wkt"]), f"{kind} CRS"
 
 
 @pytest.mark.parametrize("kind", ["tiff-deflate", "stack"])

@@ -1,0 +1,74 @@
+"""The ChunkRef GDAL driver inside pip's rasterio.
+
+A rasterio wheel bundles its own libgdal, which cannot load a plugin built
+for another GDAL. This wheel carries ChunkRef plugins built for the
+libgdal of rasterio's wheels (scripts/build-rasterio-plugin.sh), one per
+GDAL major.minor under ``chunkref/gdalplugins/<major.minor>/``;
+:func:`register` loads the one matching the running rasterio into it::
+
+    import rasterio, chunkref.gdal
+    chunkref.gdal.register()
+    rasterio.open("index.parquet")
+
+:func:`plugin_dir` gives the directory to put in ``GDAL_DRIVER_PATH``
+instead, before rasterio is imported (for processes that import rasterio
+themselves: dask workers, TiTiler).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+PLUGINS = Path(__file__).parent / "gdalplugins"
+
+
+def supported() -> list[str]:
+    """The GDAL major.minor versions this wheel has a plugin for."""
+    if not PLUGINS.is_dir():
+        return []
+    return sorted(d.name for d in PLUGINS.iterdir() if (d / "gdal_ChunkRef.so").exists())
+
+
+def _running_gdal() -> tuple[str, str]:
+    """(rasterio's version, its GDAL's version); imports rasterio."""
+    import rasterio
+
+    return rasterio.__version__, rasterio.__gdal_version__
+
+
+def plugin_dir(gdal_version: str | None = None) -> Path:
+    """The directory holding the plugin for ``gdal_version`` (by default
+    the GDAL of the installed rasterio), for ``GDAL_DRIVER_PATH``."""
+    if gdal_version is None:
+        rasterio_version, gdal_version = _running_gdal()
+    else:
+        rasterio_version = "?"
+    minor = ".".join(gdal_version.split(".")[:2])
+    d = PLUGINS / minor
+    if not (d / "gdal_ChunkRef.so").exists():
+        have = ", ".join(supported()) or "none"
+        raise RuntimeError(
+            f"rasterio {rasterio_version} bundles GDAL {gdal_version}; this chunkref has "
+            f"ChunkRef plugins for GDAL {have} (rasterio 1.4.4 bundles GDAL 3.10): install a "
+            f"rasterio whose GDAL is one of those, or build the plugin for GDAL {minor} from "
+            f"source (scripts/build-rasterio-plugin.sh)")
+    return d
+
+
+_registered: set[str] = set()
+
+
+def register() -> None:
+    """Registers the ChunkRef driver into the GDAL of the running rasterio
+    (imported if it is not yet). Raises ``RuntimeError`` naming the
+    versions when this wheel has no plugin for that GDAL."""
+    import rasterio  # its libgdal, which the plugin links by soname, is loaded
+
+    key = rasterio.__gdal_version__
+    if key in _registered:
+        return
+    plugin = plugin_dir() / "gdal_ChunkRef.so"
+    lib = ctypes.CDLL(str(plugin))
+    lib.GDALRegister_ChunkRef()
+    _registered.add(key)

@@ -1,0 +1,108 @@
+"""The ChunkRef plugin inside pip's rasterio (issue 43): the plugin built by
+scripts/build-rasterio-plugin.sh for the libgdal rasterio 1.4.4's wheel
+bundles (GDAL 3.10.3), loaded through GDAL_DRIVER_PATH by rasterio from
+PyPI in this venv, with no Debian GDAL in the process. Reads (whole,
+windows, overviews, band by band) must equal Debian's GDAL reading the
+source files; rioxarray with dask's LocalCluster too."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO, gdal_shows
+
+PLUGINS = REPO / "build" / "rasterio-plugins" / "gdalplugins"
+
+#: Run in a fresh process (GDAL_DRIVER_PATH is read when rasterio's GDAL
+#: registers its drivers): reads INDEX through rasterio every way a client
+#: does and saves what it read.
+READER = """
+import json, sys
+import numpy as np
+import rasterio
+from rasterio.windows import Window
+index, out = sys.argv[1:3]
+with rasterio.open(index) as src:
+    assert src.driver == "ChunkRef", src.driver
+    arrays = {"whole": src.read(),
+              "window": src.read(window=Window(33, 10, 217, 60)),
+              "bands": np.stack([src.read(b) for b in src.indexes])}
+    factors = src.overviews(1)
+    for i, f in enumerate(factors):
+        arrays[f"level_{i + 1}"] = src.read(out_shape=(src.count, src.height // f, src.width // f))
+    meta = {"crs": src.crs.to_wkt() if src.crs else None, "transform": list(src.transform.to_gdal()),
+            "nodata": src.nodata, "dtypes": list(src.dtypes), "overviews": factors,
+            "gdal": rasterio.__gdal_version__, "rasterio": rasterio.__version__}
+np.savez(out, meta=np.array(json.dumps(meta)), **arrays)
+"""
+
+
+def plugin_dir(rasterio_version: str):
+    import rasterio
+
+    d = PLUGINS / ".".join(rasterio.__gdal_version__.split(".")[:2])
+    assert (d / "gdal_ChunkRef.so").exists(), (
+        f"no plugin for rasterio {rasterio_version}: run scripts/build-rasterio-plugin.sh "
+        f"{rasterio_version}")
+    return d
+
+
+def _read_through_rasterio(index, out, plugins) -> dict:
+    env = {**os.environ, "GDAL_DRIVER_PATH": str(plugins)}
+    p = subprocess.run([sys.executable, "-c", READER, str(index), str(out)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    z = np.load(out)
+    return {"meta": json.loads(str(z["meta"])), **{k: z[k] for k in z.files if k != "meta"}}
+
+
+@pytest.mark.parametrize("kind", ["tiff-deflate", "cog-webp", "nitf-c3", "jp2-tiles"])
+def test_rasterio_wheel_reads_as_debian_gdal(kind, indexed, tmp_path):
+    import rasterio
+
+    root, index = indexed(kind)
+    got = _read_through_rasterio(index, tmp_path / "rio.npz", plugin_dir(rasterio.__version__))
+    assert got["meta"]["gdal"].startswith("3.10"), got["meta"]
+    source = next(p for p in root.iterdir() if p.name.startswith("src."))
+    native = gdal_shows(str(source), tmp_path / "native.npz")
+    whole = native.levels[0]
+    assert np.array_equal(got["whole"], whole)
+    assert np.array_equal(got["bands"], whole)
+    assert np.array_equal(got["window"], whole[:, 10:70, 33:250])
+    assert got["meta"]["transform"] == native.meta["transform"] or native.meta["transform"] is None
+    if native.meta["driver"] == "GTiff":
+        assert len(got["meta"]["overviews"]) == len(native.levels) - 1
+        for i in range(1, len(native.levels)):
+            assert np.array_equal(got[f"level_{i}"], native.levels[i]), f"overview {i}"
+
+
+DASK = """
+import sys
+import numpy as np
+import rioxarray
+from dask.distributed import Client, LocalCluster
+index = sys.argv[1]
+with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                  dashboard_address=None) as cluster, Client(cluster):
+    da = rioxarray.open_rasterio(index, chunks={"band": 1, "x": 64, "y": 64}, lock=False)
+    total = int(da.astype("int64").sum().compute())
+print(total)
+"""
+
+
+def test_rioxarray_with_a_local_cluster(indexed, tmp_path):
+    import rasterio
+
+    root, index = indexed("tiff-deflate")
+    env = {**os.environ, "GDAL_DRIVER_PATH": str(plugin_dir(rasterio.__version__))}
+    p = subprocess.run([sys.executable, "-c", DASK, str(index)], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    native = gdal_shows(str(root / "src.tif"), tmp_path / "native.npz")
+    assert int(p.stdout.split()[-1]) == int(native.levels[0].astype("int64").sum())
