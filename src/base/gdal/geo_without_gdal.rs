@@ -50,7 +50,14 @@ pub fn fit_geotransform(points: &[ControlPoint]) -> Option<[f64; 6]> {
         }
         let dx = (gx(1) - gx(0)) / (pixel(1) - pixel(0));
         let dy = (gy(1) - gy(0)) / (line(1) - line(0));
-        return Some([gx(0) - pixel(0) * dx, dx, 0.0, gy(0) - line(0) * dy, 0.0, dy]);
+        return Some([
+            gx(0) - pixel(0) * dx,
+            dx,
+            0.0,
+            gy(0) - line(0) * dy,
+            0.0,
+            dy,
+        ]);
     }
     let upright_corners = n == 4
         && line(0) == line(1)
@@ -68,7 +75,14 @@ pub fn fit_geotransform(points: &[ControlPoint]) -> Option<[f64; 6]> {
     if upright_corners {
         let dx = (gx(1) - gx(0)) / (pixel(1) - pixel(0));
         let dy = (gy(2) - gy(1)) / (line(2) - line(1));
-        return Some([gx(0) - pixel(0) * dx, dx, 0.0, gy(0) - line(0) * dy, 0.0, dy]);
+        return Some([
+            gx(0) - pixel(0) * dx,
+            dx,
+            0.0,
+            gy(0) - line(0) * dy,
+            0.0,
+            dy,
+        ]);
     }
     least_squares_fit(points)
 }
@@ -92,7 +106,14 @@ fn least_squares_fit(points: &[ControlPoint]) -> Option<[f64; 6]> {
     }
     // Scale and shift both sides to 0..1 (upright transforms).
     let to_unit = |lo: f64, hi: f64, lo2: f64, hi2: f64| {
-        [-lo / (hi - lo), 1.0 / (hi - lo), 0.0, -lo2 / (hi2 - lo2), 0.0, 1.0 / (hi2 - lo2)]
+        [
+            -lo / (hi - lo),
+            1.0 / (hi - lo),
+            0.0,
+            -lo2 / (hi2 - lo2),
+            0.0,
+            1.0 / (hi2 - lo2),
+        ]
     };
     let image_unit = to_unit(p0, p1, l0, l1);
     let ground_unit = to_unit(x0, x1, y0, y1);
