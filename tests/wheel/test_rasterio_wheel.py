@@ -106,3 +106,42 @@ def test_rioxarray_with_a_local_cluster(indexed, tmp_path):
     assert p.returncode == 0, p.stderr
     native = gdal_shows(str(root / "src.tif"), tmp_path / "native.npz")
     assert int(p.stdout.split()[-1]) == int(native.levels[0].astype("int64").sum())
+
+
+REGISTER = """
+import sys
+from pathlib import Path
+import numpy as np
+import rasterio
+import chunkref.gdal
+if len(sys.argv) > 2:  # the plugins of this tree, before the wheel carries them
+    chunkref.gdal.PLUGINS = Path(sys.argv[2])
+chunkref.gdal.register()
+chunkref.gdal.register()  # twice is harmless
+with rasterio.open(sys.argv[1]) as src:
+    print(src.driver, int(src.read().astype("int64").sum()))
+"""
+
+
+def test_register_into_a_running_rasterio(indexed, tmp_path):
+    """``chunkref.gdal.register()`` after ``import rasterio``, with no
+    GDAL_DRIVER_PATH: the plugin matching rasterio's GDAL is registered."""
+    root, index = indexed("tiff-deflate")
+    env = {k: v for k, v in os.environ.items() if k != "GDAL_DRIVER_PATH"}
+    args = [sys.executable, "-c", REGISTER, str(index)]
+    import chunkref.gdal
+
+    if not chunkref.gdal.supported():
+        args.append(str(PLUGINS))
+    p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    driver, total = p.stdout.split()
+    native = gdal_shows(str(root / "src.tif"), tmp_path / "native.npz")
+    assert driver == "ChunkRef" and int(total) == int(native.levels[0].astype("int64").sum())
+
+
+def test_a_gdal_without_a_plugin_is_named():
+    import chunkref.gdal
+
+    with pytest.raises(RuntimeError, match=r"GDAL 3\.99\.1.*plugins for GDAL"):
+        chunkref.gdal.plugin_dir("3.99.1")
