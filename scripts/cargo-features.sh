@@ -4,7 +4,7 @@
 # the same when a build lacks it), else nothing. Used by the scripts that
 # build:  cargo build --release $(scripts/cargo-features.sh)
 set -euo pipefail
-version=$(gdal-config --version 2>/dev/null || pkg-config --modversion gdal)
+version=$("${GDAL_CONFIG:-gdal-config}" --version 2>/dev/null || pkg-config --modversion gdal)
 major=${version%%.*} rest=${version#*.}
 minor=${rest%%.*}
 if [ "$major" -gt 3 ] || { [ "$major" -eq 3 ] && [ "$minor" -gt 12 ]; }; then
