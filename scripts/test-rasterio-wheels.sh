@@ -32,7 +32,7 @@ for v in "${versions[@]}"; do
   rm -rf "$venv"
   "$python" -m venv "$venv"
   "$venv/bin/pip" install -q build/wheelhouse/chunkref-*.whl "rasterio==$v" pytest rioxarray \
-    "dask[array,distributed]"
+    "dask[array,distributed]" titiler.core httpx
   echo "== rasterio $v ($("$venv/bin/python" -c 'import rasterio; print("GDAL", rasterio.__gdal_version__)'), $("$venv/bin/python" --version))"
   "$venv/bin/python" -m pytest -q tests/wheel/test_rasterio_wheel.py
 done

@@ -13,6 +13,6 @@ venv=build/wheel-test-venv
 rm -rf "$venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install -q build/wheelhouse/chunkref-*.whl \
-  pytest xarray "dask[array,distributed]" rioxarray "rasterio==1.4.4"
+  pytest xarray "dask[array,distributed]" rioxarray "rasterio==1.4.4" titiler.core httpx
 GDAL_DRIVER_PATH="${GDAL_DRIVER_PATH:-$PWD/build/gdalplugins}" \
   "$venv/bin/python" -m pytest -q tests/wheel "$@"

@@ -147,3 +147,40 @@ def test_a_gdal_without_a_plugin_is_named():
 
     with pytest.raises(RuntimeError, match=r"GDAL 3\.99\.1.*plugins for GDAL"):
         chunkref.gdal.plugin_dir("3.99.1")
+
+
+TITILER = """
+import sys
+from fastapi import FastAPI
+from starlette.testclient import TestClient
+from titiler.core.factory import TilerFactory
+index, source = sys.argv[1:3]
+app = FastAPI()
+app.include_router(TilerFactory().router)
+client = TestClient(app)
+info = client.get("/info", params={"url": index})
+assert info.status_code == 200, info.text
+assert info.json()["driver"] == "ChunkRef", info.json()
+same = 0
+for z, x, y in [(12, 2219, 1594), (13, 4438, 3188), (11, 1109, 797)]:
+    tiles = [client.get(f"/tiles/WebMercatorQuad/{z}/{x}/{y}.npy",
+                        params={"url": url, "bidx": [1, 2, 3]}) for url in (index, source)]
+    assert tiles[0].status_code == tiles[1].status_code, [t.text for t in tiles]
+    if tiles[0].status_code == 200:
+        assert tiles[0].content == tiles[1].content, (z, x, y)
+        same += 1
+print(same)
+"""
+
+
+def test_titiler_tiles_of_an_index_are_the_source_tiles(indexed):
+    """TiTiler (titiler.core from PyPI, in process, its rasterio from PyPI):
+    the tiles of an index are byte for byte those of its source."""
+    import rasterio
+
+    root, index = indexed("tiff-deflate")
+    env = {**os.environ, "GDAL_DRIVER_PATH": str(plugin_dir(rasterio.__version__))}
+    p = subprocess.run([sys.executable, "-c", TITILER, str(index), str(root / "src.tif")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert int(p.stdout.split()[-1]) == 3, "a tile did not cover the image"
