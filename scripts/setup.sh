@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(libgdal-dev libhdf5-dev gdal-bin python3-gdal python3-numpy python3-pytest python3-numcodecs
           python3-zarr python3-venv pkg-config g++ libopenjp2-tools cmake nasm
           python3-rasterio r-cran-terra python3-scipy python3-pil libeccodes-tools
-          libaec-dev hdf5-tools)
+          libaec-dev hdf5-tools libclang1)
+# (libclang1: bindgen of libaec-sys, in the manylinux wheel's static build.)
 # PyQGIS for the headless QGIS test, without its recommends (113 packages
 # instead of 194; about 45 s here).
 lean_packages=(python3-qgis)

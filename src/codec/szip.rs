@@ -34,7 +34,9 @@ struct SzParams {
     pixels_per_scanline: c_int,
 }
 
-#[link(name = "sz")]
+// The system's libsz, or with `static-deps` the static one libaec-sys built.
+#[cfg_attr(not(feature = "static-deps"), link(name = "sz"))]
+#[cfg_attr(feature = "static-deps", link(name = "sz", kind = "static"))]
 extern "C" {
     fn SZ_BufftoBuffDecompress(
         dest: *mut c_void,
