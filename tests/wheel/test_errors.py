@@ -95,13 +95,19 @@ def test_bad_requests(call, indexed):
         call(ds)
 
 
-def test_store_of_several_arrays_needs_one(indexed):
-    _, index = indexed("netcdf4")
-    top = chunkref.open(str(index))
-    if top.is_raster:
-        pytest.skip("this store opens as one raster")
+def test_store_of_several_arrays_needs_one(tmp_path):
+    """A store of two arrays lists them; reading it asks for one."""
+    zarray = {"zarr_format": 2, "shape": [4, 5], "chunks": [4, 5], "dtype": "|u1",
+              "compressor": None, "fill_value": 1, "order": "C", "filters": None}
+    doc = {"version": 1, "refs": {".zgroup": json.dumps({"zarr_format": 2}),
+                                  "a/.zarray": json.dumps(zarray),
+                                  "b/.zarray": json.dumps(zarray)}}
+    (tmp_path / "two.json").write_text(json.dumps(doc))
+    top = chunkref.open(str(tmp_path / "two.json"))
+    assert not top.is_raster and len(top.subdatasets) == 2
     with pytest.raises(ValueError, match="subdatasets"):
         top.read()
+    assert (chunkref.open(top.subdatasets[1][0]).read() == 1).all()
 
 
 def test_paths_only_gdal_reads_say_so():
