@@ -20,14 +20,17 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
+#: Where the plugins are: ``<major.minor>/gdal_ChunkRef.so`` under it (a
+#: ``str`` or ``Path``; the wheel's own directory by default).
 PLUGINS = Path(__file__).parent / "gdalplugins"
 
 
 def supported() -> list[str]:
     """The GDAL major.minor versions this wheel has a plugin for."""
-    if not PLUGINS.is_dir():
+    plugins = Path(PLUGINS)
+    if not plugins.is_dir():
         return []
-    return sorted(d.name for d in PLUGINS.iterdir() if (d / "gdal_ChunkRef.so").exists())
+    return sorted(d.name for d in plugins.iterdir() if (d / "gdal_ChunkRef.so").exists())
 
 
 def _running_gdal() -> tuple[str, str]:
@@ -45,7 +48,7 @@ def plugin_dir(gdal_version: str | None = None) -> Path:
     else:
         rasterio_version = "?"
     minor = ".".join(gdal_version.split(".")[:2])
-    d = PLUGINS / minor
+    d = Path(PLUGINS) / minor
     if not (d / "gdal_ChunkRef.so").exists():
         have = ", ".join(supported()) or "none"
         raise RuntimeError(
