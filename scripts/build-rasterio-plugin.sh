@@ -27,11 +27,14 @@ rasterio=${1:-1.4.4}
 work=$PWD/build/rasterio-plugins/$rasterio
 mkdir -p "$work/wheel" "$work/lib"
 if ! ls "$work"/wheel/rasterio-*.whl >/dev/null 2>&1; then
-  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+  # pip from a venv (Debian's python3 has no pip module); build-wheel.sh's.
+  venv=build/wheel-venv
+  [ -x "$venv/bin/pip" ] || { rm -rf "$venv"; python3 -m venv "$venv"; }
+  "$venv/bin/pip" download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --platform manylinux_2_28_x86_64 "rasterio==$rasterio" -d "$work/wheel"
 fi
-(cd "$work/wheel" && unzip -q -o rasterio-*.whl 'rasterio.libs/*')
-libgdal=$(ls "$work"/wheel/rasterio.libs/libgdal-*.so.*)
+python3 -m zipfile -e "$(ls "$work"/wheel/rasterio-*.whl | head -1)" "$work/wheel/unpacked"
+libgdal=$(ls "$work"/wheel/unpacked/rasterio.libs/libgdal-*.so.*)
 soname=$(readelf -d "$libgdal" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 version=$(echo "$soname" | sed "s/.*\.so\.[0-9]*\.//")   # libgdal-c8c9c467.so.36.3.10.3 -> 3.10.3
 minor=${version%.*}
