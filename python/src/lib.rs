@@ -11,6 +11,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chunkref::base::dtype::ScalarKind;
+use chunkref::base::error::panic_message;
 use chunkref::base::gdal::cpl::with_config_options;
 use chunkref::conventions::attributes::gcps;
 use chunkref::io::config::Settings;
@@ -56,11 +57,7 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, Error>) -> PyResult<T> {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_py(e)),
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = panic_message(&*panic).unwrap_or_else(|| "unknown panic".into());
             Err(ChunkrefError::new_err(format!(
                 "internal error in chunkref (please report): {what}"
             )))

@@ -186,17 +186,22 @@ impl Error {
     }
 }
 
+/// The message a caught panic carried (`panic!` with a literal or with
+/// arguments), if it carried one.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> Option<String> {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+}
+
 /// Runs `f`, a call into a third-party decoder over untrusted bytes, and
 /// turns a panic in it (some crates assert on malformed input instead of
 /// returning an error) into [`Error::MalformedIndex`] for `index`, naming
 /// `what` was being read.
 pub fn contain_panics<T>(index: &str, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let why = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".into());
+        let why = panic_message(&*panic).unwrap_or_else(|| "no message".into());
         Err(Error::MalformedIndex {
             index: index.to_string(),
             reason: format!("{what}: the decoder gave up on malformed data ({why})"),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::base::dtype::ScalarKind;
-use crate::base::error::{CplCode, Error, Result};
+use crate::base::error::{panic_message, CplCode, Error, Result};
 use crate::conventions::attributes::gcps;
 use crate::io::config::Settings;
 use crate::read::georef::band;
@@ -325,11 +325,7 @@ fn guard<T>(status: *mut CrStatus, fallback: T, f: impl FnOnce() -> Result<T>) -
             fallback
         }
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = panic_message(&*panic).unwrap_or_else(|| "unknown panic".into());
             write_status(
                 status,
                 CplCode::AppDefined as i32,

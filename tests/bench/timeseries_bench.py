@@ -350,28 +350,26 @@ def report(args, tools, queries, cells, load_before, load_after) -> None:
             print(f"\n{tool} {query}: GDAL's start-up taken off each run's wall time "
                   f"(least of 3 `gdallocationinfo --version` before it): median "
                   f"{statistics.median(cell.startup):.3f} s")
-    print("\npeak resident memory of the client process (median of the runs, MiB, "
-          "imports included)\n")
-    print("| query | " + " | ".join(TOOL_TITLES[t] for t in tools) + " |")
-    print("|" + "---|" * (len(tools) + 1))
-    for query, title, _ in queries:
-        row = [title.format(**fmt)]
-        for tool in tools:
-            cell = cells.get((tool, query))
-            row.append("-" if cell is None or not cell.peak_mib else
-                       f"{statistics.median(cell.peak_mib):.0f}")
-        print("| " + " | ".join(row) + " |")
-    print("\nrequests the server saw (last run): count / MB / most in flight at once\n")
-    print("| query | " + " | ".join(TOOL_TITLES[t] for t in tools) + " |")
-    print("|" + "---|" * (len(tools) + 1))
-    for query, title, _ in queries:
-        row = [title.format(**fmt)]
-        for tool in tools:
-            cell = cells.get((tool, query))
-            row.append("-" if cell is None or not cell.seconds else
-                       f"{cell.requests} / {cell.bytes / 1e6:.1f} / {cell.in_flight}")
-        print("| " + " | ".join(row) + " |")
+    cell_table(f"peak resident memory of the client process (median of the runs, MiB, "
+               f"imports included)", tools, queries, cells, fmt,
+               lambda c: c.peak_mib and f"{statistics.median(c.peak_mib):.0f}")
+    cell_table("requests the server saw (last run): count / MB / most in flight at once",
+               tools, queries, cells, fmt,
+               lambda c: c.seconds and f"{c.requests} / {c.bytes / 1e6:.1f} / {c.in_flight}")
 
+
+def cell_table(heading, tools, queries, cells, fmt, show) -> None:
+    """A table of one figure per query and tool: ``show(cell)``, or "-"
+    where the tool did not run the query or ``show`` gives nothing."""
+    print(f"\n{heading}\n")
+    print("| query | " + " | ".join(TOOL_TITLES[t] for t in tools) + " |")
+    print("|" + "---|" * (len(tools) + 1))
+    for query, title, _ in queries:
+        row = [title.format(**fmt)]
+        for tool in tools:
+            cell = cells.get((tool, query))
+            row.append((cell is not None and show(cell)) or "-")
+        print("| " + " | ".join(row) + " |")
 
 if __name__ == "__main__":
     main()

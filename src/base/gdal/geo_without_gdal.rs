@@ -41,6 +41,20 @@ pub fn fit_geotransform(points: &[ControlPoint]) -> Option<[f64; 6]> {
     let line = |i: usize| points[i].0 .1;
     let gx = |i: usize| points[i].1 .0;
     let gy = |i: usize| points[i].1 .1;
+    // An upright transform through point 0: the x scale from point 0 to
+    // point `along`, the y scale from point `from` to point `down`.
+    let upright = |along: usize, down: usize, from: usize| {
+        let dx = (gx(along) - gx(0)) / (pixel(along) - pixel(0));
+        let dy = (gy(down) - gy(from)) / (line(down) - line(from));
+        Some([
+            gx(0) - pixel(0) * dx,
+            dx,
+            0.0,
+            gy(0) - line(0) * dy,
+            0.0,
+            dy,
+        ])
+    };
     if n < 2 {
         return None;
     }
@@ -48,16 +62,7 @@ pub fn fit_geotransform(points: &[ControlPoint]) -> Option<[f64; 6]> {
         if pixel(1) == pixel(0) || line(1) == line(0) {
             return None;
         }
-        let dx = (gx(1) - gx(0)) / (pixel(1) - pixel(0));
-        let dy = (gy(1) - gy(0)) / (line(1) - line(0));
-        return Some([
-            gx(0) - pixel(0) * dx,
-            dx,
-            0.0,
-            gy(0) - line(0) * dy,
-            0.0,
-            dy,
-        ]);
+        return upright(1, 1, 0);
     }
     let upright_corners = n == 4
         && line(0) == line(1)
@@ -73,16 +78,7 @@ pub fn fit_geotransform(points: &[ControlPoint]) -> Option<[f64; 6]> {
         && gy(0) != gy(2)
         && gx(0) != gx(1);
     if upright_corners {
-        let dx = (gx(1) - gx(0)) / (pixel(1) - pixel(0));
-        let dy = (gy(2) - gy(1)) / (line(2) - line(1));
-        return Some([
-            gx(0) - pixel(0) * dx,
-            dx,
-            0.0,
-            gy(0) - line(0) * dy,
-            0.0,
-            dy,
-        ]);
+        return upright(1, 2, 1);
     }
     least_squares_fit(points)
 }
