@@ -377,28 +377,4 @@ mod tests {
         assert!(geotiff_bytes_crs_wkt2(b"II*\0garbage").is_none());
         assert!(gml_crs_wkt2("<gml:ProjectedCRS>nothing</gml:ProjectedCRS>").is_none());
     }
-
-    #[test]
-    fn fits_corners() {
-        let gt = fit_geotransform(&[
-            ((0.5, 0.5), (10.5, 19.5)),
-            ((9.5, 0.5), (19.5, 19.5)),
-            ((9.5, 4.5), (19.5, 15.5)),
-            ((0.5, 4.5), (10.5, 15.5)),
-        ])
-        .unwrap();
-        let want = [10.0, 1.0, 0.0, 20.0, 0.0, -1.0];
-        assert!(
-            gt.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-9),
-            "{gt:?}"
-        );
-        // A quadrilateral no affine transform fits.
-        assert!(fit_geotransform(&[
-            ((0.5, 0.5), (0.0, 10.0)),
-            ((9.5, 0.5), (10.0, 10.0)),
-            ((9.5, 4.5), (30.0, 0.0)),
-            ((0.5, 4.5), (0.0, 0.0)),
-        ])
-        .is_none());
-    }
 }
