@@ -45,7 +45,8 @@ CARGO_TARGET_DIR="$target_dir/command" cargo zigbuild --release --no-default-fea
   --features static-deps --bin chunkref --target "$target.$glibc"
 mkdir -p python/chunkref/bin
 strip -o python/chunkref/bin/chunkref "$target_dir/command/$target/release/chunkref"
-rm -rf build/wheels build/wheelhouse "$target_dir/extension/maturin"
+rm -rf build/wheels "$target_dir/extension/maturin"
+rm -f build/wheelhouse/chunkref-*.whl
 CARGO_TARGET_DIR="$target_dir/extension" PYO3_PYTHON="${PYO3_PYTHON:-/usr/bin/python3}" \
   maturin build --release --zig --compatibility "manylinux_${glibc/./_}" \
   --features static-deps -m python/Cargo.toml -o build/wheels

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The ChunkRef plugin in every rasterio wheel it is built for (issue 43):
-# for each RASTERIO_VERSION, builds its plugin (scripts/build-rasterio-plugin.sh),
-# makes a fresh venv with that rasterio from PyPI, the chunkref wheel
-# (build/wheelhouse, scripts/build-wheel.sh), rioxarray and dask, and runs
+# builds the wheel chunkref-rasterio with the plugins of every
+# RASTERIO_VERSION (scripts/build-plugin-wheel.sh); for each, makes a fresh
+# venv with that rasterio from PyPI, `chunkref[rasterio]` (build/wheelhouse,
+# scripts/build-wheel.sh), rioxarray, dask and TiTiler, and runs
 # tests/wheel/test_rasterio_wheel.py there.
 #
 #   scripts/test-rasterio-wheels.sh [RASTERIO_VERSION...]    (default: 1.4.4 1.5.2)
@@ -25,13 +26,14 @@ python_for() {
   esac
 }
 ls build/wheelhouse/chunkref-*.whl >/dev/null || scripts/build-wheel.sh
+scripts/build-plugin-wheel.sh "${versions[@]}"
 for v in "${versions[@]}"; do
   python=$(python_for "$v")
-  scripts/build-rasterio-plugin.sh "$v"
   venv=build/rasterio-$v-venv
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  "$venv/bin/pip" install -q build/wheelhouse/chunkref-*.whl "rasterio==$v" pytest rioxarray \
+  "$venv/bin/pip" install -q --find-links build/wheelhouse \
+    "$(ls build/wheelhouse/chunkref-*.whl)[rasterio]" "rasterio==$v" pytest rioxarray \
     "dask[array,distributed]" titiler.core httpx
   echo "== rasterio $v ($("$venv/bin/python" -c 'import rasterio; print("GDAL", rasterio.__gdal_version__)'), $("$venv/bin/python" --version))"
   "$venv/bin/python" -m pytest -q tests/wheel/test_rasterio_wheel.py

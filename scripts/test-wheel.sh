@@ -5,14 +5,15 @@
 # ChunkRef plugin of build/gdalplugins). Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The plugin for pip's rasterio (GDAL 3.10.3 of rasterio 1.4.4), which the
-# wheel carries for chunkref.gdal (about 6 minutes the first time).
-scripts/build-rasterio-plugin.sh 1.4.4
+# The plugin for pip's rasterio (GDAL 3.10.3 of rasterio 1.4.4) in the wheel
+# chunkref-rasterio, chunkref's `rasterio` extra (about 6 minutes the first
+# time).
+scripts/build-plugin-wheel.sh 1.4.4
 scripts/build-wheel.sh
 venv=build/wheel-test-venv
 rm -rf "$venv"
 python3 -m venv "$venv"
-"$venv/bin/pip" install -q build/wheelhouse/chunkref-*.whl \
+"$venv/bin/pip" install -q --find-links build/wheelhouse "$(ls build/wheelhouse/chunkref-*.whl)[rasterio]" \
   pytest xarray "dask[array,distributed]" rioxarray "rasterio==1.4.4" titiler.core httpx
 GDAL_DRIVER_PATH="${GDAL_DRIVER_PATH:-$PWD/build/gdalplugins}" \
   "$venv/bin/python" -m pytest -q tests/wheel "$@"

@@ -1,9 +1,9 @@
 """The ChunkRef GDAL driver inside pip's rasterio.
 
 A rasterio wheel bundles its own libgdal, which cannot load a plugin built
-for another GDAL. This wheel carries ChunkRef plugins built for the
-libgdal of rasterio's wheels (scripts/build-rasterio-plugin.sh), one per
-GDAL major.minor under ``chunkref/gdalplugins/<major.minor>/``;
+for another GDAL. ``pip install chunkref[rasterio]`` adds the wheel
+``chunkref-rasterio``: ChunkRef plugins built for the libgdal of rasterio's
+wheels (scripts/build-plugin-wheel.sh), one per GDAL major.minor;
 :func:`register` loads the one matching the running rasterio into it::
 
     import rasterio, chunkref.gdal
@@ -20,16 +20,22 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
+try:
+    from chunkref_rasterio import PLUGINS as _INSTALLED
+except ImportError:  # chunkref installed without its `rasterio` extra
+    _INSTALLED = None
+
 #: Where the plugins are: ``<major.minor>/gdal_ChunkRef.so`` under it (a
-#: ``str`` or ``Path``; the wheel's own directory by default).
-PLUGINS = Path(__file__).parent / "gdalplugins"
+#: ``str`` or ``Path``; those of the ``chunkref-rasterio`` wheel by default,
+#: ``None`` when it is not installed).
+PLUGINS = _INSTALLED
 
 
 def supported() -> list[str]:
     """The GDAL major.minor versions this wheel has a plugin for."""
-    plugins = Path(PLUGINS)
-    if not plugins.is_dir():
+    if PLUGINS is None or not Path(PLUGINS).is_dir():
         return []
+    plugins = Path(PLUGINS)
     return sorted(d.name for d in plugins.iterdir() if (d / "gdal_ChunkRef.so").exists())
 
 
@@ -48,6 +54,10 @@ def plugin_dir(gdal_version: str | None = None) -> Path:
     else:
         rasterio_version = "?"
     minor = ".".join(gdal_version.split(".")[:2])
+    if PLUGINS is None:
+        raise RuntimeError(
+            f"rasterio {rasterio_version} bundles GDAL {gdal_version}; the ChunkRef plugins "
+            f"for rasterio's GDAL come with the `rasterio` extra: pip install 'chunkref[rasterio]'")
     d = Path(PLUGINS) / minor
     if not (d / "gdal_ChunkRef.so").exists():
         have = ", ".join(supported()) or "none"

@@ -1,11 +1,12 @@
-"""The ChunkRef plugin inside pip's rasterio (issue 43): the plugin built by
-scripts/build-rasterio-plugin.sh for the libgdal this venv's rasterio wheel
-bundles (1.4.4: GDAL 3.10.3 in the test command; 1.5.2: GDAL 3.12.2 with
+"""The ChunkRef plugin inside pip's rasterio (issue 43): the plugin the
+wheel chunkref-rasterio (`chunkref[rasterio]`, scripts/build-plugin-wheel.sh)
+installed into this venv for the libgdal its rasterio wheel bundles (1.4.4:
+GDAL 3.10.3 in the test command; 1.5.2: GDAL 3.12.2 with
 scripts/test-rasterio-wheels.sh), loaded through GDAL_DRIVER_PATH or
 chunkref.gdal.register() by rasterio from PyPI, with no Debian GDAL in the
-process. Reads (whole,
-windows, overviews, band by band) must equal Debian's GDAL reading the
-source files; rioxarray with dask's LocalCluster too."""
+process. Reads (whole, windows, overviews, band by band) must equal
+Debian's GDAL reading the source files; rioxarray with dask's LocalCluster
+and TiTiler too."""
 
 from __future__ import annotations
 
@@ -13,13 +14,12 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import REPO, gdal_shows
-
-PLUGINS = REPO / "build" / "rasterio-plugins" / "gdalplugins"
+from conftest import gdal_shows
 
 #: Run in a fresh process (GDAL_DRIVER_PATH is read when rasterio's GDAL
 #: registers its drivers): reads INDEX through rasterio every way a client
@@ -46,13 +46,47 @@ np.savez(out, meta=np.array(json.dumps(meta)), **arrays)
 
 
 def plugin_dir(rasterio_version: str):
+    """The installed plugin for this venv's rasterio."""
+    import chunkref.gdal
     import rasterio
 
-    d = PLUGINS / ".".join(rasterio.__gdal_version__.split(".")[:2])
-    assert (d / "gdal_ChunkRef.so").exists(), (
-        f"no plugin for rasterio {rasterio_version}: run scripts/build-rasterio-plugin.sh "
-        f"{rasterio_version}")
-    return d
+    assert rasterio.__version__ == rasterio_version
+    return chunkref.gdal.plugin_dir()
+
+
+def test_the_extra_installed_a_manylinux_plugin_for_this_rasterio():
+    """``chunkref[rasterio]`` brought the wheel chunkref-rasterio, whose
+    plugin for this rasterio's GDAL links the library rasterio bundles (by
+    its soname, found among the libraries rasterio loaded) and finds the
+    libraries grafted beside it, with nothing from Debian."""
+    import chunkref.gdal
+    import chunkref_rasterio
+    import rasterio
+
+    minor = ".".join(rasterio.__gdal_version__.split(".")[:2])
+    assert minor in chunkref.gdal.supported()
+    plugin = chunkref.gdal.plugin_dir() / "gdal_ChunkRef.so"
+    assert plugin.is_relative_to(chunkref_rasterio.PLUGINS)
+    libs = [(Path(m.__file__).parent.parent / f"{m.__name__}.libs").resolve()
+            for m in (rasterio, chunkref_rasterio)]
+    needed = [line.split("[")[1].rstrip("]") for line in subprocess.run(
+        ["readelf", "-d", str(plugin)], capture_output=True, text=True).stdout.splitlines()
+        if "(NEEDED)" in line]
+    ldd = subprocess.run(["ldd", str(plugin)], capture_output=True, text=True,
+                         env={**os.environ, "LD_LIBRARY_PATH": str(libs[0])}).stdout
+    found = {line.split("=>")[0].strip(): line.split("=>")[1].split()[0]
+             for line in ldd.splitlines() if "=>" in line}
+    for name in needed:
+        if name.split(".so")[0] in SYSTEM:
+            continue
+        assert name in found and found[name] != "not", (name, ldd)
+        assert Path(found[name]).resolve().parent in libs, (name, found[name])
+    assert any(n.startswith("libgdal-") for n in needed), needed
+
+
+#: The libraries manylinux allows a wheel to take from the system.
+SYSTEM = {"libc", "libm", "libstdc++", "libgcc_s", "libpthread", "libdl", "ld-linux-x86-64",
+          "librt"}
 
 
 def _read_through_rasterio(index, out, plugins) -> dict:
@@ -112,12 +146,9 @@ def test_rioxarray_with_a_local_cluster(indexed, tmp_path):
 
 REGISTER = """
 import sys
-from pathlib import Path
 import numpy as np
 import rasterio
 import chunkref.gdal
-if len(sys.argv) > 2:  # the plugins of this tree, before the wheel carries them
-    chunkref.gdal.PLUGINS = Path(sys.argv[2])
 chunkref.gdal.register()
 chunkref.gdal.register()  # twice is harmless
 with rasterio.open(sys.argv[1]) as src:
@@ -131,10 +162,6 @@ def test_register_into_a_running_rasterio(indexed, tmp_path):
     root, index = indexed("tiff-deflate")
     env = {k: v for k, v in os.environ.items() if k != "GDAL_DRIVER_PATH"}
     args = [sys.executable, "-c", REGISTER, str(index)]
-    import chunkref.gdal
-
-    if not chunkref.gdal.supported():
-        args.append(str(PLUGINS))
     p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
     driver, total = p.stdout.split()
@@ -147,6 +174,15 @@ def test_a_gdal_without_a_plugin_is_named():
 
     with pytest.raises(RuntimeError, match=r"GDAL 3\.99\.1.*plugins for GDAL"):
         chunkref.gdal.plugin_dir("3.99.1")
+
+
+def test_without_the_extra_the_message_names_it(monkeypatch):
+    import chunkref.gdal
+
+    monkeypatch.setattr(chunkref.gdal, "PLUGINS", None)
+    assert chunkref.gdal.supported() == []
+    with pytest.raises(RuntimeError, match=r"GDAL 3\.10\.3.*pip install 'chunkref\[rasterio\]'"):
+        chunkref.gdal.plugin_dir("3.10.3")
 
 
 TITILER = """
