@@ -26,4 +26,11 @@ if [ $(( ${#missing[@]} + ${#lean_missing[@]} )) -gt 0 ]; then
   [ ${#lean_missing[@]} -eq 0 ] ||
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${lean_missing[@]}"
 fi
+# Node.js and npm install Azurite, the Azure Blob Storage server of the az://
+# tests (tests/python/cloud_servers.py); the machine's own when it has them.
+if ! command -v npm >/dev/null; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm
+fi
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs)" >&2; exit 1; }

