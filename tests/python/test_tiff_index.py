@@ -21,7 +21,6 @@ import json
 import shutil
 import struct
 import subprocess
-import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -648,8 +647,25 @@ def _tile_tables_under_strip_tags(tif: Path) -> None:
     _patch_ifd0(tif, patch)
 
 
+def _gdal_encoded(rows: np.ndarray, compress: str) -> bytes:
+    """``rows`` compressed as one strip by GDAL's GTiff writer (libtiff)."""
+    path = "/vsimem/encoded.tif"
+    _write_gdal_tiff(path, rows, f"BLOCKYSIZE={rows.shape[0]}", f"COMPRESS={compress}")
+    ds = gdal.Open(path)
+    band = ds.GetRasterBand(1)
+    offset = int(band.GetMetadataItem("BLOCK_OFFSET_0_0", "TIFF"))
+    size = int(band.GetMetadataItem("BLOCK_SIZE_0_0", "TIFF"))
+    ds = None
+    f = gdal.VSIFOpenL(path, "rb")
+    gdal.VSIFSeekL(f, offset, 0)
+    stored = gdal.VSIFReadL(1, size, f)
+    gdal.VSIFCloseL(f)
+    gdal.Unlink(path)
+    return stored
+
+
 def _strips_decoding_past_the_strip(tif: Path, compress: str) -> None:
-    """Three strips of 16 rows, each stored as 20 rows (Deflate or none):
+    """Three strips of 16 rows, each stored as 20 rows (encoded by GDAL):
     libtiff decodes what the strip needs and leaves the rest."""
     _write_gdal_tiff(tif, PIXELS, "BLOCKYSIZE=16", f"COMPRESS={compress}")
 
@@ -657,7 +673,7 @@ def _strips_decoding_past_the_strip(tif: Path, compress: str) -> None:
         offsets, counts = [], []
         for strip in range(3):
             rows = np.vstack([PIXELS[16 * strip : 16 * strip + 16], np.full((4, 64), 200, np.uint8)])
-            stored = zlib.compress(rows.tobytes()) if compress == "DEFLATE" else rows.tobytes()
+            stored = _gdal_encoded(rows, compress) if compress != "NONE" else rows.tobytes()
             offsets.append(len(data))
             counts.append(len(stored))
             data.extend(stored)
@@ -686,8 +702,12 @@ def _ifd_chain_looping_back(tif: Path) -> None:
     tif.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("case", ["rows-per-strip", "tiles-under-strip-tags", "long-deflate-strips",
-                                  "long-raw-strips", "ifd-loop"])
+#: Compressions of the strips that go on past the strip.
+LONG_STRIPS = ("DEFLATE", "NONE", "LZW", "PACKBITS", "LZMA", "ZSTD")
+
+
+@pytest.mark.parametrize("case", ["rows-per-strip", "tiles-under-strip-tags", "ifd-loop",
+                                  *(f"long-{c.lower()}-strips" for c in LONG_STRIPS)])
 def test_odd_tiff_structures_read_like_gdal(tmp_path, chunkref_bin, case):
     """Structures GDAL's GTiff driver (libtiff) reads that chunkref refused
     or failed to decode: RowsPerStrip past the image, tile tables under the
@@ -697,8 +717,8 @@ def test_odd_tiff_structures_read_like_gdal(tmp_path, chunkref_bin, case):
     {
         "rows-per-strip": _rows_per_strip_past_the_image,
         "tiles-under-strip-tags": _tile_tables_under_strip_tags,
-        "long-deflate-strips": lambda t: _strips_decoding_past_the_strip(t, "DEFLATE"),
-        "long-raw-strips": lambda t: _strips_decoding_past_the_strip(t, "NONE"),
+        **{f"long-{c.lower()}-strips": lambda t, c=c: _strips_decoding_past_the_strip(t, c)
+           for c in LONG_STRIPS},
         "ifd-loop": _ifd_chain_looping_back,
     }[case](tif)
     done = run_chunkref(chunkref_bin, "index", tif, "-o", tmp_path / "odd.json")

@@ -155,15 +155,17 @@ impl Compression {
     }
 }
 
-/// The first `limit` bytes of a Deflate or ZSTD stream (compression `tag`)
-/// that decodes to more than `limit`: libtiff stops once the strip or tile
-/// is full and leaves the rest of the stream, so GDAL reads such a chunk.
-/// `None` for other compressions and for streams that fail before `limit`.
+/// The first `limit` bytes of a Deflate, ZSTD or LZMA stream (compression
+/// `tag`) that decodes to more than `limit`: libtiff stops once the strip or
+/// tile is full and leaves the rest of the stream, so GDAL reads such a
+/// chunk. `None` for other compressions and for streams that fail before
+/// `limit`.
 fn overrun_prefix(tag: u64, input: &[u8], limit: usize) -> Option<Vec<u8>> {
     use std::io::Read;
     let reader: Box<dyn Read + '_> = match tag {
         8 | 32946 => Box::new(flate2::read::ZlibDecoder::new(input)),
         50000 => Box::new(::zstd::stream::read::Decoder::new(input).ok()?),
+        34925 => Box::new(liblzma::read::XzDecoder::new(input)),
         _ => return None,
     };
     let mut out = crate::base::buffers::output_buffer("TIFF stream", limit).ok()?;

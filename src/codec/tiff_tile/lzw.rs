@@ -41,8 +41,9 @@ static LITERALS: [u8; 256 + SLACK] = {
     bytes
 };
 
-/// Decodes an LZW stream into at most `limit` bytes; a stream that goes on
-/// past `limit` is an error.
+/// Decodes an LZW stream into at most `limit` bytes: a stream that goes on
+/// past `limit` gives its first `limit` bytes, as libtiff stops decoding
+/// once the strip or tile is full.
 pub(in crate::codec) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
     // libtiff's test for old-style ("compat") LZW.
     if input.len() >= 2 && input[0] == 0 && input[1] & 1 == 1 {
@@ -151,7 +152,7 @@ fn decode_into(input: &[u8], out: &mut [u8], limit: usize) -> Result<usize, Stri
             _ => {}
         }
         if pos >= limit {
-            return Err(too_long(limit));
+            break;
         }
         out[pos] = code as u8;
         // The previous code's string is `out[previous..pos]`.
@@ -175,15 +176,27 @@ fn decode_into(input: &[u8], out: &mut [u8], limit: usize) -> Result<usize, Stri
                     _ => break 'clear,
                 }
             }
+            if len > limit - pos {
+                // The strip or tile is full: its part of this string, and
+                // the rest of the stream left (a KwKwK string's missing
+                // last byte is never part of it, as len - 1 bytes fit at
+                // most).
+                if code > next {
+                    return Err(undefined(pos, code));
+                }
+                // SAFETY: the block copies' invariants, above.
+                #[allow(unsafe_code)]
+                unsafe {
+                    copy_string(out, code < CLEAR_CODE, from, limit - pos, pos);
+                }
+                return Ok(limit);
+            }
             if code >= next {
                 if code > next {
                     return Err(undefined(pos, code));
                 }
                 // KwKwK: the string's last byte, its first, is not written
                 // yet when the blocks read it.
-                if len > limit - pos {
-                    return Err(too_long(limit));
-                }
                 // SAFETY: the block copies' invariants, above.
                 #[allow(unsafe_code)]
                 unsafe {
@@ -193,9 +206,6 @@ fn decode_into(input: &[u8], out: &mut [u8], limit: usize) -> Result<usize, Stri
             } else {
                 // Literals and strings alike, without a branch between
                 // them (the two alternate unpredictably).
-                if len > limit - pos {
-                    return Err(too_long(limit));
-                }
                 // SAFETY: the block copies' invariants, above.
                 #[allow(unsafe_code)]
                 unsafe {
@@ -297,12 +307,8 @@ fn decode_old_style(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
             Err(e) => return Err(format!("corrupt stream after {written} bytes: {e}")),
         }
     }
-    if written > limit {
-        return Err(format!(
-            "stream decodes to more than {limit} bytes, the size of the tile"
-        ));
-    }
-    out.truncate(written);
+    // Past `limit`: the first `limit` bytes, as libtiff.
+    out.truncate(written.min(limit));
     Ok(out)
 }
 
@@ -325,8 +331,10 @@ mod tests {
         assert_eq!(decode(&stream, 5000).unwrap(), data);
         // A last strip decodes to fewer bytes than the limit.
         assert_eq!(decode(&stream, 6000).unwrap(), data);
-        let err = decode(&stream, 4999).unwrap_err();
-        assert!(err.contains("more than 4999"), "{err}");
+        // A stream going on past the strip: the strip's bytes, as libtiff.
+        for limit in [0, 1, 4999, 2500, 17] {
+            assert_eq!(decode(&stream, limit).unwrap(), data[..limit], "{limit}");
+        }
     }
 
     /// weezl's decoding of a TIFF LZW stream, the reference.
@@ -409,8 +417,10 @@ mod tests {
             assert_eq!(reference(&stream), vec![97; len]);
             // The last string ends exactly at the limit.
             assert_eq!(decode(&stream, len).unwrap(), vec![97; len], "{n}");
-            let err = decode(&stream, len - 1).unwrap_err();
-            assert!(err.contains(&format!("more than {}", len - 1)), "{err}");
+            // Cut inside it (a KwKwK string): its first bytes.
+            for cut in [len - 1, len - n / 2 - 1] {
+                assert_eq!(decode(&stream, cut).unwrap(), vec![97; cut], "{n} {cut}");
+            }
             // KwKwK codes for "cc" up to n bytes of "c", then older,
             // shorter codes ("cc", "bc"), then that long one again.
             let mut codes: Vec<u16> = vec![98, 99];
