@@ -92,6 +92,8 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
 mod lazy_gdal;
 #[path = "chunkref/progress.rs"]
 mod progress;
+#[path = "chunkref/stac.rs"]
+mod stac;
 
 use chunkref::builders::builder::{self, Format};
 use chunkref::builders::collection;
@@ -286,6 +288,8 @@ struct Args {
     failed: std::sync::Mutex<Vec<(String, String)>>,
     /// Sources done so far.
     progress: Progress,
+    /// `--stac`: the STAC source whose items' assets are the sources.
+    stac: Option<stac::StacArgs>,
 }
 
 impl Args {
@@ -359,8 +363,52 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut append, mut shard, mut merge_shards) = (false, None, false);
     let mut concat_dim = None;
     let mut grib_units = chunkref::formats::grib2::describe::Units::default();
+    let (mut stac_args, mut stac_used) = (None::<stac::StacArgs>, false);
+    let list = |v: String| -> Vec<String> {
+        v.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    };
     while let Some(a) = args.next() {
+        stac_used |= stac::OPTIONS.contains(&a.as_str());
+        let st = stac_args.get_or_insert_with(Default::default);
         match a.as_str() {
+            "--stac" => st.source = args.next().ok_or("--stac needs a STAC source")?,
+            "--asset" => st
+                .keys
+                .extend(list(args.next().ok_or("--asset needs NAME[,NAME...]")?)),
+            "--bbox" => {
+                st.query.bbox = Some(args.next().ok_or("--bbox needs minx,miny,maxx,maxy")?)
+            }
+            "--datetime" => {
+                st.query.datetime = Some(
+                    args.next()
+                        .ok_or("--datetime needs a datetime or interval")?,
+                )
+            }
+            "--collections" => {
+                st.query.collections = Some(args.next().ok_or("--collections needs ids")?)
+            }
+            "--filter" => {
+                st.query.filter = Some(args.next().ok_or("--filter needs a CQL2 filter")?)
+            }
+            "--allow-host" => st.allowed.extend(list(
+                args.next().ok_or("--allow-host needs HOST[,HOST...]")?,
+            )),
+            "--max-pages" | "--max-items" => {
+                let n = args.next().ok_or(format!("{a} needs a number"))?;
+                let n = n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(format!("{a}: '{n}' is not a positive number"))?;
+                match a.as_str() {
+                    "--max-pages" => st.limits.pages = n,
+                    _ => st.limits.items = n,
+                }
+            }
             "-o" | "--output" => output = Some(args.next().ok_or("-o needs a path")?),
             "--from-list" => {
                 let list = args.next().ok_or("--from-list needs a file (or -)")?;
@@ -419,7 +467,23 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     for s in &sources {
         expanded.extend(inputs::expand(s).map_err(|e| e.to_string())?);
     }
-    if expanded.is_empty() && !merge_shards {
+    let stac_args = stac_args.filter(|_| stac_used);
+    if let Some(st) = &stac_args {
+        if st.source.is_empty() || st.keys.is_empty() || !expanded.is_empty() {
+            return Err(format!(
+                "--stac SOURCE --asset NAME[,NAME...] takes no other SOURCE, and the STAC options \
+                 (--asset, --bbox, --datetime, --collections, --filter, --allow-host, \
+                 --max-pages, --max-items) need --stac\n{USAGE}"
+            ));
+        }
+        if shard.is_some() || merge_shards || concat_dim.is_some() || layout != Layout::Auto {
+            return Err(
+                "--stac makes its own stacks: it takes no --shard, --merge-shards, \
+                        --concat-dim, --stack or --mosaic"
+                    .into(),
+            );
+        }
+    } else if expanded.is_empty() && !merge_shards {
         return Err(format!("no SOURCE given\n{USAGE}"));
     }
     if let Some(s) = &mut shard {
@@ -460,6 +524,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         failed: Default::default(),
         progress: Progress::new(expanded.len()),
         sources: expanded,
+        stac: stac_args,
     })
 }
 
@@ -1346,6 +1411,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let mut args = args;
+    let items = match args.stac.clone() {
+        Some(st) => match stac::find_items(&mut args, &st) {
+            Ok(items) => Some(items),
+            Err(e) => {
+                eprintln!("chunkref: {e}");
+                return report_failures(&args, ExitCode::FAILURE);
+            }
+        },
+        None => None,
+    };
     let remote = args
         .sources
         .iter()
@@ -1371,8 +1447,10 @@ fn main() -> ExitCode {
             }
         };
     }
-    let mut args = args;
-    let code = run(&mut args);
+    let code = match items {
+        Some(items) => stac::run(&args, items),
+        None => run(&mut args),
+    };
     report_failures(&args, code)
 }
 
