@@ -67,7 +67,7 @@ impl Item {
                     .get("href")
                     .and_then(Value::as_str)
                     .ok_or_else(|| fail(format!("asset '{key}' has no text 'href'")))?;
-                let at = resolve::resolve(href, base)
+                let at = resolve_href(href, base)
                     .map_err(|e| fail(format!("asset '{key}' ({href}): {e}")))?;
                 rule.check(&at)
                     .map_err(|e| fail(format!("asset '{key}' ({href}): {e}")))?;
@@ -83,6 +83,22 @@ impl Item {
             datetime,
             assets,
         })
+    }
+}
+
+/// Where `href`, met in a document at `base`, points: as a URL reference
+/// is resolved (a path from the root, `/x`, stays on a remote document's
+/// host), else as [`resolve::resolve`] resolves index references.
+pub fn resolve_href(href: &str, base: &Base) -> crate::base::error::Result<Location> {
+    match base {
+        Base::Url(dir) if href.starts_with('/') && !href.starts_with("/vsi") => {
+            let root = Base::Url(crate::io::resolve::ObjectUrl {
+                key: String::new(),
+                ..dir.clone()
+            });
+            resolve::resolve(href.trim_start_matches('/'), &root)
+        }
+        _ => resolve::resolve(href, base),
     }
 }
 
@@ -155,6 +171,12 @@ mod tests {
         assert_eq!(a.bands[0]["raster:scale"], json!(0.0001));
         assert_eq!(a.bands[0]["eo:common_name"], json!("red"));
         assert_eq!(a.bands[0]["name"], json!("B04"));
+    }
+
+    #[test]
+    fn paths_from_the_root_stay_on_the_host() {
+        let at = resolve_href("/search?page=2", &base()).unwrap();
+        assert_eq!(at.to_string(), "https://h.example/search?page=2");
     }
 
     #[test]

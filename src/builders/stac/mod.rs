@@ -229,7 +229,7 @@ fn base_of(name: &str) -> Result<Base> {
 /// The link `href` of the document at `base`, resolved and checked
 /// against `hosts`; `what` names it in errors.
 fn follow(href: &str, base: &Base, hosts: &Hosts, what: &str) -> Result<String> {
-    let at = resolve::resolve(href, base)?;
+    let at = item::resolve_href(href, base)?;
     hosts.check(&at).map_err(|reason| Error::Refused {
         what: format!("{what} {href}: {reason}"),
     })?;
