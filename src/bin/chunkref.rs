@@ -973,7 +973,7 @@ impl From<String> for StackFailure {
 fn stream_stack(
     args: &Args,
     formats: &[Format],
-    sink: impl FnMut(&Rows) -> chunkref::Result<()> + Send,
+    sink: impl FnMut(&Rows) -> chunkref::Result<()>,
 ) -> Result<table::TableDoc, StackFailure> {
     let name = args.output.to_string_lossy();
     let mut stacker = Stacker::new(&name, table::BATCH_ROWS, sink);
@@ -1089,31 +1089,55 @@ fn store_doc(args: &Args, source: &str) -> Result<serde_json::Value, String> {
 /// becomes the collection's first part. Writes one new part and the parts
 /// list; returns the part and its chunk references.
 fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), String> {
-    let dir = &args.output;
-    let name = dir.to_string_lossy().into_owned();
     if formats.contains(&Format::Dted) {
         return Err("DTED cells make mosaics, which do not grow by time steps".into());
     }
+    append_part(args, |sink| stream_stack(args, formats, sink))
+}
+
+/// The stream of a stack's rows into a sink, returning the stack's
+/// document: the sources' ([`stream_stack`]) or STAC items'.
+type Sink<'a> = &'a mut dyn FnMut(&Rows) -> chunkref::Result<()>;
+
+/// The collection OUT as it is: its parts list (none for a one-file table)
+/// and its document (its last part's); `None` when OUT does not exist.
+fn read_collection(
+    dir: &Path,
+) -> Result<Option<(Option<parts::PartsList>, table::TableDoc)>, String> {
+    let read_doc = |path: &Path| -> Result<table::TableDoc, String> {
+        let name = path.to_string_lossy();
+        let file = LocalFile::open(&name).map_err(|e| e.to_string())?;
+        parquet_read::read_doc(&name, Arc::new(file)).map_err(|e| e.to_string())
+    };
+    if dir.is_file() {
+        return Ok(Some((None, read_doc(dir)?)));
+    }
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let list_path = dir.join(parts::PARTS_FILE);
+    let text = std::fs::read(&list_path).map_err(|e| format!("{}: {e}", list_path.display()))?;
+    let list =
+        parts::PartsList::parse(&list_path.to_string_lossy(), &text).map_err(|e| e.to_string())?;
+    let doc = read_doc(&dir.join(list.parts.last().map_or("", String::as_str)))?;
+    Ok(Some((Some(list), doc)))
+}
+
+/// Appends the stack `stream` makes to the collection OUT as its next
+/// part (see [`append_steps`]).
+fn append_part(
+    args: &Args,
+    stream: impl FnOnce(Sink<'_>) -> Result<table::TableDoc, StackFailure>,
+) -> Result<(PathBuf, usize), String> {
+    let dir = &args.output;
+    let name = dir.to_string_lossy().into_owned();
     if Form::of(dir) != Form::Parquet {
         return Err("a growing collection is a Parquet table: OUT must end in .parquet".into());
     }
     if dir.is_file() {
         make_first_part(dir)?;
     }
-    let list_path = dir.join(parts::PARTS_FILE);
-    let existing = if dir.is_dir() {
-        let text =
-            std::fs::read(&list_path).map_err(|e| format!("{}: {e}", list_path.display()))?;
-        let list = parts::PartsList::parse(&list_path.to_string_lossy(), &text)
-            .map_err(|e| e.to_string())?;
-        let last = dir.join(list.parts.last().map_or("", String::as_str));
-        let last_name = last.to_string_lossy();
-        let file = LocalFile::open(&last_name).map_err(|e| e.to_string())?;
-        let doc = parquet_read::read_doc(&last_name, Arc::new(file)).map_err(|e| e.to_string())?;
-        Some((list, doc))
-    } else {
-        None
-    };
+    let existing = read_collection(dir)?.and_then(|(list, doc)| Some((list?, doc)));
     let (first_step, first_file) = match &existing {
         Some((_, doc)) => collection::next_numbers(&name, doc).map_err(|e| e.to_string())?,
         None => (0, 0),
@@ -1124,7 +1148,7 @@ fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), Str
     let part_path = dir.join(&part);
     let refs = write_part(
         args,
-        formats,
+        stream,
         &part_path,
         (first_step, first_file),
         |new| match &existing {
@@ -1149,7 +1173,7 @@ fn append_steps(args: &Args, formats: &[Format]) -> Result<(PathBuf, usize), Str
 /// what `doc_of` makes of the stack's own; returns its chunk references.
 fn write_part(
     args: &Args,
-    formats: &[Format],
+    stream: impl FnOnce(Sink<'_>) -> Result<table::TableDoc, StackFailure>,
     part_path: &Path,
     (first_step, first_file): (u32, u32),
     doc_of: impl FnOnce(table::TableDoc) -> chunkref::Result<table::TableDoc>,
@@ -1161,7 +1185,7 @@ fn write_part(
         let file = std::fs::File::create(partial).map_err(|e| failed(&e))?;
         let mut writer = parquet::TableWriter::new(&part_name, std::io::BufWriter::new(file))
             .map_err(|e| failed(&e))?;
-        let new = stream_stack(args, formats, |rows: &Rows| {
+        let new = stream(&mut |rows: &Rows| {
             refs += rows.part.iter().filter(|&&p| p == 0).count();
             let mut rows = rows.clone();
             rows.time.iter_mut().for_each(|t| *t += first_step);
@@ -1189,7 +1213,8 @@ fn index_shard(args: &Args, formats: &[Format], shard: Shard) -> Result<(PathBuf
         .join(parts::shard_name(shard.index, shard.count));
     let first = u32::try_from(shard.first).map_err(|_| "more than 2^32 sources".to_string())?;
     let steps = args.sources.len();
-    let refs = write_part(args, formats, &part, (first, first), |doc| {
+    let stream = |sink: Sink<'_>| stream_stack(args, formats, sink);
+    let refs = write_part(args, stream, &part, (first, first), |doc| {
         if doc.files.len() != steps {
             return Err(chunkref::Error::unsupported(format!(
                 "sharded indexing of sources of several files each ({} files for {steps} \

@@ -328,3 +328,36 @@ def test_remote_catalogue_may_not_point_at_local_files(archive, server, tmp_path
                         "--asset", "red", "-o", tmp_path / "x.json")
     assert done.returncode == 1
     assert "the local path /etc/s2-0_red.tif is refused in a remote catalogue" in done.stderr
+
+
+def test_append_takes_new_items_only(archive, tmp_path):
+    zone33 = [d for d in item_dicts(lambda i, k: str(archive / "data" / f"{i}_{k}.tif"))
+              if d["id"] != "s2-3"]
+    first = item_collection(tmp_path / "first.json", zone33[:2])
+    later = item_collection(tmp_path / "later.json", zone33)
+    out = tmp_path / "s2.parquet"
+    for source, new in ((first, 2), (later, 1)):
+        done = run_chunkref(CHUNKREF, "index", "--stac", source, "--asset", "red,nir",
+                            "--append", "-o", out)
+        assert done.returncode == 0, done.stderr
+        assert f"{new} new STAC items" in done.stderr
+    again = run_chunkref(CHUNKREF, "index", "--stac", later, "--asset", "red,nir", "--append",
+                         "-o", out)
+    assert again.returncode == 0 and "no new item" in again.stderr
+    assert json.loads((out / "_chunkref_parts.json").read_text())["parts"] == [
+        "part-00000.parquet", "part-00001.parquet"]
+    ds = open_chunkref(out)
+    order = ["s2-1", "s2-0", "s2-2"]  # the first two by datetime, then the appended one
+    assert ds.RasterCount == 6
+    for t, iid in enumerate(order):
+        when = dict((i, w) for i, w, _ in ITEMS)[iid] or "2021-01-02T00:00:00Z"
+        for b, key in enumerate(["red", "nir"]):
+            band = ds.GetRasterBand(2 * t + b + 1)
+            src = gdal.Open(str(archive / "data" / f"{iid}_{key}.tif"))
+            np.testing.assert_array_equal(band.ReadAsArray(), src.ReadAsArray())
+            assert band.GetMetadataItem("DATETIME") == when
+            assert band.GetDescription() == key
+    several = run_chunkref(CHUNKREF, "index", "--stac", later, "--asset", "red,swir",
+                           "--append", "-o", tmp_path / "two.parquet")
+    assert several.returncode == 1
+    assert "--append grows one time stack" in several.stderr

@@ -10,7 +10,7 @@ use chunkref::builders::writers::nest::nest;
 use chunkref::builders::writers::stacker;
 
 use super::{builder, read_sources, run_job, save_index, source_built, Args, Format, Made};
-use super::{on_source_threads, ReadOptions};
+use super::{on_source_threads, ReadOptions, StackFailure};
 use rayon::prelude::*;
 
 /// The options of `--stac`.
@@ -58,15 +58,23 @@ pub(crate) fn find_items(args: &mut Args, stac_args: &StacArgs) -> Result<Vec<It
     for (id, reason) in found.failures {
         args.skip(&id, reason)?;
     }
-    if found.items.is_empty() {
+    let mut items = found.items;
+    if args.append {
+        let known = indexed_items(args)?;
+        items.retain(|i| !known.contains(&i.id));
+        if items.is_empty() {
+            eprintln!("chunkref: no new item for {}", args.output.display());
+            return Ok(items);
+        }
+    }
+    if items.is_empty() {
         return Err(format!(
             "{}: no item with the assets {}",
             stac_args.source,
             stac_args.keys.join(", ")
         ));
     }
-    let mut hrefs: Vec<String> = found
-        .items
+    let mut hrefs: Vec<String> = items
         .iter()
         .flat_map(|i| i.assets.iter().map(|a| a.href.clone()))
         .collect();
@@ -74,12 +82,31 @@ pub(crate) fn find_items(args: &mut Args, stac_args: &StacArgs) -> Result<Vec<It
     hrefs.retain(|h| seen.insert(h.clone()));
     args.progress = super::Progress::new(hrefs.len());
     args.sources = hrefs;
-    Ok(found.items)
+    Ok(items)
+}
+
+/// The ids of the items the collection OUT holds already (its root
+/// `source` list); none when it does not exist.
+fn indexed_items(args: &Args) -> Result<std::collections::HashSet<String>, String> {
+    let Some((_, doc)) = super::read_collection(&args.output)? else {
+        return Ok(Default::default());
+    };
+    let root = doc.metadata.get(".zattrs");
+    let ids = root
+        .and_then(|r| r.get("source")?.as_array().cloned())
+        .unwrap_or_default();
+    Ok(ids
+        .iter()
+        .filter_map(|v| Some(v.as_str()?.to_string()))
+        .collect())
 }
 
 /// Indexes every asset of `items` (the sources of `args`) and writes the
 /// stacks they make to OUT.
 pub(crate) fn run(args: &Args, items: Vec<Item>) -> ExitCode {
+    if items.is_empty() {
+        return ExitCode::SUCCESS;
+    }
     run_job(
         "cannot build the STAC collection",
         "chunk references",
@@ -154,8 +181,32 @@ fn index_items(args: &Args, items: Vec<Item>) -> Result<(String, usize), String>
         return Err("no item could be indexed".into());
     }
     let items = ready.len();
-    let stacks = grids::group(ready)?;
+    let mut stacks = grids::group(ready)?;
     let out = args.output.to_string_lossy().into_owned();
+    if args.append {
+        if stacks.len() != 1 {
+            return Err(format!(
+                "--append grows one time stack; these items make several (assets on \
+                 different grids): {}",
+                names(stacks.iter().map(|s| &s.name))
+            ));
+        }
+        let steps = stacks.remove(0).steps;
+        let (part, refs) = super::append_part(args, |sink| {
+            let failed = |e: chunkref::Error| StackFailure::Failed(e.to_string());
+            let mut stacker = stacker::Stacker::new(&out, chunkref::index::table::BATCH_ROWS, sink);
+            for step in steps {
+                stacker
+                    .push(step.prepare(&out).map_err(failed)?)
+                    .map_err(failed)?;
+            }
+            stacker.finish().map_err(failed)
+        })?;
+        return Ok((
+            format!("{items} new STAC items as {}", part.display()),
+            refs,
+        ));
+    }
     let mut indexes = Vec::with_capacity(stacks.len());
     for s in stacks {
         let steps = s
@@ -170,11 +221,7 @@ fn index_items(args: &Args, items: Vec<Item>) -> Result<(String, usize), String>
     let what = format!(
         "{items} STAC items in {} stack(s): {}",
         indexes.len(),
-        indexes
-            .iter()
-            .map(|(n, _)| n.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        names(indexes.iter().map(|(n, _)| n))
     );
     let index = match indexes.len() {
         1 => indexes.pop().map(|(_, i)| i).ok_or("no stack")?,
@@ -190,4 +237,9 @@ fn index_items(args: &Args, items: Vec<Item>) -> Result<(String, usize), String>
         }
     };
     Ok((what, save_index(&index, &args.output, &out)?))
+}
+
+/// The stacks' names, for messages.
+fn names<'a>(stacks: impl Iterator<Item = &'a String>) -> String {
+    stacks.map(String::as_str).collect::<Vec<_>>().join(", ")
 }
