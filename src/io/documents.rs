@@ -91,6 +91,12 @@ async fn http(request: &Request, cap: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// True when `e` is an HTTP server's 405 (Method Not Allowed): a POST it
+/// does not take.
+pub fn method_not_allowed(e: &Error) -> bool {
+    matches!(e, Error::Io { reason, .. } if reason.starts_with(&format!("HTTP {}", reqwest::StatusCode::METHOD_NOT_ALLOWED)))
+}
+
 /// `url` with the query parameters `params` added (percent-encoded).
 pub fn with_query(url: &str, params: &[(&str, String)]) -> Result<String> {
     let parsed = reqwest::Url::parse_with_params(url, params).map_err(|e| Error::Usage {

@@ -244,7 +244,7 @@ def test_api_search_pages(api, server, archive, tmp_path):
     out = tmp_path / "s2.parquet"
     host = server.url.split("/")[2]
     done = run_chunkref(CHUNKREF, "index", "--stac", api, "--asset", "red,nir",
-                        "--allow-host", host, "-o", out)
+                        "--collections", "s2", "--allow-host", host, "-o", out)
     assert done.returncode == 0, done.stderr
     assert "300 STAC items in 2 stack(s): red+nir, red+nir_2" in done.stderr
     ds = open_chunkref(f'CHUNKREF:"{out}":red+nir')
@@ -254,11 +254,11 @@ def test_api_search_pages(api, server, archive, tmp_path):
     src = gdal.Open(str(archive / "data" / "s2-0_nir.tif"))
     t = times.index("2021-03-19T00:00:00Z")  # day 74: s2-0 of day 74
     np.testing.assert_array_equal(ds.GetRasterBand(2 * t + 2).ReadAsArray(), src.ReadAsArray())
-    # A search narrowed by datetime (rustac's memory backend takes no
-    # --collections or --bbox): the first four days, 16 items.
+    # A search narrowed by datetime and bbox: the first four days, 16 items.
     out2 = tmp_path / "first.parquet"
     done = run_chunkref(CHUNKREF, "index", "--stac", api, "--asset", "red",
                         "--datetime", "2021-01-01T00:00:00Z/2021-01-04T12:00:00Z",
+                        "--bbox", "14.5,41,15.5,42",
                         "--allow-host", host, "-o", out2)
     assert done.returncode == 0, done.stderr
     assert "16 STAC items in 2 stack(s)" in done.stderr
@@ -273,12 +273,28 @@ class Hostile(http.server.BaseHTTPRequestHandler):
     """Answers ``/bad.json`` with invalid JSON, ``/loop/search`` with a
     page whose next link is itself, ``/endless/search`` with pages that
     each link to the next, ``/away/search`` with a next link to another
-    host."""
+    host, ``/getonly/search`` with 405 to a POST and an empty page to a GET
+    (whose query it records)."""
+
+    #: The query strings ``/getonly/search`` was asked with.
+    gets: list[str] = []
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path.startswith("/getonly/"):
+            self.send_response(405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.do_GET()
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         path = self.path.split("?")[0]
         page = {"type": "FeatureCollection", "features": [], "links": []}
-        if path == "/bad.json":
+        if path == "/getonly/search":
+            Hostile.gets.append(self.path.split("?", 1)[1])
+            body = json.dumps(page).encode()
+        elif path == "/bad.json":
             body = b'{"type": "FeatureCollection", "features": [}'
         else:
             n = int(self.path.split("page=")[1]) if "page=" in self.path else 0
@@ -319,6 +335,19 @@ def test_bad_catalogues_fail_clearly_and_quickly(hostile, tmp_path, path, extra,
     assert "panicked" not in done.stderr
     assert time.monotonic() - start < 30
     assert not (tmp_path / "x.json").exists()
+
+
+def test_search_falls_back_to_get(hostile, tmp_path):
+    done = run_chunkref(CHUNKREF, "index", "--stac", hostile + "/getonly/search", "--asset",
+                        "red", "--collections", "a,b", "--bbox", "1,2,3,4", "--filter",
+                        "eo:cloud_cover < 10", "-o", tmp_path / "x.json")
+    assert done.returncode == 1
+    assert "no item with the assets red" in done.stderr
+    from urllib.parse import parse_qs
+    asked = parse_qs(Hostile.gets[-1])
+    assert asked["collections"] == ["a,b"] and asked["bbox"] == ["1.0,2.0,3.0,4.0"]
+    assert asked["filter"] == ["eo:cloud_cover < 10"] and asked["filter-lang"] == ["cql2-text"]
+    assert asked["limit"] == ["250"]
 
 
 def test_remote_catalogue_may_not_point_at_local_files(archive, server, tmp_path):

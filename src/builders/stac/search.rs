@@ -1,6 +1,7 @@
-//! A STAC API item search: the first page asked with GET and the query's
-//! parameters, then every `next` link (GET, or POST with the link's body),
-//! at most [`Limits::pages`] pages, a page asked twice being a loop.
+//! A STAC API item search: the first page asked with POST and the query as
+//! JSON (GET and query parameters when the API does not take POST), then
+//! every `next` link (GET, or POST with the link's body), at most
+//! [`Limits::pages`] pages, a page asked twice being a loop.
 
 use std::collections::HashSet;
 
@@ -13,7 +14,9 @@ use crate::io::documents::{self, Request};
 /// Items asked for per page.
 const PAGE_SIZE: usize = 250;
 
-/// Takes the items the search `url` with `query` finds into `found`.
+/// Takes the items the search `url` with `query` finds into `found`: the
+/// first page asked with POST and a JSON body, as most APIs prefer, or,
+/// when the API answers 405 (POST not allowed), with GET.
 pub(super) fn search(
     url: &str,
     query: &Query,
@@ -22,29 +25,84 @@ pub(super) fn search(
     hosts: &Hosts,
     found: &mut Found,
 ) -> Result<()> {
-    let mut params = vec![("limit", PAGE_SIZE.to_string())];
-    let fields = [
-        ("bbox", &query.bbox),
-        ("datetime", &query.datetime),
-        ("collections", &query.collections),
-    ];
-    params.extend(
-        fields
-            .into_iter()
-            .filter_map(|(k, v)| Some((k, v.clone()?))),
-    );
-    if let Some(filter) = &query.filter {
-        let lang = match filter.trim_start().starts_with('{') {
-            true => "cql2-json",
-            false => "cql2-text",
-        };
-        params.push(("filter", filter.clone()));
-        params.push(("filter-lang", lang.to_string()));
-    }
-    let mut request = Request {
-        url: documents::with_query(url, &params)?,
-        body: None,
+    let body = body_of(query)?;
+    let first = Request {
+        url: url.to_string(),
+        body: Some(body.clone()),
     };
+    match pages(url, first, keys, limits, hosts, found) {
+        Err(e) if documents::method_not_allowed(&e) => {
+            let params: Vec<(&str, String)> = body
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| match (k.as_str(), v) {
+                    (_, Value::String(s)) => (k.as_str(), s.clone()),
+                    ("bbox" | "collections", Value::Array(l)) => {
+                        let text = |v: &Value| v.as_str().map_or(v.to_string(), str::to_string);
+                        (k.as_str(), l.iter().map(text).collect::<Vec<_>>().join(","))
+                    }
+                    _ => (k.as_str(), v.to_string()),
+                })
+                .collect();
+            let get = Request {
+                url: documents::with_query(url, &params)?,
+                body: None,
+            };
+            pages(url, get, keys, limits, hosts, found)
+        }
+        done => done,
+    }
+}
+
+/// The JSON body of the search `query` (STAC API item search).
+fn body_of(query: &Query) -> Result<Value> {
+    let mut body = serde_json::Map::new();
+    body.insert("limit".into(), Value::from(PAGE_SIZE));
+    if let Some(bbox) = &query.bbox {
+        let numbers: Option<Vec<f64>> = bbox.split(',').map(|v| v.trim().parse().ok()).collect();
+        match numbers {
+            Some(n) if n.len() == 4 || n.len() == 6 => body.insert("bbox".into(), n.into()),
+            _ => {
+                return Err(Error::Usage {
+                    what: format!("--bbox {bbox}: expected minx,miny,maxx,maxy"),
+                })
+            }
+        };
+    }
+    if let Some(datetime) = &query.datetime {
+        body.insert("datetime".into(), Value::from(datetime.as_str()));
+    }
+    if let Some(ids) = &query.collections {
+        let ids: Vec<&str> = ids.split(',').map(str::trim).collect();
+        body.insert("collections".into(), ids.into());
+    }
+    if let Some(filter) = &query.filter {
+        let (lang, value) = match filter.trim_start().starts_with('{') {
+            true => (
+                "cql2-json",
+                serde_json::from_str(filter).map_err(|e| Error::Usage {
+                    what: format!("--filter: not CQL2 JSON: {e}"),
+                })?,
+            ),
+            false => ("cql2-text", Value::from(filter.as_str())),
+        };
+        body.insert("filter".into(), value);
+        body.insert("filter-lang".into(), Value::from(lang));
+    }
+    Ok(Value::Object(body))
+}
+
+/// Takes the items of the pages of the search `url` from its page
+/// `request` on, following `next` links.
+fn pages(
+    url: &str,
+    mut request: Request,
+    keys: &[String],
+    limits: &Limits,
+    hosts: &Hosts,
+    found: &mut Found,
+) -> Result<()> {
     let mut asked = HashSet::new();
     for page in 1.. {
         if page > limits.pages {
