@@ -467,6 +467,50 @@ class MotoServer:
         self._log.close()
 
 
+class StacApi:
+    """``rustac serve`` (its in-memory backend) on loopback over the items
+    of ``items`` (an ItemCollection file), collections made for them;
+    ``rustac`` is the command of the venv of :func:`venvs.stac_python`."""
+
+    def __init__(self, rustac: Path, items: Path, log: Path) -> None:
+        self.port = free_port()
+        self._log = open(log, "wb")
+        self._proc = subprocess.Popen(
+            [str(rustac), "serve", "--create-collections", "--addr", f"127.0.0.1:{self.port}",
+             str(items)],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(self.url, timeout=5).read()
+                break
+            except (urllib.error.URLError, OSError):
+                if self._proc.poll() is not None or time.monotonic() > deadline:
+                    self.close()
+                    raise AssertionError(f"rustac serve did not start; see {log}:\n"
+                                         f"{log.read_text(errors='replace')[-2000:]}")
+                time.sleep(0.1)
+
+    @property
+    def url(self) -> str:
+        """The API's landing page, ending in ``/``."""
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def search(self) -> str:
+        return self.url + "search"
+
+    def close(self) -> None:
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+        self._log.close()
+
+
 @contextlib.contextmanager
 def moto_bucket(venv: Path, log: Path, bucket: str, root: Path) -> Iterator[MotoServer]:
     """A moto S3 server holding the bucket ``bucket`` filled with the files

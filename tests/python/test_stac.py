@@ -28,13 +28,10 @@ from osgeo import gdal
 
 from conftest import REPO_ROOT, run_chunkref
 from raster_checks import open_chunkref
-from servers import RangeServer, free_port
-from venvs import ensure_venv
+from servers import RangeServer, StacApi
+from venvs import stac_python as make_stac_python
 
 CHUNKREF = REPO_ROOT / "target" / "release" / "chunkref"
-
-STAC_REQUIREMENTS = ["pystac==1.15.2", "rustac==0.9.18", "pyarrow==26.0.1"]
-STAC_CHECK = "import pystac, rustac, pyarrow"
 
 #: Items of the catalogue: id, datetime (None: start_datetime only), EPSG.
 ITEMS = [
@@ -50,8 +47,7 @@ SCALE = {"red": 0.0001, "nir": 0.0002, "swir": 0.0003}
 
 @pytest.fixture(scope="module")
 def stac_python() -> Path:
-    return ensure_venv(REPO_ROOT / "build" / "stac-venv", STAC_REQUIREMENTS, STAC_CHECK,
-                       "pystac and rustac")
+    return make_stac_python()
 
 
 def write_cog(path: Path, width: int, pixel: int, epsg: int, seed: int) -> None:
@@ -223,21 +219,9 @@ def api(archive, server, stac_python, tmp_path_factory) -> Iterator[str]:
                     props[key] = props[key][:8] + f"{1 + day % 28:02d}" + props[key][10:]
             items.append(d)
     path = item_collection(tmp_path_factory.mktemp("api") / "items.json", items)
-    port = free_port()
-    log = open(path.parent / "serve.log", "w")
-    proc = subprocess.Popen([str(stac_python.parent / "rustac"), "serve", "--create-collections",
-                             "--addr", f"127.0.0.1:{port}", str(path)], stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            gdal.VSICurlClearCache()
-            with __import__("urllib.request").request.urlopen(url + "/", timeout=1):
-                break
-        except OSError:
-            time.sleep(0.1)
-    yield url + "/search"
-    proc.terminate()
-    proc.wait(10)
+    api = StacApi(stac_python.parent / "rustac", path, path.parent / "serve.log")
+    yield api.search
+    api.close()
 
 
 def test_api_search_pages(api, server, archive, tmp_path):
