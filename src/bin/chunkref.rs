@@ -8,6 +8,7 @@
 //! chunkref index [--template-base] FILE.nc|FILE.h5 -o OUT.json|OUT.parquet
 //! chunkref index [--template-base] [--datetime-from-name | --datetime-from-metadata] A.tif B.tif ... -o STACK.parquet|.json
 //! chunkref index [--template-base] [--mosaic | --stack] A.tif B.tif ... -o MOSAIC.parquet|.fgb|.json
+//! chunkref index --stac SOURCE --asset NAME[,NAME...] [--append] -o STACK.parquet|.json|.fgb
 //! chunkref convert IN.json|IN.parquet OUT.json|OUT.parquet
 //! ```
 //! Reads only the headers of each source and writes a Kerchunk JSON v1 chunk
@@ -34,6 +35,10 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
                       [--datetime-from-name | --datetime-from-metadata] [--from-list FILE]
                       [--concurrency N] [--skip-errors] [--failures FILE]
                       [--append | --shard I/N] SOURCE... -o OUT(.json | .parquet | .fgb | DIR/)
+       chunkref index --stac SOURCE --asset NAME[,NAME...] [--bbox B] [--datetime D]
+                      [--collections C] [--filter CQL2] [--allow-host HOST[,HOST...]]
+                      [--max-pages N] [--max-items N] [--skip-errors] [--failures FILE]
+                      [--append] -o OUT(.json | .parquet | .fgb)
        chunkref index --merge-shards -o OUT
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory
                                     or Icechunk repository (its main branch);
@@ -79,6 +84,19 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
   --shard I/N      index the I-th of N contiguous blocks of the sources (0 <= I < N) as
                    OUT/shard-I-of-N.parquet, steps numbered in the whole list; run every
                    shard (anywhere), then --merge-shards -o OUT joins them without a rewrite
+  --stac SOURCE    index the assets --asset names of the items of a STAC source
+                   (docs/stac.md): a STAC API search (URL ending in /search; --bbox
+                   minx,miny,maxx,maxy, --datetime, --collections, --filter passed to
+                   it, its next pages followed, at most --max-pages, default 1000), an
+                   item or ItemCollection JSON file, a static catalogue or collection
+                   (child and item links walked), or a STAC-GeoParquet file; local, HTTP(S)
+                   or object storage. Each item is a time step (its datetime, else
+                   start_datetime); an item's assets on one grid are the bands of one
+                   array, assets or items on other grids separate arrays (groups named
+                   by their asset keys); items missing an asset or failing to read fail
+                   the run (--skip-errors: left out and listed); --append adds the items
+                   not in OUT yet (by id). Links and hrefs to hosts other than the
+                   catalogue's are refused unless --allow-host names them (* any)
   --bad-checksum-warning
                    DTED: a record with a bad checksum is read with a GDAL warning
                    instead of failing the read (the peer cannot read such indexes)
