@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
+import shutil
 import subprocess
 import threading
 import time
@@ -374,3 +376,28 @@ def test_append_takes_new_items_only(archive, tmp_path):
                            "--append", "-o", tmp_path / "two.parquet")
     assert several.returncode == 1
     assert "--append grows one time stack" in several.stderr
+
+
+def test_item_collection_on_object_storage(archive, tmp_path):
+    """An ItemCollection in an S3 bucket (moto), its relative hrefs
+    resolved in the bucket, read with the sources' AWS_* settings."""
+    from raster_checks import config_options
+    from servers import moto_bucket
+
+    root = tmp_path / "bucket"
+    shutil.copytree(archive / "data", root / "stac" / "data")
+    item_collection(root / "stac" / "items.json",
+                    item_dicts(lambda i, k: f"data/{i}_{k}.tif"))
+    with moto_bucket(REPO_ROOT / "build" / "moto-venv", tmp_path / "moto.log", "cat",
+                     root) as s3:
+        env = {"AWS_S3_ENDPOINT": s3.endpoint, "AWS_HTTPS": "NO",
+               "AWS_VIRTUAL_HOSTING": "FALSE", "AWS_REGION": "us-east-1",
+               "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+        out = tmp_path / "s2.parquet"
+        done = subprocess.run([str(CHUNKREF), "index", "--stac", "s3://cat/stac/items.json",
+                               "--asset", "red,nir,swir", "-o", str(out)],
+                              capture_output=True, text=True, timeout=300,
+                              env=os.environ | env)
+        assert done.returncode == 0, done.stderr
+        with config_options(env):
+            check_stacks(out, archive)

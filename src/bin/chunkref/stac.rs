@@ -131,6 +131,9 @@ fn read_asset(
     Ok((built, refs))
 }
 
+/// Reads the assets of `items`, groups the items whose assets could be
+/// read into stacks and writes them (or appends the one stack) to OUT;
+/// returns what was made and its chunk references.
 fn index_items(args: &Args, items: Vec<Item>) -> Result<(String, usize), String> {
     let formats: Vec<Result<Format, String>> = on_source_threads(|| {
         args.sources
@@ -138,7 +141,8 @@ fn index_items(args: &Args, items: Vec<Item>) -> Result<(String, usize), String>
             .map(|s| builder::detect(s).map_err(|e| e.to_string()))
             .collect()
     });
-    // Sources whose format is unknown are read as TIFF and fail there too.
+    // A source whose format cannot be told (missing, not a raster) is read
+    // as TIFF, which fails as well; the detection's error is the one kept.
     let usable: Vec<Format> = formats
         .iter()
         .map(|f| *f.as_ref().unwrap_or(&Format::Tiff))

@@ -86,3 +86,55 @@ pub(super) fn walk(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn hosts(source: &str) -> Hosts {
+        Hosts::new(source, Vec::new()).unwrap()
+    }
+
+    /// Catalogue `i` of a chain linking to `i + 1` and back to the first.
+    fn chain(dir: &std::path::Path, n: usize) -> String {
+        for i in 0..n {
+            let doc = json!({"type": "Catalog", "id": format!("c{i}"), "links": [
+                {"rel": "child", "href": format!("c{}.json", i + 1)},
+                {"rel": "child", "href": "c0.json"}]});
+            std::fs::write(dir.join(format!("c{i}.json")), doc.to_string()).unwrap();
+        }
+        let item = json!({"type": "Feature", "id": "x", "properties": {"datetime": null},
+            "assets": {"a": {"href": "x.tif"}}});
+        std::fs::write(dir.join(format!("c{n}.json")), item.to_string()).unwrap();
+        dir.join("c0.json").to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn walks_are_bounded_and_cycles_walked_once() {
+        let dir = std::env::temp_dir().join(format!("chunkref-stac-walk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let root = chain(&dir, 5);
+        let mut found = Found::default();
+        let keys = ["a".to_string()];
+        walk(&root, &keys, &Limits::default(), &hosts(&root), &mut found).unwrap();
+        assert_eq!(found.items.len(), 1);
+        assert_eq!(
+            found.items[0].assets[0].href,
+            dir.join("x.tif").to_string_lossy()
+        );
+        let shallow = Limits {
+            depth: 3,
+            ..Limits::default()
+        };
+        let e = walk(&root, &keys, &shallow, &hosts(&root), &mut Found::default()).unwrap_err();
+        assert!(e.to_string().contains("deeper than 3 levels"), "{e}");
+        let few = Limits {
+            documents: 2,
+            ..Limits::default()
+        };
+        let e = walk(&root, &keys, &few, &hosts(&root), &mut Found::default()).unwrap_err();
+        assert!(e.to_string().contains("more than 2 documents"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -95,3 +95,78 @@ pub fn group(items: Vec<(Item, Vec<Built>)>) -> Result<Vec<Stack>, String> {
     }
     Ok(stacks)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builders::stac::item::Asset;
+    use crate::builders::writers::built::Ref;
+
+    /// The index of a one-band asset of `width` columns at `x0`.
+    fn built(url: &str, width: u64, x0: f64) -> Built {
+        let mut b = Built::default();
+        b.metadata.insert(".zattrs".into(), json!({"source": url}));
+        b.metadata.insert(
+            "0/data/.zarray".into(),
+            json!({"shape": [1, 4, width], "chunks": [1, 4, 4], "dtype": "<u2", "fill_value": 0}),
+        );
+        b.metadata.insert(
+            "0/.zattrs".into(),
+            json!({"spatial:transform": [10.0, 0.0, x0, 0.0, -10.0, 0.0]}),
+        );
+        b.arrays
+            .insert("0/data".into(), vec![Ref::single([0, 0, 0], url, 0, 8)]);
+        b
+    }
+
+    fn item(id: &str, when: &str, assets: &[(&str, u64, f64)]) -> (Item, Vec<Built>) {
+        let list = assets
+            .iter()
+            .map(|(k, _, _)| Asset {
+                key: k.to_string(),
+                href: format!("/d/{id}_{k}.tif"),
+                bands: Vec::new(),
+            })
+            .collect();
+        let builts = assets
+            .iter()
+            .map(|(k, w, x0)| built(&format!("/d/{id}_{k}.tif"), *w, *x0))
+            .collect();
+        let item = Item {
+            id: id.into(),
+            datetime: Some(when.into()),
+            assets: list,
+        };
+        (item, builts)
+    }
+
+    #[test]
+    fn assets_on_one_grid_are_bands_other_grids_other_stacks() {
+        let stacks = group(vec![
+            item(
+                "b",
+                "2021-01-02",
+                &[("red", 8, 0.0), ("nir", 8, 0.0), ("swir", 4, 0.0)],
+            ),
+            item(
+                "a",
+                "2021-01-01",
+                &[("red", 8, 0.0), ("nir", 8, 0.0), ("swir", 4, 0.0)],
+            ),
+            item(
+                "c",
+                "2021-01-03",
+                &[("red", 8, 500.0), ("nir", 8, 500.0), ("swir", 4, 500.0)],
+            ),
+        ])
+        .unwrap();
+        let names: Vec<&str> = stacks.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["red+nir", "swir", "red+nir_2", "swir_2"]);
+        let steps: Vec<&str> = stacks[0].steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(steps, ["a", "b"]);
+        let step = &stacks[0].steps[0].built;
+        assert_eq!(step.metadata["0/data/.zarray"]["shape"], json!([2, 4, 8]));
+        assert_eq!(step.metadata[".zattrs"][SOURCE_ATTRIBUTE], json!("a"));
+        assert_eq!(stacks[2].steps.len(), 1);
+    }
+}

@@ -235,3 +235,28 @@ fn follow(href: &str, base: &Base, hosts: &Hosts, what: &str) -> Result<String> 
     })?;
     Ok(at.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(name: &str) -> Location {
+        crate::io::source::locate(name).unwrap()
+    }
+
+    #[test]
+    fn hrefs_stay_on_the_catalogue_host_unless_allowed() {
+        let remote = Hosts::new("https://a.example/stac/search", Vec::new()).unwrap();
+        assert!(remote.check(&at("https://a.example/x.tif")).is_ok());
+        let other = remote.check(&at("https://b.example/x.tif")).unwrap_err();
+        assert!(other.contains("--allow-host b.example"), "{other}");
+        assert!(remote.check(&at("/etc/passwd")).is_err());
+        let allowed = Hosts::new("https://a.example/s", vec!["b.example".into()]).unwrap();
+        assert!(allowed.check(&at("https://b.example/x.tif")).is_ok());
+        let local = Hosts::new("items.json", Vec::new()).unwrap();
+        assert!(local.check(&at("/data/x.tif")).is_ok());
+        assert!(local.check(&at("s3://bucket/x.tif")).is_err());
+        let any = Hosts::new("items.json", vec!["*".into()]).unwrap();
+        assert!(any.check(&at("s3://bucket/x.tif")).is_ok());
+    }
+}
