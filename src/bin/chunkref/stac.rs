@@ -55,9 +55,7 @@ pub(crate) fn find_items(args: &mut Args, stac_args: &StacArgs) -> Result<Vec<It
         &hosts,
     )
     .map_err(|e| format!("{}: {e}", stac_args.source))?;
-    for (id, reason) in found.failures {
-        args.skip(&id, reason)?;
-    }
+    leave_out(args, found.failures)?;
     let mut items = found.items;
     if args.append {
         let known = indexed_items(args)?;
@@ -149,10 +147,14 @@ fn index_items(args: &Args, items: Vec<Item>) -> Result<(String, usize), String>
         .collect();
     let mut builts: Vec<Option<Result<_, String>>> = vec![None; args.sources.len()];
     read_sources(args, &usable, read_asset, |i, made| {
-        builts[i] = Some(match &formats[i] {
+        let made = match &formats[i] {
             Err(e) => Err(e.clone()),
             Ok(_) => made,
-        });
+        };
+        if made.is_err() {
+            args.progress.failed_after_all();
+        }
+        builts[i] = Some(made);
         Ok(())
     })?;
     let at: std::collections::HashMap<&str, usize> = args
@@ -162,6 +164,7 @@ fn index_items(args: &Args, items: Vec<Item>) -> Result<(String, usize), String>
         .map(|(i, s)| (s.as_str(), i))
         .collect();
     let mut ready = Vec::with_capacity(items.len());
+    let mut left_out = Vec::new();
     for item in items {
         let mut assets = Vec::with_capacity(item.assets.len());
         let mut failed = Vec::new();
@@ -175,12 +178,11 @@ fn index_items(args: &Args, items: Vec<Item>) -> Result<(String, usize), String>
         if failed.is_empty() {
             ready.push((item, assets));
         } else {
-            args.skip(
-                &item.id,
-                format!("item '{}': {}", item.id, failed.join("; ")),
-            )?;
+            let reason = format!("item '{}': {}", item.id, failed.join("; "));
+            left_out.push((item.id, reason));
         }
     }
+    leave_out(args, left_out)?;
     if ready.is_empty() {
         return Err("no item could be indexed".into());
     }
@@ -246,4 +248,18 @@ fn index_items(args: &Args, items: Vec<Item>) -> Result<(String, usize), String>
 /// The stacks' names, for messages.
 fn names<'a>(stacks: impl Iterator<Item = &'a String>) -> String {
     stacks.map(String::as_str).collect::<Vec<_>>().join(", ")
+}
+
+/// Items that cannot be indexed, `(id, reason)`: with `--skip-errors` they
+/// are recorded (listed at the end, and in `--failures`), else the run
+/// fails naming every one.
+fn leave_out(args: &Args, items: Vec<(String, String)>) -> Result<(), String> {
+    if !args.skip_errors && !items.is_empty() {
+        let reasons: Vec<String> = items.into_iter().map(|(_, r)| r).collect();
+        return Err(reasons.join("\n"));
+    }
+    for (id, reason) in items {
+        args.record_failure(&id, reason);
+    }
+    Ok(())
 }
