@@ -85,7 +85,7 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
                    OUT/shard-I-of-N.parquet, steps numbered in the whole list; run every
                    shard (anywhere), then --merge-shards -o OUT joins them without a rewrite
   --stac SOURCE    index the assets --asset names of the items of a STAC source
-                   (docs/stac.md): a STAC API search (URL ending in /search; --bbox
+                   (docs/stac.md): a STAC API search (its landing page or /search; --bbox
                    minx,miny,maxx,maxy, --datetime, --collections, --filter passed to
                    it, its next pages followed, at most --max-pages, default 1000), an
                    item or ItemCollection JSON file, a static catalogue or collection

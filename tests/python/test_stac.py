@@ -169,6 +169,13 @@ def test_static_catalogue_over_http(archive, server, tmp_path):
     check_stacks(out, archive)
 
 
+def test_search_options_need_an_api(archive, server, tmp_path):
+    done = run_chunkref(CHUNKREF, "index", "--stac", server.url + "catalog/catalog.json",
+                        "--asset", "red", "--bbox", "1,2,3,4", "-o", tmp_path / "x.json")
+    assert done.returncode == 1
+    assert "search a STAC API; give its landing page or .../search URL" in done.stderr
+
+
 def test_item_collection_file_and_skip_errors(archive, tmp_path):
     missing = str(archive / "data" / "gone.tif")
     items = item_dicts(lambda i, k: str(archive / "data" / f"{i}_{k}.tif"),
@@ -246,6 +253,13 @@ def test_api_search_pages(api, server, archive, tmp_path):
                         "--datetime", "2021-01-01T00:00:00Z/2021-01-04T12:00:00Z",
                         "--bbox", "14.5,41,15.5,42",
                         "--allow-host", host, "-o", out2)
+    assert done.returncode == 0, done.stderr
+    assert "16 STAC items in 2 stack(s)" in done.stderr
+    # The API's landing page searches as its /search URL does.
+    out3 = tmp_path / "landing.parquet"
+    done = run_chunkref(CHUNKREF, "index", "--stac", api.removesuffix("search"), "--asset",
+                        "red", "--datetime", "2021-01-01T00:00:00Z/2021-01-04T12:00:00Z",
+                        "--allow-host", host, "-o", out3)
     assert done.returncode == 0, done.stderr
     assert "16 STAC items in 2 stack(s)" in done.stderr
     # Without --allow-host the assets on the range server are refused.

@@ -2,7 +2,8 @@
 //! ItemCollection (GeoJSON FeatureCollection), or a catalogue or
 //! collection whose `child` and `item` links are walked, breadth first,
 //! each document once, no deeper than [`Limits::depth`] and no more than
-//! [`Limits::documents`] of them.
+//! [`Limits::documents`] of them. A STAC API's landing page is not walked:
+//! its `search` link is what is searched.
 
 use std::collections::{HashSet, VecDeque};
 
@@ -12,15 +13,21 @@ use super::{base_of, follow, read_json, Found, Hosts, Limits};
 use crate::base::error::{Error, Result};
 use crate::io::documents::Request;
 
+/// Conformance class of STAC API item search.
+const ITEM_SEARCH: &str = "/item-search";
+
 /// Takes the items of the document `source` and of the documents it links
-/// to into `found`.
+/// to into `found`; when `source` is a STAC API's landing page, returns its
+/// search URL instead. `searching` (a search was asked for) is refused for
+/// anything but a landing page.
 pub(super) fn walk(
     source: &str,
     keys: &[String],
     limits: &Limits,
     hosts: &Hosts,
+    searching: bool,
     found: &mut Found,
-) -> Result<()> {
+) -> Result<Option<String>> {
     let mut queue = VecDeque::from([(source.to_string(), 0usize)]);
     let mut seen = HashSet::from([source.to_string()]);
     while let Some((name, depth)) = queue.pop_front() {
@@ -30,6 +37,20 @@ pub(super) fn walk(
         };
         let doc = read_json(&request, limits)?;
         let base = base_of(&name)?;
+        if depth == 0 {
+            if let Some(search) = search_link(&doc) {
+                let what = format!("the search link of {name}");
+                return follow(search, &base, hosts, &what).map(Some);
+            }
+            if searching {
+                return Err(Error::Usage {
+                    what: format!(
+                        "{source}: --bbox, --datetime, --collections and --filter search a \
+                         STAC API; give its landing page or .../search URL"
+                    ),
+                });
+            }
+        }
         let kind = doc.get("type").and_then(Value::as_str).unwrap_or_default();
         match kind {
             "Feature" => found.take(&doc, &base, keys, hosts, limits)?,
@@ -84,7 +105,25 @@ pub(super) fn walk(
             }
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// The `search` link of a STAC API landing page (a catalogue conforming
+/// to item search), if `doc` is one.
+fn search_link(doc: &Value) -> Option<&str> {
+    let conforms = doc.get("conformsTo")?.as_array()?;
+    if !conforms
+        .iter()
+        .any(|c| c.as_str().is_some_and(|c| c.ends_with(ITEM_SEARCH)))
+    {
+        return None;
+    }
+    let links = doc.get("links")?.as_array()?;
+    links
+        .iter()
+        .find(|l| l.get("rel").and_then(Value::as_str) == Some("search"))?
+        .get("href")?
+        .as_str()
 }
 
 #[cfg(test)]
@@ -117,7 +156,15 @@ mod tests {
         let root = chain(&dir, 5);
         let mut found = Found::default();
         let keys = ["a".to_string()];
-        walk(&root, &keys, &Limits::default(), &hosts(&root), &mut found).unwrap();
+        walk(
+            &root,
+            &keys,
+            &Limits::default(),
+            &hosts(&root),
+            false,
+            &mut found,
+        )
+        .unwrap();
         assert_eq!(found.items.len(), 1);
         assert_eq!(
             found.items[0].assets[0].href,
@@ -127,13 +174,29 @@ mod tests {
             depth: 3,
             ..Limits::default()
         };
-        let e = walk(&root, &keys, &shallow, &hosts(&root), &mut Found::default()).unwrap_err();
+        let e = walk(
+            &root,
+            &keys,
+            &shallow,
+            &hosts(&root),
+            false,
+            &mut Found::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("deeper than 3 levels"), "{e}");
         let few = Limits {
             documents: 2,
             ..Limits::default()
         };
-        let e = walk(&root, &keys, &few, &hosts(&root), &mut Found::default()).unwrap_err();
+        let e = walk(
+            &root,
+            &keys,
+            &few,
+            &hosts(&root),
+            false,
+            &mut Found::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("more than 2 documents"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

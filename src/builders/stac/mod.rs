@@ -170,10 +170,10 @@ impl Found {
 }
 
 /// The items of the STAC source `source` with the assets `keys`: a STAC API
-/// `.../search` URL (searched with `query`, its pages followed), a
-/// STAC-GeoParquet file (`.parquet`), or a JSON document: an item, an
-/// ItemCollection, a catalogue or collection (its `child` and `item` links
-/// walked).
+/// (its `.../search` URL or its landing page: searched with `query`, its
+/// pages followed), a STAC-GeoParquet file (`.parquet`), or a JSON
+/// document: an item, an ItemCollection, a catalogue or collection (its
+/// `child` and `item` links walked).
 pub fn read(
     source: &str,
     keys: &[String],
@@ -185,20 +185,23 @@ pub fn read(
     let lower = source.to_ascii_lowercase();
     let path = lower.split(['?', '#']).next().unwrap_or_default();
     let is_api = path.ends_with("/search") && is_http(source);
-    if !query.is_empty() && !is_api {
-        return Err(Error::Usage {
-            what: format!(
-                "{source}: --bbox, --datetime, --collections and --filter search a STAC API; \
-                 give its .../search URL"
-            ),
-        });
-    }
+    let is_table = path.ends_with(".parquet") || path.ends_with(".geoparquet");
     if is_api {
         search::search(source, query, keys, limits, hosts, &mut found)?;
-    } else if path.ends_with(".parquet") || path.ends_with(".geoparquet") {
+    } else if is_table {
+        if !query.is_empty() {
+            return Err(Error::Usage {
+                what: format!(
+                    "{source}: --bbox, --datetime, --collections and --filter search a STAC \
+                     API, not a STAC-GeoParquet table"
+                ),
+            });
+        }
         geoparquet::read(source, keys, limits, hosts, &mut found)?;
-    } else {
-        catalog::walk(source, keys, limits, hosts, &mut found)?;
+    } else if let Some(api) =
+        catalog::walk(source, keys, limits, hosts, !query.is_empty(), &mut found)?
+    {
+        search::search(&api, query, keys, limits, hosts, &mut found)?;
     }
     Ok(found)
 }
