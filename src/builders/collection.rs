@@ -8,10 +8,15 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::base::error::{Error, Result};
-use crate::conventions::attributes::{COLOR_ATTRIBUTE, DATETIME_ATTRIBUTE, SOURCE_ATTRIBUTE};
+use crate::conventions::attributes::{
+    BANDS_ATTRIBUTE, COLOR_ATTRIBUTE, DATETIME_ATTRIBUTE, SOURCE_ATTRIBUTE,
+};
 use crate::index::parts::{part_name, shard_name, PartsList, PARTS_FILE};
 use crate::index::split_key;
 use crate::index::table::{Rows, TableDoc};
+
+/// Per-band lists of a stack's arrays: one entry per band of every step.
+const PER_BAND: [&str; 2] = [COLOR_ATTRIBUTE, BANDS_ATTRIBUTE];
 
 /// A part's document and the first time step its rows hold (`None`
 /// without rows).
@@ -237,23 +242,29 @@ fn merged_document(key: &str, a: &Value, b: &Value, t_a: u64, t_b: u64) -> Optio
                     merged[field] = list;
                 }
             }
-            if let (Some(Value::Array(la)), Some(Value::Array(lb))) =
-                (a.get(COLOR_ATTRIBUTE), b.get(COLOR_ATTRIBUTE))
-            {
-                // One list per step, repeated: the same per-step list.
-                let per = |l: &Vec<Value>, t: u64| Some(l.len() / usize::try_from(t).ok()?.max(1));
-                let (na, nb) = (per(la, t_a)?, per(lb, t_b)?);
-                if la[..na] != lb[..nb] {
-                    return None;
+            for field in PER_BAND {
+                if let (Some(Value::Array(la)), Some(Value::Array(lb))) =
+                    (a.get(field), b.get(field))
+                {
+                    // One list per step, repeated: the same per-step list.
+                    let per =
+                        |l: &Vec<Value>, t: u64| Some(l.len() / usize::try_from(t).ok()?.max(1));
+                    let (na, nb) = (per(la, t_a)?, per(lb, t_b)?);
+                    if la[..na] != lb[..nb] {
+                        return None;
+                    }
+                    let mut all = la.clone();
+                    all.extend(lb.iter().cloned());
+                    merged[field] = Value::Array(all);
                 }
-                let mut all = la.clone();
-                all.extend(lb.iter().cloned());
-                merged[COLOR_ATTRIBUTE] = Value::Array(all);
             }
             for doc in [&mut a, &mut b] {
                 if let Some(o) = doc.as_object_mut() {
-                    for field in [DATETIME_ATTRIBUTE, SOURCE_ATTRIBUTE, COLOR_ATTRIBUTE] {
-                        o.remove(field);
+                    for field in [DATETIME_ATTRIBUTE, SOURCE_ATTRIBUTE]
+                        .iter()
+                        .chain(&PER_BAND)
+                    {
+                        o.remove(*field);
                     }
                 }
             }

@@ -11,6 +11,7 @@ pub mod j2k;
 pub mod mosaic;
 pub mod netcdf3;
 pub mod nitf;
+pub mod stac;
 pub mod tiff;
 pub mod writers;
 pub mod zarr_store;

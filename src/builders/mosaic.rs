@@ -2,14 +2,12 @@
 //! scene's documents and references move under group `scenes/<i>`, and the
 //! root group gets the [`Description`] placing them in the union.
 
-use std::collections::HashMap;
-
 use serde_json::{json, Value};
 
 use crate::base::error::{Error, Result};
+use crate::builders::writers::nest::nest;
 use crate::conventions::attributes::MOSAIC_ATTRIBUTE;
-use crate::index::refs::FileTable;
-use crate::index::{Index, Store};
+use crate::index::Index;
 use crate::io::config::Settings;
 use crate::io::resolve::Base;
 use crate::read::georef::orientation::YOrder;
@@ -107,15 +105,9 @@ pub fn mosaic(source: &str, scenes: Vec<Index>, settings: &Settings) -> Result<I
         ))
     })?;
 
-    let mut docs: HashMap<String, Value> = HashMap::new();
     let mut entries = Vec::with_capacity(views.len());
     for (i, (v, place)) in views.iter().zip(&union.scenes).enumerate() {
         let prefix = format!("{SCENES_GROUP}/{i}");
-        for (key, doc) in &v.dataset.index.metadata {
-            if !key.ends_with(".zmetadata") {
-                docs.insert(format!("{prefix}/{key}"), doc.clone());
-            }
-        }
         let levels = v.dataset.levels.iter().map(|l| {
             let path = &v.dataset.index.arrays[l.array].meta.path;
             format!("{prefix}/{path}").trim_end_matches('/').to_string()
@@ -134,38 +126,17 @@ pub fn mosaic(source: &str, scenes: Vec<Index>, settings: &Settings) -> Result<I
         scenes: entries,
     };
     let sources: Vec<&str> = views.iter().map(|v| v.name.as_str()).collect();
-    docs.insert(".zgroup".into(), json!({"zarr_format": 2}));
-    docs.insert(format!("{SCENES_GROUP}/.zgroup"), json!({"zarr_format": 2}));
-    docs.insert(
-        ".zattrs".into(),
-        json!({"source": sources, MOSAIC_ATTRIBUTE: description}),
-    );
-
-    let store = Store::from_documents(docs)?;
-    let mut files = FileTable::default();
-    let mut rows = store.empty_rows();
-    for (i, v) in views.iter().enumerate() {
-        let index = &v.dataset.index;
-        let ids: Vec<u32> = index.files.urls().iter().map(|u| files.intern(u)).collect();
-        for array in &index.arrays {
-            let path = format!("{SCENES_GROUP}/{i}/{}", array.meta.path);
-            let path = path.trim_end_matches('/');
-            let Ok(a) = store
-                .metas()
-                .binary_search_by(|m| m.path.as_str().cmp(path))
-            else {
-                return Err(bad(format!("array '{path}' of {} was lost", v.name)));
-            };
-            rows[a].extend(
-                array
-                    .refs
-                    .table()?
-                    .iter()
-                    .map(|(pos, r)| (pos, r.to_raw().map_file(|f| ids[f as usize]))),
-            );
-        }
-    }
-    Ok(store.into_index(source, files, rows))
+    let root = json!({"source": sources, MOSAIC_ATTRIBUTE: description});
+    let parts: Vec<(String, &Index)> = views
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (format!("{SCENES_GROUP}/{i}"), &*v.dataset.index))
+        .collect();
+    nest(
+        source,
+        &parts,
+        root.as_object().cloned().unwrap_or_default(),
+    )
 }
 
 /// What a scene's index calls its source: its root `source` attribute,

@@ -2,6 +2,7 @@
 //! object storage, builders' sources, and index files read by range.
 
 pub mod config;
+pub mod documents;
 pub mod fetch;
 pub mod index_file;
 pub mod resolve;

@@ -18,7 +18,10 @@ processes (the median is shown):
 - one 512 x 512 tile of one date; the full 2048 x 2048 of one date;
 - the mean over all dates of the 2048 x 2048 (xarray + dask: chunkref's
   wheel and VirtualiZarr + Icechunk);
-- indexing the files over HTTP (async-tiff: reading every header).
+- indexing the files over HTTP (async-tiff: reading every header);
+- indexing them from a STAC API search (``rustac serve`` on loopback, one
+  item per file): ``chunkref index --stac`` against rasteret's
+  ``build_from_stac``, and the pixel query on the index the search made.
 
 ``chunkref-py`` is chunkref's Python face (the wheel of
 scripts/build-wheel.sh, installed into the peers' venv: no GDAL in its
@@ -52,7 +55,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from osgeo import gdal
+from osgeo import gdal, osr
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -60,7 +63,7 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 sys.path.insert(0, str(HERE))
 
 import timeseries_data as data  # noqa: E402
-from servers import RangeServer, RequestLog  # noqa: E402
+from servers import RangeServer, RequestLog, StacApi  # noqa: E402
 
 CHUNKREF = REPO / "target" / "release" / "chunkref"
 CLIENTS = HERE / "timeseries_clients.py"
@@ -102,10 +105,16 @@ QUERIES = (
     ("mean", "mean of {days} dates over 2048 x 2048 (xarray + dask)",
      ("chunkref-py", "virtualizarr")),
     ("index", "index the {days} files over HTTP", tuple(t for t in TOOLS if t != "chunkref-py")),
+    ("index-all", "... every header requested at once (no gate)", ("async-tiff",)),
+    ("stac-index", "index the {days} items of a STAC API search (rustac serve)",
+     ("chunkref", "rasteret")),
+    ("pixel-stac", "one pixel on all {days} dates, index from the STAC search", ("chunkref",)),
 )
+#: The queries that make indexes (run first: the readers read what they wrote).
+INDEX_QUERIES = ("index", "index-all", "stac-index")
 #: Rows whose ratio is taken against the peers' row of another query.
 PEER_ROW = {"pixel-locinfo": "pixel", "pixel-bands": "pixel", "pixel-rasterio": "pixel",
-            "pixel-terra": "pixel"}
+            "pixel-terra": "pixel", "pixel-stac": "pixel"}
 
 
 def runs(python: str) -> bool:
@@ -137,6 +146,37 @@ def install_wheel(python: Path) -> None:
         sys.exit("no wheel in build/wheelhouse: run scripts/build-wheel.sh first")
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--force-reinstall",
                     "--no-deps", str(wheels[-1])], check=True)
+
+
+def stac_api(names: list[str], base: str) -> StacApi:
+    """``rustac serve`` over one STAC item per file (collection ``ts``,
+    asset ``data`` on the range server at ``base``, the day's datetime)."""
+    from venvs import stac_python
+
+    size = data.SIZE * data.PIXEL
+    x0, y0 = data.ORIGIN
+    corners = [(x0, y0), (x0 + size, y0), (x0 + size, y0 - size), (x0, y0 - size)]
+    utm, wgs84 = osr.SpatialReference(), osr.SpatialReference()
+    utm.ImportFromEPSG(data.EPSG)
+    wgs84.ImportFromEPSG(4326)
+    wgs84.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    ring = [list(osr.CoordinateTransformation(utm, wgs84).TransformPoint(x, y)[:2])
+            for x, y in corners]
+    lon, lat = [p[0] for p in ring], [p[1] for p in ring]
+    features = []
+    for d, n in enumerate(names):
+        day = data.DAY0 + datetime.timedelta(days=d)
+        features.append({
+            "type": "Feature", "stac_version": "1.0.0", "id": Path(n).stem, "collection": "ts",
+            "geometry": {"type": "Polygon", "coordinates": [ring + [ring[0]]]},
+            "bbox": [min(lon), min(lat), max(lon), max(lat)],
+            "properties": {"datetime": f"{day:%Y-%m-%d}T00:00:00Z"}, "links": [],
+            "assets": {"data": {"href": base + n, "roles": ["data"],
+                                "type": "image/tiff; application=geotiff; profile=cloud-optimized"}},
+        })
+    items = WORK / "items.json"
+    items.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    return StacApi(stac_python().parent / "rustac", items, WORK / "rustac-serve.log")
 
 
 def query_config(query: str, days: int, names: list[str], base: str) -> dict:
@@ -218,7 +258,7 @@ def run_cell(tool: str, query: str, cfg: dict, python: Path, server: RangeServer
     """``runs`` fresh processes of ``tool`` on ``query``, each read checked
     against GDAL on the source files, with the server's counts of the last."""
     cell = Cell()
-    want = None if query == "index" else expected(cfg)
+    want = None if query in INDEX_QUERIES else expected(cfg)
     for run in range(runs):
         config = WORK / f"{tool}-{query}.json"
         out = WORK / f"{tool}-{query}.npy"
@@ -277,7 +317,7 @@ def main() -> None:
     args = parser.parse_args()
     tools = [t for t in TOOLS if t in args.tools.split(",")]
     # Indexes are always made: the server's port, in their URLs, is new each run.
-    queries = [q for q in QUERIES if q[0] in args.queries.split(",") + ["index"]]
+    queries = [q for q in QUERIES if q[0] in args.queries.split(",") + list(INDEX_QUERIES)]
     gdal.UseExceptions()
     names = data.build(args.days)
     load_before = os.getloadavg()
@@ -288,26 +328,31 @@ def main() -> None:
     env = dict(os.environ)
     env.setdefault("GDAL_DRIVER_PATH", str(REPO / "build" / "gdalplugins"))
     server = RangeServer(data.ROOT, delay=args.latency)
+    api = None
     try:
         base = server.url
         urls = WORK / "urls.txt"
         urls.write_text("".join(f"{base}{n}\n" for n in names))
+        api = stac_api(names, base)
         shared = {"urls": str(urls), "stack": str(WORK / "stack.parquet"),
+                  "stac_api": api.search, "stac_stack": str(WORK / "stac-stack.parquet"),
                   "chunkref": args.chunkref, "work": str(WORK)}
         cells: dict[tuple[str, str], Cell] = {}
         # The indexes first: the readers of chunkref, VirtualiZarr and
         # rasteret read what their index run wrote.
-        order = sorted(queries, key=lambda q: q[0] != "index")
+        order = sorted(queries, key=lambda q: q[0] not in INDEX_QUERIES)
         for query, _, runs_for in order:
             cfg = {**query_config(query, args.days, names, base), **shared}
             for tool in tools:
-                if tool not in runs_for or (tool == "gdal" and query == "index"):
+                if tool not in runs_for or (tool == "gdal" and query in INDEX_QUERIES):
                     continue
                 python = Path(sys.executable) if tool in ("chunkref", "gdal") else python_peers
                 cells[tool, query] = run_cell(tool, query, cfg, python, server,
                                               args.runs, env)
     finally:
         server.close()
+        if api is not None:
+            api.close()
     load_after = os.getloadavg()
     report(args, tools, queries, cells, load_before, load_after)
 

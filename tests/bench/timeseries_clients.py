@@ -78,9 +78,17 @@ def chunkref(query: str, cfg: dict) -> np.ndarray | Timed | None:
     from osgeo import gdal
 
     gdal.UseExceptions()
-    stack = cfg["stack"]
+    stack = cfg["stac_stack"] if "stac" in query else cfg["stack"]
     x, y, w, h = _window(cfg)
     dates = _dates(cfg)
+    if query == "stac-index":
+        host = cfg["base"].split("/")[2]
+        subprocess.run(
+            [cfg["chunkref"], "index", "--stac", cfg["stac_api"], "--asset", "data",
+             "--collections", "ts", "--allow-host", host, "-o", stack],
+            check=True, capture_output=True,
+        )
+        return None
     if query == "index":
         subprocess.run(
             [cfg["chunkref"], "index", "--stack", "--datetime-from-name",
@@ -116,7 +124,7 @@ def chunkref(query: str, cfg: dict) -> np.ndarray | Timed | None:
                                               f"TIME_END={cfg['iso'][dates[-1]]}"])
         return ds.ReadAsArray(x, y, w, h).reshape(len(dates), h, w)
     ds = gdal.Open(stack)
-    if query == "pixel":
+    if query in ("pixel", "pixel-stac"):
         return ds.ReadAsArray(x, y, 1, 1).reshape(-1, 1, 1)
     if query == "pixel-bands":
         values = [ds.GetRasterBand(b + 1).ReadRaster(x, y, 1, 1) for b in dates]
@@ -180,8 +188,9 @@ def async_tiff(query: str, cfg: dict) -> np.ndarray | None:
 
     async def run() -> np.ndarray | None:
         store = HTTPStore.from_url(cfg["base"], client_options={"allow_http": True})
-        gate = asyncio.Semaphore(WORKERS)
-        if query == "index":  # headers only: async-tiff writes no index
+        # index-all: every header asked for at once (no gate).
+        gate = asyncio.Semaphore(len(names) if query == "index-all" else WORKERS)
+        if query in ("index", "index-all"):  # headers only: async-tiff writes no index
             async def header(name: str) -> None:
                 async with gate:
                     tiff = await TIFF.open(name, store=store)
@@ -278,6 +287,12 @@ def rasteret(query: str, cfg: dict) -> np.ndarray | None:
                              url_prefix=base)
     workspace = Path(cfg["work"]) / "rasteret"
     ids = [Path(n).stem for n in cfg["names"]]
+    if query == "stac-index":
+        # Its defaults, as chunkref's (max_concurrent=50).
+        rt.build_from_stac(name="ts", stac_api=cfg["stac_api"].removesuffix("/search"),
+                           collection="ts", band_map={"B1": "data"}, backend=backend,
+                           workspace_dir=workspace / "stac", force=True)
+        return None
     if query == "index":
         import datetime
 

@@ -472,6 +472,26 @@ class MotoServer(ServerProcess):
                 key = urllib.request.pathname2url(f.relative_to(root).as_posix())
                 self._request("PUT", f"{bucket}/{key}", f.read_bytes())
 
+class StacApi(ServerProcess):
+    """``rustac serve`` (its in-memory backend) on loopback over the items
+    of ``items`` (an ItemCollection file), collections made for them;
+    ``rustac`` is the command of the venv of :func:`venvs.stac_python`."""
+
+    def __init__(self, rustac: Path, items: Path, log: Path) -> None:
+        self.port = free_port()
+        super().__init__([str(rustac), "serve", "--create-collections", "--addr",
+                          f"127.0.0.1:{self.port}", str(items)], log, self.url, "rustac serve")
+
+    @property
+    def url(self) -> str:
+        """The API's landing page, ending in ``/``."""
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def search(self) -> str:
+        return self.url + "search"
+
+
 @contextlib.contextmanager
 def moto_bucket(venv: Path, log: Path, bucket: str, root: Path) -> Iterator[MotoServer]:
     """A moto S3 server holding the bucket ``bucket`` filled with the files

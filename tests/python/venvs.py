@@ -183,3 +183,17 @@ ICECHUNK1_REQUIREMENTS = [
 ]
 #: The newest icechunk that installs on Python 3.11, writing spec 2.
 ICECHUNK2_REQUIREMENTS = ["icechunk==2.0.0a4", "zarr==3.1.6", "numpy==2.4.6"]
+
+
+#: pystac (catalogues), rustac (``rustac serve``, a STAC API; STAC-GeoParquet
+#: writing) and pyarrow: the venv of tests/python/test_stac.py and the STAC
+#: rows of tests/bench/timeseries_bench.py.
+STAC_REQUIREMENTS = ["pystac==1.15.2", "rustac==0.9.18", "pyarrow==26.0.1"]
+STAC_CHECK = "import pystac, rustac, pyarrow"
+
+
+def stac_python() -> Path:
+    """The python of ``build/stac-venv``, holding :data:`STAC_REQUIREMENTS`."""
+    repo = Path(__file__).resolve().parents[2]
+    return ensure_venv(repo / "build" / "stac-venv", STAC_REQUIREMENTS, STAC_CHECK,
+                       "pystac, rustac and pyarrow")

@@ -58,6 +58,12 @@ impl Progress {
         }
     }
 
+    /// A source counted as done that failed after all (a STAC asset whose
+    /// error was kept for its item).
+    pub(crate) fn failed_after_all(&self) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts from zero again (the sources are read anew, as a mosaic after
     /// a time stack found them on different grids).
     pub(crate) fn restart(&self) {

@@ -6,6 +6,7 @@
 pub mod built;
 pub mod concat;
 pub mod fgb;
+pub mod nest;
 pub mod parquet;
 pub mod pyramid;
 pub mod stacker;

@@ -21,6 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::base::error::{Error, Result};
 use crate::builders::writers::built::Built;
 use crate::builders::writers::built::Ref;
+use crate::conventions::attributes::BANDS_ATTRIBUTE;
 use crate::conventions::attributes::COLOR_ATTRIBUTE;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::SOURCE_ATTRIBUTE;
@@ -475,13 +476,15 @@ fn stacked_metadata(
                 dims.insert(0, json!(table::TIME_DIMENSION));
                 d.insert("_ARRAY_DIMENSIONS".into(), Value::Array(dims));
                 // Per-band lists cover every band of every step.
-                if let Some(Value::Array(list)) = d.get_mut(COLOR_ATTRIBUTE) {
-                    *list = list
-                        .iter()
-                        .cycle()
-                        .take(list.len() * times)
-                        .cloned()
-                        .collect();
+                for name in [COLOR_ATTRIBUTE, BANDS_ATTRIBUTE] {
+                    if let Some(Value::Array(list)) = d.get_mut(name) {
+                        *list = list
+                            .iter()
+                            .cycle()
+                            .take(list.len() * times)
+                            .cloned()
+                            .collect();
+                    }
                 }
                 d.insert(DATETIME_ATTRIBUTE.into(), Value::Array(datetimes.clone()));
                 Value::Object(d)

@@ -14,6 +14,7 @@ use crate::conventions::attributes::SourceDriver;
 use crate::conventions::attributes::BANDS_ATTRIBUTE;
 use crate::conventions::attributes::COLOR_ATTRIBUTE;
 use crate::conventions::attributes::COLOR_TABLE_ATTRIBUTE;
+use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::NETCDF_DEFAULT_FILL_ATTRIBUTE;
 use crate::conventions::colour::ColorInterp;
 use crate::index::zarr::ArrayMeta;
@@ -79,7 +80,8 @@ pub fn is_unsigned(meta: &ArrayMeta) -> bool {
 }
 
 /// The attributes of band `band` (0-based): the array's, overridden by the
-/// band's entry of [`BANDS_ATTRIBUTE`].
+/// band's entry of [`BANDS_ATTRIBUTE`] (when it has one, without the
+/// per-band lists [`PER_BAND_LISTS`]).
 pub fn attributes(meta: &ArrayMeta, band: u64) -> std::borrow::Cow<'_, Map<String, Value>> {
     let own = meta
         .attributes
@@ -89,7 +91,14 @@ pub fn attributes(meta: &ArrayMeta, band: u64) -> std::borrow::Cow<'_, Map<Strin
         .and_then(Value::as_object);
     match own {
         Some(o) if !o.is_empty() => {
-            let mut a = meta.attributes.clone();
+            // The lists with an entry per band stay out: copied for every
+            // band of a long stack they would cost time in bands squared.
+            let mut a: Map<String, Value> = meta
+                .attributes
+                .iter()
+                .filter(|(k, _)| !PER_BAND_LISTS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             a.extend(o.clone());
             std::borrow::Cow::Owned(a)
         }
@@ -97,11 +106,15 @@ pub fn attributes(meta: &ArrayMeta, band: u64) -> std::borrow::Cow<'_, Map<Strin
     }
 }
 
+/// Array attributes holding one entry per band, left out of
+/// [`attributes`]' copies: read them from the array's attributes.
+const PER_BAND_LISTS: [&str; 3] = [BANDS_ATTRIBUTE, COLOR_ATTRIBUTE, DATETIME_ATTRIBUTE];
+
 /// The band information of band `band` (0-based) of an array.
 pub fn info(meta: &ArrayMeta, band: u64) -> BandInfo {
     let a = &*attributes(meta, band);
     let text = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_string);
-    let color = match a.get(COLOR_ATTRIBUTE) {
+    let color = match meta.attributes.get(COLOR_ATTRIBUTE) {
         Some(Value::Array(names)) => names
             .get(band as usize)
             .and_then(Value::as_str)
