@@ -235,6 +235,13 @@ impl TimeAxis {
         })
     }
 
+    /// The coordinate value of ISO 8601 datetime `text` on this axis (the
+    /// inverse of [`TimeAxis::iso`]); `None` when it does not parse.
+    pub fn value(&self, text: &str) -> Option<f64> {
+        let us = reference_microseconds(text.trim(), self.calendar)? - self.origin_us;
+        Some(us as f64 / self.unit_us as f64)
+    }
+
     /// The datetime of coordinate value `value` as ISO 8601
     /// (`YYYY-MM-DDThh:mm:ss[.ffffff]`, years before 1 as cftime writes
     /// them, `-0044-03-15T...`); `None` when it is out of range.

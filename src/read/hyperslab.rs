@@ -1,0 +1,232 @@
+//! Hyperslab reads of the multidimensional view: any start, count and step
+//! along each axis of a stored array, into a buffer at any element strides,
+//! through the raster view's batched window reads (every chunk fetched
+//! together and decoded in parallel, only the chunks needed).
+
+use crate::base::error::{Error, Result};
+use crate::read::raster::Dataset;
+use crate::read::window::{Spacing, Window};
+
+/// Most bytes of the covering window a strided read goes through at once.
+const MAX_COVER_BYTES: usize = 256 * 1024 * 1024;
+
+/// What a read asks for: along axis `d`, the `count[d]` elements at
+/// `start[d] + i * step[d]` (a step may be negative or 0).
+#[derive(Debug, Clone, Copy)]
+pub struct Slab<'a> {
+    /// First index along each axis.
+    pub start: &'a [u64],
+    /// Elements along each axis.
+    pub count: &'a [u64],
+    /// Index step along each axis.
+    pub step: &'a [i64],
+}
+
+/// Where a read goes: element `(i_0, .., i_n)` of the slab to byte
+/// `origin + sum(i_d * strides[d])` of `out`.
+#[derive(Debug)]
+pub struct Target<'a> {
+    /// The buffer, covering every element written.
+    pub out: &'a mut [u8],
+    /// Byte of `out` element `(0, .., 0)` goes to.
+    pub origin: usize,
+    /// Bytes from one element to the next along each axis.
+    pub strides: &'a [isize],
+}
+
+impl Slab<'_> {
+    /// The index of element `i` along axis `d` (of a checked slab).
+    fn index(&self, d: usize, i: u64) -> u64 {
+        (self.start[d] as i64 + i as i64 * self.step[d]) as u64
+    }
+
+    /// Checks the slab against `shape` (of array `what`): one start, count
+    /// and step per axis, every index inside.
+    pub fn check(&self, shape: &[u64], what: &str) -> Result<()> {
+        let n = shape.len();
+        if self.start.len() != n || self.count.len() != n || self.step.len() != n {
+            return Err(Error::Usage {
+                what: format!("a read of array '{what}' needs {n} start, count and step values"),
+            });
+        }
+        for (d, &size) in shape.iter().enumerate() {
+            let (start, count, step) = (self.start[d], self.count[d], self.step[d]);
+            let last = i128::from(start) + i128::from(count.saturating_sub(1)) * i128::from(step);
+            if count == 0 || start >= size || last < 0 || last >= i128::from(size) {
+                return Err(Error::Usage {
+                    what: format!(
+                        "read of array '{what}' outside its extent: along dimension {d} \
+                         (size {size}), {count} elements from {start} by steps of {step}"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Calls `f(index)` for every index of a slab of `count` elements per
+/// axis, in C order.
+fn each_index(count: &[u64], mut f: impl FnMut(&[u64]) -> Result<()>) -> Result<()> {
+    if count.contains(&0) {
+        return Ok(());
+    }
+    let mut idx = vec![0u64; count.len()];
+    loop {
+        f(&idx)?;
+        let Some(d) = (0..count.len()).rev().find(|&d| idx[d] + 1 < count[d]) else {
+            return Ok(());
+        };
+        idx[d] += 1;
+        idx[d + 1..].fill(0);
+    }
+}
+
+/// Byte `base + sum(idx_d * strides_d)`, refused when before the buffer.
+fn offset(base: isize, idx: &[u64], strides: &[isize]) -> Result<usize> {
+    let at = idx
+        .iter()
+        .zip(strides)
+        .fold(base, |acc, (&i, &s)| acc + i as isize * s);
+    usize::try_from(at).map_err(|_| Error::Usage {
+        what: "a read's buffer strides point before its buffer".into(),
+    })
+}
+
+impl Target<'_> {
+    /// Writes `bytes` at byte `offset` of `out`.
+    fn put(&mut self, offset: usize, bytes: &[u8]) -> Result<()> {
+        self.out
+            .get_mut(offset..offset + bytes.len())
+            .ok_or_else(|| Error::Usage {
+                what: "a read's buffer is smaller than its strides need".into(),
+            })?
+            .copy_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// Reads `slab` of array `array` of `ds` (as stored; its axes as the store
+/// declares them, 0-D and 1-D arrays reshaped to rows by
+/// [`Dataset::open_store`]) into `target`, as native-order elements.
+pub fn read(ds: &Dataset, array: usize, slab: &Slab<'_>, target: &mut Target<'_>) -> Result<()> {
+    let meta = &ds.index.arrays[array].meta;
+    let declared = &meta.shape[meta.added_axes..];
+    slab.check(declared, &meta.path)?;
+    if target.strides.len() != declared.len() {
+        return Err(Error::Usage {
+            what: format!(
+                "a read of array '{}' needs one stride per dimension",
+                meta.path
+            ),
+        });
+    }
+    // The axes reshape_to_row put in front: one element each.
+    let added = meta.added_axes;
+    let start: Vec<u64> = [vec![0; added], slab.start.to_vec()].concat();
+    let count: Vec<u64> = [vec![1; added], slab.count.to_vec()].concat();
+    let step: Vec<i64> = [vec![1; added], slab.step.to_vec()].concat();
+    let strides: Vec<isize> = [vec![0; added], target.strides.to_vec()].concat();
+    let full = Slab {
+        start: &start,
+        count: &count,
+        step: &step,
+    };
+    let mut target = Target {
+        out: &mut *target.out,
+        origin: target.origin,
+        strides: &strides,
+    };
+    let n = start.len();
+    let size = meta.dtype.size;
+    // The leading-axis indices of each band, in C order, and where each goes.
+    let lead = n - 2;
+    let mut bands: Vec<Vec<u64>> = Vec::new();
+    let mut offsets: Vec<isize> = Vec::new();
+    each_index(&count[..lead], |idx| {
+        bands.push((0..lead).map(|d| full.index(d, idx[d])).collect());
+        offsets.push(
+            idx.iter()
+                .zip(&strides)
+                .map(|(&i, &s)| i as isize * s)
+                .sum(),
+        );
+        Ok(())
+    })?;
+    let (sy, sx) = (strides[n - 2], strides[n - 1]);
+    let band_step = match offsets[..] {
+        [_] => Some(0),
+        [a, b, ..] if b > a && offsets.windows(2).all(|w| w[1] - w[0] == b - a) => Some(b - a),
+        _ => None,
+    };
+    let direct = step[n - 2] == 1 && step[n - 1] == 1 && sy > 0 && sx > 0;
+    if let (true, Some(band)) = (direct, band_step) {
+        let window = Window {
+            x: start[n - 1],
+            y: start[n - 2],
+            width: count[n - 1],
+            height: count[n - 2],
+        };
+        let first = offset(target.origin as isize + offsets[0], &[], &[])?;
+        let spacing = Spacing {
+            pixel: sx as usize,
+            line: sy as usize,
+            band: band as usize,
+        };
+        let out = target.out.get_mut(first..).unwrap_or_default();
+        return ds.read_stored(array, window, &bands, out, spacing);
+    }
+    // Otherwise the window covering the rows and columns asked for is read,
+    // as many bands at a time as fit, and the elements picked from it.
+    let cover = |d: usize| {
+        let last = full.index(d, count[d] - 1);
+        (start[d].min(last), start[d].max(last))
+    };
+    let ((y0, y1), (x0, x1)) = (cover(n - 2), cover(n - 1));
+    let window = Window {
+        x: x0,
+        y: y0,
+        width: x1 - x0 + 1,
+        height: y1 - y0 + 1,
+    };
+    let plane = (window.width * window.height) as usize * size;
+    let per_batch = (MAX_COVER_BYTES / plane.max(1)).max(1);
+    let mut cover_buf: Vec<u8> = Vec::new();
+    for (b0, batch) in bands
+        .chunks(per_batch)
+        .enumerate()
+        .map(|(i, c)| (i * per_batch, c))
+    {
+        cover_buf.resize(plane * batch.len(), 0);
+        let spacing = Spacing::packed(size, window.width as usize, window.height as usize);
+        ds.read_stored(array, window, batch, &mut cover_buf, spacing)?;
+        for (k, &band_offset) in offsets[b0..b0 + batch.len()].iter().enumerate() {
+            let base = target.origin as isize + band_offset;
+            each_index(&count[n - 2..], |ij| {
+                let row = full.index(n - 2, ij[0]) - y0;
+                let col = full.index(n - 1, ij[1]) - x0;
+                let from = k * plane + (row * window.width + col) as usize * size;
+                let to = offset(base, ij, &strides[n - 2..])?;
+                target.put(to, &cover_buf[from..from + size])
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads `slab` of a 1-D array of computed `values` (served as native
+/// float64) into `target`.
+pub fn read_values(
+    values: &[f64],
+    what: &str,
+    slab: &Slab<'_>,
+    target: &mut Target<'_>,
+) -> Result<()> {
+    slab.check(&[values.len() as u64], what)?;
+    let (origin, strides) = (target.origin as isize, target.strides);
+    each_index(slab.count, |idx| {
+        let at = offset(origin, idx, strides)?;
+        let v = values[slab.index(0, idx[0]) as usize];
+        target.put(at, &v.to_ne_bytes())
+    })
+}
