@@ -129,10 +129,12 @@ ChunkRefAttribute::ChunkRefAttribute(const std::string &parent, const std::strin
         if (numbers || texts)
             m_dims.push_back(std::make_shared<GDALDimension>(std::string(), "dim0", std::string(),
                                                              std::string(), list.Size()));
-        else
-            m_texts.push_back(value.Format(CPLJSONObject::PrettyFormat::Plain));
-    } else {
+    }
+    if (m_numbers.empty() && m_texts.empty() && m_dims.empty()) {
+        // Objects, booleans, nulls and mixed lists: their JSON text, as
+        // GDAL's Zarr driver shows them.
         m_texts.push_back(value.Format(CPLJSONObject::PrettyFormat::Plain));
+        m_dt = GDALExtendedDataType::CreateString(0, GEDTST_JSON);
     }
     if (!m_numbers.empty() || (m_texts.empty() && !m_dims.empty()))
         m_dt = GDALExtendedDataType::Create(GDT_Float64);
@@ -453,8 +455,12 @@ bool Cube::Load() {
         const CPLJSONObject d = m_dimsJson[i];
         const CPLJSONObject indexing = d.GetObj("indexing");
         const int var = indexing.GetType() == CPLJSONObject::Type::Integer ? indexing.ToInteger() : -1;
+        // A dimension of one array and no group (scope "", not listed) has
+        // no parent, as GDAL's Zarr driver names such dimensions.
+        const std::string scope = d.GetString("scope");
+        const bool orphan = scope.empty() && !d.GetBool("listed");
         m_dims.push_back(std::make_shared<ChunkRefDimension>(
-            weak_from_this(), GroupFullName(d.GetString("scope")), d.GetString("name"),
+            weak_from_this(), orphan ? std::string() : GroupFullName(scope), d.GetString("name"),
             d.GetString("type"), d.GetString("direction"),
             static_cast<GUInt64>(d.GetLong("size")), var));
     }

@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::base::cf_time::TimeAxis;
 use crate::base::dtype::{ByteOrder, DataType, ScalarKind};
-use crate::conventions::attributes::DATETIME_ATTRIBUTE;
+use crate::conventions::attributes::NETCDF_DEFAULT_FILL_ATTRIBUTE;
+use crate::conventions::attributes::{SourceDriver, DATETIME_ATTRIBUTE};
 use crate::index::table::is_time_stack;
 use crate::read::georef::band;
 use crate::read::raster::Dataset;
@@ -48,21 +49,28 @@ pub struct Group {
 pub enum DimKind {
     /// Unknown.
     Other,
-    /// Easting or longitude.
+    /// Easting (projected, or computed from a transform).
     HorizontalX,
-    /// Northing or latitude.
+    /// Northing (projected, or computed from a transform).
     HorizontalY,
+    /// Longitude.
+    Longitude,
+    /// Latitude.
+    Latitude,
     /// Time.
     Temporal,
 }
 
 impl DimKind {
-    /// GDAL's type and direction names (`""` when unknown).
+    /// GDAL's type and direction names (`""` when unknown): a direction
+    /// for longitude and latitude only, as GDAL's netCDF driver gives.
     pub fn gdal_names(self) -> (&'static str, &'static str) {
         match self {
             DimKind::Other => ("", ""),
-            DimKind::HorizontalX => ("HORIZONTAL_X", "EAST"),
-            DimKind::HorizontalY => ("HORIZONTAL_Y", "NORTH"),
+            DimKind::HorizontalX => ("HORIZONTAL_X", ""),
+            DimKind::HorizontalY => ("HORIZONTAL_Y", ""),
+            DimKind::Longitude => ("HORIZONTAL_X", "EAST"),
+            DimKind::Latitude => ("HORIZONTAL_Y", "NORTH"),
             DimKind::Temporal => ("TEMPORAL", ""),
         }
     }
@@ -71,8 +79,9 @@ impl DimKind {
 /// One dimension.
 #[derive(Debug, Clone)]
 pub struct Dim {
-    /// The group it belongs to, or (for a dimension an array alone has,
-    /// its size differing from the group's of that name) the array's path.
+    /// The group it belongs to; for a dimension an array alone has, the
+    /// array's path (its size differs from the group's of that name), or
+    /// `""` (the array names no dimensions).
     pub scope: String,
     /// Whether the group lists it (false for an array's own dimension).
     pub listed: bool,
@@ -151,23 +160,11 @@ fn leaf(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or_default()
 }
 
-/// The dimension names of an array of `rank` axes that names none: `y`
-/// and `x` last (GDAL's raster convention), `band` before them for 3-D
-/// arrays, `dim<i>` otherwise.
-fn default_dim_names(rank: usize) -> Vec<String> {
-    (0..rank)
-        .map(|d| match rank - d {
-            1 if rank >= 2 => "x".to_string(),
-            2 => "y".to_string(),
-            3 if rank == 3 => "band".to_string(),
-            _ => format!("dim{d}"),
-        })
-        .collect()
-}
-
-/// What a dimension is along, from its indexing variable's attributes (the
-/// CF rules GDAL's netCDF driver follows).
-fn kind_of(variable: &CubeArray) -> DimKind {
+/// What a dimension is along, from its indexing variable's `axis` and
+/// `standard_name`, and in stores indexed from NetCDF files (`netcdf`) its
+/// units too, longitude and latitude with a direction: as GDAL's netCDF
+/// driver and its Zarr driver tell them.
+fn kind_of(variable: &CubeArray, netcdf: bool) -> DimKind {
     let text = |k: &str| {
         variable
             .attributes
@@ -175,23 +172,18 @@ fn kind_of(variable: &CubeArray) -> DimKind {
             .and_then(Value::as_str)
             .unwrap_or("")
     };
-    let (axis, standard, units) = (text("axis"), text("standard_name"), variable.unit.as_str());
-    if axis.eq_ignore_ascii_case("X")
-        || standard == "longitude"
-        || standard == "projection_x_coordinate"
-        || units == "degrees_east"
-    {
-        DimKind::HorizontalX
-    } else if axis.eq_ignore_ascii_case("Y")
-        || standard == "latitude"
-        || standard == "projection_y_coordinate"
-        || units == "degrees_north"
-    {
-        DimKind::HorizontalY
-    } else if axis.eq_ignore_ascii_case("T") || standard == "time" || units.contains(" since ") {
-        DimKind::Temporal
-    } else {
-        DimKind::Other
+    let (axis, standard) = (text("axis").to_ascii_uppercase(), text("standard_name"));
+    // GDAL's netCDF driver also goes by units; its Zarr driver does not.
+    let units = if netcdf { variable.unit.as_str() } else { "" };
+    let lon = standard == "longitude" || units.starts_with("degrees_east");
+    let lat = standard == "latitude" || units.starts_with("degrees_north");
+    match () {
+        _ if lon && netcdf => DimKind::Longitude,
+        _ if lat && netcdf => DimKind::Latitude,
+        _ if lon || axis == "X" || standard == "projection_x_coordinate" => DimKind::HorizontalX,
+        _ if lat || axis == "Y" || standard == "projection_y_coordinate" => DimKind::HorizontalY,
+        _ if axis == "T" || standard == "time" || units.contains(" since ") => DimKind::Temporal,
+        _ => DimKind::Other,
     }
 }
 
@@ -229,6 +221,11 @@ impl Cube {
             let meta = &index.arrays[a].meta;
             let added = meta.added_axes;
             let info = band::info(meta, 0);
+            // netCDF's default fill is the raster view's nodata (as GDAL's
+            // netCDF raster driver gives it), no nodata of the array.
+            let nodata = info
+                .nodata
+                .filter(|_| !meta.attributes.contains_key(NETCDF_DEFAULT_FILL_ATTRIBUTE));
             let mut attributes = meta.attributes.clone();
             attributes.retain(|k, _| {
                 !k.starts_with("chunkref:") && !HIDDEN_ARRAY_ATTRIBUTES.contains(&k.as_str())
@@ -247,7 +244,7 @@ impl Cube {
                     kind: band::served_kind(meta),
                     ..meta.dtype
                 },
-                nodata: info.nodata,
+                nodata,
                 scale: info.scale,
                 offset: info.offset,
                 unit: info.unit,
@@ -282,9 +279,15 @@ impl Cube {
     /// The dimension `name` of `size` elements of array `a` (of
     /// [`Cube::arrays`]) in its group: found there or in a parent holding
     /// its indexing variable, else made in its group (or for the array
-    /// alone, when the group has one of that name and another size).
+    /// alone, when the group has one of that name and another size); a
+    /// `name` with slashes is a path from the root.
     fn dim_for(&mut self, ds: &Dataset, a: usize, name: &str, size: u64) -> usize {
-        let group = self.arrays[a].scope.clone();
+        // A name with slashes is the path of the dimension (as HDF5
+        // dimension scales of sub-groups are recorded).
+        let (group, name) = match name.rsplit_once('/') {
+            Some((g, n)) => (g.trim_start_matches('/').to_string(), n),
+            None => (self.arrays[a].scope.clone(), name),
+        };
         let mut g = group.as_str();
         let (scope, indexing) = loop {
             if let Some(v) = self.variable(g, name, size, ds) {
@@ -310,7 +313,13 @@ impl Cube {
             }
             false => scope,
         };
-        let kind = indexing.map_or(DimKind::Other, |v| kind_of(&self.arrays[v]));
+        let netcdf = ds
+            .index
+            .groups
+            .get("")
+            .and_then(SourceDriver::in_attributes)
+            == Some(SourceDriver::NetCdf);
+        let kind = indexing.map_or(DimKind::Other, |v| kind_of(&self.arrays[v], netcdf));
         self.dims.push(Dim {
             scope,
             listed: !own,
@@ -322,6 +331,26 @@ impl Cube {
         self.dims.len() - 1
     }
 
+    /// The dimensions of an array that names none: `dim0`, `dim1`, ... of
+    /// that array alone, in no group (as GDAL's Zarr driver shows them).
+    fn anonymous_dims(&mut self, shape: &[u64]) -> Vec<usize> {
+        shape
+            .iter()
+            .enumerate()
+            .map(|(d, &size)| {
+                self.dims.push(Dim {
+                    scope: String::new(),
+                    listed: false,
+                    name: format!("dim{d}"),
+                    size,
+                    kind: DimKind::Other,
+                    indexing: None,
+                });
+                self.dims.len() - 1
+            })
+            .collect()
+    }
+
     /// Gives array `c` (stored array `a`) its dimensions, CRS and the
     /// indexing variables computed for it (x/y from its transform, time
     /// from its steps).
@@ -329,15 +358,14 @@ impl Cube {
         let meta = &ds.index.arrays[a].meta;
         let added = meta.added_axes;
         let shape = meta.shape[added..].to_vec();
-        let names = match &meta.dimension_names {
-            Some(n) => n[added..].to_vec(),
-            None => default_dim_names(shape.len()),
+        let dims: Vec<usize> = match &meta.dimension_names {
+            Some(names) => names[added..]
+                .iter()
+                .zip(&shape)
+                .map(|(name, &size)| self.dim_for(ds, c, name, size))
+                .collect(),
+            None => self.anonymous_dims(&shape),
         };
-        let dims: Vec<usize> = names
-            .iter()
-            .zip(&shape)
-            .map(|(name, &size)| self.dim_for(ds, c, name, size))
-            .collect();
         self.arrays[c].dims = dims.clone();
         let rank = dims.len();
         if rank >= 2 {
