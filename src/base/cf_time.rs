@@ -495,6 +495,18 @@ fn shift_right_even(v: i128, shift: u32) -> i128 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn values_of_datetimes_invert_iso() {
+        let axis = TimeAxis::new("seconds since 1970-01-01 00:00:00", None).unwrap();
+        assert_eq!(axis.value("2021-01-02"), Some(1_609_545_600.0));
+        assert_eq!(axis.value("2021-01-02T06:00:00Z"), Some(1_609_567_200.0));
+        assert_eq!(
+            axis.iso(1_609_567_200.0).as_deref(),
+            Some("2021-01-02T06:00:00")
+        );
+        assert_eq!(axis.value("the third day"), None);
+    }
+
     fn iso(units: &str, calendar: Option<&str>, v: f64) -> Option<String> {
         TimeAxis::new(units, calendar)?.iso(v)
     }

@@ -230,3 +230,45 @@ pub fn read_values(
         target.put(at, &v.to_ne_bytes())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slabs_outside_the_extent_name_the_array() {
+        let slab = |start, count, step| (vec![start], vec![count], vec![step]);
+        let inside = [slab(0, 5, 1), slab(4, 5, -1), slab(1, 2, 3), slab(2, 7, 0)];
+        for (start, count, step) in &inside {
+            let s = Slab { start, count, step };
+            assert!(s.check(&[5], "a").is_ok(), "{s:?}");
+        }
+        let outside = [slab(0, 6, 1), slab(3, 5, -1), slab(5, 1, 1), slab(0, 0, 1)];
+        for (start, count, step) in &outside {
+            let s = Slab { start, count, step };
+            let e = s.check(&[5], "grid/temp").unwrap_err().to_string();
+            assert!(e.contains("'grid/temp'"), "{e}");
+        }
+    }
+
+    #[test]
+    fn computed_values_follow_steps_and_strides() {
+        let values = [10.0, 11.0, 12.0, 13.0];
+        let mut out = [0u8; 32];
+        let (start, count, step) = ([3], [2], [-2]);
+        let slab = Slab {
+            start: &start,
+            count: &count,
+            step: &step,
+        };
+        // Written backwards: the second element before the first.
+        let mut target = Target {
+            out: &mut out,
+            origin: 16,
+            strides: &[-16],
+        };
+        read_values(&values, "x", &slab, &mut target).unwrap();
+        assert_eq!(f64::from_ne_bytes(out[16..24].try_into().unwrap()), 13.0);
+        assert_eq!(f64::from_ne_bytes(out[0..8].try_into().unwrap()), 11.0);
+    }
+}

@@ -391,3 +391,40 @@ def test_unparsable_step_datetime_warns_naming_the_array(stack, tmp_path):
 def test_missing_index_fails_cleanly(tmp_path):
     with pytest.raises(RuntimeError):
         open_md(tmp_path / "nothing.json")
+
+
+def test_chunks_not_tiling_the_shape_fail_naming_the_array(chunkref_bin, tmp_path):
+    """An index whose chunk shape disagrees with its chunks' bytes opens,
+    and a read fails with GDAL's error naming the array and the chunk."""
+    source = write_netcdf(tmp_path / "cube.nc", "NC4")
+    table = index(chunkref_bin, source, out=tmp_path / "cube.json")
+    doc = json.loads(table.read_text())
+    zarray = json.loads(doc["refs"]["sst/.zarray"])
+    zarray["chunks"] = [1, 3, 5]
+    doc["refs"]["sst/.zarray"] = json.dumps(zarray)
+    table.write_text(json.dumps(doc))
+    sst = open_md(table).GetRootGroup().OpenMDArray("sst")
+    assert sst.GetBlockSize() == [1, 3, 5]
+    message = failure_text(sst.ReadAsArray)
+    assert "sst" in message, message
+
+
+def test_mosaic_shows_its_scenes(chunkref_bin, tmp_path):
+    """A mosaic index shows the arrays it holds, one per scene, each the
+    scene's pixels on its own x/y; the composite is the raster view's."""
+    paths = []
+    for i, x0 in enumerate([100, 120]):
+        mem = gdal.GetDriverByName("MEM").Create("", 40, 30, 1, gdal.GDT_Byte)
+        mem.GetRasterBand(1).WriteArray(np.full((30, 40), 10 * (i + 1), dtype="uint8"))
+        mem.SetGeoTransform([x0, 1, 0, 200, 0, -1])
+        mem.SetProjection("EPSG:32631")
+        paths.append(tmp_path / f"scene{i}.tif")
+        gdal.Translate(str(paths[-1]), mem, options="-of COG -co OVERVIEWS=NONE")
+    mosaic = index(chunkref_bin, *paths, out=tmp_path / "mosaic.parquet", flags=("--mosaic",))
+    arrays = arrays_of(open_md(mosaic))
+    scenes = [a for a in arrays.values() if len(a.GetDimensions()) == 3]
+    assert len(scenes) == 2, sorted(arrays)
+    firsts = sorted(a.GetDimensions()[2].GetIndexingVariable().ReadAsArray()[0] for a in scenes)
+    assert firsts == [100.5, 120.5]
+    values = sorted(int(a.ReadAsArray()[0, 0, 0]) for a in scenes)
+    assert values == [10, 20]
