@@ -290,6 +290,32 @@ const char *chunkref_cube_describe(const CrCube *cube);
  *  decoded in parallel); returns 0 on success. */
 int32_t chunkref_cube_read(const CrCube *cube, const CrHyperslab *request, CrStatus *status);
 
+/** Where one chunk of a cube array lies, as the index records it.
+ *  kind: 0 no reference (the chunk reads as the fill value), 1 a byte
+ *  range of `file` (`size` 0: the whole object), 2 bytes held in the index
+ *  (`data`, `size`), 3 several ranges of `file` (`ranges`: `range_count`
+ *  offset/length pairs; `offset`, `size` the first and the sum). `codecs`
+ *  names the codec chain in decode order. Pointers are valid during the
+ *  callback only. */
+typedef struct CrBlockInfo {
+    int32_t kind;
+    const char *file;
+    uint64_t offset;
+    uint64_t size;
+    const uint8_t *data;
+    const uint64_t *ranges;
+    size_t range_count;
+    const char *codecs;
+} CrBlockInfo;
+
+/** Answers where chunk `block` (`rank` chunk indices) of cube array `array`
+ *  lies from the index, without fetching: calls `set(ctx, info)` once and
+ *  returns 0; -1 with `status` filled for a block outside the chunk grid or
+ *  an array computed at open (x/y/time), which has no stored chunks. */
+int32_t chunkref_cube_block_info(const CrCube *cube, uint32_t array, const uint64_t *block,
+                                 size_t rank, void (*set)(void *ctx, const CrBlockInfo *info),
+                                 void *ctx, CrStatus *status);
+
 /** Registers the driver with GDAL (defined by the C++ shim). */
 void chunkref_shim_register(void);
 

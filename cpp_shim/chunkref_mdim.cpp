@@ -18,6 +18,7 @@
 #include "ogr_spatialref.h"
 
 #include "chunkref.h"
+#include "gdal_compat.h"
 #include "shim_common.h"
 
 namespace {
@@ -202,6 +203,9 @@ class ChunkRefArray final : public GDALMDArray {
     std::vector<std::shared_ptr<GDALAttribute>> GetAttributes(CSLConstList) const override {
         return Attributes(GetFullName(), m_json.GetObj("attributes"));
     }
+#if CR_HAS_RAW_BLOCK_INFO
+    bool GetRawBlockInfo(const uint64_t *block, GDALMDArrayRawBlockInfo &info) const override;
+#endif
 
   protected:
     bool IRead(const GUInt64 *start, const size_t *count, const GInt64 *step,
@@ -342,6 +346,46 @@ bool ChunkRefArray::IRead(const GUInt64 *start, const size_t *count, const GInt6
     }
     return true;
 }
+
+#if CR_HAS_RAW_BLOCK_INFO
+/** Callback of chunkref_cube_block_info: fills a GDALMDArrayRawBlockInfo. */
+void SetRawBlockInfo(void *ctx, const CrBlockInfo *block) {
+    auto &out = *static_cast<GDALMDArrayRawBlockInfo *>(ctx);
+    CPLStringList extra;
+    if (block->codecs != nullptr && *block->codecs != '\0')
+        extra.SetNameValue("CODECS", block->codecs);
+    if (block->kind == 1 || block->kind == 3) {
+        out.pszFilename = CPLStrdup(block->file);
+        out.nOffset = block->offset;
+        out.nSize = block->size;
+        if (block->kind == 1 && block->size == 0)
+            extra.SetNameValue("WHOLE_FILE", "YES");
+        std::string ranges;
+        for (size_t i = 0; block->kind == 3 && i < block->range_count; ++i)
+            ranges += (i == 0 ? "" : ",") + std::to_string(block->ranges[2 * i]) + ":" +
+                      std::to_string(block->ranges[2 * i + 1]);
+        if (!ranges.empty())
+            extra.SetNameValue("RANGES", ranges.c_str());
+    } else if (block->kind == 2) {
+        out.nSize = block->size;
+        out.pabyInlineData = static_cast<GByte *>(VSI_MALLOC_VERBOSE(block->size + 1));
+        if (out.pabyInlineData != nullptr && block->size > 0)
+            std::memcpy(out.pabyInlineData, block->data, block->size);
+    }
+    out.papszInfo = extra.StealList();
+}
+
+bool ChunkRefArray::GetRawBlockInfo(const uint64_t *block, GDALMDArrayRawBlockInfo &info) const {
+    info.clear();
+    CrStatus status{};
+    if (chunkref_cube_block_info(m_cube->Handle(), static_cast<uint32_t>(m_id), block,
+                                 m_dims.size(), SetRawBlockInfo, &info, &status) != 0) {
+        RaiseStatus(status);
+        return false;
+    }
+    return true;
+}
+#endif
 
 /** One group of the cube. */
 class ChunkRefGroup final : public GDALGroup {

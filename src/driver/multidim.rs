@@ -10,9 +10,11 @@ use serde_json::{json, Value};
 
 use crate::base::error::Error;
 use crate::driver::ffi::{c_str, c_string, data_kind, guard, option_list, CrStatus};
+use crate::index::refs::RawRef;
 use crate::io::config::Settings;
 use crate::read::cube::{Cube, Source};
 use crate::read::hyperslab::{self, Slab, Target};
+use crate::read::location_info;
 use crate::read::raster::Dataset;
 
 /// The opaque handle of a store opened for the multidimensional view.
@@ -33,6 +35,19 @@ pub struct CrHyperslab {
     step: *const i64,
     stride: *const isize,
     buffer: *mut c_void,
+}
+
+/// Mirrors `CrBlockInfo` of chunkref.h.
+#[repr(C)]
+pub struct CrBlockInfo {
+    kind: i32,
+    file: *const c_char,
+    offset: u64,
+    size: u64,
+    data: *const u8,
+    ranges: *const u64,
+    range_count: usize,
+    codecs: *const c_char,
 }
 
 /// The JSON description of `cube` (see chunkref.h).
@@ -199,6 +214,91 @@ pub unsafe extern "C" fn chunkref_cube_read(
             Source::Stored(a) => hyperslab::read(&cube.dataset, *a, &slab, &mut target)?,
             Source::Values(v) => hyperslab::read_values(v, &array.name, &slab, &mut target)?,
         }
+        Ok(0)
+    })
+}
+
+/// See chunkref.h.
+///
+/// # Safety
+/// `cube` is a live cube, `block` holds `rank` indices, `set` is callable
+/// with `ctx`.
+#[no_mangle]
+pub unsafe extern "C" fn chunkref_cube_block_info(
+    cube: *const CrCube,
+    array: u32,
+    block: *const u64,
+    rank: usize,
+    set: Option<unsafe extern "C" fn(*mut c_void, *const CrBlockInfo)>,
+    ctx: *mut c_void,
+    status: *mut CrStatus,
+) -> i32 {
+    guard(status, -1, || {
+        let (Some(cube), Some(set)) = (unsafe { cube.as_ref() }, set) else {
+            return Err(Error::Usage {
+                what: "NULL cube or callback".into(),
+            });
+        };
+        let Some(shown) = cube.cube.arrays.get(array as usize) else {
+            return Err(Error::Usage {
+                what: format!("array {array} does not exist"),
+            });
+        };
+        let Source::Stored(a) = shown.source else {
+            return Err(Error::Usage {
+                what: format!(
+                    "array '{}' is computed from the index's metadata: it has no stored chunks",
+                    shown.name
+                ),
+            });
+        };
+        let block = match rank {
+            0 => &[][..],
+            // SAFETY: the shim passes `rank` indices.
+            _ => unsafe { std::slice::from_raw_parts(block, rank) },
+        };
+        let found = location_info::chunk_at(&cube.dataset, a, block)?;
+        let meta = &cube.dataset.index.arrays[a].meta;
+        let codecs = c_string(&meta.codecs.names().join(","));
+        let name = |f: u32| c_string(&cube.dataset.file_name(f).unwrap_or_default());
+        let mut info = CrBlockInfo {
+            kind: 0,
+            file: std::ptr::null(),
+            offset: 0,
+            size: 0,
+            data: std::ptr::null(),
+            ranges: std::ptr::null(),
+            range_count: 0,
+            codecs: codecs.as_ptr(),
+        };
+        let file;
+        let flat: Vec<u64>;
+        match &found {
+            None => {}
+            Some(RawRef::Inline(bytes)) => {
+                (info.kind, info.data, info.size) = (2, bytes.as_ptr(), bytes.len() as u64);
+            }
+            Some(RawRef::Whole(f)) => {
+                file = name(*f);
+                (info.kind, info.file) = (1, file.as_ptr());
+            }
+            Some(RawRef::Range(f, offset, length)) => {
+                file = name(*f);
+                (info.kind, info.file, info.offset, info.size) =
+                    (1, file.as_ptr(), *offset, *length);
+            }
+            Some(RawRef::Multi(f, ranges)) => {
+                file = name(*f);
+                flat = ranges.iter().flat_map(|&(o, l)| [o, l]).collect();
+                info.kind = 3;
+                info.file = file.as_ptr();
+                info.offset = ranges.first().map_or(0, |r| r.0);
+                info.size = ranges.iter().map(|r| r.1).sum();
+                (info.ranges, info.range_count) = (flat.as_ptr(), ranges.len());
+            }
+        }
+        // SAFETY: `info` and what it points to live until `set` returns.
+        unsafe { set(ctx, &info) };
         Ok(0)
     })
 }

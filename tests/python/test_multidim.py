@@ -428,3 +428,15 @@ def test_mosaic_shows_its_scenes(chunkref_bin, tmp_path):
     assert firsts == [100.5, 120.5]
     values = sorted(int(a.ReadAsArray()[0, 0, 0]) for a in scenes)
     assert values == [10, 20]
+
+
+@pytest.mark.skipif(int(gdal.VersionInfo()) < 3110000, reason="GetRawBlockInfo is GDAL 3.11+")
+def test_raw_block_info_answers_from_the_index(stack):
+    """Where a chunk lies, from the index: the COG of that date, a range."""
+    data = open_md(stack).GetRootGroup().OpenGroup("0").OpenMDArray("data")
+    info = data.GetRawBlockInfo([2, 0, 1, 1])
+    assert info.GetFilename().endswith("sst_20210103.tif")
+    assert info.GetOffset() > 0 and info.GetSize() > 0
+    x = data.GetDimensions()[3].GetIndexingVariable()
+    with pytest.raises(RuntimeError):
+        x.GetRawBlockInfo([0])
