@@ -110,6 +110,17 @@ impl Target<'_> {
 /// declares them, 0-D and 1-D arrays reshaped to rows by
 /// [`Dataset::open_store`]) into `target`, as native-order elements.
 pub fn read(ds: &Dataset, array: usize, slab: &Slab<'_>, target: &mut Target<'_>) -> Result<()> {
+    read_capped(ds, array, slab, target, MAX_COVER_BYTES)
+}
+
+/// [`read`], the windows of strided reads at most `cap` bytes at once.
+fn read_capped(
+    ds: &Dataset,
+    array: usize,
+    slab: &Slab<'_>,
+    target: &mut Target<'_>,
+    cap: usize,
+) -> Result<()> {
     let meta = &ds.index.arrays[array].meta;
     let declared = &meta.shape[meta.added_axes..];
     slab.check(declared, &meta.path)?;
@@ -167,49 +178,64 @@ pub fn read(ds: &Dataset, array: usize, slab: &Slab<'_>, target: &mut Target<'_>
             width: count[n - 1],
             height: count[n - 2],
         };
-        let first = offset(target.origin as isize + offsets[0], &[], &[])?;
         let spacing = Spacing {
             pixel: sx as usize,
             line: sy as usize,
             band: band as usize,
         };
-        let out = target.out.get_mut(first..).unwrap_or_default();
+        // (The first band goes to the first element: offsets[0] is 0.)
+        let out = target.out.get_mut(target.origin..).unwrap_or_default();
         return ds.read_stored(array, window, &bands, out, spacing);
     }
-    // Otherwise the window covering the rows and columns asked for is read,
-    // as many bands at a time as fit, and the elements picked from it.
-    let cover = |d: usize| {
-        let last = full.index(d, count[d] - 1);
-        (start[d].min(last), start[d].max(last))
-    };
-    let ((y0, y1), (x0, x1)) = (cover(n - 2), cover(n - 1));
-    let window = Window {
-        x: x0,
-        y: y0,
-        width: x1 - x0 + 1,
-        height: y1 - y0 + 1,
-    };
-    let plane = (window.width * window.height) as usize * size;
-    let per_batch = (MAX_COVER_BYTES / plane.max(1)).max(1);
-    let mut cover_buf: Vec<u8> = Vec::new();
-    for (b0, batch) in bands
-        .chunks(per_batch)
-        .enumerate()
-        .map(|(i, c)| (i * per_batch, c))
-    {
-        cover_buf.resize(plane * batch.len(), 0);
-        let spacing = Spacing::packed(size, window.width as usize, window.height as usize);
-        ds.read_stored(array, window, batch, &mut cover_buf, spacing)?;
-        for (k, &band_offset) in offsets[b0..b0 + batch.len()].iter().enumerate() {
-            let base = target.origin as isize + band_offset;
-            each_index(&count[n - 2..], |ij| {
-                let row = full.index(n - 2, ij[0]) - y0;
-                let col = full.index(n - 1, ij[1]) - x0;
-                let from = k * plane + (row * window.width + col) as usize * size;
-                let to = offset(base, ij, &strides[n - 2..])?;
-                target.put(to, &cover_buf[from..from + size])
-            })?;
+    // Otherwise the windows covering the rows and columns asked for are
+    // read (the rows in groups whose covering strip fits in `cap`, as many
+    // bands at a time as fit) and the elements
+    // picked from them.
+    let rows: Vec<u64> = (0..count[n - 2]).map(|i| full.index(n - 2, i)).collect();
+    let last_col = full.index(n - 1, count[n - 1] - 1);
+    let (x0, x1) = (start[n - 1].min(last_col), start[n - 1].max(last_col));
+    let row_bytes = (x1 - x0 + 1) as usize * size;
+    let mut first = 0;
+    while first < rows.len() {
+        // The output rows first..end and the stored rows y0..=y1 they cover.
+        let (mut end, mut y0, mut y1) = (first + 1, rows[first], rows[first]);
+        while let Some(&r) = rows.get(end) {
+            let (lo, hi) = (y0.min(r), y1.max(r));
+            if (hi - lo + 1) as usize * row_bytes > cap {
+                break;
+            }
+            (y0, y1, end) = (lo, hi, end + 1);
         }
+        let window = Window {
+            x: x0,
+            y: y0,
+            width: x1 - x0 + 1,
+            height: y1 - y0 + 1,
+        };
+        let plane = window.height as usize * row_bytes;
+        let per_batch = (cap / plane.max(1)).max(1);
+        let spacing = Spacing::packed(size, window.width as usize, window.height as usize);
+        let mut cover: Vec<u8> = Vec::new();
+        for (b0, batch) in bands
+            .chunks(per_batch)
+            .enumerate()
+            .map(|(i, c)| (i * per_batch, c))
+        {
+            cover.resize(plane * batch.len(), 0);
+            ds.read_stored(array, window, batch, &mut cover, spacing)?;
+            for (k, &band_offset) in offsets[b0..b0 + batch.len()].iter().enumerate() {
+                let base = target.origin as isize + band_offset;
+                each_index(&[(end - first) as u64, count[n - 1]], |ij| {
+                    let i = first + ij[0] as usize;
+                    let row = (rows[i] - y0) as usize;
+                    let col = (full.index(n - 1, ij[1]) - x0) as usize;
+                    let from = k * plane + row * row_bytes + col * size;
+                    let to = offset(base, &[i as u64, ij[1]], &strides[n - 2..])?;
+                    target.put(to, &cover[from..from + size])
+                })?;
+            }
+        }
+        first = end;
     }
     Ok(())
 }
@@ -270,5 +296,87 @@ mod tests {
         read_values(&values, "x", &slab, &mut target).unwrap();
         assert_eq!(f64::from_ne_bytes(out[16..24].try_into().unwrap()), 13.0);
         assert_eq!(f64::from_ne_bytes(out[0..8].try_into().unwrap()), 11.0);
+    }
+
+    /// A (3, 5, 6) `u1` array in (1, 2, 4) chunks held in the index, each
+    /// element `t * 30 + y * 6 + x`.
+    fn cube() -> Dataset {
+        use base64::Engine;
+        use std::sync::Arc;
+        let zarray = serde_json::json!({
+            "shape": [3, 5, 6], "chunks": [1, 2, 4], "dtype": "|u1", "fill_value": 0,
+            "compressor": null, "filters": null, "order": "C", "zarr_format": 2,
+        });
+        let mut refs = serde_json::Map::new();
+        refs.insert(".zarray".into(), zarray.to_string().into());
+        for (t, cy, cx) in
+            (0..3).flat_map(|t| (0..3).flat_map(move |cy| (0..2).map(move |cx| (t, cy, cx))))
+        {
+            let mut bytes = Vec::new();
+            for y in cy * 2..cy * 2 + 2 {
+                for x in cx * 4..cx * 4 + 4 {
+                    bytes.push(if y < 5 && x < 6 {
+                        (t * 30 + y * 6 + x) as u8
+                    } else {
+                        0
+                    });
+                }
+            }
+            let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            refs.insert(format!("{t}.{cy}.{cx}"), format!("base64:{text}").into());
+        }
+        let doc = serde_json::json!({"version": 1, "refs": refs}).to_string();
+        let index = crate::index::Index::from_kerchunk_json("t.json", doc.as_bytes(), &[]).unwrap();
+        let settings = crate::io::config::Settings::from_lookup(|_| None).unwrap();
+        let base = crate::io::resolve::Base::Dir("/d".into());
+        let order = crate::read::georef::orientation::YOrder::Stored;
+        Dataset::from_index(Arc::new(index), &base, &settings, None, order).unwrap()
+    }
+
+    #[test]
+    fn slabs_read_the_elements_their_steps_pick_at_any_strides() {
+        let ds = cube();
+        let cases: [([u64; 3], [u64; 3], [i64; 3]); 4] = [
+            ([0, 1, 1], [3, 2, 3], [1, 1, 1]),
+            ([2, 4, 5], [3, 3, 3], [-1, -2, -2]),
+            ([1, 0, 0], [2, 5, 2], [1, 1, 5]),
+            ([0, 3, 2], [1, 1, 4], [1, 0, 1]),
+        ];
+        for (start, count, step) in cases {
+            let want: Vec<u8> = (0..count[0])
+                .flat_map(|i| {
+                    (0..count[1]).flat_map(move |j| (0..count[2]).map(move |k| (i, j, k)))
+                })
+                .map(|(i, j, k)| {
+                    let at = |d: usize, n: u64| (start[d] as i64 + n as i64 * step[d]) as u64;
+                    (at(0, i) * 30 + at(1, j) * 6 + at(2, k)) as u8
+                })
+                .collect();
+            let slab = Slab {
+                start: &start,
+                count: &count,
+                step: &step,
+            };
+            let n = want.len();
+            let packed = [(count[1] * count[2]) as isize, count[2] as isize, 1];
+            // Packed, written backwards, and one row of the cover at a time.
+            for (strides, origin, cap) in [
+                (packed, 0, MAX_COVER_BYTES),
+                (packed.map(|s| -s), n - 1, MAX_COVER_BYTES),
+                (packed, 0, 6),
+            ] {
+                let mut out = vec![0u8; n];
+                let mut target = Target {
+                    out: &mut out,
+                    origin,
+                    strides: &strides,
+                };
+                read_capped(&ds, 0, &slab, &mut target, cap).unwrap();
+                if origin > 0 {
+                    out.reverse();
+                }
+                assert_eq!(out, want, "{start:?} {count:?} {step:?} {strides:?} {cap}");
+            }
+        }
     }
 }
