@@ -18,6 +18,7 @@ equals the raster view's bands and ``-subset time(...)`` picks the steps
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
@@ -440,3 +441,35 @@ def test_raw_block_info_answers_from_the_index(stack):
     x = data.GetDimensions()[3].GetIndexingVariable()
     with pytest.raises(RuntimeError):
         x.GetRawBlockInfo([0])
+
+
+STARS_SCRIPT = """
+library(stars)
+args <- commandArgs(trailingOnly = TRUE)
+ours <- read_mdim(args[1], variable = "v")
+theirs <- read_mdim(args[2], variable = "v")
+stopifnot(identical(dim(ours), dim(theirs)), isTRUE(all.equal(ours[[1]], theirs[[1]])))
+cat("stars ok", sum(ours[[1]]), "\\n")
+"""
+
+
+def test_stars_read_mdim_reads_like_gdal_zarr(chunkref_bin, tmp_path):
+    """R's stars::read_mdim (Debian's r-cran-stars) on an index of a Zarr
+    store reads what it reads through GDAL's Zarr driver. (stars 0.6 reads
+    arrays of the root group only, and on this Debian fails on GDAL's own
+    netCDF files with CF units, so the store is a root array.)"""
+    if shutil.which("Rscript") is None or subprocess.run(
+            ["Rscript", "-e", "library(stars)"], capture_output=True).returncode != 0:
+        pytest.skip("R stars is not installed (Debian package r-cran-stars)")
+    source = tmp_path / "root.zarr"
+    ds = gdal.GetDriverByName("Zarr").CreateMultiDimensional(str(source), [], ["FORMAT=ZARR_V2"])
+    root = ds.GetRootGroup()
+    dims = [root.CreateDimension(n, None, None, s) for n, s in [("t", 3), ("y", 4), ("x", 5)]]
+    root.CreateMDArray("v", dims, F4).Write(np.arange(60, dtype="f4").reshape(3, 4, 5))
+    del root, dims, ds  # written out when the last reference goes
+    ours = index(chunkref_bin, source, out=tmp_path / "root.json")
+    script = tmp_path / "stars.R"
+    script.write_text(STARS_SCRIPT)
+    done = subprocess.run(["Rscript", str(script), str(ours), str(source)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "stars ok 1770" in done.stdout, done.stderr + done.stdout
