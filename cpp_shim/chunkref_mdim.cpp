@@ -23,10 +23,9 @@
 
 namespace {
 
+using chunkref_shim::MAX_CONVERSION_BYTES;
 using chunkref_shim::RaiseStatus;
 
-/** Most bytes of the native-type copy a read in another data type goes through. */
-constexpr size_t MAX_CONVERSION_BYTES = 256 * 1024 * 1024;
 
 /** GDAL's full name of a group path ("" is the root, "/"). */
 std::string GroupFullName(const std::string &path) { return "/" + path; }

@@ -41,8 +41,6 @@ constexpr const char *DOMAINS[] = {"", "IMAGE_STRUCTURE", "SUBDATASETS", "RPC", 
 constexpr const char *BAND_DOMAINS[] = {"", "IMAGE_STRUCTURE"};
 /** Config option: NO sends every window read through IReadBlock and the block cache. */
 constexpr const char *WINDOW_READS_OPTION = "CHUNKREF_WINDOW_READS";
-/** Most bytes of the native-type copy a window read in another data type goes through. */
-constexpr size_t MAX_CONVERSION_BYTES = 256 * 1024 * 1024;
 /** Most bytes of blocks filled by one batched block read. */
 constexpr size_t MAX_BATCH_BYTES = 128 * 1024 * 1024;
 /** Most bands read ahead at once when bands are read one after another at
@@ -124,6 +122,7 @@ GDALDataType ToGDALType(uint32_t kind, uint32_t size) {
 
 namespace {
 
+using chunkref_shim::MAX_CONVERSION_BYTES;
 using chunkref_shim::RaiseStatus;
 using chunkref_shim::ToGDALType;
 

@@ -5,6 +5,7 @@
 #ifndef CHUNKREF_SHIM_COMMON_H
 #define CHUNKREF_SHIM_COMMON_H
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gdal_priv.h"
@@ -12,6 +13,11 @@
 #include "chunkref.h"
 
 namespace chunkref_shim {
+
+/** Most bytes of the native-type copy a read in another data type goes
+ *  through (a window of the raster view, a hyperslab of the
+ *  multidimensional view). */
+constexpr size_t MAX_CONVERSION_BYTES = 256 * 1024 * 1024;
 
 /** Raises the CPLError described by a failed status. */
 void RaiseStatus(const CrStatus &status);
