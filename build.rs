@@ -134,6 +134,7 @@ impl Gdal {
             .cpp(true)
             .std("c++17")
             .file("cpp_shim/chunkref_shim.cpp")
+            .file("cpp_shim/chunkref_mdim.cpp")
             .include("cpp_shim")
             // gdal_compat.h checks the headers found are those of this version.
             .define(

@@ -248,6 +248,74 @@ int32_t chunkref_read_mask_block(const CrHandle *handle, uint32_t level, uint64_
                                  uint64_t block_y, void *buffer, size_t buffer_bytes,
                                  CrStatus *status);
 
+/** A store opened whole for GDAL's multidimensional view. */
+typedef struct CrCube CrCube;
+
+/** A hyperslab read of array `array` of a cube (its number in the
+ *  description's "arrays"): along dimension d, the count[d] elements at
+ *  start[d] + i * step[d]; element (i_0, ..) goes to byte
+ *  sum(i_d * stride[d]) from `buffer` (strides in bytes, any sign), in the
+ *  array's native data type. */
+typedef struct CrHyperslab {
+    uint32_t array;
+    size_t rank;
+    const uint64_t *start;
+    const uint64_t *count;
+    const int64_t *step;
+    const ptrdiff_t *stride;
+    void *buffer;
+} CrHyperslab;
+
+/** Opens the whole store of `name` (open options as chunkref_open); NULL
+ *  with `status` filled on failure. */
+CrCube *chunkref_cube_open(const char *name, const char *const *options, CrStatus *status);
+
+/** Frees a cube (NULL is fine). */
+void chunkref_cube_close(CrCube *cube);
+
+/** The cube as JSON, owned by the cube:
+ *  {"groups": [{"path", "attributes"}] (parents first, "" the root),
+ *   "dims": [{"scope", "listed", "name", "size", "type", "direction",
+ *             "indexing": array number or null}],
+ *   "arrays": [{"scope", "listed", "name", "dims": [dim numbers], "block",
+ *               "kind" (enum CrDataKind), "size", "nodata", "scale",
+ *               "offset", "unit", "crs", "xy": [x dim, y dim] positions,
+ *               "attributes"}],
+ *   "warnings": [text]}.
+ *  "scope" is a group path (or an array's path, for a dimension of that
+ *  array alone, "listed" false). */
+const char *chunkref_cube_describe(const CrCube *cube);
+
+/** Reads a hyperslab (only the chunks it needs, fetched together and
+ *  decoded in parallel); returns 0 on success. */
+int32_t chunkref_cube_read(const CrCube *cube, const CrHyperslab *request, CrStatus *status);
+
+/** Where one chunk of a cube array lies, as the index records it.
+ *  kind: 0 no reference (the chunk reads as the fill value), 1 a byte
+ *  range of `file` (`size` 0: the whole object), 2 bytes held in the index
+ *  (`data`, `size`), 3 several ranges of `file` (`ranges`: `range_count`
+ *  offset/length pairs; `offset`, `size` the first and the sum). `codecs`
+ *  names the codec chain in decode order. Pointers are valid during the
+ *  callback only. */
+typedef struct CrBlockInfo {
+    int32_t kind;
+    const char *file;
+    uint64_t offset;
+    uint64_t size;
+    const uint8_t *data;
+    const uint64_t *ranges;
+    size_t range_count;
+    const char *codecs;
+} CrBlockInfo;
+
+/** Answers where chunk `block` (`rank` chunk indices) of cube array `array`
+ *  lies from the index, without fetching: calls `set(ctx, info)` once and
+ *  returns 0; -1 with `status` filled for a block outside the chunk grid or
+ *  an array computed at open (x/y/time), which has no stored chunks. */
+int32_t chunkref_cube_block_info(const CrCube *cube, uint32_t array, const uint64_t *block,
+                                 size_t rank, void (*set)(void *ctx, const CrBlockInfo *info),
+                                 void *ctx, CrStatus *status);
+
 /** Registers the driver with GDAL (defined by the C++ shim). */
 void chunkref_shim_register(void);
 

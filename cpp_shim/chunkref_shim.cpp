@@ -25,6 +25,7 @@
 
 #include "chunkref.h"
 #include "gdal_compat.h"
+#include "shim_common.h"
 
 namespace {
 
@@ -40,8 +41,6 @@ constexpr const char *DOMAINS[] = {"", "IMAGE_STRUCTURE", "SUBDATASETS", "RPC", 
 constexpr const char *BAND_DOMAINS[] = {"", "IMAGE_STRUCTURE"};
 /** Config option: NO sends every window read through IReadBlock and the block cache. */
 constexpr const char *WINDOW_READS_OPTION = "CHUNKREF_WINDOW_READS";
-/** Most bytes of the native-type copy a window read in another data type goes through. */
-constexpr size_t MAX_CONVERSION_BYTES = 256 * 1024 * 1024;
 /** Most bytes of blocks filled by one batched block read. */
 constexpr size_t MAX_BATCH_BYTES = 128 * 1024 * 1024;
 /** Most bands read ahead at once when bands are read one after another at
@@ -90,37 +89,42 @@ constexpr const char *OPEN_OPTIONS =
 
 using HandlePtr = std::shared_ptr<CrHandle>;
 
-/** Raises the CPLError described by a failed status. */
+} // namespace
+
+namespace chunkref_shim {
+
 void RaiseStatus(const CrStatus &status) {
     CPLError(CE_Failure, status.code != 0 ? status.code : CPLE_AppDefined, "ChunkRef: %s",
              status.message);
 }
 
-/** Maps a Rust element type to GDAL's; GDT_Unknown if this GDAL has none. */
-GDALDataType ToGDALType(const CrLevelInfo &info) {
-    switch (info.data_kind) {
+GDALDataType ToGDALType(uint32_t kind, uint32_t size) {
+    switch (kind) {
     case CR_BOOL:
         return GDT_Byte;
     case CR_UINT:
-        return info.data_size == 1   ? GDT_Byte
-               : info.data_size == 2 ? GDT_UInt16
-               : info.data_size == 4 ? GDT_UInt32
-                                     : GDT_UInt64;
+        return size == 1 ? GDT_Byte : size == 2 ? GDT_UInt16 : size == 4 ? GDT_UInt32 : GDT_UInt64;
     case CR_INT:
-        return info.data_size == 1   ? CR_SIGNED_BYTE_TYPE
-               : info.data_size == 2 ? GDT_Int16
-               : info.data_size == 4 ? GDT_Int32
-                                     : GDT_Int64;
+        return size == 1   ? CR_SIGNED_BYTE_TYPE
+               : size == 2 ? GDT_Int16
+               : size == 4 ? GDT_Int32
+                           : GDT_Int64;
     case CR_FLOAT:
-        return info.data_size == 2   ? CR_FLOAT16_TYPE
-               : info.data_size == 4 ? GDT_Float32
-                                     : GDT_Float64;
+        return size == 2 ? CR_FLOAT16_TYPE : size == 4 ? GDT_Float32 : GDT_Float64;
     case CR_COMPLEX:
-        return info.data_size == 8 ? GDT_CFloat32 : GDT_CFloat64;
+        return size == 8 ? GDT_CFloat32 : GDT_CFloat64;
     default:
         return GDT_Unknown;
     }
 }
+
+} // namespace chunkref_shim
+
+namespace {
+
+using chunkref_shim::MAX_CONVERSION_BYTES;
+using chunkref_shim::RaiseStatus;
+using chunkref_shim::ToGDALType;
 
 /** A CRS the index defines, made into an OGRSpatialReference when a client
  *  first asks for it: as GTiff, a read of pixels never opens PROJ's
@@ -520,6 +524,8 @@ GDALDataset *ChunkRefDataset::Open(GDALOpenInfo *info) {
         CPLError(CE_Failure, CPLE_NotSupported, "ChunkRef: the driver is read-only");
         return nullptr;
     }
+    if ((info->nOpenFlags & GDAL_OF_MULTIDIM_RASTER) != 0)
+        return chunkref_shim::OpenCube(info);
     CrStatus status{};
     CrHandle *raw = chunkref_open(info->pszFilename, info->papszOpenOptions, &status);
     if (raw == nullptr) {
@@ -585,7 +591,7 @@ bool ChunkRefDataset::Init(HandlePtr handle, uint32_t level) {
         RaiseStatus(status);
         return false;
     }
-    const GDALDataType type = ToGDALType(info);
+    const GDALDataType type = ToGDALType(info.data_kind, info.data_size);
     if (type == GDT_Unknown || info.width > INT_MAX || info.height > INT_MAX ||
         info.block_width > INT_MAX || info.block_height > INT_MAX ||
         info.band_count > static_cast<uint64_t>(INT_MAX)) {
@@ -1459,6 +1465,7 @@ extern "C" void chunkref_shim_register(void) {
     auto *driver = new GDALDriver();
     driver->SetDescription(DRIVER_NAME);
     driver->SetMetadataItem(GDAL_DCAP_RASTER, "YES");
+    driver->SetMetadataItem(GDAL_DCAP_MULTIDIM_RASTER, "YES");
     driver->SetMetadataItem(GDAL_DMD_LONGNAME,
                             "Chunk reference index (Kerchunk JSON or Parquet, reference tables)");
     driver->SetMetadataItem(GDAL_DMD_HELPTOPIC, HELP_TOPIC);

@@ -235,6 +235,13 @@ impl TimeAxis {
         })
     }
 
+    /// The coordinate value of ISO 8601 datetime `text` on this axis (the
+    /// inverse of [`TimeAxis::iso`]); `None` when it does not parse.
+    pub fn value(&self, text: &str) -> Option<f64> {
+        let us = reference_microseconds(text.trim(), self.calendar)? - self.origin_us;
+        Some(us as f64 / self.unit_us as f64)
+    }
+
     /// The datetime of coordinate value `value` as ISO 8601
     /// (`YYYY-MM-DDThh:mm:ss[.ffffff]`, years before 1 as cftime writes
     /// them, `-0044-03-15T...`); `None` when it is out of range.
@@ -487,6 +494,18 @@ fn shift_right_even(v: i128, shift: u32) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_of_datetimes_invert_iso() {
+        let axis = TimeAxis::new("seconds since 1970-01-01 00:00:00", None).unwrap();
+        assert_eq!(axis.value("2021-01-02"), Some(1_609_545_600.0));
+        assert_eq!(axis.value("2021-01-02T06:00:00Z"), Some(1_609_567_200.0));
+        assert_eq!(
+            axis.iso(1_609_567_200.0).as_deref(),
+            Some("2021-01-02T06:00:00")
+        );
+        assert_eq!(axis.value("the third day"), None);
+    }
 
     fn iso(units: &str, calendar: Option<&str>, v: f64) -> Option<String> {
         TimeAxis::new(units, calendar)?.iso(v)

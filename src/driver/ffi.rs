@@ -292,7 +292,8 @@ impl Opened {
 /// A band's description and its (unit, description) as C strings.
 type KeptBand = (band::BandInfo, [CString; 2]);
 
-fn c_string(s: &str) -> CString {
+/// `s` as a C string, NUL bytes made spaces.
+pub(super) fn c_string(s: &str) -> CString {
     CString::new(s.replace('\0', " ")).unwrap_or_default()
 }
 
@@ -316,7 +317,7 @@ fn write_status(status: *mut CrStatus, code: i32, message: &str) {
 }
 
 /// Runs `f`, turning errors and panics into `status` and `fallback`.
-fn guard<T>(status: *mut CrStatus, fallback: T, f: impl FnOnce() -> Result<T>) -> T {
+pub(super) fn guard<T>(status: *mut CrStatus, fallback: T, f: impl FnOnce() -> Result<T>) -> T {
     write_status(status, 0, "");
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => v,
@@ -340,7 +341,7 @@ fn guard<T>(status: *mut CrStatus, fallback: T, f: impl FnOnce() -> Result<T>) -
 ///
 /// # Safety
 /// `p` must be NULL or a valid NUL-terminated string.
-unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
+pub(super) unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
     if p.is_null() {
         return Err(Error::Usage {
             what: format!("{what} is NULL"),
@@ -379,6 +380,39 @@ pub unsafe extern "C" fn chunkref_identify(
     })
 }
 
+/// The `CrDataKind` of an element kind.
+pub(super) fn data_kind(kind: ScalarKind) -> u32 {
+    match kind {
+        ScalarKind::Bool => 0,
+        ScalarKind::UInt => 1,
+        ScalarKind::Int => 2,
+        ScalarKind::Float => 3,
+        ScalarKind::Complex => 4,
+    }
+}
+
+/// The `KEY=VALUE` pairs of a NULL-terminated option list (NULL: none).
+///
+/// # Safety
+/// `options` is NULL or a NULL-terminated list of C strings.
+pub(super) unsafe fn option_list(options: *const *const c_char) -> Result<Vec<(String, String)>> {
+    let mut opts = Vec::new();
+    if options.is_null() {
+        return Ok(opts);
+    }
+    for i in 0.. {
+        let p = unsafe { *options.add(i) };
+        if p.is_null() {
+            break;
+        }
+        let kv = unsafe { c_str(p, "open option") }?;
+        if let Some((k, v)) = kv.split_once('=') {
+            opts.push((k.to_string(), v.to_string()));
+        }
+    }
+    Ok(opts)
+}
+
 /// See chunkref.h.
 ///
 /// # Safety
@@ -391,21 +425,7 @@ pub unsafe extern "C" fn chunkref_open(
 ) -> *mut CrHandle {
     guard(status, std::ptr::null_mut(), || {
         let name = unsafe { c_str(name, "dataset name") }?;
-        let mut opts = Vec::new();
-        if !options.is_null() {
-            let mut i = 0;
-            loop {
-                let p = unsafe { *options.add(i) };
-                if p.is_null() {
-                    break;
-                }
-                let kv = unsafe { c_str(p, "open option") }?;
-                if let Some((k, v)) = kv.split_once('=') {
-                    opts.push((k.to_string(), v.to_string()));
-                }
-                i += 1;
-            }
-        }
+        let opts = unsafe { option_list(options) }?;
         Ok(Box::into_raw(Box::new(CrHandle(Opened::shared(
             name, opts,
         )?))))
@@ -478,14 +498,7 @@ pub unsafe extern "C" fn chunkref_level_info(
             block_width: meta.chunks[n - 1],
             block_height: meta.chunks[n - 2],
             band_count: l.bands,
-            data_kind: match meta.dtype.kind {
-                ScalarKind::Bool => 0,
-                ScalarKind::UInt => 1,
-                ScalarKind::Int if band::is_unsigned(meta) => 1,
-                ScalarKind::Int => 2,
-                ScalarKind::Float => 3,
-                ScalarKind::Complex => 4,
-            },
+            data_kind: data_kind(band::served_kind(meta)),
             data_size: meta.dtype.size as u32,
             has_nodata: nodata.is_some() as i32,
             nodata: nodata.unwrap_or(0.0),

@@ -3,4 +3,5 @@
 
 pub mod ffi;
 pub mod identify;
+pub mod multidim;
 pub mod sidecars;

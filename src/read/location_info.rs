@@ -2,7 +2,8 @@
 //! item (`Pixel_<x>_<y>` of a band) answers, as GDAL's VRT and GTI drivers
 //! answer it for their sources. `gdallocationinfo` prints it for each band,
 //! and `-lifonly` lists the files alone: for a time stack, the file of
-//! each date; for a mosaic, every scene under the pixel.
+//! each date; for a mosaic, every scene under the pixel. And where one
+//! chunk of an array lies (the multidimensional view's raw block info).
 
 use crate::base::error::{Error, Result};
 use crate::index::refs;
@@ -71,6 +72,38 @@ pub fn files_at(ds: &Dataset, level: usize, band: u64, x: u64, y: u64) -> Result
         }
     }
     Ok(files)
+}
+
+/// The reference of chunk `block` (one index per dimension the array
+/// declares) of stored array `array`, answered from the index without
+/// fetching: `None` for a chunk the index holds no reference for (read as
+/// the fill value).
+pub fn chunk_at(ds: &Dataset, array: usize, block: &[u64]) -> Result<Option<refs::RawRef>> {
+    let stored = &ds.index.arrays[array];
+    let meta = &stored.meta;
+    let declared = meta.shape.len() - meta.added_axes;
+    let grid = meta.grid_shape();
+    if block.len() != declared
+        || block
+            .iter()
+            .zip(&grid[meta.added_axes..])
+            .any(|(b, g)| b >= g)
+    {
+        return Err(Error::Usage {
+            what: format!(
+                "block {block:?} is outside the chunk grid {:?} of array '{}'",
+                &grid[meta.added_axes..],
+                meta.path
+            ),
+        });
+    }
+    let chunk: Vec<u64> = std::iter::repeat_n(0, meta.added_axes)
+        .chain(block.iter().copied())
+        .collect();
+    let Some(position) = refs::position(&chunk, &grid) else {
+        return Ok(None);
+    };
+    Ok(stored.refs.lookup(&[position])?.pop().flatten())
 }
 
 #[cfg(test)]

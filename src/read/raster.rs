@@ -43,6 +43,9 @@ pub const PREFIX: &str = "CHUNKREF:";
 /// Most bands one dataset may have.
 pub const MAX_BANDS: u64 = 1 << 20;
 
+/// An opened index file.
+type IndexFileRef = Arc<dyn IndexFile>;
+
 /// What a dataset name asks for.
 #[derive(Debug, PartialEq, Eq)]
 pub struct DatasetName {
@@ -147,28 +150,7 @@ impl Dataset {
     pub fn open(name: &str, options: &[(String, String)], settings: &Settings) -> Result<Dataset> {
         let parsed = DatasetName::parse(name)?;
         let source = resolve::index_source(&parsed.index)?;
-        let how = LoadOptions {
-            overrides: options
-                .iter()
-                .filter_map(|(k, v)| {
-                    strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
-                })
-                .collect(),
-            time: TimeOptions::from_options(options),
-            eager_rows: settings.table_eager_rows,
-            version: icechunk::Version::from_options(options)?,
-            ..LoadOptions::default()
-        };
-        // A local index is read straight from disk: GDAL's file layer adds
-        // nothing to it, and opening through it took 15 us of an open.
-        let local = matches!(source.base, resolve::Base::Dir(_));
-        let open = |path: &str| -> Result<Arc<dyn IndexFile>> {
-            if local {
-                Ok(Arc::new(LocalFile::open(path)?))
-            } else {
-                Ok(Arc::new(VsiFile::open(path)?))
-            }
-        };
+        let (how, open) = Dataset::loader(&source, options, settings)?;
         let load = || Index::load(&parsed.index, &source.vsi_path, &how, &open);
         // Stored colour components: an index of this open's own (the
         // arrays' metadata changed), never shared.
@@ -212,6 +194,125 @@ impl Dataset {
             settings,
             parsed.target.as_deref(),
             y_order,
+        )
+    }
+
+    /// How an index named by `source` is loaded with open options
+    /// `options`: its load options (templates, time steps, version) and
+    /// the opener of its files.
+    fn loader(
+        source: &resolve::IndexSource,
+        options: &[(String, String)],
+        settings: &Settings,
+    ) -> Result<(LoadOptions, impl Fn(&str) -> Result<IndexFileRef>)> {
+        let how = LoadOptions {
+            overrides: options
+                .iter()
+                .filter_map(|(k, v)| {
+                    strip_prefix_ci(k, "TEMPLATE_").map(|t| (t.to_string(), v.clone()))
+                })
+                .collect(),
+            time: TimeOptions::from_options(options),
+            eager_rows: settings.table_eager_rows,
+            version: icechunk::Version::from_options(options)?,
+            ..LoadOptions::default()
+        };
+        // A local index is read straight from disk: GDAL's file layer adds
+        // nothing to it, and opening through it took 15 us of an open.
+        let local = matches!(source.base, resolve::Base::Dir(_));
+        let open = move |path: &str| -> Result<IndexFileRef> {
+            if local {
+                Ok(Arc::new(LocalFile::open(path)?))
+            } else {
+                Ok(Arc::new(VsiFile::open(path)?))
+            }
+        };
+        Ok((how, open))
+    }
+
+    /// Opens the whole store a dataset name's index holds, for the
+    /// multidimensional view: every array kept (0-D and 1-D ones reshaped
+    /// to one row, so that window reads serve them), no raster chosen.
+    /// Open options as for [`Dataset::open`].
+    pub fn open_store(
+        name: &str,
+        options: &[(String, String)],
+        settings: &Settings,
+    ) -> Result<Dataset> {
+        let parsed = DatasetName::parse(name)?;
+        let source = resolve::index_source(&parsed.index)?;
+        let (how, open) = Dataset::loader(&source, options, settings)?;
+        let mut index = Index::load(&parsed.index, &source.vsi_path, &how, &open)?;
+        for array in &mut index.arrays {
+            array.meta.reshape_to_row();
+        }
+        let index = Arc::new(index);
+        Ok(Dataset {
+            warnings: index.warnings.clone(),
+            locations: Locations::resolve(&index, &source.base, settings),
+            index,
+            levels: Vec::new(),
+            subdatasets: Vec::new(),
+            base: source.base.clone(),
+            coordinates: Mutex::default(),
+            georef: Vec::new(),
+            y_order: YOrder::Stored,
+        })
+    }
+
+    /// The store's arrays (indices into the index's) in the order GDAL's
+    /// driver of their source lists them, when `chunkref index` recorded
+    /// it; else by path.
+    pub fn array_order(&self) -> Vec<usize> {
+        let listing = Listing::of(&self.index);
+        let mut arrays: Vec<usize> = (0..self.index.arrays.len()).collect();
+        arrays.sort_by_key(|&a| listing.rank(&self.index.arrays[a].meta.path));
+        arrays
+    }
+
+    /// The georeferencing of array `array` (of 2 or more dimensions) as
+    /// stored: rows in stored order; `warnings` receives what could not be
+    /// used.
+    pub fn stored_georef(&self, array: usize, warnings: &mut Vec<String>) -> Georef {
+        let level = LevelRef {
+            array: &self.index.arrays[array],
+            asset: None,
+            entry: None,
+        };
+        let mut geo = georef::levels(
+            &self.index,
+            &self.locations,
+            None,
+            &[level],
+            YOrder::Stored,
+            warnings,
+        );
+        geo.pop().unwrap_or_default()
+    }
+
+    /// Reads `window` of the leading-axis indices `bands` of array `array`
+    /// as stored (no axis map) into `out` at `spacing`, as native-order
+    /// elements, through the same batched window read as the raster view.
+    pub fn read_stored(
+        &self,
+        array: usize,
+        window: Window,
+        bands: &[Vec<u64>],
+        out: &mut [u8],
+        spacing: Spacing,
+    ) -> Result<()> {
+        let array = self.index.arrays.get(array).ok_or_else(|| Error::Usage {
+            what: format!("array {array} does not exist in {}", self.index.source),
+        })?;
+        window::read(
+            &self.index,
+            &self.locations,
+            array,
+            window,
+            bands,
+            out,
+            spacing,
+            window::BATCH_BYTES,
         )
     }
 
@@ -342,9 +443,7 @@ impl Dataset {
             candidates.push(self.subdataset(g, &description));
         }
         let listing = Listing::of(&index);
-        let mut arrays: Vec<usize> = (0..index.arrays.len()).collect();
-        arrays.sort_by_key(|&a| listing.rank(&index.arrays[a].meta.path));
-        for i in arrays {
+        for i in self.array_order() {
             let m = &index.arrays[i].meta;
             let in_pyramid = pyramids
                 .iter()

@@ -53,6 +53,15 @@ pub struct BandInfo {
     pub color: ColorInterp,
 }
 
+/// The element kind GDAL shows for `meta`: unsigned where
+/// [`is_unsigned`] says so, else as stored.
+pub fn served_kind(meta: &ArrayMeta) -> ScalarKind {
+    match is_unsigned(meta) {
+        true => ScalarKind::UInt,
+        false => meta.dtype.kind,
+    }
+}
+
 /// True when a signed integer array carries `_Unsigned = "true"`: its
 /// elements are read as unsigned integers of the same size. For signed
 /// bytes a two-value increasing `valid_range` decides first, as in GDAL's
