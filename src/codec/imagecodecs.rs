@@ -41,7 +41,7 @@ impl Codec for Lzw {
     }
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
-        lzw::decode(&input, ctx.decoded_len)
+        lzw::decode_within(&input, ctx.decoded_len)
             .map(Bytes::from)
             .map_err(|reason| Error::decode(self.name(), reason))
     }

@@ -58,6 +58,16 @@ pub(in crate::codec) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, St
     Ok(out)
 }
 
+/// Decodes an LZW stream that must fit in `limit` bytes (a Zarr chunk's,
+/// whose size is exact): a stream going on past `limit` is an error.
+pub(in crate::codec) fn decode_within(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+    let out = decode(input, limit.saturating_add(1))?;
+    if out.len() > limit {
+        return Err(too_long(limit));
+    }
+    Ok(out)
+}
+
 /// MSB-first codes, read from a 64-bit window refilled eight bytes at a
 /// time.
 struct Codes<'a> {
