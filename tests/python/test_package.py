@@ -30,7 +30,7 @@ def test_install_script_puts_a_small_stripped_plugin(tmp_path):
     assert done.returncode == 0, done.stderr
     plugin = tmp_path / "gdal_ChunkRef.so"
     assert plugin.stat().st_size < MAX_PLUGIN_BYTES, plugin.stat().st_size
-    assert "ChunkRef -raster-" in formats(tmp_path)
+    assert "ChunkRef -raster,multidimensional raster-" in formats(tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_package_installs_and_gdal_loads_it(package, tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert (plugins / "gdal_ChunkRef.so").stat().st_size < MAX_PLUGIN_BYTES
-    assert "ChunkRef -raster-" in formats(plugins)
+    assert "ChunkRef -raster,multidimensional raster-" in formats(plugins)
     version = subprocess.run([bin_dir / "chunkref", "--help"], capture_output=True, text=True)
     assert "index" in version.stdout + version.stderr
 
