@@ -135,6 +135,7 @@ impl Gdal {
             .std("c++17")
             .file("cpp_shim/chunkref_shim.cpp")
             .file("cpp_shim/chunkref_mdim.cpp")
+            .file("cpp_shim/shim_common.cpp")
             .include("cpp_shim")
             // gdal_compat.h checks the headers found are those of this version.
             .define(

@@ -89,39 +89,6 @@ constexpr const char *OPEN_OPTIONS =
 
 using HandlePtr = std::shared_ptr<CrHandle>;
 
-} // namespace
-
-namespace chunkref_shim {
-
-void RaiseStatus(const CrStatus &status) {
-    CPLError(CE_Failure, status.code != 0 ? status.code : CPLE_AppDefined, "ChunkRef: %s",
-             status.message);
-}
-
-GDALDataType ToGDALType(uint32_t kind, uint32_t size) {
-    switch (kind) {
-    case CR_BOOL:
-        return GDT_Byte;
-    case CR_UINT:
-        return size == 1 ? GDT_Byte : size == 2 ? GDT_UInt16 : size == 4 ? GDT_UInt32 : GDT_UInt64;
-    case CR_INT:
-        return size == 1   ? CR_SIGNED_BYTE_TYPE
-               : size == 2 ? GDT_Int16
-               : size == 4 ? GDT_Int32
-                           : GDT_Int64;
-    case CR_FLOAT:
-        return size == 2 ? CR_FLOAT16_TYPE : size == 4 ? GDT_Float32 : GDT_Float64;
-    case CR_COMPLEX:
-        return size == 8 ? GDT_CFloat32 : GDT_CFloat64;
-    default:
-        return GDT_Unknown;
-    }
-}
-
-} // namespace chunkref_shim
-
-namespace {
-
 using chunkref_shim::MAX_CONVERSION_BYTES;
 using chunkref_shim::RaiseStatus;
 using chunkref_shim::ToGDALType;

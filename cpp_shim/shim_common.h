@@ -1,6 +1,7 @@
 /*
- * What the shim's two files share: error mapping, element types, and the
- * multidimensional view's open (chunkref_mdim.cpp).
+ * What the shim's files share: error mapping and element types
+ * (shim_common.cpp), and the multidimensional view's open
+ * (chunkref_mdim.cpp).
  */
 #ifndef CHUNKREF_SHIM_COMMON_H
 #define CHUNKREF_SHIM_COMMON_H

@@ -34,6 +34,8 @@ for suite in "${suites[@]}"; do
     cpp_shim/chunkref_shim.cpp || result=FAILED
   g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$inc/gdal" -Icpp_shim \
     cpp_shim/chunkref_mdim.cpp || result=FAILED
+  g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$inc/gdal" -Icpp_shim \
+    cpp_shim/shim_common.cpp || result=FAILED
   gcc -fsyntax-only -Wall -Wextra -Werror -I"$inc/hdf5/serial" -DCHUNKREF_VFD_LAYOUT=$layout \
     src/builders/hdf5/vfd_layout.c || result=FAILED
   echo "headers check: $suite: GDAL $gdal, libhdf5 $hdf5_major.$hdf5_minor: $result"
