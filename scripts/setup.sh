@@ -5,7 +5,7 @@ set -euo pipefail
 # build/, made by tests/python/venvs.py with python3-venv.)
 packages=(libgdal-dev libhdf5-dev gdal-bin python3-gdal python3-numpy python3-pytest python3-numcodecs
           python3-zarr python3-venv pkg-config g++ libopenjp2-tools cmake nasm
-          python3-rasterio r-cran-terra python3-scipy python3-pil libeccodes-tools
+          python3-rasterio r-cran-terra r-cran-stars python3-scipy python3-pil libeccodes-tools
           libaec-dev hdf5-tools libclang1)
 # (libclang1: bindgen of libaec-sys, in the manylinux wheel's static build.)
 # PyQGIS for the headless QGIS test, without its recommends (113 packages
