@@ -304,16 +304,8 @@ impl Dataset {
         let array = self.index.arrays.get(array).ok_or_else(|| Error::Usage {
             what: format!("array {array} does not exist in {}", self.index.source),
         })?;
-        window::read(
-            &self.index,
-            &self.locations,
-            array,
-            window,
-            bands,
-            out,
-            spacing,
-            window::BATCH_BYTES,
-        )
+        // The stored plane as it is: the identity axis map.
+        self.read_served(array, AxisMap::default(), window, bands, out, spacing)
     }
 
     /// The dataset an index read from `base` shows: the raster `target`
