@@ -7,6 +7,7 @@ started as a process of its own and stopped by ``close``.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -67,6 +68,7 @@ class AzuriteServer(ServerProcess):
              "--location", str(work / "azurite"), "--silent", "--skipApiVersionCheck", "--loose"],
             work / "azurite.log", f"http://127.0.0.1:{self.port}/{AZURITE_ACCOUNT}", "Azurite")
         python = ensure_venv(venv, AZURE_REQUIREMENTS, AZURE_CHECK, "azure-storage-blob")
+        self.python, self.container = python, container
         upload = ("import sys, pathlib\n"
                   "from azure.storage.blob import BlobServiceClient\n"
                   "service = BlobServiceClient.from_connection_string(sys.argv[1])\n"
@@ -77,6 +79,25 @@ class AzuriteServer(ServerProcess):
                   "        c.upload_blob(f.relative_to(root).as_posix(), f.read_bytes())\n")
         subprocess.run([str(python), "-c", upload, self.connection_string, container, str(root)],
                        check=True, timeout=300)
+
+    def signed_urls(self, blobs: list[str]) -> list[str]:
+        """Read-only SAS URLs of ``blobs`` (valid for an hour), signed
+        with the account key by the Azure SDK: the form of a signed STAC
+        asset href (Planetary Computer's)."""
+        sign = ("import sys, json, datetime\n"
+                "from azure.storage.blob import generate_blob_sas, BlobSasPermissions\n"
+                "account, key, endpoint, container = sys.argv[1:5]\n"
+                "expiry = datetime.datetime.now(datetime.timezone.utc)"
+                " + datetime.timedelta(hours=1)\n"
+                "print(json.dumps([f'{endpoint}/{container}/{b}?' + generate_blob_sas("
+                "account, container, b, account_key=key,"
+                " permission=BlobSasPermissions(read=True), expiry=expiry)"
+                " for b in json.loads(sys.stdin.read())]))\n")
+        done = subprocess.run([str(self.python), "-c", sign, AZURITE_ACCOUNT, AZURITE_KEY,
+                               f"http://127.0.0.1:{self.port}/{AZURITE_ACCOUNT}", self.container],
+                              input=json.dumps(blobs), capture_output=True, text=True,
+                              check=True, timeout=120)
+        return json.loads(done.stdout)
 
     @property
     def connection_string(self) -> str:

@@ -415,3 +415,35 @@ def test_item_collection_on_object_storage(archive, tmp_path):
         assert done.returncode == 0, done.stderr
         with config_options(env):
             check_stacks(out, archive)
+
+
+def test_signed_hrefs(archive, tmp_path):
+    """Asset hrefs signed as Planetary Computer signs them: SAS URLs of
+    blobs in a private Azurite container.  The query string is sent with
+    every range request of the index and of the reads; without it the
+    server refuses the object."""
+    from cloud_servers import AzuriteServer
+
+    server = AzuriteServer(REPO_ROOT / "build" / "azurite", REPO_ROOT / "build" / "azure-venv",
+                           archive / "data", "private", tmp_path)
+    try:
+        names = [f"{iid}_{key}.tif" for iid, _, _ in ITEMS for key in ASSETS]
+        signed = dict(zip(names, server.signed_urls(names)))
+        assert all("sig=" in url for url in signed.values())
+        source = item_collection(tmp_path / "items.json",
+                                 item_dicts(lambda i, k: signed[f"{i}_{k}.tif"]))
+        host = f"127.0.0.1:{server.port}"
+        out = tmp_path / "s2.parquet"
+        done = run_chunkref(CHUNKREF, "index", "--stac", source, "--asset", "red,nir,swir",
+                            "--allow-host", host, "-o", out)
+        assert done.returncode == 0, done.stderr
+        check_stacks(out, archive)
+        # The signature is what opens the blob: unsigned, the item is named.
+        unsigned = item_collection(tmp_path / "unsigned.json", item_dicts(
+            lambda i, k: signed[f"{i}_{k}.tif"].split("?")[0]))
+        refused = run_chunkref(CHUNKREF, "index", "--stac", unsigned, "--asset", "red",
+                               "--allow-host", host, "-o", tmp_path / "x.json")
+        assert refused.returncode == 1
+        assert "item 's2-" in refused.stderr and "private/s2-" in refused.stderr, refused.stderr
+    finally:
+        server.close()

@@ -41,10 +41,12 @@ use crate::io::resolve::{Location, ObjectUrl, Scheme};
 
 mod coalesce;
 mod failure;
+mod http_clients;
 mod plain_http;
 
 use failure::Failure;
 
+use http_clients::SharedClient;
 use plain_http::PlainHttp;
 
 /// Largest span of merged ranges read with one request (8 MiB): larger
@@ -126,12 +128,13 @@ impl Source {
             Location::Object(o) => {
                 let path = match o.scheme {
                     Scheme::Http | Scheme::Https => {
-                        if o.key.contains(['?', '#']) {
+                        if o.key.contains('#') {
                             return Err(Error::unsupported(format!(
-                                "query strings in HTTP URLs ('{url}')"
+                                "a fragment ('#...') in the HTTP URL '{url}': a '#' in a \
+                                 file name is written %23"
                             )));
                         }
-                        StorePath::from_url_path(&o.key)
+                        StorePath::from_url_path(http_path(&o.key))
                     }
                     _ => StorePath::parse(&o.key),
                 }
@@ -188,7 +191,7 @@ impl Source {
                 StoreKey::S3(_, _, t)
                 | StoreKey::Gs(_, _, t)
                 | StoreKey::Azure(_, _, _, t)
-                | StoreKey::Http(_, _, t),
+                | StoreKey::Http(_, _, _, t),
             ) => *t,
             None => None,
         };
@@ -220,7 +223,14 @@ enum StoreKey {
     S3(String, AwsSettings, Timeout),
     Gs(String, GcsSettings, Timeout),
     Azure(Scheme, String, AzureSettings, Timeout),
-    Http(Scheme, String, Timeout),
+    /// Scheme, `host[:port]`, the URL's query string (a signature: a store
+    /// per signed object), timeout.
+    Http(Scheme, String, Option<String>, Timeout),
+}
+
+/// The path part of an HTTP URL's key (without its query string).
+fn http_path(key: &str) -> &str {
+    key.split_once('?').map_or(key, |(path, _)| path)
 }
 
 /// What identifies the store of `o` read with settings `s`.
@@ -232,7 +242,10 @@ fn store_key(o: &ObjectUrl, s: &Settings) -> StoreKey {
         Scheme::Az | Scheme::Abfs | Scheme::Abfss => {
             StoreKey::Azure(o.scheme, a, s.azure.clone(), http)
         }
-        Scheme::Http | Scheme::Https => StoreKey::Http(o.scheme, a, http),
+        Scheme::Http | Scheme::Https => {
+            let query = o.key.split_once('?').map(|(_, q)| q.to_string());
+            StoreKey::Http(o.scheme, a, query, http)
+        }
     }
 }
 
@@ -307,14 +320,19 @@ fn build_store(key: &StoreKey) -> object_store::Result<Arc<dyn ObjectStore>> {
             }
             Arc::new(b.build()?)
         }
-        StoreKey::Http(scheme, authority, http) => {
-            let mut b = HttpBuilder::new()
-                .with_url(format!("{}://{authority}", scheme.as_str()))
+        StoreKey::Http(scheme, authority, query, http) => {
+            // Object paths are appended to the base URL's path; its query
+            // stays on every request.
+            let query = query.as_ref().map_or(String::new(), |q| format!("?{q}"));
+            let b = HttpBuilder::new()
+                .with_url(format!("{}://{authority}/{query}", scheme.as_str()))
                 .with_retry(retry_config())
-                .with_client_options(client_options(http).with_allow_http(true));
-            if *scheme == Scheme::Http {
-                b = b.with_http_connector(PlainHttp { timeout: *http });
-            }
+                .with_client_options(client_options(http).with_allow_http(true))
+                .with_http_connector(SharedClient {
+                    scheme: *scheme,
+                    authority: authority.clone(),
+                    timeout: *http,
+                });
             Arc::new(b.build()?)
         }
     })
@@ -1047,9 +1065,15 @@ mod tests {
         assert!(Source::open(&loc("az://c/k").unwrap(), &az).is_ok());
         let h = Source::open(&loc("http://127.0.0.1:1/x%20y.tif").unwrap(), &s).unwrap();
         assert_eq!(h.path.as_ref(), "x y.tif");
-        let e = Source::open(&loc("https://h/x?sig=1").unwrap(), &s)
+        // A signed URL: the path without its query; a store per signature.
+        let signed = |q: &str| Source::open(&loc(&format!("https://h/d/x.tif?{q}")).unwrap(), &s);
+        let (one, two) = (signed("sig=1").unwrap(), signed("sig=2").unwrap());
+        assert_eq!(one.path.as_ref(), "d/x.tif");
+        assert!(!Arc::ptr_eq(&store(&one), &store(&two)));
+        assert!(Arc::ptr_eq(&store(&one), &store(&signed("sig=1").unwrap())));
+        let e = Source::open(&loc("https://h/x#part").unwrap(), &s)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("query"), "{e}");
+        assert!(e.contains("%23"), "{e}");
     }
 }
