@@ -80,10 +80,25 @@ PEER_REQUIREMENTS = (
     "dask[array]",
 )
 PEER_CHECK = "import async_tiff, obstore, virtualizarr, virtual_tiff, icechunk, rasteret"
+#: The STAC loaders, in a venv of their own (rasterio's wheel, the xarray
+#: and numpy they take, apart from VirtualiZarr's pins).
+STAC_VENV = REPO / "build" / "stac-peers-venv"
+STAC_REQUIREMENTS = (
+    "odc-stac==0.5.3",
+    "stackstac==0.5.1",
+    "rasterio==1.5.2",
+    "pystac",
+    "numpy",
+    "xarray",
+    "dask[array]",
+)
+STAC_CHECK = "import odc.stac, stackstac, rasterio, pystac"
+STAC_LOADERS = ("odc-stac", "stackstac")
 #: Column order; the first is ours.
-TOOLS = ("chunkref", "chunkref-py", "async-tiff", "gdal", "rasteret", "virtualizarr")
+TOOLS = ("chunkref", "chunkref-py", "async-tiff", "gdal", "rasteret", "virtualizarr",
+         *STAC_LOADERS)
 #: The peers of chunkref's Python face (its ratio column).
-PYTHON_PEERS = ("async-tiff", "rasteret", "virtualizarr")
+PYTHON_PEERS = ("async-tiff", "rasteret", "virtualizarr", *STAC_LOADERS)
 TOOL_TITLES = {
     "chunkref": "chunkref",
     "chunkref-py": "chunkref Python (wheel, no GDAL)",
@@ -91,6 +106,8 @@ TOOL_TITLES = {
     "gdal": f"GDAL {gdal.__version__} /vsicurl/, 32 threads",
     "rasteret": "rasteret 0.4.1",
     "virtualizarr": "VirtualiZarr 2.8 + Icechunk 2.3",
+    "odc-stac": "odc-stac 0.5.3 (rasterio 1.5.2 wheel)",
+    "stackstac": "stackstac 0.5.1 (rasterio 1.5.2 wheel)",
 }
 #: Row order: (query, title, which tools run it).
 QUERIES = (
@@ -103,8 +120,9 @@ QUERIES = (
     ("tile", "one 512 x 512 tile of one date", TOOLS),
     ("full", "full 2048 x 2048 of one date", TOOLS),
     ("mean", "mean of {days} dates over 2048 x 2048 (xarray + dask)",
-     ("chunkref-py", "virtualizarr")),
-    ("index", "index the {days} files over HTTP", tuple(t for t in TOOLS if t != "chunkref-py")),
+     ("chunkref-py", "virtualizarr", *STAC_LOADERS)),
+    ("index", "index the {days} files over HTTP",
+     tuple(t for t in TOOLS if t != "chunkref-py" and t not in STAC_LOADERS)),
     ("index-all", "... every header requested at once (no gate)", ("async-tiff",)),
     ("stac-index", "index the {days} items of a STAC API search (rustac serve)",
      ("chunkref", "rasteret")),
@@ -122,21 +140,25 @@ def runs(python: str) -> bool:
     return subprocess.run([python, "-c", "pass"], capture_output=True).returncode == 0
 
 
-def peer_python() -> Path:
-    """The venv's python, made on first use from a Python >= 3.12 on PATH
-    or under pyenv."""
-    from venvs import ensure_venv
-
+def python312() -> str:
+    """A Python >= 3.12 on PATH or under pyenv (VirtualiZarr 2.8 and
+    rasterio 1.5 need it)."""
     candidates = [shutil.which(f"python3.{m}") for m in (12, 13)]
     pyenv = Path.home() / ".pyenv" / "versions"
     candidates += sorted(str(p / "bin" / "python3") for p in pyenv.glob("3.1[23]*"))
     base = next((c for c in candidates if c and runs(c)), None)
     if base is None:
-        sys.exit("no Python >= 3.12 found for the peers' venv (VirtualiZarr 2.8 needs it)")
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run([base, "-m", "venv", str(VENV)], check=True)
-    return ensure_venv(VENV, PEER_REQUIREMENTS, PEER_CHECK, "the time-series peers")
+        sys.exit("no Python >= 3.12 found for the peers' venvs")
+    return base
+
+
+def venv_python(venv: Path, requirements: tuple[str, ...], check: str, what: str) -> Path:
+    """``venv``'s python, the venv made on first use from a Python >= 3.12."""
+    from venvs import ensure_venv
+
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([python312(), "-m", "venv", str(venv)], check=True)
+    return ensure_venv(venv, requirements, check, what)
 
 
 def install_wheel(python: Path) -> None:
@@ -146,6 +168,9 @@ def install_wheel(python: Path) -> None:
         sys.exit("no wheel in build/wheelhouse: run scripts/build-wheel.sh first")
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--force-reinstall",
                     "--no-deps", str(wheels[-1])], check=True)
+
+
+PROJECTION = "https://stac-extensions.github.io/projection/v2.0.0/schema.json"
 
 
 def stac_api(names: list[str], base: str) -> StacApi:
@@ -166,11 +191,17 @@ def stac_api(names: list[str], base: str) -> StacApi:
     features = []
     for d, n in enumerate(names):
         day = data.DAY0 + datetime.timedelta(days=d)
+        # The projection extension, as Sentinel-2's and Landsat's items
+        # carry it (the STAC loaders plan their reads from it).
         features.append({
             "type": "Feature", "stac_version": "1.0.0", "id": Path(n).stem, "collection": "ts",
+            "stac_extensions": [PROJECTION],
             "geometry": {"type": "Polygon", "coordinates": [ring + [ring[0]]]},
             "bbox": [min(lon), min(lat), max(lon), max(lat)],
-            "properties": {"datetime": f"{day:%Y-%m-%d}T00:00:00Z"}, "links": [],
+            "properties": {"datetime": f"{day:%Y-%m-%d}T00:00:00Z",
+                           "proj:code": f"EPSG:{data.EPSG}", "proj:shape": [data.SIZE] * 2,
+                           "proj:transform": [data.PIXEL, 0, x0, 0, -data.PIXEL, y0]},
+            "links": [],
             "assets": {"data": {"href": base + n, "roles": ["data"],
                                 "type": "image/tiff; application=geotiff; profile=cloud-optimized"}},
         })
@@ -321,7 +352,10 @@ def main() -> None:
     gdal.UseExceptions()
     names = data.build(args.days)
     load_before = os.getloadavg()
-    python_peers = peer_python() if set(tools) - {"chunkref", "gdal"} else None
+    python_peers = (venv_python(VENV, PEER_REQUIREMENTS, PEER_CHECK, "the time-series peers")
+                    if set(tools) - {"chunkref", "gdal", *STAC_LOADERS} else None)
+    python_stac = (venv_python(STAC_VENV, STAC_REQUIREMENTS, STAC_CHECK, "the STAC loaders")
+                   if set(tools) & set(STAC_LOADERS) else None)
     if "chunkref-py" in tools:
         install_wheel(python_peers)
     WORK.mkdir(parents=True, exist_ok=True)
@@ -336,6 +370,7 @@ def main() -> None:
         api = stac_api(names, base)
         shared = {"urls": str(urls), "stack": str(WORK / "stack.parquet"),
                   "stac_api": api.search, "stac_stack": str(WORK / "stac-stack.parquet"),
+                  "stac_items": str(WORK / "items.json"),
                   "chunkref": args.chunkref, "work": str(WORK)}
         cells: dict[tuple[str, str], Cell] = {}
         # The indexes first: the readers of chunkref, VirtualiZarr and
@@ -346,7 +381,8 @@ def main() -> None:
             for tool in tools:
                 if tool not in runs_for or (tool == "gdal" and query in INDEX_QUERIES):
                     continue
-                python = Path(sys.executable) if tool in ("chunkref", "gdal") else python_peers
+                python = (Path(sys.executable) if tool in ("chunkref", "gdal")
+                          else python_stac if tool in STAC_LOADERS else python_peers)
                 cells[tool, query] = run_cell(tool, query, cfg, python, server,
                                               args.runs, env)
     finally:

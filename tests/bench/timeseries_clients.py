@@ -5,11 +5,13 @@ process::
 
 TOOL is ``chunkref``, ``chunkref-py`` (the wheel, in the peers' venv), ``gdal`` (``/vsicurl/`` with a thread pool),
 ``async-tiff``, ``virtualizarr`` (VirtualiZarr + virtual-tiff parsers into
-an Icechunk repository, read back through Zarr) or ``rasteret``. QUERY is
+an Icechunk repository, read back through Zarr), ``rasteret``, ``odc-stac`` or
+``stackstac`` (the STAC loaders: the saved search's items through rasterio's
+wheel over ``/vsicurl/``, dask with 32 threads). QUERY is
 ``index``, ``pixel``, ``pixel-locinfo``, ``pixel-bands``, ``pixel-rasterio``,
 ``pixel-terra``, ``window``,
 ``tile``, ``full`` or ``mean`` (the mean over the dates of a window, with
-dask: chunkref-py and virtualizarr). CONFIG holds the server's URL, the file names, the
+dask: chunkref-py, virtualizarr and the STAC loaders). CONFIG holds the server's URL, the file names, the
 query's dates and window and where to write. Each run saves what it read
 as ``(dates, rows, columns)`` Int16 in CONFIG's ``out`` (``.npy``) and
 prints one JSON line ``{"seconds": ..., "peak_mib": ...}`` (the process's
@@ -20,8 +22,10 @@ command (``gdallocationinfo``), that is its wall time less GDAL's start-up
 "imports"): the least of three ``gdallocationinfo --version`` run just
 before it, printed too (``"startup"``).
 
-chunkref and gdal run in Debian's python (osgeo); the others in the venv
-build/ts-peers-venv, where each imports only its own stack.
+chunkref and gdal run in Debian's python (osgeo); the STAC loaders in the
+venv build/stac-peers-venv (rasterio's wheel bundles a GDAL of its own);
+the others in the venv build/ts-peers-venv, where each imports only its
+own stack.
 """
 
 from __future__ import annotations
@@ -332,6 +336,74 @@ def rasteret(query: str, cfg: dict) -> np.ndarray | None:
 
 
 # --------------------------------------------------------------------------
+# STAC loaders (odc-stac, stackstac): rasterio's wheel over /vsicurl/,
+# one dask task per 512 x 512 chunk and date, 32 threads
+# --------------------------------------------------------------------------
+
+#: GDAL settings these loaders' users set for COGs over HTTP (odc-stac's
+#: ``configure_rio(cloud_defaults=True)`` sets the same first two).
+STAC_LOADER_GDAL = {"GDAL_DISABLE_READDIR_ON_OPEN": "EMPTY_DIR",
+                    "GDAL_HTTP_MAX_RETRY": "3", "VSI_CACHE": "TRUE"}
+
+
+def _stac_window(cfg: dict) -> tuple[list, tuple[int, int, int, int]]:
+    """The items of the query's dates (the search's result, saved once, as
+    a user keeps it) and its window, 1 x 1 for the pixel queries."""
+    import pystac
+
+    first, last = cfg["dates"]
+    items = list(pystac.ItemCollection.from_file(cfg["stac_items"]))[first:last + 1]
+    x, y, w, h = _window(cfg)
+    if cfg["query"].startswith("pixel"):
+        w = h = 1
+    return items, (x, y, w, h)
+
+
+def _compute(cube, query: str) -> np.ndarray:
+    """The window's values (the mean over time for ``mean``) with dask's
+    threaded scheduler and :data:`WORKERS` threads."""
+    import dask
+
+    if query == "mean":
+        cube = cube.mean(cube.dims[0])
+    with dask.config.set(scheduler="threads", num_workers=WORKERS):
+        values = np.asarray(cube.values)
+    return values[None] if query == "mean" else values
+
+
+def odc_stac(query: str, cfg: dict) -> np.ndarray | None:
+    import odc.stac
+    from affine import Affine
+    from odc.geo.geobox import GeoBox
+
+    items, (x, y, w, h) = _stac_window(cfg)
+    x0, y0, res, _ = cfg["geo"]
+    # The window on the files' own grid: nearest resampling reads the
+    # pixels unchanged.
+    box = GeoBox((h, w), Affine(res, 0, x0 + x * res, 0, -res, y0 - y * res),
+                 f"EPSG:{cfg['epsg']}")
+    odc.stac.configure_rio(cloud_defaults=True, **STAC_LOADER_GDAL)
+    ds = odc.stac.load(items, bands=["data"], geobox=box, chunks={"x": 512, "y": 512},
+                       groupby="id", dtype="int16")
+    return _compute(ds["data"], query)
+
+
+def stackstac(query: str, cfg: dict) -> np.ndarray | None:
+    import rasterio
+    import stackstac
+
+    items, (x, y, w, h) = _stac_window(cfg)
+    x0, y0, res, _ = cfg["geo"]
+    bounds = (x0 + x * res, y0 - (y + h) * res, x0 + (x + w) * res, y0 - y * res)
+    env = stackstac.DEFAULT_GDAL_ENV.updated(always=STAC_LOADER_GDAL)
+    cube = stackstac.stack(items, assets=["data"], epsg=cfg["epsg"], resolution=res,
+                           bounds=bounds, snap_bounds=False, chunksize=512, dtype="int16",
+                           fill_value=np.int16(-32768), rescale=False, gdal_env=env,
+                           resampling=rasterio.enums.Resampling.nearest)
+    return _compute(cube[:, 0], query)
+
+
+# --------------------------------------------------------------------------
 # chunkref's Python face (the wheel: no GDAL in the process)
 # --------------------------------------------------------------------------
 
@@ -367,6 +439,8 @@ IMPORTS = {
     "virtualizarr": ["icechunk", "zarr", "xarray", "virtual_tiff", "virtualizarr",
                      "obspec_utils.registry", "obstore.store"],
     "rasteret": ["rasteret", "rasteret.cloud", "obstore.store", "pyarrow", "pyproj", "shapely"],
+    "odc-stac": ["odc.stac", "odc.geo.geobox", "pystac", "rasterio", "xarray", "dask.array"],
+    "stackstac": ["stackstac", "pystac", "rasterio", "xarray", "dask.array"],
 }
 #: Imported too, before the clock starts, for these queries (the client's
 #: own stack, as the peers' imports are).
@@ -380,6 +454,8 @@ TOOLS = {
     "async-tiff": async_tiff,
     "virtualizarr": virtualizarr,
     "rasteret": rasteret,
+    "odc-stac": odc_stac,
+    "stackstac": stackstac,
 }
 
 
