@@ -529,14 +529,19 @@ cat("stars ok", sum(ours[[1]]), "\\n")
 """
 
 
+def require_r_package(name: str) -> None:
+    """Skips unless R and Debian's r-cran-`name` are installed."""
+    if shutil.which("Rscript") is None or subprocess.run(
+            ["Rscript", "-e", f"library({name})"], capture_output=True).returncode != 0:
+        pytest.skip(f"R {name} is not installed (Debian package r-cran-{name})")
+
+
 def test_stars_read_mdim_reads_like_gdal_zarr(chunkref_bin, tmp_path):
     """R's stars::read_mdim (Debian's r-cran-stars) on an index of a Zarr
     store reads what it reads through GDAL's Zarr driver. (stars 0.6 reads
     arrays of the root group only, and on this Debian fails on GDAL's own
     netCDF files with CF units, so the store is a root array.)"""
-    if shutil.which("Rscript") is None or subprocess.run(
-            ["Rscript", "-e", "library(stars)"], capture_output=True).returncode != 0:
-        pytest.skip("R stars is not installed (Debian package r-cran-stars)")
+    require_r_package("stars")
     source = tmp_path / "root.zarr"
     ds = gdal.GetDriverByName("Zarr").CreateMultiDimensional(str(source), [], ["FORMAT=ZARR_V2"])
     root = ds.GetRootGroup()
@@ -549,3 +554,39 @@ def test_stars_read_mdim_reads_like_gdal_zarr(chunkref_bin, tmp_path):
     done = subprocess.run(["Rscript", str(script), str(ours), str(source)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "stars ok 1770" in done.stdout, done.stderr + done.stdout
+
+
+TERRA_SCRIPT = """
+library(terra)
+args <- commandArgs(trailingOnly = TRUE)
+ours <- rast(args[1], md = TRUE, subds = "sst")
+theirs <- rast(args[2], md = TRUE, subds = "sst")
+stopifnot(identical(dim(ours), dim(theirs)), isTRUE(all.equal(values(ours), values(theirs))),
+          identical(time(ours), time(theirs)), isTRUE(all.equal(ext(ours), ext(theirs))))
+cat("sst", format(time(ours)), "\\n")
+cube <- rast(args[3], md = TRUE)
+bands <- rast(args[3])
+stopifnot(isTRUE(all.equal(unname(values(cube)), unname(values(bands)))))
+cat("stack", format(time(cube), "%Y-%m-%d"), "\\n")
+"""
+
+
+def test_terra_md_reads_like_gdal_netcdf(chunkref_bin, tmp_path):
+    """R's terra::rast(md = TRUE) (Debian's r-cran-terra, where it has
+    `md`): an index of a NetCDF-4 cube reads as the file does through GDAL's
+    netCDF driver (values, extent, time); a stack's cube as its raster
+    view's bands, with the steps' dates."""
+    require_r_package("terra")
+    source = write_netcdf(tmp_path / "cube.nc", "NC4")
+    ours = index(chunkref_bin, source, out=tmp_path / "cube.json")
+    stack = write_stack(chunkref_bin, tmp_path / "stack")
+    script = tmp_path / "terra.R"
+    script.write_text(TERRA_SCRIPT)
+    done = subprocess.run(["Rscript", str(script), str(ours), str(source), str(stack)],
+                          capture_output=True, text=True, timeout=300)
+    if "unused argument (md = TRUE)" in done.stderr:
+        pytest.skip("this terra has no rast(md = TRUE)")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "sst 2020-01-01 2020-01-02 2020-01-03 2020-01-06" in done.stdout, done.stdout
+    dates = " ".join(f"2021-01-{s + 1:02d}" for s in range(STEPS))
+    assert f"stack {dates}" in done.stdout, done.stdout
