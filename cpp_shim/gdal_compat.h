@@ -55,8 +55,8 @@ using CrOptionList = char **;
 #endif
 
 /** GDALMDArray::GetRawBlockInfo (where a chunk lies, without reading it):
- *  from GDAL 3.11. */
-#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 11, 0)
+ *  from GDAL 3.12 (GDALMDArrayRawBlockInfo is "@since 3.12" in gdal.h). */
+#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 12, 0)
 #define CR_HAS_RAW_BLOCK_INFO 1
 #else
 #define CR_HAS_RAW_BLOCK_INFO 0

@@ -101,10 +101,13 @@ if [ "${1:-}" = "--here" ]; then
       count() { echo "$summary" | grep -oE "[0-9]+ $1" | cut -d' ' -f1 | grep . || echo 0; }
       tests="$(count passed)/$(count failed)$(count error | sed 's/^0$//;s/^./+&/')/$(count skipped) in ${tests_s}s"
     fi
-    # The clients of tests/python/test_clients.py and test_qgis.py: ok,
-    # failed, or "-" when the root has no such package.
+    # The clients of tests/python/test_clients.py and test_qgis.py, and the
+    # multidimensional view's R clients (test_multidim.py): ok, failed, or
+    # "-" when the root has no such package (or terra no md).
     for client in rasterio:test_clients.py::test_rasterio_reads_like_gtiff \
-                  terra:test_clients.py::test_terra_reads_like_gtiff qgis:test_qgis.py; do
+                  terra:test_clients.py::test_terra_reads_like_gtiff qgis:test_qgis.py \
+                  terra-md:test_multidim.py::test_terra_md_reads_like_gdal_netcdf \
+                  stars:test_multidim.py::test_stars_read_mdim_reads_like_gdal_zarr; do
       name=${client%%:*} test=tests/python/${client#*:}
       log=$( (/usr/bin/python3 -m pytest -q -p no:cacheprovider -rs "$test" 2>&1 || true) | tail -3)
       if echo "$log" | grep -qE '[0-9]+ passed' && ! echo "$log" | grep -qE 'failed|error'; then

@@ -9,11 +9,12 @@ cd "$(dirname "$0")/.."
 suites=("$@"); [ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
 # What building and the oracle tests need.
 core=libgdal-dev,libhdf5-dev,gdal-bin,python3-gdal,python3-numpy,python3-pytest,python3-numcodecs,python3-zarr,python3-h5py,python3-venv,make,cmake,nasm,g++,pkg-config,libclang-dev,clang,libopenjp2-tools,ca-certificates
-# The clients checked on an index, and what optional tests and the
+# The clients checked on an index (terra, stars: the multidimensional
+# view's R clients too), and what optional tests and the
 # benchmark against GDAL's Zarr driver use (fsspec, netCDF4); installed
 # afterwards, each on its own, so that one missing from a suite (unstable
 # has transitions) costs only itself.
-clients=(python3-rasterio r-cran-terra python3-qgis python3-fsspec python3-netcdf4)
+clients=(python3-rasterio r-cran-terra r-cran-stars python3-qgis python3-fsspec python3-netcdf4)
 command -v mmdebstrap >/dev/null || apt-get install -y -qq mmdebstrap
 for suite in "${suites[@]}"; do
   root=build/roots/$suite

@@ -17,6 +17,7 @@ equals the raster view's bands and ``-subset time(...)`` picks the steps
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -70,26 +71,28 @@ def walk(group: dict, prefix: str = "") -> dict:
     return out
 
 
-def assert_same_info(ours: dict, theirs: dict, what: str, mapping: bool = True) -> None:
+def assert_same_info(ours: dict, theirs: dict, what: str, mapping: bool = True,
+                     dimension_types: bool = True) -> None:
     """Same groups, dimensions and arrays; block sizes where the source
     chunks (a contiguous NetCDF variable has none, chunkref shows the whole
     array as its one chunk); attributes of the source present with equal
-    values; CRS, and its axis mapping unless `mapping` is false."""
+    values; CRS, and its axis mapping unless `mapping` is false; the
+    dimensions' types and directions unless `dimension_types` is false."""
     mine, native = walk(ours), walk(theirs)
     assert sorted(mine) == sorted(native), what
     for path, g in native.items():
         o = mine[path]
         assert o.get("attributes", {}) | g.get("attributes", {}) == o.get("attributes", {}), \
             f"{what}: attributes of group {path}"
-        dims = {d["full_name"]: d for d in g.get("dimensions", [])}
-        our_dims = {d["full_name"]: d for d in o.get("dimensions", [])}
-        assert our_dims == dims, f"{what}: dimensions of group {path}"
+        assert dimensions(o, dimension_types) == dimensions(g, dimension_types), \
+            f"{what}: dimensions of group {path}"
         arrays, our_arrays = g.get("arrays", {}), o.get("arrays", {})
         assert sorted(our_arrays) == sorted(arrays), f"{what}: arrays of group {path}"
         for name, a in arrays.items():
             b = dict(our_arrays[name])
-            if "block_size" not in a:
-                b.pop("block_size", None)
+            drop_unchunked_block_size(b, a)
+            # Structural info (COMPRESS, ...) is not shown (docs/driver.md).
+            a.pop("structural_info", None)
             srs_a, srs_b = a.pop("srs", None), b.pop("srs", None)
             assert (srs_a is None) == (srs_b is None), f"{what}: CRS of {path}/{name}"
             if srs_a:
@@ -105,6 +108,26 @@ def assert_same_info(ours: dict, theirs: dict, what: str, mapping: bool = True) 
                 assert our_attrs.get(k) == pytest.approx(v) if not isinstance(v, str) \
                     else our_attrs.get(k) == v, f"{what}: attribute {k} of {path}/{name}"
             assert b == a, f"{what}: array {path}/{name}"
+
+
+def dimensions(group: dict, types: bool = True) -> dict:
+    """A group's dimensions by full name, each indexing variable by name
+    only: gdalmdiminfo 3.13 details it there, and it is compared as one of
+    the group's arrays. Without `types`, no type and direction."""
+    out = {}
+    for d in group.get("dimensions", []):
+        d = {k: v for k, v in d.items() if types or k not in ("type", "direction")}
+        if isinstance(d.get("indexing_variable"), dict):
+            d["indexing_variable"] = sorted(d["indexing_variable"])
+        out[d["full_name"]] = d
+    return out
+
+
+def drop_unchunked_block_size(ours: dict, theirs: dict) -> None:
+    """A contiguous NetCDF variable has no block size in gdalmdiminfo;
+    chunkref shows the whole array as its one chunk: not compared."""
+    if "block_size" not in theirs:
+        ours.pop("block_size", None)
 
 
 def arrays_of(ds: gdal.Dataset) -> dict:
@@ -282,9 +305,10 @@ def test_grib2_cube_equals_gdal_grib_bands(chunkref_bin, tmp_path):
 STEPS = 6
 
 
-@pytest.fixture(scope="module")
-def stack(chunkref_bin, tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("stack")
+def write_stack(chunkref_bin: Path, root: Path) -> Path:
+    """STEPS daily COGs (70 x 50 Int16, 32 x 32 tiles) under `root` and
+    their time stack index."""
+    root.mkdir(parents=True, exist_ok=True)
     paths = []
     for s in range(STEPS):
         mem = gdal.GetDriverByName("MEM").Create("", 70, 50, 1, gdal.GDT_Int16)
@@ -297,6 +321,11 @@ def stack(chunkref_bin, tmp_path_factory) -> Path:
                        "-co OVERVIEWS=NONE -co COMPRESS=DEFLATE")
     return index(chunkref_bin, *paths, out=root / "stack.parquet",
                  flags=("--stack", "--datetime-from-name"))
+
+
+@pytest.fixture(scope="module")
+def stack(chunkref_bin, tmp_path_factory) -> Path:
+    return write_stack(chunkref_bin, tmp_path_factory.mktemp("stack"))
 
 
 def epoch(day: str) -> float:
@@ -371,12 +400,11 @@ def test_reads_and_subsets_outside_the_cube_fail(stack, tmp_path):
     assert done.returncode != 0 and "empty set" in done.stderr, done.stderr
 
 
-def test_unparsable_step_datetime_warns_naming_the_array(stack, tmp_path):
+def test_unparsable_step_datetime_warns_naming_the_array(stack, chunkref_bin, tmp_path):
     """A stack whose step datetime does not parse opens without a time
     indexing variable, with a warning naming the array and the step."""
     table = tmp_path / "bad.json"
-    done = subprocess.run([str(Path(__file__).resolve().parents[2] / "target/release/chunkref"),
-                           "convert", str(stack), str(table)], capture_output=True, text=True)
+    done = run_chunkref(chunkref_bin, "convert", stack, table)
     assert done.returncode == 0, done.stderr
     doc = json.loads(table.read_text())
     zattrs = json.loads(doc["refs"]["0/data/.zattrs"])
@@ -431,16 +459,69 @@ def test_mosaic_shows_its_scenes(chunkref_bin, tmp_path):
     assert values == [10, 20]
 
 
-@pytest.mark.skipif(int(gdal.VersionInfo()) < 3110000, reason="GetRawBlockInfo is GDAL 3.11+")
-def test_raw_block_info_answers_from_the_index(stack):
-    """Where a chunk lies, from the index: the COG of that date, a range."""
-    data = open_md(stack).GetRootGroup().OpenGroup("0").OpenMDArray("data")
-    info = data.GetRawBlockInfo([2, 0, 1, 1])
-    assert info.GetFilename().endswith("sst_20210103.tif")
-    assert info.GetOffset() > 0 and info.GetSize() > 0
-    x = data.GetDimensions()[3].GetIndexingVariable()
+RAW_BLOCK_INFO = pytest.mark.skipif(int(gdal.VersionInfo()) < 3120000,
+                                    reason="GetRawBlockInfo is GDAL 3.12+")
+
+
+def kerchunk_refs(chunkref_bin: Path, table: Path, out: Path) -> dict:
+    """The Kerchunk references of an index (``chunkref convert`` to JSON)."""
+    done = run_chunkref(chunkref_bin, "convert", table, out)
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())["refs"]
+
+
+@RAW_BLOCK_INFO
+def test_raw_block_info_is_the_index_references(chunkref_bin, tmp_path):
+    """GetRawBlockInfo of every block of a stack is the file, offset and
+    size of its Kerchunk reference, with the sources deleted: it answers
+    from the index, fetching nothing (a read then fails)."""
+    table = write_stack(chunkref_bin, tmp_path / "stack")
+    refs = kerchunk_refs(chunkref_bin, table, tmp_path / "refs.json")
+    for cog in (tmp_path / "stack").glob("*.tif"):
+        cog.unlink()
+    data = open_md(table).GetRootGroup().OpenGroup("0").OpenMDArray("data")
+    shape = [d.GetSize() for d in data.GetDimensions()]
+    grid = [-(-s // b) for s, b in zip(shape, data.GetBlockSize())]
+    assert grid == [STEPS, 1, 2, 3]
+    for block in np.ndindex(*grid):
+        info = data.GetRawBlockInfo(list(block))
+        url, offset, size = refs["0/data/" + ".".join(map(str, block))]
+        assert (info.GetFilename(), info.GetOffset(), info.GetSize()) == (url, offset, size)
+        assert info.GetFilename().endswith(f"sst_202101{block[0] + 1:02d}.tif")
+        assert info.GetInlineData() is None
+        assert any(i.startswith("CODECS=") for i in info.GetInfo()), info.GetInfo()
     with pytest.raises(RuntimeError):
+        data.ReadAsArray(array_start_idx=[0, 0, 0, 0], count=[1, 1, 1, 1])
+    x = data.GetDimensions()[3].GetIndexingVariable()
+    with pytest.raises(RuntimeError, match="no stored chunks"):
         x.GetRawBlockInfo([0])
+
+
+@RAW_BLOCK_INFO
+def test_raw_block_info_of_netcdf_chunks_and_inline_bytes(chunkref_bin, tmp_path):
+    """Blocks of a NetCDF-4 variable: the HDF5 file's chunk ranges; a chunk
+    the index holds inline (Kerchunk's "base64:"): its bytes, no file."""
+    source = write_netcdf(tmp_path / "cube.nc", "NC4")
+    ours = index(chunkref_bin, source, out=tmp_path / "cube.json")
+    doc = json.loads(ours.read_text())
+    refs = doc["refs"]
+    sst = open_md(ours).GetRootGroup().OpenMDArray("sst")
+    assert sst.GetBlockSize() == [1, 4, 5]
+    for block in np.ndindex(4, 3, 3):
+        info = sst.GetRawBlockInfo(list(block))
+        url, offset, size = refs["sst/" + ".".join(map(str, block))]
+        assert (info.GetFilename(), info.GetOffset(), info.GetSize()) == (url, offset, size)
+    url, offset, size = refs["lat/0"]
+    with open(url, "rb") as f:
+        f.seek(offset)
+        chunk = f.read(size)
+    refs["lat/0"] = "base64:" + base64.b64encode(chunk).decode()
+    ours.write_text(json.dumps(doc))
+    lat = open_md(ours).GetRootGroup().OpenMDArray("lat")
+    info = lat.GetRawBlockInfo([0])
+    assert info.GetFilename() is None and info.GetSize() == size
+    assert bytes(info.GetInlineData()) == chunk
+    np.testing.assert_array_equal(lat.ReadAsArray(), np.linspace(-40, 40, 9))
 
 
 STARS_SCRIPT = """
@@ -453,14 +534,19 @@ cat("stars ok", sum(ours[[1]]), "\\n")
 """
 
 
+def require_r_package(name: str) -> None:
+    """Skips unless R and Debian's r-cran-`name` are installed."""
+    if shutil.which("Rscript") is None or subprocess.run(
+            ["Rscript", "-e", f"library({name})"], capture_output=True).returncode != 0:
+        pytest.skip(f"R {name} is not installed (Debian package r-cran-{name})")
+
+
 def test_stars_read_mdim_reads_like_gdal_zarr(chunkref_bin, tmp_path):
     """R's stars::read_mdim (Debian's r-cran-stars) on an index of a Zarr
     store reads what it reads through GDAL's Zarr driver. (stars 0.6 reads
     arrays of the root group only, and on this Debian fails on GDAL's own
     netCDF files with CF units, so the store is a root array.)"""
-    if shutil.which("Rscript") is None or subprocess.run(
-            ["Rscript", "-e", "library(stars)"], capture_output=True).returncode != 0:
-        pytest.skip("R stars is not installed (Debian package r-cran-stars)")
+    require_r_package("stars")
     source = tmp_path / "root.zarr"
     ds = gdal.GetDriverByName("Zarr").CreateMultiDimensional(str(source), [], ["FORMAT=ZARR_V2"])
     root = ds.GetRootGroup()
@@ -473,3 +559,39 @@ def test_stars_read_mdim_reads_like_gdal_zarr(chunkref_bin, tmp_path):
     done = subprocess.run(["Rscript", str(script), str(ours), str(source)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "stars ok 1770" in done.stdout, done.stderr + done.stdout
+
+
+TERRA_SCRIPT = """
+library(terra)
+args <- commandArgs(trailingOnly = TRUE)
+ours <- rast(args[1], md = TRUE, subds = "sst")
+theirs <- rast(args[2], md = TRUE, subds = "sst")
+stopifnot(identical(dim(ours), dim(theirs)), isTRUE(all.equal(values(ours), values(theirs))),
+          identical(time(ours), time(theirs)), isTRUE(all.equal(ext(ours), ext(theirs))))
+cat("sst", format(time(ours)), "\\n")
+cube <- rast(args[3], md = TRUE)
+bands <- rast(args[3])
+stopifnot(isTRUE(all.equal(unname(values(cube)), unname(values(bands)))))
+cat("stack", format(time(cube), "%Y-%m-%d"), "\\n")
+"""
+
+
+def test_terra_md_reads_like_gdal_netcdf(chunkref_bin, tmp_path):
+    """R's terra::rast(md = TRUE) (Debian's r-cran-terra, where it has
+    `md`): an index of a NetCDF-4 cube reads as the file does through GDAL's
+    netCDF driver (values, extent, time); a stack's cube as its raster
+    view's bands, with the steps' dates."""
+    require_r_package("terra")
+    source = write_netcdf(tmp_path / "cube.nc", "NC4")
+    ours = index(chunkref_bin, source, out=tmp_path / "cube.json")
+    stack = write_stack(chunkref_bin, tmp_path / "stack")
+    script = tmp_path / "terra.R"
+    script.write_text(TERRA_SCRIPT)
+    done = subprocess.run(["Rscript", str(script), str(ours), str(source), str(stack)],
+                          capture_output=True, text=True, timeout=300)
+    if "unused argument (md = TRUE)" in done.stderr:
+        pytest.skip("this terra has no rast(md = TRUE)")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "sst 2020-01-01 2020-01-02 2020-01-03 2020-01-06" in done.stdout, done.stdout
+    dates = " ".join(f"2021-01-{s + 1:02d}" for s in range(STEPS))
+    assert f"stack {dates}" in done.stdout, done.stdout
