@@ -275,6 +275,8 @@ mod tests {
         std::fs::write(&path, bytes).unwrap();
         let found = detect(&path.to_string_lossy());
         std::fs::remove_file(&path).unwrap();
+        // The folder goes once empty (tests run on several threads).
+        let _ = std::fs::remove_dir(&dir);
         found
     }
 

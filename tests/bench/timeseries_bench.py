@@ -95,13 +95,14 @@ STAC_REQUIREMENTS = (
 STAC_CHECK = "import odc.stac, stackstac, rasterio, pystac"
 STAC_LOADERS = ("odc-stac", "stackstac")
 #: Column order; the first is ours.
-TOOLS = ("chunkref", "chunkref-py", "async-tiff", "gdal", "rasteret", "virtualizarr",
-         *STAC_LOADERS)
+TOOLS = ("chunkref", "chunkref-py", "chunkref-rio", "async-tiff", "gdal", "rasteret",
+         "virtualizarr", *STAC_LOADERS)
 #: The peers of chunkref's Python face (its ratio column).
 PYTHON_PEERS = ("async-tiff", "rasteret", "virtualizarr", *STAC_LOADERS)
 TOOL_TITLES = {
     "chunkref": "chunkref",
     "chunkref-py": "chunkref Python (wheel, no GDAL)",
+    "chunkref-rio": "chunkref plugin through rioxarray 0.17 (Debian's GDAL)",
     "async-tiff": "async-tiff 0.7.2",
     "gdal": f"GDAL {gdal.__version__} /vsicurl/, 32 threads",
     "rasteret": "rasteret 0.4.1",
@@ -120,9 +121,9 @@ QUERIES = (
     ("tile", "one 512 x 512 tile of one date", TOOLS),
     ("full", "full 2048 x 2048 of one date", TOOLS),
     ("mean", "mean of {days} dates over 2048 x 2048 (xarray + dask)",
-     ("chunkref-py", "virtualizarr", *STAC_LOADERS)),
+     ("chunkref-py", "chunkref-rio", "virtualizarr", *STAC_LOADERS)),
     ("index", "index the {days} files over HTTP",
-     tuple(t for t in TOOLS if t != "chunkref-py" and t not in STAC_LOADERS)),
+     tuple(t for t in TOOLS if t not in ("chunkref-py", "chunkref-rio", *STAC_LOADERS))),
     ("index-all", "... every header requested at once (no gate)", ("async-tiff",)),
     ("stac-index", "index the {days} items of a STAC API search (rustac serve)",
      ("chunkref", "rasteret")),
@@ -159,6 +160,17 @@ def venv_python(venv: Path, requirements: tuple[str, ...], check: str, what: str
     if not (venv / "bin" / "python").exists():
         subprocess.run([python312(), "-m", "venv", str(venv)], check=True)
     return ensure_venv(venv, requirements, check, what)
+
+
+def rioxarray_python() -> Path:
+    """The venv of tests/python/test_dask_clients.py: rioxarray and dask
+    from PyPI over Debian's rasterio and GDAL (which load the plugin)."""
+    from test_dask_clients import CHECK, REQUIREMENTS
+    from test_clients import DEBIAN_PYTHON
+    from venvs import ensure_venv
+
+    return ensure_venv(REPO / "build" / "dask-venv", REQUIREMENTS, CHECK,
+                       "rioxarray and dask[distributed]", system_python=DEBIAN_PYTHON)
 
 
 def install_wheel(python: Path) -> None:
@@ -353,7 +365,9 @@ def main() -> None:
     names = data.build(args.days)
     load_before = os.getloadavg()
     python_peers = (venv_python(VENV, PEER_REQUIREMENTS, PEER_CHECK, "the time-series peers")
-                    if set(tools) - {"chunkref", "gdal", *STAC_LOADERS} else None)
+                    if set(tools) - {"chunkref", "chunkref-rio", "gdal", *STAC_LOADERS}
+                    else None)
+    python_rio = rioxarray_python() if "chunkref-rio" in tools else None
     python_stac = (venv_python(STAC_VENV, STAC_REQUIREMENTS, STAC_CHECK, "the STAC loaders")
                    if set(tools) & set(STAC_LOADERS) else None)
     if "chunkref-py" in tools:
@@ -382,6 +396,7 @@ def main() -> None:
                 if tool not in runs_for or (tool == "gdal" and query in INDEX_QUERIES):
                     continue
                 python = (Path(sys.executable) if tool in ("chunkref", "gdal")
+                          else python_rio if tool == "chunkref-rio"
                           else python_stac if tool in STAC_LOADERS else python_peers)
                 cells[tool, query] = run_cell(tool, query, cfg, python, server,
                                               args.runs, env)
@@ -399,7 +414,8 @@ def report(args, tools, queries, cells, load_before, load_after) -> None:
           f"{args.latency * 1000:.0f} ms added per request; median of {args.runs} fresh "
           f"processes; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after\n")
     head = ["query"] + [TOOL_TITLES[t] for t in tools] + [
-        "best peer / chunkref", "best Python peer / chunkref Python"]
+        "best peer / chunkref", "best Python peer / chunkref Python",
+        "best Python peer / chunkref through rioxarray"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for query, title, _ in queries:
@@ -417,7 +433,7 @@ def report(args, tools, queries, cells, load_before, load_after) -> None:
                 row.append(f"{cell.median:.3f} s{failed}")
         peer_query = PEER_ROW.get(query, query)
         for me, peer_tools in (("chunkref", [t for t in TOOLS if not t.startswith("chunkref")]),
-                               ("chunkref-py", PYTHON_PEERS)):
+                               ("chunkref-py", PYTHON_PEERS), ("chunkref-rio", PYTHON_PEERS)):
             ours = cells.get((me, query))
             peers = [c.median for (t, q), c in cells.items()
                      if q == peer_query and t in peer_tools and c.median is not None]

@@ -3,7 +3,9 @@ process::
 
     PYTHON timeseries_clients.py TOOL QUERY CONFIG.json
 
-TOOL is ``chunkref``, ``chunkref-py`` (the wheel, in the peers' venv), ``gdal`` (``/vsicurl/`` with a thread pool),
+TOOL is ``chunkref``, ``chunkref-py`` (the wheel, in the peers' venv),
+``chunkref-rio`` (the plugin through rioxarray over Debian's rasterio),
+``gdal`` (``/vsicurl/`` with a thread pool),
 ``async-tiff``, ``virtualizarr`` (VirtualiZarr + virtual-tiff parsers into
 an Icechunk repository, read back through Zarr), ``rasteret``, ``odc-stac`` or
 ``stackstac`` (the STAC loaders: the saved search's items through rasterio's
@@ -136,6 +138,35 @@ def chunkref(query: str, cfg: dict) -> np.ndarray | Timed | None:
     # tile, full: one date
     band = ds.GetRasterBand(dates[0] + 1)
     return band.ReadAsArray(x, y, w, h)[None]
+
+
+def chunkref_rioxarray(query: str, cfg: dict) -> np.ndarray | None:
+    """The plugin through rioxarray over Debian's rasterio and GDAL (the
+    venv build/dask-venv of tests/python/test_dask_clients.py): lazy
+    indexing for the reads, dask (32 threads, the index's 512 x 512 chunks)
+    for the mean."""
+    import rioxarray
+
+    stack = cfg["stack"]
+    x, y, w, h = _window(cfg)
+    dates = _dates(cfg)
+    if query == "mean":
+        import dask
+
+        cube = rioxarray.open_rasterio(stack, chunks={"band": 16, "y": 512, "x": 512},
+                                       lock=False, cache=False)
+        mean = cube[dates[0]:dates[-1] + 1, y:y + h, x:x + w].mean("band")
+        with dask.config.set(scheduler="threads", num_workers=WORKERS):
+            return mean.values[None]
+    if query == "window":
+        # rasterio hands keyword arguments to GDAL as open options.
+        cube = rioxarray.open_rasterio(stack, cache=False, TIME_START=cfg["iso"][dates[0]],
+                                       TIME_END=cfg["iso"][dates[-1]])
+        return cube[:, y:y + h, x:x + w].values
+    cube = rioxarray.open_rasterio(stack, cache=False)
+    if query.startswith("pixel"):
+        return cube[:, y:y + 1, x:x + 1].values
+    return cube[dates[0]:dates[0] + 1, y:y + h, x:x + w].values
 
 
 # --------------------------------------------------------------------------
@@ -435,6 +466,7 @@ IMPORTS = {
     "chunkref": ["osgeo.gdal"],
     "gdal": ["osgeo.gdal"],
     "chunkref-py": ["chunkref"],
+    "chunkref-rio": ["rioxarray", "rasterio", "xarray", "dask.array"],
     "async-tiff": ["async_tiff", "obstore.store"],
     "virtualizarr": ["icechunk", "zarr", "xarray", "virtual_tiff", "virtualizarr",
                      "obspec_utils.registry", "obstore.store"],
@@ -451,6 +483,7 @@ TOOLS = {
     "chunkref": chunkref,
     "gdal": gdal_vsicurl,
     "chunkref-py": chunkref_python,
+    "chunkref-rio": chunkref_rioxarray,
     "async-tiff": async_tiff,
     "virtualizarr": virtualizarr,
     "rasteret": rasteret,
