@@ -3,8 +3,10 @@
 //! (its text as it is), every chunk file becomes a reference
 //! `[url, 0, length]`, and each inner chunk of a v3 shard a reference
 //! `[shard url, offset, length]` read from the shard's index ([`shard`]),
-//! the array's metadata rewritten to describe the inner chunks.
+//! the array's metadata rewritten to describe the inner chunks. Stores of
+//! the Zarr v3 draft are indexed as the v2 stores they describe ([`draft`]).
 
+mod draft;
 mod shard;
 mod walk;
 
@@ -46,7 +48,17 @@ pub fn index_store(path: &str, url: &str) -> Result<StoreIndex> {
         .into_iter()
         .partition(|f| METADATA_NAMES.contains(&split_key(&f.key).1));
     let mut docs = read_documents(root, &meta_files)?;
-    refuse_v3_drafts(path, &docs)?;
+    // A draft store's chunk files are referenced where they are, under the
+    // chunk keys of the v2 arrays it is read as.
+    let mut stored = HashMap::new();
+    let data_files = if draft::is_draft(&docs) {
+        let translated = draft::translate(path, &docs, root, data_files)?;
+        (docs, stored) = (translated.docs, translated.stored);
+        translated.chunks
+    } else {
+        refuse_other_formats(path, &docs)?;
+        data_files
+    };
     let arrays = arrays_of(&docs)?;
     let url = url.trim_end_matches('/');
     let mut refs = Map::new();
@@ -59,7 +71,7 @@ pub fn index_store(path: &str, url: &str) -> Result<StoreIndex> {
         match &array.sharding {
             None => {
                 for (file, _) in chunks.inside {
-                    let at = format!("{url}/{}", file.key);
+                    let at = format!("{url}/{}", stored.get(&file.key).unwrap_or(&file.key));
                     refs.insert(file.key, json!([at, 0, file.size]));
                 }
             }
@@ -103,14 +115,13 @@ fn read_documents(root: &Root, files: &[StoreFile]) -> Result<BTreeMap<String, D
         .collect()
 }
 
-/// Refuses stores of the Zarr v3 drafts (as GDAL before 3.8 writes them:
-/// a root `zarr.json` whose `zarr_format` is a URL, `meta/` and `data/`).
-fn refuse_v3_drafts(path: &str, docs: &BTreeMap<String, Document>) -> Result<()> {
+/// Refuses a root `zarr.json` of a `zarr_format` other than 3 (the drafts,
+/// whose format is a URL, are read by [`draft`]).
+fn refuse_other_formats(path: &str, docs: &BTreeMap<String, Document>) -> Result<()> {
     match docs.get("zarr.json").map(|d| &d.json["zarr_format"]) {
         Some(format) if format != 3 => Err(Error::unsupported(format!(
-            "{path}: zarr.json has zarr_format {format}: a store of a Zarr v3 draft (as GDAL \
-             before 3.8 writes with FORMAT=ZARR_V3); only Zarr v2 and the final Zarr v3 are \
-             indexed"
+            "{path}: zarr.json has zarr_format {format}: only Zarr v2, Zarr v3 and the v3 \
+             draft are indexed"
         ))),
         _ => Ok(()),
     }
