@@ -127,24 +127,26 @@ class Reference:
 
 
 class Buffers:
-    """One thread's output arrays, made once per (dtype, elements) and
-    reused by every read of that size: the harness allocates nothing per
-    read, so the memory measured is the driver's and GDAL's, not numpy's
-    (whole bands and 600 x 600 windows of three bands, compared 8 at a
-    time, were most of the allocator's churn)."""
+    """One thread's output memory: one array per dtype, grown to the
+    largest read so far and reused (a view of its start) by every read:
+    the harness allocates nothing per read, so the memory measured is the
+    driver's and GDAL's, not numpy's (whole bands and 600 x 600 windows of
+    three bands, compared 8 at a time, were most of the allocator's
+    churn)."""
 
     def __init__(self) -> None:
-        self._arrays: dict[tuple[str, int], object] = {}
+        self._arrays: dict[str, object] = {}
 
     def get(self, dtype, shape: tuple[int, ...]):
         """A C-contiguous array of ``shape`` (contents undefined)."""
         import numpy as np
 
         size = int(np.prod(shape))
-        key = (np.dtype(dtype).str, size)
-        if key not in self._arrays:
-            self._arrays[key] = np.empty(size, dtype)
-        return self._arrays[key].reshape(shape)
+        key = np.dtype(dtype).str
+        have = self._arrays.get(key)
+        if have is None or have.size < size:
+            have = self._arrays[key] = np.empty(size, dtype)
+        return have[:size].reshape(shape)
 
 
 def read_once(ds, ref: Reference, op: str, rng: random.Random, buffers: Buffers):
