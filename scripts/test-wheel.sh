@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The plugin for pip's rasterio (GDAL 3.10.3 of rasterio 1.4.4) in the wheel
-# chunkref-rasterio, chunkref's `rasterio` extra (about 6 minutes the first
-# time).
+# chunkref-rasterio, chunkref's `rasterio` extra (8 to 10 minutes the first
+# time: scripts/build-rasterio-plugin.sh compiles everything with zig).
 scripts/build-plugin-wheel.sh 1.4.4
 scripts/build-wheel.sh
 venv=build/wheel-test-venv
