@@ -6,8 +6,9 @@ set -euo pipefail
 packages=(libgdal-dev libhdf5-dev gdal-bin python3-gdal python3-numpy python3-pytest python3-numcodecs
           python3-zarr python3-venv pkg-config g++ libopenjp2-tools cmake nasm
           python3-rasterio r-cran-terra r-cran-stars python3-scipy python3-pil libeccodes-tools
-          libaec-dev hdf5-tools libclang1)
+          libaec-dev hdf5-tools libclang1 libtiff-tools)
 # (libclang1: bindgen of libaec-sys, in the manylinux wheel's static build.)
+# (libtiff-tools: tiffcp writes the fax TIFFs GDAL cannot: 2-D, fill bits, FillOrder 2.)
 # PyQGIS for the headless QGIS test, without its recommends (113 packages
 # instead of 194; about 45 s here).
 lean_packages=(python3-qgis)

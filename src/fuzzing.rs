@@ -222,7 +222,7 @@ const J2K_MAIN_HEADER: &str = "/0//UQApAAAAAAAQAAAAEAAAAAAAAAAAAAAAEAAAABAAAAAAA
 
 /// Codec configurations decoded by [`codec`] (the `jpeg2000` one's
 /// `main_header` is [`J2K_MAIN_HEADER`]).
-const CODECS: [CodecCase; 22] = [
+const CODECS: [CodecCase; 25] = [
     ("zlib", "{}", "|u1", [1, 16, 16]),
     ("gzip", "{}", "|u1", [1, 16, 16]),
     ("zstd", "{}", "<u2", [1, 16, 16]),
@@ -299,6 +299,26 @@ const CODECS: [CodecCase; 22] = [
         r#"{"elementsize": 2, "compression": "zstd"}"#,
         "<i2",
         [1, 16, 15],
+    ),
+    (
+        "tiff-tile",
+        r#"{"compression": 4, "bits_per_sample": 1, "samples_per_pixel": 1, "photometric": 0,
+            "tile_width": 16, "tile_height": 16, "image_height": 40}"#,
+        "|u1",
+        [1, 16, 16],
+    ),
+    (
+        "tiff-tile",
+        r#"{"compression": 3, "t4_options": 5, "bits_per_sample": 1, "fill_order": 2,
+            "tile_width": 16, "tile_height": 16}"#,
+        "|u1",
+        [1, 16, 16],
+    ),
+    (
+        "nitf-bilevel",
+        r#"{"block_width": 16, "block_height": 16, "coding": "2D"}"#,
+        "|u1",
+        [1, 16, 16],
     ),
 ];
 

@@ -19,6 +19,7 @@ mod checksum;
 pub(crate) mod crc32c;
 mod delta;
 mod dted;
+mod fax;
 mod fletcher32;
 pub(crate) mod grib2;
 mod gzip;

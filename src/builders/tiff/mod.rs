@@ -533,6 +533,7 @@ fn image(
         .unwrap_or(1)
         == 2
         && samples > 1;
+    let tiled = ifd.int(crate::formats::tiff::tags::TILE_WIDTH).is_some();
     let (chunk_w, chunk_h, offsets, counts) =
         if let Some(tw) = ifd.int(crate::formats::tiff::tags::TILE_WIDTH) {
             let th = need(crate::formats::tiff::tags::TILE_LENGTH, "TileLength")?;
@@ -601,6 +602,19 @@ fn image(
     // FillOrder 2 only (the osml-imagery-io codec this one reads knows no
     // such key; its indexes keep their form).
     let mut codec = codec;
+    // Fax data: the options libtiff decodes by, and for strips the image's
+    // height (the last strip is decoded for the rows it holds).
+    if matches!(codec["compression"].as_u64(), Some(2..=4)) {
+        use crate::formats::tiff::tags::{T4_OPTIONS, T6_OPTIONS};
+        for (key, tag) in [("t4_options", T4_OPTIONS), ("t6_options", T6_OPTIONS)] {
+            if let Some(options) = ifd.int(tag) {
+                codec[key] = json!(options);
+            }
+        }
+        if !tiled {
+            codec["image_height"] = json!(height);
+        }
+    }
     if let Some(order) = ifd
         .int(crate::formats::tiff::tags::FILL_ORDER)
         .filter(|&o| o != 1)

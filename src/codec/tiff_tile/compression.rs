@@ -6,9 +6,11 @@ use bytes::Bytes;
 
 use super::layout::Layout;
 use super::{jpeg, lzw, packbits, webp};
+use crate::base::buffers::output_buffer;
 use crate::base::error::{Error, Result};
 use crate::codec::config::BuildFn;
 use crate::codec::config::Config;
+use crate::codec::fax::{self, Mode, Pixels};
 use crate::codec::{lzma, zlib, zstd};
 use crate::codec::{Codec, DecodeContext};
 
@@ -33,6 +35,12 @@ pub(super) enum Compression {
     Jpeg(Option<Vec<u8>>),
     /// 50001: WebP.
     WebP,
+    /// 2 (CCITT RLE), 3 (T.4 Group 3 fax, 2-D coding when bit 0 of
+    /// `T4Options` is set) or 4 (T.6 Group 4 fax): 1-bit rows coded as
+    /// [`fax`] decodes them. The other option bits do not change how libtiff
+    /// decodes (fill bits before EOLs are skipped anyway; uncompressed-mode
+    /// codes it does not support, and ends their row as a bad code).
+    Fax(Mode),
 }
 
 impl Compression {
@@ -47,17 +55,30 @@ impl Compression {
             Compression::Stream { .. } => "DEFLATE",
             Compression::Jpeg(_) => "JPEG",
             Compression::WebP => "WEBP",
+            Compression::Fax(Mode::Rle) => "CCITTRLE",
+            Compression::Fax(Mode::Group3 { .. }) => "CCITTFAX3",
+            Compression::Fax(Mode::Group4) => "CCITTFAX4",
         }
     }
 
-    /// The compression for TIFF tag value `tag`.
-    pub(super) fn from_tag(tag: u64, jpeg_tables: Option<Vec<u8>>) -> Result<Compression> {
+    /// The compression for TIFF tag value `tag`, with the `JPEGTables` of
+    /// JPEG tiles and the `T4Options` of Group 3 fax.
+    pub(super) fn from_tag(
+        tag: u64,
+        jpeg_tables: Option<Vec<u8>>,
+        t4_options: u64,
+    ) -> Result<Compression> {
         let stream = |build: BuildFn| -> Result<Compression> {
             let codec = build(&Config::new())?;
             Ok(Compression::Stream { tag, codec })
         };
         match tag {
             1 => Ok(Compression::None),
+            2 => Ok(Compression::Fax(Mode::Rle)),
+            3 => Ok(Compression::Fax(Mode::Group3 {
+                two_d: t4_options & 1 == 1,
+            })),
+            4 => Ok(Compression::Fax(Mode::Group4)),
             5 => Ok(Compression::Lzw),
             7 => Ok(Compression::Jpeg(jpeg_tables)),
             8 | 32946 => stream(zlib::from_config),
@@ -66,19 +87,22 @@ impl Compression {
             50000 => stream(zstd::from_config),
             50001 => Ok(Compression::WebP),
             other => Err(Error::unsupported(format!(
-                "TIFF compression {other}{} in tiff-tile chunks (supported: 1 none, 5 LZW, \
-                 7 JPEG, 8 and 32946 Deflate, 32773 PackBits, 34925 LZMA, 50000 ZSTD, 50001 WebP)",
+                "TIFF compression {other}{} in tiff-tile chunks (supported: 1 none, 2 CCITT RLE, \
+                 3 CCITT Group 3 fax, 4 CCITT Group 4 fax, 5 LZW, 7 JPEG, 8 and 32946 Deflate, \
+                 32773 PackBits, 34925 LZMA, 50000 ZSTD, 50001 WebP)",
                 known_name(other).map_or_else(String::new, |name| format!(" ({name})"))
             ))),
         }
     }
 
     /// Whether libtiff reverses the bits of every stored byte of this
-    /// compression when `FillOrder` is 2 (the classic codecs; JPEG and the
+    /// compression when `FillOrder` is 2 (the classic codecs, and the fax
+    /// ones, whose decoder reads the bits in that order itself; JPEG and the
     /// newer ones ask libtiff not to, and are refused with FillOrder 2).
     pub(super) fn reverses_fill_order(&self) -> bool {
         match self {
             Compression::None | Compression::Lzw | Compression::PackBits => true,
+            Compression::Fax(_) => true,
             Compression::Stream { tag, .. } => matches!(tag, 8 | 32946),
             _ => false,
         }
@@ -92,13 +116,16 @@ impl Compression {
     /// Decompresses one tile into pixel-interleaved rows, at most
     /// `ctx.decoded_len` bytes (a last strip may hold fewer rows; where
     /// `ctx.needed` asks for fewer, none, ZSTD and stored tiles stop after
-    /// them, the others decode the whole tile).
+    /// them, the others decode the whole tile). `rows` is how many rows the
+    /// tile holds (fewer than the layout's in an image's last strip): fax
+    /// data, which does not say where it ends, is decoded for that many.
     pub(super) fn decompress(
         &self,
         input: Bytes,
         ctx: &DecodeContext<'_>,
         layout: &Layout,
         photometric: Option<u64>,
+        rows: usize,
     ) -> Result<Vec<u8>> {
         let limit = ctx.decoded_len;
         match self {
@@ -139,7 +166,45 @@ impl Compression {
                 })
             }
             Compression::WebP => webp::decode(&input, layout).map_err(|e| super::fail(self, e)),
+            Compression::Fax(mode) => self.decode_fax(&input, *mode, layout, rows),
         }
+    }
+
+    /// Decodes `rows` rows of fax-coded 1-bit pixels, packed as the tile
+    /// stores them; warns where libtiff would (bad codes, Group 4 data that
+    /// ends early, whose missing rows come back white).
+    fn decode_fax(
+        &self,
+        input: &[u8],
+        mode: Mode,
+        layout: &Layout,
+        rows: usize,
+    ) -> Result<Vec<u8>> {
+        let rows = rows.min(layout.height);
+        let len = rows * layout.row_bytes();
+        let mut out = output_buffer("TIFF fax", len)?;
+        out.resize(len, 0);
+        if layout.width == 0 || rows == 0 {
+            return Ok(out);
+        }
+        let decoded = fax::decode(input, layout.width, mode, Pixels::Bits, &mut out)
+            .map_err(|e| super::fail(self, format_args!("row {} of {rows}: {}", e.row, e.why)))?;
+        if decoded.bad_codes > 0 {
+            crate::base::warnings::gdal_warning(&format!(
+                "{self}: {} row(s) of a strip or tile hold a code of no fax table (or an \
+                 uncompressed-mode code, which libtiff does not support); each was ended \
+                 there and padded with white, as libtiff does",
+                decoded.bad_codes
+            ));
+        }
+        if decoded.rows < rows {
+            crate::base::warnings::gdal_warning(&format!(
+                "{self}: the data of a strip or tile ends after row {} of {rows}; libtiff \
+                 keeps the rows decoded and leaves the others undecoded, read here as white",
+                decoded.rows
+            ));
+        }
+        Ok(out)
     }
 
     /// The TIFF compression value.
@@ -151,6 +216,9 @@ impl Compression {
             Compression::PackBits => 32773,
             Compression::Stream { tag, .. } => *tag,
             Compression::WebP => 50001,
+            Compression::Fax(Mode::Rle) => 2,
+            Compression::Fax(Mode::Group3 { .. }) => 3,
+            Compression::Fax(Mode::Group4) => 4,
         }
     }
 }
@@ -213,10 +281,10 @@ mod tests {
         for (tag, name) in [
             (34887, "LERC"),
             (34712, "JPEG 2000"),
-            (4, "Group 4"),
+            (6, "old-style JPEG"),
             (9, "9"),
         ] {
-            let err = Compression::from_tag(tag, None).unwrap_err();
+            let err = Compression::from_tag(tag, None, 0).unwrap_err();
             assert!(matches!(err, Error::Unsupported { .. }), "{err}");
             assert!(err.to_string().contains(name), "{err}");
         }
@@ -224,7 +292,7 @@ mod tests {
 
     #[test]
     fn messages_name_the_compression() {
-        let deflate = Compression::from_tag(32946, None).unwrap();
+        let deflate = Compression::from_tag(32946, None, 0).unwrap();
         assert_eq!(deflate.to_string(), "Deflate (TIFF compression 32946)");
         assert!(deflate.uses_predictor());
         assert!(!Compression::PackBits.uses_predictor());

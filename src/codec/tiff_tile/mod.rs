@@ -3,10 +3,16 @@
 //! indexes describe it.
 //!
 //! The configuration carries the TIFF tags needed to decode the tile:
-//! `compression` (1 none, 5 LZW, 7 JPEG, 8 / 32946 Deflate, 32773 PackBits,
-//! 50000 ZSTD, 34925 LZMA, 50001 WebP), `bits_per_sample`,
-//! `samples_per_pixel`, `photometric`, `planar_config`, `predictor` (1, 2, 3),
-//! `tile_width`, `tile_height` and `jpeg_tables` (base64 of tag 347).
+//! `compression` (1 none, 2 CCITT RLE, 3 CCITT Group 3 fax, 4 CCITT Group 4
+//! fax, 5 LZW, 7 JPEG, 8 / 32946 Deflate, 32773 PackBits, 50000 ZSTD, 34925
+//! LZMA, 50001 WebP), `bits_per_sample`, `samples_per_pixel`, `photometric`,
+//! `planar_config`, `predictor` (1, 2, 3), `tile_width`, `tile_height`,
+//! `jpeg_tables` (base64 of tag 347) and `t4_options` (tag 292: bit 0 says
+//! Group 3 rows may be 2-D coded). Fax-coded chunks (1-bit samples only)
+//! that are strips also carry `image_height`, the image's rows: the last
+//! strip is decoded for the rows it holds, as libtiff decodes it (the data
+//! does not say where it ends); `t6_options` (tag 293), which changes no
+//! decoding, is kept as the file has it.
 //! `bits_per_sample` below the data type's width (1 to 32) means packed
 //! integer samples (1-bit masks, 12-bit imagery), widened on decode. Missing
 //! fields take their TIFF defaults; unknown fields (`sample_format`, ...) are
@@ -70,6 +76,9 @@ struct TiffTile {
     lsb_first: bool,
     tile_width: Option<u64>,
     tile_height: Option<u64>,
+    /// The image's rows, when chunks are strips of fax data (the last one
+    /// holds fewer rows than the others).
+    image_height: Option<u64>,
     /// The conversion of the stored colour components to RGBA, if any.
     to_rgba: Option<ToRgba>,
 }
@@ -157,9 +166,13 @@ impl TiffTile {
             true => input.iter().map(|b| b.reverse_bits()).collect(),
             false => input,
         };
-        let data = self
-            .compression
-            .decompress(input, &inner, &layout, self.photometric)?;
+        let data = self.compression.decompress(
+            input,
+            &inner,
+            &layout,
+            self.photometric,
+            self.rows_stored(&layout, ctx.chunk_index),
+        )?;
         let mut data = layout
             .fill_rows(data, rows)
             .map_err(|e| fail(&self.compression, e))?;
@@ -172,6 +185,19 @@ impl TiffTile {
                 .map_err(|reason| fail(&self.compression, reason))?;
         }
         Ok(Bytes::from(layout.band_major(data)?))
+    }
+
+    /// The rows the strip or tile at `chunk_index` holds: those of the
+    /// layout but in the last strip of an image whose height is known.
+    fn rows_stored(&self, layout: &Layout, chunk_index: &[u64]) -> usize {
+        match (self.image_height, chunk_index) {
+            (Some(height), [.., y, _]) => {
+                let first = y.saturating_mul(layout.height as u64);
+                let left = height.saturating_sub(first);
+                usize::try_from(left).map_or(layout.height, |left| left.min(layout.height))
+            }
+            _ => layout.height,
+        }
     }
 
     /// The geometry of the decoded tile, checked against the chunk.
@@ -263,6 +289,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
     let compression = Compression::from_tag(
         config_uint(URI, config, "compression")?.unwrap_or(1),
         jpeg_tables,
+        config_uint(URI, config, "t4_options")?.unwrap_or(0),
     )?;
     let bits_per_sample = config_uint(URI, config, "bits_per_sample")?;
     let byte_sized = |bits: u64| [8, 16, 32, 64].contains(&bits);
@@ -289,6 +316,14 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         )));
     }
     let planar = config_choice(config, "planar_config", 1, &[1, 2])? == 2;
+    if matches!(compression, Compression::Fax(_))
+        && (bits_per_sample != Some(1) || (samples_per_pixel != 1 && !planar))
+    {
+        return Err(Error::unsupported(format!(
+            "{compression} of {samples_per_pixel} sample(s) of {bits_per_sample:?} bits per \
+             pixel: libtiff decodes fax data of one 1-bit sample per pixel only"
+        )));
+    }
     let predictor = config_choice(config, "predictor", 1, &[1, 2, 3])?;
     if let Some(bits) = bits_per_sample.filter(|b| predictor != 1 && !byte_sized(*b)) {
         return Err(Error::codec_config(
@@ -328,6 +363,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         lsb_first,
         tile_width: config_uint(URI, config, "tile_width")?,
         tile_height: config_uint(URI, config, "tile_height")?,
+        image_height: config_uint(URI, config, "image_height")?,
         to_rgba,
     }))
 }
@@ -799,5 +835,81 @@ mod tests {
         assert!(err.to_string().contains("base64"), "{err}");
         assert!(build(r#"{"samples_per_pixel": 0}"#).is_err());
         assert!(build(r#"{"compression": 7, "jpeg_tables": null, "sample_format": 1}"#).is_ok());
+    }
+
+    /// Decodes `data` as a fax strip or tile of a `[1, height, 8]` `|u1`
+    /// chunk at chunk row `y`.
+    fn decode_fax(json: &str, data: &[u8], height: u64, y: u64) -> Result<Bytes> {
+        let codec = registry::build("tiff-tile", &crate::codec::testing::config(json))?;
+        let shape = [1, height, 8];
+        let ctx = DecodeContext {
+            chunk_shape: &shape,
+            chunk_index: &[0, y, 0],
+            dtype: DataType::from_v2("|u1").unwrap(),
+            decoded_len: 8 * height as usize,
+            needed: 8 * height as usize,
+            first_needed: 0,
+        };
+        codec.decode(Bytes::copy_from_slice(data), &ctx)
+    }
+
+    #[test]
+    fn fax_strips_decode_to_bits_of_0_and_1() {
+        use crate::codec::fax::tests::pack;
+        use crate::codec::fax::EOL;
+        // Width 8, each row white 2, black 3, white 3.
+        let row = [0, 0, 1, 1, 1, 0, 0, 0];
+        let cases = [
+            (2, "", pack("0111 10 1000 000000  0111 10 1000")),
+            (
+                3,
+                "",
+                pack(&format!("{EOL} 0111 10 1000 {EOL} 0111 10 1000")),
+            ),
+            (
+                3,
+                r#", "t4_options": 5"#,
+                pack(&format!("{EOL}1 0111 10 1000 {EOL}0 1 1 1")),
+            ),
+            (4, "", pack(&format!("001 0111 10 1  1 1 1 {EOL}{EOL}"))),
+        ];
+        for (tag, options, data) in cases {
+            // Strip 1 of an image of 5 rows in strips of 3: two rows.
+            let json = format!(
+                r#"{{"compression": {tag}, "bits_per_sample": 1, "tile_width": 8,
+                    "tile_height": 3, "image_height": 5{options}}}"#
+            );
+            let out = decode_fax(&json, &data, 3, 1).unwrap_or_else(|e| panic!("{tag}: {e}"));
+            assert_eq!(out[..8], row, "{tag}");
+            assert_eq!(out[8..16], row, "{tag}");
+            assert_eq!(out[16..], [0; 8], "{tag}");
+            // Strip 0 holds three rows: the data ends first. Group 3 fails
+            // as libtiff does; Group 4 keeps the rows it decoded; in RLE
+            // the zeros libtiff reads past the last byte (the lookahead of
+            // the last code) make a third row, white, as they do there.
+            let first = decode_fax(&json, &data, 3, 0);
+            assert_eq!(first.is_ok(), tag != 3, "{tag}: {first:?}");
+            // FillOrder 2: the same bits, each byte reversed.
+            let reversed: Vec<u8> = data.iter().map(|b| b.reverse_bits()).collect();
+            let lsb = json.replace('}', r#", "fill_order": 2}"#);
+            assert_eq!(decode_fax(&lsb, &reversed, 3, 1).unwrap(), out, "{tag}");
+            crate::codec::testing::assert_survives_mutations(URI, &json, &data, 24);
+        }
+    }
+
+    #[test]
+    fn fax_needs_one_bit_samples() {
+        for json in [
+            r#"{"compression": 4, "bits_per_sample": 8}"#,
+            r#"{"compression": 3}"#,
+            r#"{"compression": 2, "bits_per_sample": 1, "samples_per_pixel": 2}"#,
+        ] {
+            let err = registry::build("tiff-tile", &crate::codec::testing::config(json));
+            let err = err.unwrap_err().to_string();
+            assert!(err.contains("1-bit sample"), "{json}: {err}");
+        }
+        let planar = r#"{"compression": 4, "bits_per_sample": 1, "samples_per_pixel": 2,
+                         "planar_config": 2}"#;
+        assert!(registry::build("tiff-tile", &crate::codec::testing::config(planar)).is_ok());
     }
 }

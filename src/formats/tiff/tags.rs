@@ -26,6 +26,11 @@ pub const STRIP_BYTE_COUNTS: u16 = 279;
 pub const DATE_TIME: u16 = 306;
 /// PlanarConfiguration.
 pub const PLANAR_CONFIG: u16 = 284;
+/// T4Options (Group3Options: bit 0 2-D coding, bit 1 uncompressed mode,
+/// bit 2 fill bits before EOLs).
+pub const T4_OPTIONS: u16 = 292;
+/// T6Options (Group4Options: bit 1 uncompressed mode).
+pub const T6_OPTIONS: u16 = 293;
 /// Predictor.
 pub const PREDICTOR: u16 = 317;
 /// WhitePoint (two chromaticities).
