@@ -1002,13 +1002,7 @@ pub(crate) mod tests {
 
     #[test]
     fn garbage_ends_in_an_error_or_whole_rows() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::codec::testing::xorshift(0x2545_f491_4f6c_dd1d);
         let modes = [
             Mode::Rle,
             Mode::Group3 { two_d: false },

@@ -53,17 +53,23 @@ pub(crate) fn decode_with(
     codec.decode(Bytes::copy_from_slice(input), &ctx(decoded_len))
 }
 
+/// A small deterministic generator of test noise (xorshift64) from `seed`
+/// (not zero).
+pub(crate) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 /// Decodes many corrupted variants of `valid` (flipped bytes, cut
 /// tails); any result is fine as long as nothing panics or crashes.
 pub(crate) fn assert_survives_mutations(name: &str, json: &str, valid: &[u8], decoded_len: usize) {
     let codec = build(name, &config(json)).unwrap();
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        usize::try_from(state % 1_000_003).unwrap()
-    };
+    let mut random = xorshift(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || usize::try_from(random() % 1_000_003).unwrap();
     for round in 0..300 {
         let mut bytes = valid.to_vec();
         for _ in 0..=(round % 4) {

@@ -468,13 +468,8 @@ fn gdal_tiles_decode_like_gdal() {
 
 #[test]
 fn corrupted_gdal_tiles_never_panic() {
-    let mut state = 0x853c_49e6_748f_ea9b_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state as usize
-    };
+    let mut random = crate::codec::testing::xorshift(0x853c_49e6_748f_ea9b);
+    let mut next = move || random() as usize;
     for vector in VECTORS {
         let valid = base64(vector.tile);
         for round in 0..200 {
