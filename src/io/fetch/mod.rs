@@ -134,7 +134,7 @@ impl Source {
                                  file name is written %23"
                             )));
                         }
-                        StorePath::from_url_path(http_path(&o.key))
+                        StorePath::from_url_path(split_query(&o.key).0)
                     }
                     _ => StorePath::parse(&o.key),
                 }
@@ -228,9 +228,12 @@ enum StoreKey {
     Http(Scheme, String, Option<String>, Timeout),
 }
 
-/// The path part of an HTTP URL's key (without its query string).
-fn http_path(key: &str) -> &str {
-    key.split_once('?').map_or(key, |(path, _)| path)
+/// An HTTP URL's key as its path and its query string (without the `?`).
+fn split_query(key: &str) -> (&str, Option<&str>) {
+    match key.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (key, None),
+    }
 }
 
 /// What identifies the store of `o` read with settings `s`.
@@ -243,7 +246,7 @@ fn store_key(o: &ObjectUrl, s: &Settings) -> StoreKey {
             StoreKey::Azure(o.scheme, a, s.azure.clone(), http)
         }
         Scheme::Http | Scheme::Https => {
-            let query = o.key.split_once('?').map(|(_, q)| q.to_string());
+            let query = split_query(&o.key).1.map(str::to_string);
             StoreKey::Http(o.scheme, a, query, http)
         }
     }
