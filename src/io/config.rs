@@ -148,6 +148,11 @@ pub struct Settings {
     /// (`0`: none); unset, those under four rows of its blocks, at most a
     /// quarter of GDAL's block cache.
     pub mosaic_cache_mib: Option<u64>,
+    /// `CHUNKREF_FETCH_CACHE`: MiB of fetched bytes of remote chunks
+    /// decoded only in part kept for a second read nearby, and fetched
+    /// ahead of block reads (`0`: none); unset,
+    /// [`crate::base::gdal::cpl::fetch_cache_default`].
+    pub fetch_cache_mib: Option<u64>,
 }
 
 impl Settings {
@@ -267,6 +272,7 @@ impl Settings {
             index_cache: flag("CHUNKREF_INDEX_CACHE", true),
             table_eager_rows,
             mosaic_cache_mib: count("CHUNKREF_MOSAIC_CACHE")?,
+            fetch_cache_mib: count("CHUNKREF_FETCH_CACHE")?,
         })
     }
 }

@@ -33,11 +33,17 @@ pub struct Locations {
     /// through a time stack): nothing else keeps them, and the next read
     /// nearby (a second pixel, or the shim loading those blocks into
     /// GDAL's block cache) decodes them again without another request.
-    /// `None` when every file is local. Kept bytes are charged at their
+    /// `None` when every file is local; at most `CHUNKREF_FETCH_CACHE` MiB
+    /// (see [`crate::io::config::Settings::fetch_cache_mib`]). Kept bytes are charged at their
     /// length; chunks fetched in one coalesced request share its buffer.
     fetched: Option<ChunkCache>,
     /// Chunks being fetched ahead of a read expected to want them.
     ahead: ReadAhead,
+}
+
+/// `mib` MiB in bytes (saturating).
+fn mib_bytes(mib: u64) -> usize {
+    usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
 }
 
 impl Locations {
@@ -69,14 +75,15 @@ impl Locations {
                 .collect(),
             fetcher: Fetcher::new(settings),
             decoded: None,
-            decoded_budget: settings
-                .mosaic_cache_mib
-                .map(|mib| usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX)),
+            decoded_budget: settings.mosaic_cache_mib.map(mib_bytes),
             fetched: None,
             ahead: ReadAhead::default(),
         };
         if !locations.all_local() {
-            locations.fetched = Some(ChunkCache::new(crate::base::gdal::cpl::cache_max() / 4));
+            let budget = settings
+                .fetch_cache_mib
+                .map_or_else(crate::base::gdal::cpl::fetch_cache_default, mib_bytes);
+            locations.fetched = Some(ChunkCache::new(budget));
         }
         locations
     }

@@ -463,8 +463,8 @@ def chunkref_python(query: str, cfg: dict) -> np.ndarray | None:
 
 #: What each tool imports, done before the clock starts.
 IMPORTS = {
-    "chunkref": ["osgeo.gdal"],
-    "gdal": ["osgeo.gdal"],
+    "chunkref": ["osgeo.gdal", "osgeo.gdal_array"],
+    "gdal": ["osgeo.gdal", "osgeo.gdal_array"],
     "chunkref-py": ["chunkref"],
     "chunkref-rio": ["rioxarray", "rasterio", "xarray", "dask.array"],
     "async-tiff": ["async_tiff", "obstore.store"],

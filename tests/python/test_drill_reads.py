@@ -424,6 +424,19 @@ def test_repeated_reads_nearby_make_no_new_requests(server, unshared_stack, sour
     assert len(server.log.requests) == 2 * STEPS, server.log.requests
 
 
+def test_fetch_cache_setting_keeps_nothing(server, unshared_stack, sources):
+    """``CHUNKREF_FETCH_CACHE=0``: no fetched bytes are kept, so a second
+    pixel in the same tiles fetches them again (then GDAL's block cache
+    holds the blocks it decoded whole)."""
+    with config_options({"CHUNKREF_FETCH_CACHE": "0"}):
+        ds = open_chunkref(unshared_stack)
+    server.log.requests.clear()
+    for n, (x, y) in enumerate([(140, 70), (141, 71), (142, 72)]):
+        got = ds.ReadAsArray(x, y, 1, 1)
+        assert np.array_equal(got.ravel(), want(sources, x, y, 1, 1).ravel()), (x, y)
+        assert len(server.log.requests) == min(n + 1, 2) * STEPS, (n, server.log.requests)
+
+
 def tile_range(path: Path, x: int, y: int) -> tuple[int, int]:
     """Offset and size of tile (x, y) of a TIFF file, as GDAL reports them."""
     ds = gdal.Open(str(path))  # kept open while its band is used

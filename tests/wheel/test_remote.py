@@ -113,6 +113,30 @@ def test_http_range_server(tree):
         server.close()
 
 
+@pytest.mark.parametrize("kept_mib", [None, "0"])
+def test_fetched_bytes_kept_for_the_next_strip(tree, kept_mib):
+    """Strips of rows read one after another decode the same tiles in part:
+    the bytes the first strip fetched serve the next (at most
+    ``CHUNKREF_FETCH_CACHE`` MiB, 16 by default without GDAL), unless the
+    setting keeps none."""
+    server = RangeServer(tree)
+    try:
+        config = {} if kept_mib is None else {"CHUNKREF_FETCH_CACHE": kept_mib}
+        ds = chunkref.open(server.url + "src.tile_index.json", config=config)
+        local = chunkref.open(str(tree / "src.tile_index.json"))
+        width = ds.shape[2]
+        strips = [((0, 10), (0, width)), ((10, 20), (0, width))]
+        server.log.requests.clear()
+        assert np.array_equal(ds.read(strips[0]), local.read(strips[0]))
+        first = len(server.log.requests)
+        assert first > 0
+        assert np.array_equal(ds.read(strips[1]), local.read(strips[1]))
+        again = len(server.log.requests) - first
+        assert again == (0 if kept_mib is None else first), server.log.requests
+    finally:
+        server.close()
+
+
 def test_no_gdal_in_the_process(tree, s3):
     """Opening, reading (local and S3), xarray and dask load no libgdal.
     (The engine is given as its class: named "chunkref", xarray imports

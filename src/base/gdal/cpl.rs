@@ -36,6 +36,13 @@ pub fn cache_max() -> usize {
     usize::try_from(unsafe { GDALGetCacheMax64() }).unwrap_or(0)
 }
 
+/// Bytes of fetched chunks kept for a second read nearby when
+/// `CHUNKREF_FETCH_CACHE` is not set: a quarter of GDAL's block cache,
+/// which holds the decoded blocks of the same reads.
+pub fn fetch_cache_default() -> usize {
+    cache_max() / 4
+}
+
 /// Where GDAL finds its data file `name` (`CPLFindFile("gdal", name)`:
 /// `GDAL_DATA`, then the directory GDAL was installed with).
 pub fn find_data_file(name: &str) -> Option<PathBuf> {
