@@ -34,6 +34,7 @@ pub(super) mod lzw;
 mod packbits;
 pub(super) mod predictor;
 mod rgba;
+mod sgilog;
 #[cfg(test)]
 mod vectors;
 mod webp;
@@ -45,7 +46,7 @@ use super::{Codec, ColorModel, DecodeContext};
 use crate::base::dtype::{ByteOrder, ScalarKind};
 use crate::base::error::{Error, Result};
 use crate::codec::config::{config_str, config_uint, Config};
-use compression::Compression;
+use compression::{Compression, Tags};
 use layout::Layout;
 use predictor::Predictor;
 use rgba::ToRgba;
@@ -286,11 +287,6 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         ),
         None => None,
     };
-    let compression = Compression::from_tag(
-        config_uint(URI, config, "compression")?.unwrap_or(1),
-        jpeg_tables,
-        config_uint(URI, config, "t4_options")?.unwrap_or(0),
-    )?;
     let bits_per_sample = config_uint(URI, config, "bits_per_sample")?;
     let byte_sized = |bits: u64| [8, 16, 32, 64].contains(&bits);
     if let Some(bits) = bits_per_sample.filter(|b| !(1..=32).contains(b) && !byte_sized(*b)) {
@@ -309,6 +305,17 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             )
         })?;
     let photometric = config_uint(URI, config, "photometric")?;
+    let compression = Compression::from_tag(
+        config_uint(URI, config, "compression")?.unwrap_or(1),
+        Tags {
+            jpeg_tables,
+            t4_options: config_uint(URI, config, "t4_options")?.unwrap_or(0),
+            photometric,
+            samples_per_pixel,
+            bits_per_sample,
+            sample_format: config_uint(URI, config, "sample_format")?.unwrap_or(1),
+        },
+    )?;
     if photometric == Some(PHOTOMETRIC_YCBCR) && !matches!(compression, Compression::Jpeg(_)) {
         return Err(Error::unsupported(format!(
             "YCbCr (photometric 6) TIFF tiles with {compression}; only JPEG-compressed YCbCr \
