@@ -905,6 +905,71 @@ mod tests {
     }
 
     #[test]
+    fn sgilog_strips_decode_to_luv_triples_floats_or_words() {
+        // Strip 1 of an image of 3 rows in strips of 2: one row of two
+        // 32-bit LogLuv words, 0x4000_56C2 and 0x3F80_1020, as four planes
+        // of literals.
+        let strip = [2, 0x40, 0x3F, 2, 0x00, 0x80, 2, 0x56, 0x10, 2, 0xC2, 0x20];
+        let decode = |dtype: &str, samples: u64, extra: &str, data: &[u8]| {
+            let json = format!(
+                r#"{{"compression": 34676, "photometric": 32845, "samples_per_pixel": {samples},
+                    "tile_width": 2, "tile_height": 2, "image_height": 3{extra}}}"#
+            );
+            let codec = registry::build("tiff-tile", &crate::codec::testing::config(&json))?;
+            let dtype = DataType::from_v2(dtype).unwrap();
+            let shape = [samples, 2, 2];
+            let len = 4 * samples as usize * dtype.size;
+            let ctx = DecodeContext {
+                chunk_shape: &shape,
+                chunk_index: &[0, 1, 0],
+                dtype,
+                decoded_len: len,
+                needed: len,
+                first_needed: 0,
+            };
+            codec.decode(Bytes::copy_from_slice(data), &ctx)
+        };
+        let int16 = r#", "bits_per_sample": 16, "sample_format": 2"#;
+        let out = decode(">i2", 3, int16, &strip).unwrap();
+        // Band-major, the missing second row zero.
+        let scaled = |code: f64| ((code + 0.5) / 410.0 * 32768.0) as i16;
+        let band = |a: i16, b: i16| [a.to_be_bytes(), b.to_be_bytes(), [0; 2], [0; 2]].concat();
+        let expected = [
+            band(0x4000, 0x3F80),
+            band(scaled(86.0), scaled(16.0)),
+            band(scaled(194.0), scaled(32.0)),
+        ];
+        assert_eq!(&out[..], expected.concat());
+        let float = r#", "bits_per_sample": 32, "sample_format": 3"#;
+        let out = decode("<f4", 3, float, &strip).unwrap();
+        let y = f32::from_le_bytes(out[16..20].try_into().unwrap());
+        assert!((f64::from(y) - 2f64.powf(0.5 / 256.0)).abs() < 1e-6, "{y}");
+        let raw = r#", "bits_per_sample": 32, "sample_format": 1"#;
+        let out = decode("<u4", 1, raw, &strip).unwrap();
+        assert_eq!(out[..8], [0xC2, 0x56, 0x00, 0x40, 0x20, 0x10, 0x80, 0x3F]);
+        // Data ending in the row fails, naming the compression.
+        let err = decode(">i2", 3, int16, &strip[..11]).unwrap_err();
+        assert!(err.to_string().contains("SGILOG"), "{err}");
+        assert!(err.to_string().contains("row 0 of 1"), "{err}");
+        // FillOrder 2: every byte's bits reversed first.
+        let reversed: Vec<u8> = strip.iter().map(|b| b.reverse_bits()).collect();
+        let lsb = format!(r#"{int16}, "fill_order": 2"#);
+        assert_eq!(
+            decode(">i2", 3, &lsb, &reversed).unwrap(),
+            decode(">i2", 3, int16, &strip).unwrap()
+        );
+        let json = r#"{"compression": 34676, "photometric": 32845, "samples_per_pixel": 3,
+                       "bits_per_sample": 16, "sample_format": 2, "tile_width": 2,
+                       "tile_height": 2}"#;
+        crate::codec::testing::assert_survives_mutations(URI, json, &strip, 24);
+        // 8-bit samples are libtiff's display RGB, served by GDAL as RGBA.
+        let json = r#"{"compression": 34677, "photometric": 32845, "samples_per_pixel": 3,
+                       "bits_per_sample": 8}"#;
+        let err = registry::build("tiff-tile", &crate::codec::testing::config(json));
+        assert!(err.unwrap_err().to_string().contains("RGBA"));
+    }
+
+    #[test]
     fn fax_needs_one_bit_samples() {
         for json in [
             r#"{"compression": 4, "bits_per_sample": 8}"#,

@@ -416,3 +416,135 @@ fn uv_decode(index: u32) -> Option<(f64, f64)> {
     let v = f64::from(UV_VSTART) + (row as f64 + 0.5) * f64::from(UV_SQSIZ);
     Some((u, v))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_length_rows_decode_as_libtiff_reads_them() {
+        // Two planes of four words: a run of 3 then a literal of 1; a
+        // literal of 2, a nul literal, then a run of 2.
+        let data = [129, 0xAB, 1, 0xCD, 2, 1, 2, 0, 128, 9, 77];
+        let mut words = [0; 4];
+        let mut pos = 0;
+        rle_row(&data, &mut pos, &mut words, 2).unwrap();
+        assert_eq!(words, [0xAB01, 0xAB02, 0xAB09, 0xCD09]);
+        assert_eq!(pos, 10, "the byte after the row is left");
+        // A literal reaching past a plane leaves its other bytes to the
+        // next plane; a run reaching past it is cut.
+        let data = [3, 1, 2, 3, 255, 7];
+        let mut words = [0; 2];
+        let mut pos = 0;
+        rle_row(&data, &mut pos, &mut words, 2).unwrap();
+        // (here its third byte, 3, heads the low plane: a literal of 255, 7).
+        assert_eq!((words, pos), ([0x01FF, 0x0207], 6));
+        let mut pos = 4;
+        rle_row(&data, &mut pos, &mut words, 1).unwrap();
+        assert_eq!((words, pos), ([7, 7], 6));
+        // Data ending in a plane: the pixels left are counted; a run
+        // header without its byte ends it too.
+        for (data, short) in [(&[2, 1][..], 1), (&[130][..], 2), (&[1, 5, 200][..], 1)] {
+            let mut pos = 0;
+            assert_eq!(rle_row(data, &mut pos, &mut [0; 2], 1), Err(short), "{data:?}");
+        }
+        assert_eq!(rle_row(&[1, 5, 1, 6], &mut 0, &mut [0; 2], 2), Err(2));
+    }
+
+    #[test]
+    fn packed_rows_take_three_bytes_a_word() {
+        let mut words = [0; 2];
+        let mut pos = 1;
+        packed24_row(&[9, 1, 2, 3, 4, 5, 6, 7], &mut pos, &mut words).unwrap();
+        assert_eq!((words, pos), ([0x010203, 0x040506], 7));
+        assert_eq!(packed24_row(&[1, 2, 3, 4, 5], &mut 0, &mut words), Err(1));
+    }
+
+    #[test]
+    fn the_uv_grid_holds_libtiffs_cells() {
+        assert_eq!(UV_FIRST[UV_ROWS.len()], 16289);
+        let half = 0.5 * f64::from(UV_SQSIZ);
+        let (u, v) = uv_decode(0).unwrap();
+        assert_eq!(u, f64::from(0.247663_f64 as f32) + half);
+        assert_eq!(v, f64::from(UV_VSTART) + half);
+        // The first cell of row 1, and the last cell of the grid.
+        let (u, v) = uv_decode(4).unwrap();
+        assert_eq!(u, f64::from(0.243779_f64 as f32) + half);
+        assert_eq!(v, f64::from(UV_VSTART) + 3.0 * half);
+        let (u, _) = uv_decode(16288).unwrap();
+        assert_eq!(u, f64::from(0.023659_f64 as f32) + 41.0 * half);
+        assert_eq!(uv_decode(16289), None);
+        assert_eq!(uv_decode(0x3fff), None);
+    }
+
+    #[test]
+    fn words_convert_as_libtiff_converts_them() {
+        // Le 64 * 256: luminance 2^(0.5 / 256), signed by the top bit.
+        let y = 2f64.powf(0.5 / 256.0);
+        assert!((l16_to_y(64 * 256) - y).abs() < 1e-12);
+        assert_eq!(l16_to_y(i16::MIN), 0.0);
+        assert!((l16_to_y(-(64 * 256)) + y).abs() < 1e-12);
+        assert!((l10_to_y(12 * 64) - 2f64.powf(0.5 / 64.0)).abs() < 1e-12);
+        // Negative luminance and Le 0 are black.
+        assert_eq!(luv32_to_xyz(0x8000_4060), [0.0; 3]);
+        assert_eq!(luv24_to_xyz(5000), [0.0; 3]);
+        // The neutral u', v' codes give X = Y = Z (about).
+        let [x, y, z] = luv32_to_xyz(0x4000_56C2);
+        assert!((x / y - 1.0).abs() < 0.01 && (z / y - 1.0).abs() < 0.01, "{x} {y} {z}");
+        let luv = luv32_to_luv48(0x4000_56C2);
+        assert_eq!(luv, [0x4000, scaled(86.5 / 410.0), scaled(194.5 / 410.0)]);
+        // 24-bit: four times Le plus 13314, plus bit 12 of the index;
+        // indexes past the grid are neutral.
+        let word = 0x200 << 14 | 0x1000;
+        assert_eq!(luv24_to_luv48(word)[0], 0x800 + 1 + 13314);
+        assert_eq!(
+            luv24_to_luv48(0x200 << 14 | 0x3fff)[1..],
+            [scaled(NEUTRAL.0), scaled(NEUTRAL.1)]
+        );
+    }
+
+    #[test]
+    fn only_what_libtiff_decodes_is_accepted() {
+        let new = |tag, photometric, samples, bits, format| {
+            SgiLog::new(tag, Some(photometric), samples, Some(bits), format)
+        };
+        let pixels = |s: std::result::Result<SgiLog, String>| s.unwrap().pixels;
+        assert_eq!(pixels(new(SGILOG, 32845, 3, 16, 2)), Pixels::Int16);
+        assert_eq!(pixels(new(SGILOG24, 32845, 3, 32, 3)), Pixels::Float);
+        assert_eq!(pixels(new(SGILOG24, 32845, 1, 32, 1)), Pixels::Raw);
+        assert_eq!(pixels(new(SGILOG, 32844, 1, 16, 1)), Pixels::Int16);
+        assert_eq!(pixels(new(SGILOG, 32844, 1, 32, 3)), Pixels::Float);
+        for (tag, photometric, samples, bits, format) in [
+            (SGILOG24, 32844, 1, 16, 2),
+            (SGILOG, 1, 3, 16, 2),
+            (SGILOG, 32845, 3, 8, 1),
+            (SGILOG, 32845, 1, 32, 3),
+            (SGILOG, 32844, 1, 32, 1),
+            (SGILOG, 32845, 4, 16, 2),
+            (SGILOG, 32845, 3, 32, 2),
+        ] {
+            let made = new(tag, photometric, samples, bits, format);
+            assert!(made.is_err(), "{tag} {photometric} {samples} {bits} {format}");
+        }
+        assert!(SgiLog::new(SGILOG, None, 3, Some(16), 2).is_err());
+    }
+
+    #[test]
+    fn strips_decode_row_by_row_in_either_byte_order() {
+        // Two rows of one LogL word each: 0x4001 then 0x8002.
+        let decoder = SgiLog::new(SGILOG, Some(32844), 1, Some(16), 2).unwrap();
+        let data = [1, 0x40, 1, 0x01, 1, 0x80, 1, 0x02, 99];
+        let mut out = Vec::new();
+        decoder.decode(&data, 1, 2, true, &mut out).unwrap();
+        assert_eq!(out, [0x40, 0x01, 0x80, 0x02]);
+        out.clear();
+        decoder.decode(&data, 1, 2, false, &mut out).unwrap();
+        assert_eq!(out, [0x01, 0x40, 0x02, 0x80]);
+        out.clear();
+        assert_eq!(
+            decoder.decode(&data[..6], 1, 2, false, &mut out),
+            Err(Short { row: 1, pixels: 1 })
+        );
+        assert_eq!(decoder.decoded_len(usize::MAX, 2), None);
+    }
+}
