@@ -319,7 +319,8 @@ const CODECS: [CodecCase; 28] = [
         r#"{"block_width": 16, "block_height": 16, "coding": "2D"}"#,
         "|u1",
         [1, 16, 16],
-    ),    (
+    ),
+    (
         "tiff-tile",
         r#"{"compression": 34676, "photometric": 32845, "samples_per_pixel": 3,
             "bits_per_sample": 16, "sample_format": 2, "tile_width": 16, "tile_height": 16,

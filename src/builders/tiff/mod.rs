@@ -621,10 +621,8 @@ fn image(
             src.path()
         )));
     }
-    if matches!(compression, Some(2..=4)) || sgilog {
-        if !tiled {
-            codec["image_height"] = json!(height);
-        }
+    if (matches!(compression, Some(2..=4)) || sgilog) && !tiled {
+        codec["image_height"] = json!(height);
     }
     if let Some(order) = ifd
         .int(crate::formats::tiff::tags::FILL_ORDER)

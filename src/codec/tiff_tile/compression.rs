@@ -8,13 +8,13 @@ use super::layout::Layout;
 use super::sgilog::{self, SgiLog};
 use super::{jpeg, lzw, packbits, webp};
 use crate::base::buffers::output_buffer;
+use crate::base::dtype::ByteOrder;
 use crate::base::error::{Error, Result};
 use crate::codec::config::BuildFn;
 use crate::codec::config::Config;
 use crate::codec::fax::{self, Mode, Pixels};
 use crate::codec::{lzma, zlib, zstd};
 use crate::codec::{Codec, DecodeContext};
-use crate::base::dtype::ByteOrder;
 
 /// How a tile's bytes are compressed.
 #[derive(Debug)]
@@ -123,7 +123,11 @@ impl Compression {
                     tags.sample_format,
                 )
                 .map_err(|why| {
-                    let name = if tag == sgilog::SGILOG { "SGILOG" } else { "SGILOG24" };
+                    let name = if tag == sgilog::SGILOG {
+                        "SGILOG"
+                    } else {
+                        "SGILOG24"
+                    };
                     Error::unsupported(format!("TIFF compression {tag} ({name}) of {why}"))
                 })?;
                 Ok(Compression::SgiLog { tag, decoder })

@@ -5,18 +5,22 @@
 //! The configuration carries the TIFF tags needed to decode the tile:
 //! `compression` (1 none, 2 CCITT RLE, 3 CCITT Group 3 fax, 4 CCITT Group 4
 //! fax, 5 LZW, 7 JPEG, 8 / 32946 Deflate, 32773 PackBits, 50000 ZSTD, 34925
-//! LZMA, 50001 WebP), `bits_per_sample`, `samples_per_pixel`, `photometric`,
-//! `planar_config`, `predictor` (1, 2, 3), `tile_width`, `tile_height`,
-//! `jpeg_tables` (base64 of tag 347) and `t4_options` (tag 292: bit 0 says
-//! Group 3 rows may be 2-D coded). Fax-coded chunks (1-bit samples only)
-//! that are strips also carry `image_height`, the image's rows: the last
-//! strip is decoded for the rows it holds, as libtiff decodes it (the data
-//! does not say where it ends); `t6_options` (tag 293), which changes no
-//! decoding, is kept as the file has it.
+//! LZMA, 50001 WebP, 34676 SGILOG and 34677 SGILOG24), `bits_per_sample`,
+//! `samples_per_pixel`, `photometric`, `planar_config`, `predictor` (1, 2,
+//! 3), `tile_width`, `tile_height`, `jpeg_tables` (base64 of tag 347) and
+//! `t4_options` (tag 292: bit 0 says Group 3 rows may be 2-D coded).
+//! Fax-coded (1-bit samples only) and SGILOG chunks that are strips also
+//! carry `image_height`, the image's rows: the last strip is decoded for the
+//! rows it holds, as libtiff decodes it (the data does not say where it
+//! ends); `t6_options` (tag 293), which changes no decoding, is kept as the
+//! file has it. LogLuv and LogL pixels (see [`sgilog`]) decode to what
+//! `photometric`, `bits_per_sample` and `sample_format` choose, as in
+//! libtiff.
 //! `bits_per_sample` below the data type's width (1 to 32) means packed
 //! integer samples (1-bit masks, 12-bit imagery), widened on decode. Missing
-//! fields take their TIFF defaults; unknown fields (`sample_format`, ...) are
-//! ignored, the chunk's data type already says what the samples are.
+//! fields take their TIFF defaults; unknown fields are ignored, and
+//! `sample_format` (an integer) matters to SGILOG chunks only: the data type
+//! of other chunks already says what their samples are.
 //! `color_to_rgba` (`"cmyk"`, `"cielab"`, with `white_point`) converts
 //! 8-bit CMYK or CIELab pixels to the RGBA GDAL's GTiff driver shows
 //! (see [`rgba`]): the chunk then holds four samples.

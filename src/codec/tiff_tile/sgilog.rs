@@ -446,7 +446,11 @@ mod tests {
         // header without its byte ends it too.
         for (data, short) in [(&[2, 1][..], 1), (&[130][..], 2), (&[1, 5, 200][..], 1)] {
             let mut pos = 0;
-            assert_eq!(rle_row(data, &mut pos, &mut [0; 2], 1), Err(short), "{data:?}");
+            assert_eq!(
+                rle_row(data, &mut pos, &mut [0; 2], 1),
+                Err(short),
+                "{data:?}"
+            );
         }
         assert_eq!(rle_row(&[1, 5, 1, 6], &mut 0, &mut [0; 2], 2), Err(2));
     }
@@ -490,7 +494,10 @@ mod tests {
         assert_eq!(luv24_to_xyz(5000), [0.0; 3]);
         // The neutral u', v' codes give X = Y = Z (about).
         let [x, y, z] = luv32_to_xyz(0x4000_56C2);
-        assert!((x / y - 1.0).abs() < 0.01 && (z / y - 1.0).abs() < 0.01, "{x} {y} {z}");
+        assert!(
+            (x / y - 1.0).abs() < 0.01 && (z / y - 1.0).abs() < 0.01,
+            "{x} {y} {z}"
+        );
         let luv = luv32_to_luv48(0x4000_56C2);
         assert_eq!(luv, [0x4000, scaled(86.5 / 410.0), scaled(194.5 / 410.0)]);
         // 24-bit: four times Le plus 13314, plus bit 12 of the index;
@@ -524,7 +531,10 @@ mod tests {
             (SGILOG, 32845, 3, 32, 2),
         ] {
             let made = new(tag, photometric, samples, bits, format);
-            assert!(made.is_err(), "{tag} {photometric} {samples} {bits} {format}");
+            assert!(
+                made.is_err(),
+                "{tag} {photometric} {samples} {bits} {format}"
+            );
         }
         assert!(SgiLog::new(SGILOG, None, 3, Some(16), 2).is_err());
     }
