@@ -27,6 +27,15 @@ const PHOTOMETRIC_LOGL: u64 = 32844;
 /// TIFF `Photometric` of LogLuv.
 const PHOTOMETRIC_LOGLUV: u64 = 32845;
 
+/// A decoder of one kind of LogLuv or LogL strip or tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SgiLog {
+    /// How the file stores the pixels.
+    stored: Stored,
+    /// What they decode to.
+    pixels: Pixels,
+}
+
 /// What libtiff decodes each pixel to, chosen from the file's BitsPerSample
 /// and SampleFormat (its `SGILOGDATAFMT` guess).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,13 +58,6 @@ enum Stored {
     Luv24,
     /// SGILOG LogL: 16-bit words in two run-length coded byte planes.
     L16,
-}
-
-/// A decoder of one kind of LogLuv or LogL strip or tile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct SgiLog {
-    stored: Stored,
-    pixels: Pixels,
 }
 
 /// Why a strip or tile could not be decoded.
