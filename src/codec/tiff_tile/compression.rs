@@ -274,6 +274,9 @@ impl Compression {
             .decoded_len(layout.width, rows)
             .ok_or_else(|| super::fail(self, "the tile is too large"))?;
         let mut out = output_buffer("TIFF SGILOG", len)?;
+        if len == 0 {
+            return Ok(out);
+        }
         decoder
             .decode(input, layout.width, rows, big_endian, &mut out)
             .map_err(|short| {

@@ -966,6 +966,19 @@ mod tests {
                        "bits_per_sample": 16, "sample_format": 2, "tile_width": 2,
                        "tile_height": 2}"#;
         crate::codec::testing::assert_survives_mutations(URI, json, &strip, 24);
+        // Rows of no pixels, however many, take no time.
+        let json = r#"{"compression": 34676, "photometric": 32844, "bits_per_sample": 16,
+                       "tile_width": 0, "tile_height": 1000000000000}"#;
+        let codec = registry::build("tiff-tile", &crate::codec::testing::config(json)).unwrap();
+        let ctx = DecodeContext {
+            chunk_shape: &[1, 1 << 40, 0],
+            chunk_index: &[0, 0, 0],
+            dtype: DataType::from_v2("<i2").unwrap(),
+            decoded_len: 0,
+            needed: 0,
+            first_needed: 0,
+        };
+        assert!(codec.decode(Bytes::new(), &ctx).unwrap().is_empty());
         // 8-bit samples are libtiff's display RGB, served by GDAL as RGBA.
         let json = r#"{"compression": 34677, "photometric": 32845, "samples_per_pixel": 3,
                        "bits_per_sample": 8}"#;

@@ -122,13 +122,9 @@ impl SgiLog {
 
     /// Bytes one decoded pixel takes.
     fn pixel_bytes(&self) -> usize {
-        let samples = match self.stored {
-            Stored::L16 => 1,
-            _ => 3,
-        };
         match self.pixels {
-            Pixels::Float => 4 * samples,
-            Pixels::Int16 => 2 * samples,
+            Pixels::Float => 4 * self.stored.samples(),
+            Pixels::Int16 => 2 * self.stored.samples(),
             Pixels::Raw => 4,
         }
     }
@@ -167,34 +163,47 @@ impl SgiLog {
 
     /// Appends the decoded samples of the stored `word` to `out`.
     fn put(&self, word: u32, big_endian: bool, out: &mut Vec<u8>) {
-        let bytes = |b: [u8; 4], le: [u8; 4]| if big_endian { b } else { le };
-        match (self.pixels, self.stored) {
-            (Pixels::Raw, _) => out.extend(bytes(word.to_be_bytes(), word.to_le_bytes())),
-            (Pixels::Float, stored) => {
-                let xyz = match stored {
+        let samples = self.stored.samples();
+        match self.pixels {
+            Pixels::Raw => push(out, word.to_be_bytes(), word.to_le_bytes(), big_endian),
+            Pixels::Float => {
+                let xyz = match self.stored {
                     Stored::Luv32 => luv32_to_xyz(word),
                     Stored::Luv24 => luv24_to_xyz(word),
                     Stored::L16 => [l16_to_y(word as u16 as i16) as f32, 0.0, 0.0],
                 };
-                let samples = if stored == Stored::L16 { 1 } else { 3 };
                 for value in &xyz[..samples] {
-                    out.extend(bytes(value.to_be_bytes(), value.to_le_bytes()));
+                    push(out, value.to_be_bytes(), value.to_le_bytes(), big_endian);
                 }
             }
-            (Pixels::Int16, stored) => {
-                let luv = match stored {
+            Pixels::Int16 => {
+                let luv = match self.stored {
                     Stored::Luv32 => luv32_to_luv48(word),
                     Stored::Luv24 => luv24_to_luv48(word),
                     Stored::L16 => [word as u16 as i16, 0, 0],
                 };
-                let samples = if stored == Stored::L16 { 1 } else { 3 };
                 for value in &luv[..samples] {
-                    let (b, le) = (value.to_be_bytes(), value.to_le_bytes());
-                    out.extend(if big_endian { b } else { le });
+                    push(out, value.to_be_bytes(), value.to_le_bytes(), big_endian);
                 }
             }
         }
     }
+}
+
+impl Stored {
+    /// Samples a pixel decodes to (a raw word aside): 1 for LogL, 3 for
+    /// LogLuv.
+    fn samples(self) -> usize {
+        match self {
+            Stored::L16 => 1,
+            Stored::Luv32 | Stored::Luv24 => 3,
+        }
+    }
+}
+
+/// Appends a sample's bytes in the order `big_endian` says.
+fn push<const N: usize>(out: &mut Vec<u8>, be: [u8; N], le: [u8; N], big_endian: bool) {
+    out.extend(if big_endian { be } else { le });
 }
 
 /// Decodes one row of `words.len()` words of `planes` run-length coded
