@@ -222,7 +222,7 @@ const J2K_MAIN_HEADER: &str = "/0//UQApAAAAAAAQAAAAEAAAAAAAAAAAAAAAEAAAABAAAAAAA
 
 /// Codec configurations decoded by [`codec`] (the `jpeg2000` one's
 /// `main_header` is [`J2K_MAIN_HEADER`]).
-const CODECS: [CodecCase; 25] = [
+const CODECS: [CodecCase; 28] = [
     ("zlib", "{}", "|u1", [1, 16, 16]),
     ("gzip", "{}", "|u1", [1, 16, 16]),
     ("zstd", "{}", "<u2", [1, 16, 16]),
@@ -318,6 +318,28 @@ const CODECS: [CodecCase; 25] = [
         "nitf-bilevel",
         r#"{"block_width": 16, "block_height": 16, "coding": "2D"}"#,
         "|u1",
+        [1, 16, 16],
+    ),
+    (
+        "tiff-tile",
+        r#"{"compression": 34676, "photometric": 32845, "samples_per_pixel": 3,
+            "bits_per_sample": 16, "sample_format": 2, "tile_width": 16, "tile_height": 16,
+            "image_height": 40}"#,
+        "<i2",
+        [3, 16, 16],
+    ),
+    (
+        "tiff-tile",
+        r#"{"compression": 34677, "photometric": 32845, "samples_per_pixel": 3,
+            "bits_per_sample": 32, "sample_format": 3, "tile_width": 16, "tile_height": 16}"#,
+        "<f4",
+        [3, 16, 16],
+    ),
+    (
+        "tiff-tile",
+        r#"{"compression": 34676, "photometric": 32844, "bits_per_sample": 32,
+            "sample_format": 3, "fill_order": 2, "tile_width": 16, "tile_height": 16}"#,
+        ">f4",
         [1, 16, 16],
     ),
 ];

@@ -602,18 +602,27 @@ fn image(
     // FillOrder 2 only (the osml-imagery-io codec this one reads knows no
     // such key; its indexes keep their form).
     let mut codec = codec;
-    // Fax data: the options libtiff decodes by, and for strips the image's
-    // height (the last strip is decoded for the rows it holds).
-    if matches!(codec["compression"].as_u64(), Some(2..=4)) {
+    // Fax data: the options libtiff decodes by. Fax and SGILOG strips: the
+    // image's height (the last strip is decoded for the rows it holds).
+    let compression = codec["compression"].as_u64();
+    if matches!(compression, Some(2..=4)) {
         use crate::formats::tiff::tags::{T4_OPTIONS, T6_OPTIONS};
         for (key, tag) in [("t4_options", T4_OPTIONS), ("t6_options", T6_OPTIONS)] {
             if let Some(options) = ifd.int(tag) {
                 codec[key] = json!(options);
             }
         }
-        if !tiled {
-            codec["image_height"] = json!(height);
-        }
+    }
+    let sgilog = matches!(compression, Some(34676 | 34677));
+    if sgilog && planar {
+        return Err(Error::unsupported(format!(
+            "{}: IFD {n} holds SGILOG (LogLuv) samples in separate planes, which libtiff \
+             cannot decode",
+            src.path()
+        )));
+    }
+    if (matches!(compression, Some(2..=4)) || sgilog) && !tiled {
+        codec["image_height"] = json!(height);
     }
     if let Some(order) = ifd
         .int(crate::formats::tiff::tags::FILL_ORDER)

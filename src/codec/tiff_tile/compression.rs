@@ -5,8 +5,10 @@ use std::fmt;
 use bytes::Bytes;
 
 use super::layout::Layout;
+use super::sgilog::{self, SgiLog};
 use super::{jpeg, lzw, packbits, webp};
 use crate::base::buffers::output_buffer;
+use crate::base::dtype::ByteOrder;
 use crate::base::error::{Error, Result};
 use crate::codec::config::BuildFn;
 use crate::codec::config::Config;
@@ -41,6 +43,32 @@ pub(super) enum Compression {
     /// decodes (fill bits before EOLs are skipped anyway; uncompressed-mode
     /// codes it does not support, and ends their row as a bad code).
     Fax(Mode),
+    /// 34676 (SGILOG: run-length coded 32-bit LogLuv or 16-bit LogL) or
+    /// 34677 (SGILOG24: 24-bit LogLuv), decoded by [`sgilog`].
+    SgiLog {
+        /// The TIFF compression value.
+        tag: u64,
+        /// The decoder of these pixels.
+        decoder: SgiLog,
+    },
+}
+
+/// The TIFF tags a compression is configured by, besides its own value.
+#[derive(Debug, Default)]
+pub(super) struct Tags {
+    /// `JPEGTables` (tag 347) of JPEG tiles.
+    pub(super) jpeg_tables: Option<Vec<u8>>,
+    /// `T4Options` (tag 292) of Group 3 fax.
+    pub(super) t4_options: u64,
+    /// `Photometric`: LogLuv or LogL for SGILOG pixels.
+    pub(super) photometric: Option<u64>,
+    /// `SamplesPerPixel`, `BitsPerSample` and `SampleFormat`, which choose
+    /// what SGILOG pixels decode to.
+    pub(super) samples_per_pixel: usize,
+    /// See [`Tags::samples_per_pixel`].
+    pub(super) bits_per_sample: Option<u64>,
+    /// See [`Tags::samples_per_pixel`].
+    pub(super) sample_format: u64,
 }
 
 impl Compression {
@@ -58,16 +86,16 @@ impl Compression {
             Compression::Fax(Mode::Rle) => "CCITTRLE",
             Compression::Fax(Mode::Group3 { .. }) => "CCITTFAX3",
             Compression::Fax(Mode::Group4) => "CCITTFAX4",
+            Compression::SgiLog {
+                tag: sgilog::SGILOG,
+                ..
+            } => "SGILOG",
+            Compression::SgiLog { .. } => "SGILOG24",
         }
     }
 
-    /// The compression for TIFF tag value `tag`, with the `JPEGTables` of
-    /// JPEG tiles and the `T4Options` of Group 3 fax.
-    pub(super) fn from_tag(
-        tag: u64,
-        jpeg_tables: Option<Vec<u8>>,
-        t4_options: u64,
-    ) -> Result<Compression> {
+    /// The compression for TIFF tag value `tag`, configured by `tags`.
+    pub(super) fn from_tag(tag: u64, tags: Tags) -> Result<Compression> {
         let stream = |build: BuildFn| -> Result<Compression> {
             let codec = build(&Config::new())?;
             Ok(Compression::Stream { tag, codec })
@@ -76,20 +104,39 @@ impl Compression {
             1 => Ok(Compression::None),
             2 => Ok(Compression::Fax(Mode::Rle)),
             3 => Ok(Compression::Fax(Mode::Group3 {
-                two_d: t4_options & 1 == 1,
+                two_d: tags.t4_options & 1 == 1,
             })),
             4 => Ok(Compression::Fax(Mode::Group4)),
             5 => Ok(Compression::Lzw),
-            7 => Ok(Compression::Jpeg(jpeg_tables)),
+            7 => Ok(Compression::Jpeg(tags.jpeg_tables)),
             8 | 32946 => stream(zlib::from_config),
             32773 => Ok(Compression::PackBits),
             34925 => stream(lzma::from_config),
             50000 => stream(zstd::from_config),
             50001 => Ok(Compression::WebP),
+            sgilog::SGILOG | sgilog::SGILOG24 => {
+                let decoder = SgiLog::new(
+                    tag,
+                    tags.photometric,
+                    tags.samples_per_pixel,
+                    tags.bits_per_sample,
+                    tags.sample_format,
+                )
+                .map_err(|why| {
+                    let name = if tag == sgilog::SGILOG {
+                        "SGILOG"
+                    } else {
+                        "SGILOG24"
+                    };
+                    Error::unsupported(format!("TIFF compression {tag} ({name}) of {why}"))
+                })?;
+                Ok(Compression::SgiLog { tag, decoder })
+            }
             other => Err(Error::unsupported(format!(
                 "TIFF compression {other}{} in tiff-tile chunks (supported: 1 none, 2 CCITT RLE, \
                  3 CCITT Group 3 fax, 4 CCITT Group 4 fax, 5 LZW, 7 JPEG, 8 and 32946 Deflate, \
-                 32773 PackBits, 34925 LZMA, 50000 ZSTD, 50001 WebP)",
+                 32773 PackBits, 34676 SGILOG, 34677 SGILOG24, 34925 LZMA, 50000 ZSTD, \
+                 50001 WebP)",
                 known_name(other).map_or_else(String::new, |name| format!(" ({name})"))
             ))),
         }
@@ -102,7 +149,7 @@ impl Compression {
     pub(super) fn reverses_fill_order(&self) -> bool {
         match self {
             Compression::None | Compression::Lzw | Compression::PackBits => true,
-            Compression::Fax(_) => true,
+            Compression::Fax(_) | Compression::SgiLog { .. } => true,
             Compression::Stream { tag, .. } => matches!(tag, 8 | 32946),
             _ => false,
         }
@@ -167,6 +214,10 @@ impl Compression {
             }
             Compression::WebP => webp::decode(&input, layout).map_err(|e| super::fail(self, e)),
             Compression::Fax(mode) => self.decode_fax(&input, *mode, layout, rows),
+            Compression::SgiLog { decoder, .. } => {
+                let big_endian = ctx.dtype.order == ByteOrder::Big;
+                self.decode_sgilog(&input, decoder, layout, rows, big_endian)
+            }
         }
     }
 
@@ -207,6 +258,39 @@ impl Compression {
         Ok(out)
     }
 
+    /// Decodes `rows` rows of LogLuv or LogL pixels, samples in the byte
+    /// order `big_endian` says. A strip or tile whose data ends before its
+    /// last row fails, as it does in libtiff.
+    fn decode_sgilog(
+        &self,
+        input: &[u8],
+        decoder: &SgiLog,
+        layout: &Layout,
+        rows: usize,
+        big_endian: bool,
+    ) -> Result<Vec<u8>> {
+        let rows = rows.min(layout.height);
+        let len = decoder
+            .decoded_len(layout.width, rows)
+            .ok_or_else(|| super::fail(self, "the tile is too large"))?;
+        let mut out = output_buffer("TIFF SGILOG", len)?;
+        if len == 0 {
+            return Ok(out);
+        }
+        decoder
+            .decode(input, layout.width, rows, big_endian, &mut out)
+            .map_err(|short| {
+                super::fail(
+                    self,
+                    format_args!(
+                        "the data ends in row {} of {rows} ({} pixel(s) short)",
+                        short.row, short.pixels
+                    ),
+                )
+            })?;
+        Ok(out)
+    }
+
     /// The TIFF compression value.
     fn tag(&self) -> u64 {
         match self {
@@ -219,6 +303,7 @@ impl Compression {
             Compression::Fax(Mode::Rle) => 2,
             Compression::Fax(Mode::Group3 { .. }) => 3,
             Compression::Fax(Mode::Group4) => 4,
+            Compression::SgiLog { tag, .. } => *tag,
         }
     }
 }
@@ -255,6 +340,8 @@ fn known_name(tag: u64) -> Option<&'static str> {
         8 | 32946 => "Deflate",
         32773 => "PackBits",
         33003 | 33005 | 34712 => "JPEG 2000",
+        34676 => "SGILOG",
+        34677 => "SGILOG24",
         34887 => "LERC",
         34925 => "LZMA",
         50000 => "ZSTD",
@@ -284,7 +371,7 @@ mod tests {
             (6, "old-style JPEG"),
             (9, "9"),
         ] {
-            let err = Compression::from_tag(tag, None, 0).unwrap_err();
+            let err = Compression::from_tag(tag, Tags::default()).unwrap_err();
             assert!(matches!(err, Error::Unsupported { .. }), "{err}");
             assert!(err.to_string().contains(name), "{err}");
         }
@@ -292,7 +379,7 @@ mod tests {
 
     #[test]
     fn messages_name_the_compression() {
-        let deflate = Compression::from_tag(32946, None, 0).unwrap();
+        let deflate = Compression::from_tag(32946, Tags::default()).unwrap();
         assert_eq!(deflate.to_string(), "Deflate (TIFF compression 32946)");
         assert!(deflate.uses_predictor());
         assert!(!Compression::PackBits.uses_predictor());

@@ -5,18 +5,22 @@
 //! The configuration carries the TIFF tags needed to decode the tile:
 //! `compression` (1 none, 2 CCITT RLE, 3 CCITT Group 3 fax, 4 CCITT Group 4
 //! fax, 5 LZW, 7 JPEG, 8 / 32946 Deflate, 32773 PackBits, 50000 ZSTD, 34925
-//! LZMA, 50001 WebP), `bits_per_sample`, `samples_per_pixel`, `photometric`,
-//! `planar_config`, `predictor` (1, 2, 3), `tile_width`, `tile_height`,
-//! `jpeg_tables` (base64 of tag 347) and `t4_options` (tag 292: bit 0 says
-//! Group 3 rows may be 2-D coded). Fax-coded chunks (1-bit samples only)
-//! that are strips also carry `image_height`, the image's rows: the last
-//! strip is decoded for the rows it holds, as libtiff decodes it (the data
-//! does not say where it ends); `t6_options` (tag 293), which changes no
-//! decoding, is kept as the file has it.
+//! LZMA, 50001 WebP, 34676 SGILOG and 34677 SGILOG24), `bits_per_sample`,
+//! `samples_per_pixel`, `photometric`, `planar_config`, `predictor` (1, 2,
+//! 3), `tile_width`, `tile_height`, `jpeg_tables` (base64 of tag 347) and
+//! `t4_options` (tag 292: bit 0 says Group 3 rows may be 2-D coded).
+//! Fax-coded (1-bit samples only) and SGILOG chunks that are strips also
+//! carry `image_height`, the image's rows: the last strip is decoded for the
+//! rows it holds, as libtiff decodes it (the data does not say where it
+//! ends); `t6_options` (tag 293), which changes no decoding, is kept as the
+//! file has it. LogLuv and LogL pixels (see [`sgilog`]) decode to what
+//! `photometric`, `bits_per_sample` and `sample_format` choose, as in
+//! libtiff.
 //! `bits_per_sample` below the data type's width (1 to 32) means packed
 //! integer samples (1-bit masks, 12-bit imagery), widened on decode. Missing
-//! fields take their TIFF defaults; unknown fields (`sample_format`, ...) are
-//! ignored, the chunk's data type already says what the samples are.
+//! fields take their TIFF defaults; unknown fields are ignored, and
+//! `sample_format` (an integer) matters to SGILOG chunks only: the data type
+//! of other chunks already says what their samples are.
 //! `color_to_rgba` (`"cmyk"`, `"cielab"`, with `white_point`) converts
 //! 8-bit CMYK or CIELab pixels to the RGBA GDAL's GTiff driver shows
 //! (see [`rgba`]): the chunk then holds four samples.
@@ -34,6 +38,7 @@ pub(super) mod lzw;
 mod packbits;
 pub(super) mod predictor;
 mod rgba;
+mod sgilog;
 #[cfg(test)]
 mod vectors;
 mod webp;
@@ -45,7 +50,7 @@ use super::{Codec, ColorModel, DecodeContext};
 use crate::base::dtype::{ByteOrder, ScalarKind};
 use crate::base::error::{Error, Result};
 use crate::codec::config::{config_str, config_uint, Config};
-use compression::Compression;
+use compression::{Compression, Tags};
 use layout::Layout;
 use predictor::Predictor;
 use rgba::ToRgba;
@@ -286,11 +291,6 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         ),
         None => None,
     };
-    let compression = Compression::from_tag(
-        config_uint(URI, config, "compression")?.unwrap_or(1),
-        jpeg_tables,
-        config_uint(URI, config, "t4_options")?.unwrap_or(0),
-    )?;
     let bits_per_sample = config_uint(URI, config, "bits_per_sample")?;
     let byte_sized = |bits: u64| [8, 16, 32, 64].contains(&bits);
     if let Some(bits) = bits_per_sample.filter(|b| !(1..=32).contains(b) && !byte_sized(*b)) {
@@ -309,6 +309,17 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
             )
         })?;
     let photometric = config_uint(URI, config, "photometric")?;
+    let compression = Compression::from_tag(
+        config_uint(URI, config, "compression")?.unwrap_or(1),
+        Tags {
+            jpeg_tables,
+            t4_options: config_uint(URI, config, "t4_options")?.unwrap_or(0),
+            photometric,
+            samples_per_pixel,
+            bits_per_sample,
+            sample_format: config_uint(URI, config, "sample_format")?.unwrap_or(1),
+        },
+    )?;
     if photometric == Some(PHOTOMETRIC_YCBCR) && !matches!(compression, Compression::Jpeg(_)) {
         return Err(Error::unsupported(format!(
             "YCbCr (photometric 6) TIFF tiles with {compression}; only JPEG-compressed YCbCr \
@@ -895,6 +906,84 @@ mod tests {
             assert_eq!(decode_fax(&lsb, &reversed, 3, 1).unwrap(), out, "{tag}");
             crate::codec::testing::assert_survives_mutations(URI, &json, &data, 24);
         }
+    }
+
+    #[test]
+    fn sgilog_strips_decode_to_luv_triples_floats_or_words() {
+        // Strip 1 of an image of 3 rows in strips of 2: one row of two
+        // 32-bit LogLuv words, 0x4000_56C2 and 0x3F80_1020, as four planes
+        // of literals.
+        let strip = [2, 0x40, 0x3F, 2, 0x00, 0x80, 2, 0x56, 0x10, 2, 0xC2, 0x20];
+        let decode = |dtype: &str, samples: u64, extra: &str, data: &[u8]| {
+            let json = format!(
+                r#"{{"compression": 34676, "photometric": 32845, "samples_per_pixel": {samples},
+                    "tile_width": 2, "tile_height": 2, "image_height": 3{extra}}}"#
+            );
+            let codec = registry::build("tiff-tile", &crate::codec::testing::config(&json))?;
+            let dtype = DataType::from_v2(dtype).unwrap();
+            let shape = [samples, 2, 2];
+            let len = 4 * samples as usize * dtype.size;
+            let ctx = DecodeContext {
+                chunk_shape: &shape,
+                chunk_index: &[0, 1, 0],
+                dtype,
+                decoded_len: len,
+                needed: len,
+                first_needed: 0,
+            };
+            codec.decode(Bytes::copy_from_slice(data), &ctx)
+        };
+        let int16 = r#", "bits_per_sample": 16, "sample_format": 2"#;
+        let out = decode(">i2", 3, int16, &strip).unwrap();
+        // Band-major, the missing second row zero.
+        let scaled = |code: f64| ((code + 0.5) / 410.0 * 32768.0) as i16;
+        let band = |a: i16, b: i16| [a.to_be_bytes(), b.to_be_bytes(), [0; 2], [0; 2]].concat();
+        let expected = [
+            band(0x4000, 0x3F80),
+            band(scaled(86.0), scaled(16.0)),
+            band(scaled(194.0), scaled(32.0)),
+        ];
+        assert_eq!(&out[..], expected.concat());
+        let float = r#", "bits_per_sample": 32, "sample_format": 3"#;
+        let out = decode("<f4", 3, float, &strip).unwrap();
+        let y = f32::from_le_bytes(out[16..20].try_into().unwrap());
+        assert!((f64::from(y) - 2f64.powf(0.5 / 256.0)).abs() < 1e-6, "{y}");
+        let raw = r#", "bits_per_sample": 32, "sample_format": 1"#;
+        let out = decode("<u4", 1, raw, &strip).unwrap();
+        assert_eq!(out[..8], [0xC2, 0x56, 0x00, 0x40, 0x20, 0x10, 0x80, 0x3F]);
+        // Data ending in the row fails, naming the compression.
+        let err = decode(">i2", 3, int16, &strip[..11]).unwrap_err();
+        assert!(err.to_string().contains("SGILOG"), "{err}");
+        assert!(err.to_string().contains("row 0 of 1"), "{err}");
+        // FillOrder 2: every byte's bits reversed first.
+        let reversed: Vec<u8> = strip.iter().map(|b| b.reverse_bits()).collect();
+        let lsb = format!(r#"{int16}, "fill_order": 2"#);
+        assert_eq!(
+            decode(">i2", 3, &lsb, &reversed).unwrap(),
+            decode(">i2", 3, int16, &strip).unwrap()
+        );
+        let json = r#"{"compression": 34676, "photometric": 32845, "samples_per_pixel": 3,
+                       "bits_per_sample": 16, "sample_format": 2, "tile_width": 2,
+                       "tile_height": 2}"#;
+        crate::codec::testing::assert_survives_mutations(URI, json, &strip, 24);
+        // Rows of no pixels, however many, take no time.
+        let json = r#"{"compression": 34676, "photometric": 32844, "bits_per_sample": 16,
+                       "tile_width": 0, "tile_height": 1000000000000}"#;
+        let codec = registry::build("tiff-tile", &crate::codec::testing::config(json)).unwrap();
+        let ctx = DecodeContext {
+            chunk_shape: &[1, 1 << 40, 0],
+            chunk_index: &[0, 0, 0],
+            dtype: DataType::from_v2("<i2").unwrap(),
+            decoded_len: 0,
+            needed: 0,
+            first_needed: 0,
+        };
+        assert!(codec.decode(Bytes::new(), &ctx).unwrap().is_empty());
+        // 8-bit samples are libtiff's display RGB, served by GDAL as RGBA.
+        let json = r#"{"compression": 34677, "photometric": 32845, "samples_per_pixel": 3,
+                       "bits_per_sample": 8}"#;
+        let err = registry::build("tiff-tile", &crate::codec::testing::config(json));
+        assert!(err.unwrap_err().to_string().contains("RGBA"));
     }
 
     #[test]
