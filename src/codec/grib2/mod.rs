@@ -38,6 +38,7 @@
 //! `longitude` (coordinates eccodes computes, which kerchunk inlines) is
 //! refused.
 
+pub(crate) mod edition1;
 pub(crate) mod unpack;
 
 use unpack::declared_missing_values;
@@ -49,9 +50,12 @@ use crate::base::buffers::output_buffer;
 use crate::base::dtype::{ByteOrder, ScalarKind};
 use crate::base::error::{Error, Result};
 use crate::codec::config::Config;
+use crate::formats::grib1::sections::is_edition_1;
+use crate::formats::grib1::Refusal;
 use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::sections::{be_u64, indicator, Layout};
 use crate::formats::grib2::units::Conversion;
+use crate::formats::grib_grid::Shape;
 
 /// The first bytes of a whole message.
 const GRIB: &[u8] = b"GRIB";
@@ -59,8 +63,11 @@ const GRIB: &[u8] = b"GRIB";
 /// The codec's name.
 pub(crate) const NAME: &str = "grib2";
 
+/// The name `chunkref index` gives the codec of a file of GRIB1 messages.
+pub(crate) const GRIB1_NAME: &str = "grib1";
+
 /// Every name the codec answers to.
-pub(super) const NAMES: &[&str] = &[NAME];
+pub(super) const NAMES: &[&str] = &[NAME, GRIB1_NAME];
 
 /// kerchunk's GRIB codec.
 pub(crate) const KERCHUNK_NAME: &str = "grib";
@@ -88,7 +95,7 @@ const MAX_OTHER_FIELD_POINTS: usize = 1 << 27;
 struct Grib2 {
     /// The value of points a bitmap leaves out: one for every band, or
     /// one per band.
-    fills: Vec<f32>,
+    fills: Vec<f64>,
     /// The unit conversion of the values: one for every band, or one per
     /// band (by the chunk's first grid coordinate).
     conversions: Vec<Conversion>,
@@ -176,10 +183,45 @@ impl Grib2 {
     fn field(
         &self,
         message: &[u8],
-        (rows, cols): (usize, usize),
+        plane: (usize, usize),
         conversion: Conversion,
-        fill: f32,
+        fill: f64,
     ) -> Result<Vec<f64>> {
+        let stored = if is_edition_1(message) && !self.kerchunk {
+            self.edition_1(message, plane, conversion)?
+        } else {
+            self.edition_2(message, plane, conversion)?
+        };
+        Ok(self.place(stored, plane, fill))
+    }
+
+    /// A GRIB1 message's present values, unpacked and converted.
+    fn edition_1(
+        &self,
+        message: &[u8],
+        plane: (usize, usize),
+        conversion: Conversion,
+    ) -> Result<Stored> {
+        let bad = |refusal: Refusal| Error::decode(NAME, format!("GRIB1: {}", refusal.text()));
+        let m = edition1::Message::parse(message).map_err(bad)?;
+        self.check_fits(&m.grid.shape, plane)?;
+        let values = m.values(conversion).map_err(bad)?;
+        Ok(Stored {
+            shape: m.grid.shape,
+            present: m.present,
+            values,
+        })
+    }
+
+    /// A GRIB2 field's present values, unpacked and converted (values
+    /// equal to a declared missing value as they are; kerchunk's codec:
+    /// those and eccodes' missing value NaN, unconverted).
+    fn edition_2(
+        &self,
+        message: &[u8],
+        plane: (usize, usize),
+        conversion: Conversion,
+    ) -> Result<Stored> {
         let bad = |reason: String| Error::decode(NAME, reason);
         let read = |at: u64, len: u64| {
             message
@@ -212,13 +254,8 @@ impl Grib2 {
             &message[at as usize..(at + len) as usize]
         };
         let grid = Grid::parse(section(3)).map_err(bad)?;
-        let (nj, ni) = (grid.nj as usize, grid.ni as usize);
-        let fits = self.top_left && ni > 0 && grid.points() <= MAX_OTHER_FIELD_POINTS;
-        if (nj, ni) != (rows, cols) && !fits {
-            return Err(bad(format!(
-                "the grid is {nj} x {ni} points, the chunk {rows} x {cols}"
-            )));
-        }
+        let shape = grid.shape();
+        self.check_fits(&shape, plane)?;
         let present = bitmap(section(6), grid.points()).map_err(bad)?;
         let s5 = section(5);
         let declared = be_u64(s5.get(5..9).unwrap_or_default());
@@ -230,39 +267,79 @@ impl Grib2 {
                 "section 5 declares {declared} values where the grid and bitmap have {encoded}"
             )));
         }
-        let mut values = unpack::unpack(s5, section(7), encoded)
-            .map_err(bad)?
-            .into_iter();
         let missing = declared_missing_values(s5);
-        let fill = f64::from(fill);
-        let mut out = vec![fill; grid.points()];
-        for k in 0..grid.points() {
+        let values = unpack::unpack(s5, section(7), encoded)
+            .map_err(bad)?
+            .into_iter()
+            .map(|v| match v {
+                v if self.kerchunk && (missing.contains(&v) || v == ECCODES_MISSING) => f64::NAN,
+                v if missing.contains(&v) || self.kerchunk => f64::from(v),
+                v => conversion.apply(f64::from(v)),
+            })
+            .collect();
+        Ok(Stored {
+            shape,
+            present,
+            values,
+        })
+    }
+
+    /// Refuses a grid of `shape` that does not fit a chunk of `(rows,
+    /// cols)`: of another size, unless `other_grids` places it at the top
+    /// left.
+    fn check_fits(&self, shape: &Shape, (rows, cols): (usize, usize)) -> Result<()> {
+        let (nj, ni) = (shape.nj as usize, shape.ni as usize);
+        let fits = self.top_left && ni > 0 && shape.points() <= MAX_OTHER_FIELD_POINTS;
+        if (nj, ni) != (rows, cols) && !fits {
+            return Err(Error::decode(
+                NAME,
+                format!("the grid is {nj} x {ni} points, the chunk {rows} x {cols}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The grid of `stored` north-up (kerchunk's codec: in stored order),
+    /// points a bitmap leaves out `fill`, placed at the top left of a
+    /// chunk of `(rows, cols)` when its size differs.
+    fn place(&self, stored: Stored, (rows, cols): (usize, usize), fill: f64) -> Vec<f64> {
+        let Stored {
+            shape,
+            present,
+            values,
+        } = stored;
+        let (nj, ni) = (shape.nj as usize, shape.ni as usize);
+        let mut values = values.into_iter();
+        let mut out = vec![fill; shape.points()];
+        for k in 0..shape.points() {
             if present.as_ref().is_none_or(|p| p[k]) {
                 let at = if self.kerchunk {
                     k
                 } else {
-                    grid.north_up_index(k)
+                    shape.north_up_index(k)
                 };
-                out[at] = match values.next() {
-                    Some(v) if self.kerchunk && (missing.contains(&v) || v == ECCODES_MISSING) => {
-                        f64::NAN
-                    }
-                    Some(v) if missing.contains(&v) => f64::from(v),
-                    Some(v) => conversion.apply(v),
-                    None => fill,
-                };
+                out[at] = values.next().unwrap_or(fill);
             }
         }
         if (nj, ni) == (rows, cols) {
-            return Ok(out);
+            return out;
         }
         let mut fitted = vec![0.0; rows * cols];
         let width = ni.min(cols);
         for (row, field) in fitted.chunks_exact_mut(cols).zip(out.chunks_exact(ni)) {
             row[..width].copy_from_slice(&field[..width]);
         }
-        Ok(fitted)
+        fitted
     }
+}
+
+/// A message's grid and present values, in stored order.
+struct Stored {
+    shape: Shape,
+    /// The points the bitmap marks present (`None`: all).
+    present: Option<Vec<bool>>,
+    /// The present points' values, unpacked and converted.
+    values: Vec<f64>,
 }
 
 /// The points section 6 marks present (`None`: all of them).
@@ -339,11 +416,11 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
 }
 
 /// One value of `fill_value`: a number, `"NaN"` or `null` (NaN).
-fn fill_of(value: &serde_json::Value) -> Result<f32> {
+fn fill_of(value: &serde_json::Value) -> Result<f64> {
     match value {
-        serde_json::Value::Null => Ok(f32::NAN),
-        serde_json::Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN) as f32),
-        serde_json::Value::String(s) if s == "NaN" => Ok(f32::NAN),
+        serde_json::Value::Null => Ok(f64::NAN),
+        serde_json::Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
+        serde_json::Value::String(s) if s == "NaN" => Ok(f64::NAN),
         other => Err(Error::codec_config(
             NAME,
             format!(
@@ -391,7 +468,7 @@ pub(super) fn kerchunk_from_config(config: &Config) -> Result<Box<dyn Codec>> {
         }
     }
     Ok(Box::new(Grib2 {
-        fills: vec![f32::NAN],
+        fills: vec![f64::NAN],
         conversions: vec![Conversion::None],
         kerchunk: true,
         top_left: false,

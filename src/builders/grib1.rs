@@ -1,0 +1,142 @@
+//! GRIB1 messages of a GRIB file ([`super::grib`]): each message is
+//! referenced whole as one chunk, decoded by the codec's GRIB1 reading
+//! (grid point data in simple packing, with or without a bitmap, on the
+//! grids GDAL georeferences); anything else is refused here, naming it.
+//!
+//! Each band records what GDAL's GRIB driver shows of a GRIB1 message:
+//! `GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`,
+//! `GRIB_SHORT_NAME` and the description (the level), and, when GDAL's
+//! parameter table is carried ([`crate::formats::grib1::tables`]),
+//! `GRIB_ELEMENT`, `GRIB_UNIT` and `GRIB_COMMENT`. Points a bitmap leaves
+//! out get degrib's missing value, GDAL's nodata.
+
+use std::borrow::Cow;
+
+use super::grib::Band;
+use crate::base::error::{Error, Result};
+use crate::codec::grib2::edition1::{bitmap, gds, Message, Packing};
+use crate::formats::grib1::grid::Grid;
+use crate::formats::grib1::product::Product;
+use crate::formats::grib1::sections::Layout;
+use crate::formats::grib1::tables::{level_names, parameter};
+use crate::formats::grib1::Refusal;
+use crate::formats::grib2::describe::Units;
+use crate::formats::grib2::units::Conversion;
+use crate::io::source::Source;
+
+/// Bytes read at the start of each message: its PDS and GDS usually fit;
+/// a section past them is read on its own.
+const HEAD_BYTES: u64 = 4096;
+
+/// degrib refuses grids of more than this many points whose file is
+/// shorter than a thousandth of them.
+const LARGE_GRID: u64 = 100 * 1024 * 1024;
+
+/// Reads the headers of the GRIB1 message at `offset` and appends its
+/// band to `bands` (the georeferencing of the previous band's grid is
+/// taken again when the grid is the same), described for values in
+/// `units`; returns the message's length.
+pub(super) fn read_message(
+    src: &Source,
+    offset: u64,
+    bands: &mut Vec<Band>,
+    units: Units,
+) -> Result<u64> {
+    let room = src.len() - offset;
+    let head = src.read(offset, HEAD_BYTES.min(room))?;
+    let bad = |refusal: Refusal| match refusal {
+        Refusal::Unsupported(what) => Error::unsupported(format!("GRIB1: {what}")),
+        Refusal::Malformed(reason) => src.malformed(format!("GRIB1: {reason}")),
+    };
+    let read = |(at, len): (u64, u64)| -> Result<Cow<'_, [u8]>> {
+        match head.get(at as usize..(at + len) as usize) {
+            Some(bytes) => Ok(Cow::Borrowed(bytes)),
+            None => src.read(offset + at, len).map(Cow::Owned),
+        }
+    };
+    let layout = Layout::walk(&head, room, |at, len| {
+        read((at, len))
+            .map(Cow::into_owned)
+            .map_err(|e| Refusal::Malformed(e.to_string()))
+    })
+    .map_err(bad)?;
+    let product = Product::parse(&read(layout.pds)?).map_err(bad)?;
+    let gds_bytes = read(gds(&layout, &product).map_err(bad)?)?;
+    let grid = Grid::parse(&gds_bytes, &product).map_err(bad)?;
+    let points = grid.shape.points() as u64;
+    if points > LARGE_GRID && points / 1000 > src.len() {
+        return Err(bad(Refusal::Malformed(format!(
+            "a grid of {points} points in a file of {} bytes (GDAL's GRIB driver refuses it as \
+             too short)",
+            src.len()
+        ))));
+    }
+    let present = match layout.bms {
+        Some(bms) => Some(bitmap(&read(bms)?, grid.shape.points()).map_err(bad)?),
+        None => None,
+    };
+    let count = present
+        .as_ref()
+        .map_or(grid.shape.points(), |p| p.iter().filter(|&&b| b).count());
+    let packing = Packing::parse(&read((layout.bds.0, 11))?, product.decimal_scale).map_err(bad)?;
+    packing.check_len(count, layout.bds.1).map_err(bad)?;
+    let table = parameter(&product);
+    let conversion = match units {
+        Units::Normalized => table.conversion,
+        Units::Raw => Conversion::None,
+    };
+    let missing = match present {
+        Some(_) => Some(
+            packing
+                .bitmap_missing(conversion, || {
+                    let whole = src
+                        .read(offset, layout.total_len)
+                        .map_err(|e| Refusal::Malformed(e.to_string()))?;
+                    Message::parse(&whole)?.values(conversion)
+                })
+                .map_err(bad)?,
+        ),
+        None => None,
+    };
+    let grid_key = [&[1, product.centre], &gds_bytes[3..]].concat();
+    let (georef, antimeridian_column) = Band::georef_after(bands.last(), &grid_key, || {
+        grid.placement
+            .georeferencing(&grid.shape, grid.earth)
+            .map(|g| (g, grid.placement.antimeridian_column(&grid.shape)))
+            .map_err(|e| bad(Refusal::Malformed(e)))
+    })?;
+    let (short_level, long_level) = level_names(&product);
+    let mut items = vec![
+        ("GRIB_REF_TIME", product.reference_time.to_string()),
+        ("GRIB_VALID_TIME", product.valid_time.to_string()),
+        (
+            "GRIB_FORECAST_SECONDS",
+            product.forecast_seconds().to_string(),
+        ),
+        ("GRIB_SHORT_NAME", short_level),
+    ];
+    if let Some(names) = table.names {
+        items.extend([
+            ("GRIB_ELEMENT", names.element),
+            ("GRIB_UNIT", units.shown(&format!("[{}]", names.unit))),
+            (
+                "GRIB_COMMENT",
+                units.shown(&format!("{} [{}]", names.comment, names.unit)),
+            ),
+        ]);
+    }
+    bands.push(Band {
+        ranges: vec![(offset, layout.total_len)],
+        edition: 1,
+        shape: grid.shape,
+        grid_key,
+        georef,
+        antimeridian_column,
+        missing,
+        conversion,
+        items,
+        description: long_level,
+        valid_time: product.valid_time,
+    });
+    Ok(layout.total_len)
+}
