@@ -6,6 +6,7 @@
 //! Offsets below are 0-based within a section (the WMO manual's octet
 //! numbers minus one).
 
+#[rustfmt::skip]
 mod gdal_tables;
 pub mod grid;
 pub mod product;
