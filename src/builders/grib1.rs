@@ -140,3 +140,91 @@ pub(super) fn read_message(
     });
     Ok(layout.total_len)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::builders::grib::index_file;
+    use crate::codec::grib2::edition1::tests::{message, ONE};
+    use crate::conventions::attributes::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
+    use crate::formats::grib2::describe::Units;
+    use serde_json::json;
+
+    /// Writes `bytes` to a file of its own and indexes it in `units`.
+    fn index_bytes(
+        name: &str,
+        bytes: &[u8],
+        units: Units,
+    ) -> crate::base::error::Result<crate::builders::writers::built::Built> {
+        let dir = std::env::temp_dir().join(format!("chunkref-grib1-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let path = path.to_string_lossy().into_owned();
+        index_file(&path, &path, units)
+    }
+
+    #[test]
+    fn messages_become_bands_with_gdals_items() {
+        let plain = message(0x40, (ONE, 0, 0), &[0, 1, 2, 3, 4, 5], None);
+        let holes = message(0x40, (ONE, 0, 0), &[7, 8, 9, 10], Some(0b1011_0100));
+        let file = [plain.clone(), holes.clone()].concat();
+        let built = index_bytes("two.grib1", &file, Units::Normalized).unwrap();
+        let a = &built.metadata["0/data/.zarray"];
+        assert_eq!(a["shape"], json!([2, 2, 3]));
+        assert_eq!(
+            a["filters"],
+            json!([{"id": "grib1", "fill_value": [null, 9999.0], "unit_conversion": "kelvin_to_celsius"}])
+        );
+        let refs = &built.arrays["0/data"];
+        assert_eq!(refs[1].ranges, [(plain.len() as u64, holes.len() as u64)]);
+        let attrs = &built.metadata["0/data/.zattrs"];
+        let band = &attrs[BANDS_ATTRIBUTE][0];
+        let items = &band[METADATA_ITEMS_ATTRIBUTE];
+        assert_eq!(items["GRIB_ELEMENT"], "T");
+        assert_eq!(items["GRIB_UNIT"], "[C]");
+        assert_eq!(items["GRIB_COMMENT"], "Temperature [C]");
+        assert_eq!(items["GRIB_SHORT_NAME"], "500-ISBL");
+        assert_eq!(items["GRIB_REF_TIME"], "1709186400");
+        assert_eq!(band["long_name"], "500[hPa] ISBL (Isobaric surface)");
+        let raw = index_bytes("raw.grib1", &file, Units::Raw).unwrap();
+        let attrs = &raw.metadata["0/data/.zattrs"];
+        assert_eq!(
+            attrs[BANDS_ATTRIBUTE][0][METADATA_ITEMS_ATTRIBUTE]["GRIB_UNIT"],
+            "[K]"
+        );
+        // A GRIB2 message after them: the codec named for both editions.
+        let grib2 = crate::codec::grib2::tests::message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let mixed = index_bytes("mixed.grib", &[file, grib2].concat(), Units::Raw).unwrap();
+        let a = &mixed.metadata["0/data/.zarray"];
+        assert_eq!(a["shape"], json!([3, 2, 3]));
+        assert_eq!(a["filters"][0]["id"], "grib2");
+    }
+
+    #[test]
+    fn refusals_name_the_message_and_structure() {
+        let plain = message(0x40, (ONE, 0, 0), &[0, 1, 2, 3, 4, 5], None);
+        let mut complex = plain.clone();
+        let bds = complex.len() - 4 - 17;
+        complex[bds + 3] = 0x40;
+        let e = index_bytes("so.grib1", &[plain.clone(), complex].concat(), Units::Raw)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("message 2 at byte") && e.contains("GRIB1: complex (second-order) packing"),
+            "{e}"
+        );
+        let e = index_bytes("cut.grib1", &plain[..plain.len() - 1], Units::Raw)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("message 1") && e.contains("truncated"), "{e}");
+        // Without its GDS (PDS octet 8 says none).
+        let mut bare = [&plain[..36], &plain[68..]].concat();
+        bare[8 + 7] = 0;
+        let len = (bare.len() as u32).to_be_bytes();
+        bare[4..7].copy_from_slice(&len[1..]);
+        let e = index_bytes("bare.grib1", &bare, Units::Raw)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("predefined grids"), "{e}");
+    }
+}

@@ -140,7 +140,6 @@ pub(super) fn read_message(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::error::Error;
     use crate::builders::grib::index_file;
     use crate::builders::writers::built::{Built, Ref};
     use crate::codec::grib2::tests::message;

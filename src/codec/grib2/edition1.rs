@@ -252,3 +252,137 @@ impl Packing {
         })
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::formats::grib1::grid::tests::latlon_gds;
+    use crate::formats::grib1::product::tests::pds;
+
+    /// A message of a 3 x 2 grid (scanning mode `scan`), ECMWF temperature
+    /// (130), decimal scale `d`, 8-bit values `packed` (the present ones)
+    /// with binary scale `e` and IBM reference `reference` (its bits), and
+    /// a bitmap of the six points when `bitmap` is given.
+    pub(crate) fn message(
+        scan: u8,
+        (reference, e, d): (u32, i16, i16),
+        packed: &[u8],
+        bitmap: Option<u8>,
+    ) -> Vec<u8> {
+        let flags = 0x80 | if bitmap.is_some() { 0x40 } else { 0 };
+        let mut body = pds(130, 0, 0, 0, d, flags);
+        body.extend(latlon_gds((3, 2), (1000, 0), (0, 2000), (1000, 1000), scan));
+        if let Some(bits) = bitmap {
+            // 6 points, 10 bits unused: 8 bytes.
+            body.extend_from_slice(&[0, 0, 8, 10, 0, 0, bits, 0]);
+        }
+        let len = 11 + packed.len();
+        let e = e.unsigned_abs() | if e < 0 { 0x8000 } else { 0 };
+        body.extend_from_slice(&(len as u32).to_be_bytes()[1..]);
+        body.push(0);
+        body.extend_from_slice(&e.to_be_bytes());
+        body.extend_from_slice(&reference.to_be_bytes());
+        body.push(8);
+        body.extend_from_slice(packed);
+        let mut m = b"GRIB".to_vec();
+        m.extend_from_slice(&((8 + body.len() + 4) as u32).to_be_bytes()[1..]);
+        m.push(1);
+        m.extend(body);
+        m.extend_from_slice(b"7777");
+        m
+    }
+
+    /// IBM float 1.0.
+    pub(crate) const ONE: u32 = 0x4110_0000;
+
+    #[test]
+    fn unpacks_as_degrib() {
+        // (1 + x * 2^-1) / 10^-1: x = 0..5 gives 10, 15, ... 35.
+        let m = message(0, (ONE, -1, -1), &[0, 1, 2, 3, 4, 5], None);
+        let parsed = Message::parse(&m).unwrap();
+        assert_eq!(parsed.present, None);
+        assert_eq!(
+            parsed.values(Conversion::None).unwrap(),
+            [10.0, 15.0, 20.0, 25.0, 30.0, 35.0]
+        );
+        let celsius = parsed.values(Conversion::KelvinToCelsius).unwrap();
+        assert_eq!(celsius[0], 10.0 - 273.15);
+        // Bitmap 101101: four values.
+        let m = message(0, (ONE, 0, 0), &[7, 8, 9, 10], Some(0b1011_0100));
+        let parsed = Message::parse(&m).unwrap();
+        assert_eq!(
+            parsed.present,
+            Some(vec![true, false, true, true, false, true])
+        );
+        assert_eq!(
+            parsed.values(Conversion::None).unwrap(),
+            [8.0, 9.0, 10.0, 11.0]
+        );
+    }
+
+    #[test]
+    fn gives_bitmap_points_degribs_missing_value() {
+        let packing = |reference: f64, bits: u8| Packing {
+            binary: 0,
+            reference,
+            bits,
+            decimal: 0,
+        };
+        let never = || -> Result<Vec<f64>, Refusal> { panic!("the bounds decide") };
+        // All values below 9999, or above it.
+        assert_eq!(
+            packing(1.0, 8).bitmap_missing(Conversion::None, never),
+            Ok(9999.0)
+        );
+        assert_eq!(
+            packing(1e4, 8).bitmap_missing(Conversion::None, never),
+            Ok(9999.0)
+        );
+        // 9999 within the range: the values decide.
+        let p = packing(9990.0, 8);
+        assert_eq!(
+            p.bitmap_missing(Conversion::None, || Ok(vec![9995.0])),
+            Ok(9999.0)
+        );
+        assert_eq!(
+            p.bitmap_missing(Conversion::None, || Ok(vec![10_100.0])),
+            Ok(UNDEFINED)
+        );
+        let big = packing(0.0, 32);
+        assert_eq!(
+            big.bitmap_missing(Conversion::None, || Ok(vec![1e4, 2e21])),
+            Ok(2e21 + 1.0)
+        );
+    }
+
+    #[test]
+    fn refuses_other_packings_and_bad_sections() {
+        let m = message(0, (ONE, 0, 0), &[0, 1, 2, 3, 4, 5], None);
+        let bds = m.len() - 4 - 17;
+        for (flag, what) in [(0x80, "spherical harmonic"), (0x40, "second-order")] {
+            let mut other = m.clone();
+            other[bds + 3] = flag;
+            let e = Message::parse(&other).unwrap_err();
+            assert!(
+                matches!(&e, Refusal::Unsupported(t) if t.contains(what)),
+                "{e:?}"
+            );
+        }
+        let mut wide = m.clone();
+        wide[bds + 10] = 33;
+        assert!(Message::parse(&wide)
+            .unwrap_err()
+            .text()
+            .contains("33 bits"));
+        let short = message(0, (ONE, 0, 0), &[0, 1, 2], None);
+        let e = Message::parse(&short).unwrap().values(Conversion::None);
+        assert!(e.unwrap_err().text().contains("6 values of 8 bits"));
+        let mut predefined = message(0, (ONE, 0, 0), &[1; 4], Some(0xB4));
+        let bms = 8 + 28 + 32;
+        predefined[bms + 5] = 7;
+        assert!(Message::parse(&predefined)
+            .unwrap_err()
+            .text()
+            .contains("bitmap 7"));
+    }
+}

@@ -768,4 +768,39 @@ pub(crate) mod tests {
             24
         );
     }
+
+    #[test]
+    fn decodes_grib1_messages_north_up() {
+        use super::edition1::tests::{message as grib1, ONE};
+        // Stored south row first (+j): 1 2 3 / 4 5 6; north-up 4 5 6 / 1 2 3.
+        let m = grib1(0x40, (ONE, 0, 0), &[0, 1, 2, 3, 4, 5], None);
+        assert_eq!(
+            decode(&m, "{}", &[1, 2, 3], ">f8").unwrap(),
+            [4.0, 5.0, 6.0, 1.0, 2.0, 3.0]
+        );
+        let m = grib1(0x00, (ONE, 0, 0), &[7, 8, 9, 10], Some(0b1011_0100));
+        let json = r#"{"fill_value": 9999, "unit_conversion": "kelvin_to_celsius"}"#;
+        let c = |v: f64| v - 273.15;
+        assert_eq!(
+            decode(&m, json, &[1, 2, 3], ">f8").unwrap(),
+            [c(8.0), 9999.0, c(9.0), c(10.0), 9999.0, c(11.0)]
+        );
+        let e = decode(&m, "{}", &[1, 3, 2], ">f8").unwrap_err().to_string();
+        assert!(e.contains("the grid is 2 x 3 points"), "{e}");
+        let e = decode(&m[..m.len() - 1], "{}", &[1, 2, 3], ">f8")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GRIB1"), "{e}");
+        let shape = [1u64, 2, 3];
+        let ctx = DecodeContext {
+            chunk_shape: &shape,
+            chunk_index: &[],
+            dtype: DataType::from_v2("<f8").unwrap(),
+            decoded_len: 48,
+            needed: 48,
+            first_needed: 0,
+        };
+        mutate(&m, &ctx);
+        assert!(crate::codec::registry::build(GRIB1_NAME, &config("{}")).is_ok());
+    }
 }
