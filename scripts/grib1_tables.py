@@ -110,8 +110,18 @@ def main() -> None:
     print("//! GDAL 3.6's GRIB1 tables as its GRIB driver shows them, written by")
     print("//! `scripts/grib1_tables.py` (which asks GDAL): do not edit.")
     print()
-    print("use super::tables::{Table, Table::*};")
     print("use crate::formats::grib2::units::Conversion;")
+    print()
+    print("/// degrib's GRIB1 parameter tables (`Undefined`: the international")
+    print("/// table, degrib's fallback), named as in degrib1.cpp.")
+    print("#[allow(missing_docs)]")
+    print("#[derive(Debug, Clone, Copy, PartialEq, Eq)]")
+    print("pub enum Table {")
+    for table in TABLES:
+        print(f"    {table},")
+    print("}")
+    print()
+    print("use Table::*;")
     print()
     names, conversions = [], []
     for table, (centre, sub, version, _process) in TABLES.items():

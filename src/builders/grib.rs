@@ -11,6 +11,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::grib_parts::{Band, MessageBytes};
 use crate::base::error::{Error, Result};
 use crate::builders::writers::built::Built;
 use crate::builders::writers::built::Ref;
@@ -19,59 +20,11 @@ use crate::codec::grib2::{CONVERSION_KEY, GRIB1_NAME, NAME as GRIB2_NAME, OTHER_
 use crate::conventions::attributes::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
-use crate::conventions::geozarr::Georef;
 use crate::formats::grib1::sections::is_edition_1;
 use crate::formats::grib2::describe::Units;
 use crate::formats::grib2::product::Product;
 use crate::formats::grib2::units::Conversion;
-use crate::formats::grib_grid::Shape;
 use crate::io::source::Source;
-
-/// One band: a field of a message, as its edition's reader describes it.
-#[derive(Debug)]
-pub(super) struct Band {
-    /// The byte ranges `(offset, length)` of its chunk in the file: its
-    /// whole message, or the sections of a field of a GRIB2 message
-    /// holding several.
-    pub(super) ranges: Vec<(u64, u64)>,
-    /// The message's GRIB edition.
-    pub(super) edition: u8,
-    /// The grid's size and scanning mode.
-    pub(super) shape: Shape,
-    /// The bytes defining the grid and earth: bands with equal ones share
-    /// a georeferencing.
-    pub(super) grid_key: Vec<u8>,
-    /// The grid's georeferencing.
-    pub(super) georef: Georef,
-    /// The stored column GDAL serves first (a global grid split at the
-    /// antimeridian).
-    pub(super) antimeridian_column: Option<u64>,
-    /// The value of missing points, when the message has any.
-    pub(super) missing: Option<f64>,
-    /// The conversion GDAL applies to its values.
-    pub(super) conversion: Conversion,
-    /// Band metadata items.
-    pub(super) items: Vec<(&'static str, String)>,
-    /// The band description.
-    pub(super) description: String,
-    /// Valid time, seconds since 1970.
-    pub(super) valid_time: i64,
-}
-
-impl Band {
-    /// The georeferencing of `previous` when its grid is `grid_key`, else
-    /// `compute`'s.
-    pub(super) fn georef_after<E>(
-        previous: Option<&Band>,
-        grid_key: &[u8],
-        compute: impl FnOnce() -> std::result::Result<(Georef, Option<u64>), E>,
-    ) -> std::result::Result<(Georef, Option<u64>), E> {
-        match previous {
-            Some(p) if p.grid_key == grid_key => Ok((p.georef.clone(), p.antimeridian_column)),
-            _ => compute(),
-        }
-    }
-}
 
 /// Indexes the GRIB file at `path`, its messages referenced by `url`,
 /// its values in `units`.
@@ -88,13 +41,13 @@ pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
             break;
         }
         number += 1;
-        let start = src.read(offset, 8.min(src.len() - offset))?;
-        let read = if is_edition_1(&start) {
+        let message = MessageBytes::at(&src, offset)?;
+        let read = if is_edition_1(&message.head) {
             super::grib1::read_message
         } else {
             super::grib2::read_message
         };
-        let len = read(&src, offset, &mut bands, units).map_err(|e| match e {
+        let len = read(&message, &mut bands, units).map_err(|e| match e {
             Error::Unsupported { what } => {
                 Error::unsupported(format!("{path}, message {number} at byte {offset}: {what}"))
             }

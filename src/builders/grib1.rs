@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 
-use super::grib::Band;
+use super::grib_parts::{Band, MessageBytes};
 use crate::base::error::{Error, Result};
 use crate::codec::grib2::edition1::{bitmap, gds, Message, Packing};
 use crate::formats::grib1::grid::Grid;
@@ -22,39 +22,27 @@ use crate::formats::grib1::tables::{level_names, parameter};
 use crate::formats::grib1::Refusal;
 use crate::formats::grib2::describe::Units;
 use crate::formats::grib2::units::Conversion;
-use crate::io::source::Source;
-
-/// Bytes read at the start of each message: its PDS and GDS usually fit;
-/// a section past them is read on its own.
-const HEAD_BYTES: u64 = 4096;
 
 /// degrib refuses grids of more than this many points whose file is
 /// shorter than a thousandth of them.
 const LARGE_GRID: u64 = 100 * 1024 * 1024;
 
-/// Reads the headers of the GRIB1 message at `offset` and appends its
+/// Reads the headers of the GRIB1 message `message` and appends its
 /// band to `bands` (the georeferencing of the previous band's grid is
 /// taken again when the grid is the same), described for values in
 /// `units`; returns the message's length.
 pub(super) fn read_message(
-    src: &Source,
-    offset: u64,
+    message: &MessageBytes,
     bands: &mut Vec<Band>,
     units: Units,
 ) -> Result<u64> {
-    let room = src.len() - offset;
-    let head = src.read(offset, HEAD_BYTES.min(room))?;
+    let src = message.src;
     let bad = |refusal: Refusal| match refusal {
         Refusal::Unsupported(what) => Error::unsupported(format!("GRIB1: {what}")),
         Refusal::Malformed(reason) => src.malformed(format!("GRIB1: {reason}")),
     };
-    let read = |(at, len): (u64, u64)| -> Result<Cow<'_, [u8]>> {
-        match head.get(at as usize..(at + len) as usize) {
-            Some(bytes) => Ok(Cow::Borrowed(bytes)),
-            None => src.read(offset + at, len).map(Cow::Owned),
-        }
-    };
-    let layout = Layout::walk(&head, room, |at, len| {
+    let read = |(at, len): (u64, u64)| message.read(at, len);
+    let layout = Layout::walk(&message.head, message.room(), |at, len| {
         read((at, len))
             .map(Cow::into_owned)
             .map_err(|e| Refusal::Malformed(e.to_string()))
@@ -90,7 +78,7 @@ pub(super) fn read_message(
             packing
                 .bitmap_missing(conversion, || {
                     let whole = src
-                        .read(offset, layout.total_len)
+                        .read(message.offset, layout.total_len)
                         .map_err(|e| Refusal::Malformed(e.to_string()))?;
                     Message::parse(&whole)?.values(conversion)
                 })
@@ -126,7 +114,7 @@ pub(super) fn read_message(
         ]);
     }
     bands.push(Band {
-        ranges: vec![(offset, layout.total_len)],
+        ranges: vec![(message.offset, layout.total_len)],
         edition: 1,
         shape: grid.shape,
         grid_key,

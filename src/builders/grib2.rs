@@ -15,7 +15,7 @@
 
 use std::borrow::Cow;
 
-use super::grib::Band;
+use super::grib_parts::{Band, MessageBytes};
 use crate::base::error::Result;
 use crate::codec::grib2::unpack::declared_missing;
 use crate::formats::grib2::describe::describe;
@@ -24,42 +24,31 @@ use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::product::Product;
 use crate::formats::grib2::sections::{indicator, Layout};
 use crate::formats::grib2::tables::Tables;
-use crate::io::source::Source;
-
-/// Bytes read at the start of each message: its sections 0 to 5 usually
-/// fit; a section past them is read on its own.
-const HEAD_BYTES: u64 = 4096;
 
 /// The value GDAL's GRIB driver gives points a bitmap leaves out (and
 /// reports as nodata): degrib's `UNDEFINED_PRIM`.
 const BITMAP_MISSING: f32 = 9999.0;
 
-/// Reads the headers of the GRIB2 message at `offset` and appends its
+/// Reads the headers of the GRIB2 message `message` and appends its
 /// fields to `bands` (the georeferencing of the previous band's grid is
 /// taken again when the grid is the same), described for values in
 /// `units`; returns the message's length.
 pub(super) fn read_message(
-    src: &Source,
-    offset: u64,
+    message: &MessageBytes,
     bands: &mut Vec<Band>,
     units: Units,
 ) -> Result<u64> {
-    let head = src.read(offset, HEAD_BYTES.min(src.len() - offset))?;
+    let (src, offset) = (message.src, message.offset);
     let bad = |reason: String| src.malformed(reason);
-    let ind = indicator(&head).map_err(bad)?;
-    let room = src.len() - offset;
+    let ind = indicator(&message.head).map_err(bad)?;
+    let room = message.room();
     if ind.total_len > room {
         return Err(bad(format!(
             "the message declares {} bytes, but the file ends {room} bytes after its start (truncated?)",
             ind.total_len
         )));
     }
-    let read = |at: u64, len: u64| -> Result<Cow<'_, [u8]>> {
-        match head.get(at as usize..(at + len) as usize) {
-            Some(bytes) => Ok(Cow::Borrowed(bytes)),
-            None => src.read(offset + at, len).map(Cow::Owned),
-        }
-    };
+    let read = |at: u64, len: u64| message.read(at, len);
     let layouts = Layout::walk(
         ind.total_len,
         |at, len| read(at, len).map(Cow::into_owned),

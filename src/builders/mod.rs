@@ -8,6 +8,7 @@ pub mod dted;
 pub mod grib;
 mod grib1;
 mod grib2;
+mod grib_parts;
 pub mod hdf5;
 pub mod j2k;
 pub mod mosaic;

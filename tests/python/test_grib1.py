@@ -32,7 +32,7 @@ from osgeo import gdal
 from conftest import run_chunkref
 from grib1_writer import Message
 from raster_checks import open_chunkref
-from test_grib2 import gdal_units
+from test_grib2 import assert_same_grid, gdal_units, index
 
 gdal.UseExceptions()
 
@@ -91,14 +91,6 @@ def concatenated(path: Path, *parts: Path | bytes) -> Path:
     return path
 
 
-def index(chunkref_bin: Path, source: Path, out: Path, units: str | None = None) -> Path:
-    """``chunkref index SOURCE -o OUT`` (with ``--grib-units UNITS``)."""
-    extra = ["--grib-units", units] if units else []
-    result = run_chunkref(chunkref_bin, "index", *extra, source, "-o", out)
-    assert result.returncode == 0, result.stderr
-    return out
-
-
 def refusal(chunkref_bin: Path, source: Path, tmp_path: Path) -> str:
     """The message ``chunkref index`` refuses ``source`` with."""
     result = run_chunkref(chunkref_bin, "index", source, "-o", tmp_path / "refused.json")
@@ -116,14 +108,7 @@ def assert_same_as_gdal(
     GDAL's GRIB driver's (``names``: GDAL's parameter names too;
     ``geotransform``, when given, is expected instead of GDAL's)."""
     want = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["GRIB"])
-    assert (got.RasterXSize, got.RasterYSize, got.RasterCount) == (
-        want.RasterXSize,
-        want.RasterYSize,
-        want.RasterCount,
-    )
-    expected_transform = geotransform or want.GetGeoTransform()
-    np.testing.assert_allclose(got.GetGeoTransform(), expected_transform, rtol=1e-9, atol=0)
-    assert got.GetSpatialRef().IsSame(want.GetSpatialRef()), got.GetSpatialRef().ExportToWkt()
+    assert_same_grid(got, want, geotransform)
     for b in range(1, want.RasterCount + 1):
         g, w = got.GetRasterBand(b), want.GetRasterBand(b)
         assert g.DataType == w.DataType == gdal.GDT_Float64

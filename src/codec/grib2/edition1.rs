@@ -271,7 +271,12 @@ pub(crate) mod tests {
     ) -> Vec<u8> {
         let flags = 0x80 | if bitmap.is_some() { 0x40 } else { 0 };
         let mut body = pds(130, 0, 0, 0, d, flags);
-        body.extend(latlon_gds((3, 2), (1000, 0), (0, 2000), (1000, 1000), scan));
+        body.extend(latlon_gds(
+            (3, 2),
+            [(1000, 0), (0, 2000)],
+            (1000, 1000),
+            scan,
+        ));
         if let Some(bits) = bitmap {
             // 6 points, 10 bits unused: 8 bytes.
             body.extend_from_slice(&[0, 0, 8, 10, 0, 0, bits, 0]);

@@ -188,23 +188,24 @@ impl Grib2 {
         fill: f64,
     ) -> Result<Vec<f64>> {
         let stored = if is_edition_1(message) && !self.kerchunk {
-            self.edition_1(message, plane, conversion)?
+            let fits = |shape: &Shape| self.check_fits(shape, plane);
+            Grib2::edition_1(message, fits, conversion)?
         } else {
             self.edition_2(message, plane, conversion)?
         };
         Ok(self.place(stored, plane, fill))
     }
 
-    /// A GRIB1 message's present values, unpacked and converted.
+    /// A GRIB1 message's present values, unpacked and converted, once
+    /// `fits` accepts its grid.
     fn edition_1(
-        &self,
         message: &[u8],
-        plane: (usize, usize),
+        fits: impl Fn(&Shape) -> Result<()>,
         conversion: Conversion,
     ) -> Result<Stored> {
         let bad = |refusal: Refusal| Error::decode(NAME, format!("GRIB1: {}", refusal.text()));
         let m = edition1::Message::parse(message).map_err(bad)?;
-        self.check_fits(&m.grid.shape, plane)?;
+        fits(&m.grid.shape)?;
         let values = m.values(conversion).map_err(bad)?;
         Ok(Stored {
             shape: m.grid.shape,
@@ -791,14 +792,10 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("GRIB1"), "{e}");
-        let shape = [1u64, 2, 3];
         let ctx = DecodeContext {
-            chunk_shape: &shape,
-            chunk_index: &[],
+            chunk_shape: &[1, 2, 3],
             dtype: DataType::from_v2("<f8").unwrap(),
-            decoded_len: 48,
-            needed: 48,
-            first_needed: 0,
+            ..crate::codec::testing::ctx(48)
         };
         mutate(&m, &ctx);
         assert!(crate::codec::registry::build(GRIB1_NAME, &config("{}")).is_ok());

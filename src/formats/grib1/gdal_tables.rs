@@ -1,8 +1,53 @@
 //! GDAL 3.6's GRIB1 tables as its GRIB driver shows them, written by
 //! `scripts/grib1_tables.py` (which asks GDAL): do not edit.
 
-use super::tables::{Table, Table::*};
 use crate::formats::grib2::units::Conversion;
+
+/// degrib's GRIB1 parameter tables (`Undefined`: the international
+/// table, degrib's fallback), named as in degrib1.cpp.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    Undefined,
+    NcepOpn,
+    NcepReanal,
+    NcepTdl,
+    NcepMdl,
+    Omb,
+    Ncep129,
+    Ncep130,
+    Ncep131,
+    Ncep133,
+    Ncep140,
+    Ncep141,
+    Afwa000,
+    Afwa001,
+    Afwa002,
+    Afwa003,
+    Afwa010,
+    Afwa011,
+    Ecmwf128,
+    Ecmwf129,
+    Ecmwf130,
+    Ecmwf131,
+    Ecmwf140,
+    Ecmwf150,
+    Ecmwf160,
+    Ecmwf170,
+    Ecmwf180,
+    Ecmwf228,
+    Dwd002,
+    Dwd201,
+    Dwd202,
+    Dwd203,
+    Cptec254,
+    Nohrsc,
+    Athens,
+    Norway128,
+    Cmc,
+}
+
+use Table::*;
 
 /// Parameters by table and number: element, unit, comment (those
 /// not listed are `var<N>`, unit `-`, comment `undefined`).

@@ -202,30 +202,25 @@ pub(crate) mod tests {
     use super::*;
     use crate::formats::grib1::product::tests::pds;
 
-    /// A 32-byte latitude/longitude GDS of `ni` x `nj` points, first and
-    /// last points and increments in millidegrees, scanning mode `scan`.
+    /// A 32-byte latitude/longitude GDS of `ni` x `nj` points, its first
+    /// and last points (latitude, longitude) and increments in
+    /// millidegrees, scanning mode `scan`.
     pub(crate) fn latlon_gds(
         (ni, nj): (u16, u16),
-        first: (i32, i32),
-        last: (i32, i32),
+        corners: [(i32, i32); 2],
         steps: (u16, u16),
         scan: u8,
     ) -> Vec<u8> {
-        let s24 = |v: i32| {
-            let m = v.unsigned_abs() | if v < 0 { 0x80_0000 } else { 0 };
-            m.to_be_bytes()[1..].to_vec()
-        };
-        let mut g = vec![0, 0, 32, 0, 255, 0];
-        g.extend_from_slice(&ni.to_be_bytes());
-        g.extend_from_slice(&nj.to_be_bytes());
-        g.extend(s24(first.0));
-        g.extend(s24(first.1));
-        g.push(0x80);
-        g.extend(s24(last.0));
-        g.extend(s24(last.1));
-        g.extend_from_slice(&steps.0.to_be_bytes());
-        g.extend_from_slice(&steps.1.to_be_bytes());
-        g.extend_from_slice(&[scan, 0, 0, 0, 0]);
+        let mut g = vec![0u8; 32];
+        (g[2], g[4], g[16], g[27]) = (32, 255, 0x80, scan);
+        for (at, v) in [(6, ni), (8, nj), (23, steps.0), (25, steps.1)] {
+            g[at..at + 2].copy_from_slice(&v.to_be_bytes());
+        }
+        let [(la1, lo1), (la2, lo2)] = corners;
+        for (at, v) in [(10, la1), (13, lo1), (17, la2), (20, lo2)] {
+            let sign = if v < 0 { 0x80_0000 } else { 0 };
+            g[at..at + 3].copy_from_slice(&(v.unsigned_abs() | sign).to_be_bytes()[1..]);
+        }
         g
     }
 
@@ -235,7 +230,7 @@ pub(crate) mod tests {
 
     #[test]
     fn reads_a_latlon_grid() {
-        let gds = latlon_gds((3, 2), (1000, 0), (0, 2000), (1000, 1000), 0);
+        let gds = latlon_gds((3, 2), [(1000, 0), (0, 2000)], (1000, 1000), 0);
         let grid = Grid::parse(&gds, &product()).unwrap();
         assert_eq!(
             grid.shape,
@@ -260,7 +255,7 @@ pub(crate) mod tests {
 
     #[test]
     fn refuses_what_gdal_does_not_georeference() {
-        let mut thinned = latlon_gds((0xFFFF, 2), (0, 0), (0, 0), (1, 1), 0);
+        let mut thinned = latlon_gds((0xFFFF, 2), [(0, 0), (0, 0)], (1, 1), 0);
         let e = Grid::parse(&thinned, &product()).unwrap_err();
         assert!(e.text().contains("quasi-regular"), "{e:?}");
         thinned[5] = 50;
@@ -269,7 +264,7 @@ pub(crate) mod tests {
             e.text().contains("grid type 50 (spherical harmonic"),
             "{e:?}"
         );
-        let mut mercator = latlon_gds((3, 2), (0, 0), (0, 0), (1, 1), 0);
+        let mut mercator = latlon_gds((3, 2), [(0, 0), (0, 0)], (1, 1), 0);
         mercator[5] = 1;
         assert!(matches!(
             Grid::parse(&mercator, &product()),

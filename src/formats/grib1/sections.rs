@@ -14,17 +14,16 @@ const END: &[u8; 4] = b"7777";
 /// The top bit of a message length: ECMWF's encoding of messages over
 /// 8 MiB (a length in units of 120 bytes), which GDAL does not read.
 const LARGE_MESSAGE: u64 = 0x80_0000;
-/// Shortest sections degrib reads: the PDS up to the decimal scale factor,
-/// the BMS header, the BDS up to its bit width.
-const PDS_MIN: u64 = 28;
-const BMS_MIN: u64 = 6;
-const BDS_MIN: u64 = 11;
-/// Shortest GDS: its header and the grid size.
-const GDS_MIN: u64 = 10;
-
-/// PDS octet 8 flags: a GDS follows; a BMS follows.
-const HAS_GDS: u8 = 0x80;
-const HAS_BMS: u8 = 0x40;
+/// The sections after section 0, in order: name, the shortest length
+/// degrib reads (the PDS to its decimal scale factor, the GDS header and
+/// grid size, the BMS header, the BDS to its bit width), and the PDS flag
+/// (octet 8) announcing the section (0: always present).
+const SECTIONS: [(&str, u64, u8); 4] = [
+    ("product definition section", 28, 0),
+    ("grid definition section", 10, 0x80),
+    ("bitmap section", 6, 0x40),
+    ("binary data section", 11, 0),
+];
 
 /// Where a message's sections lie: `(offset, length)` in the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,43 +72,29 @@ impl Layout {
         }
         let end = total_len.saturating_sub(END.len() as u64);
         let mut at = INDICATOR_LEN;
-        let section =
-            |name: &str,
-             min: u64,
-             at: u64,
-             read: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>, Refusal>| {
-                if at + 3 > end {
-                    return malformed(format!("the message ends before its {name} at byte {at}"));
-                }
-                let len = be_u64(&read(at, 3)?);
-                if len < min || len > end - at {
-                    return malformed(format!(
+        let mut flags = 0;
+        let mut spans = [None; 4];
+        for (n, &(name, min, flag)) in SECTIONS.iter().enumerate() {
+            if flag != 0 && flags & flag == 0 {
+                continue;
+            }
+            if at + 3 > end {
+                return malformed(format!("the message ends before its {name} at byte {at}"));
+            }
+            let len = be_u64(&read(at, 3)?);
+            if len < min || len > end - at {
+                return malformed(format!(
                     "the {name} at byte {at} declares {len} bytes (at least {min}, at most the \
                      {} bytes before the end section)",
                     end - at
                 ));
-                }
-                Ok((at, len))
-            };
-        let pds = section("product definition section", PDS_MIN, at, &mut read)?;
-        at += pds.1;
-        let flags = read(pds.0 + 7, 1)?[0];
-        let gds = if flags & HAS_GDS != 0 {
-            let gds = section("grid definition section", GDS_MIN, at, &mut read)?;
-            at += gds.1;
-            Some(gds)
-        } else {
-            None
-        };
-        let bms = if flags & HAS_BMS != 0 {
-            let bms = section("bitmap section", BMS_MIN, at, &mut read)?;
-            at += bms.1;
-            Some(bms)
-        } else {
-            None
-        };
-        let bds = section("binary data section", BDS_MIN, at, &mut read)?;
-        at += bds.1;
+            }
+            if n == 0 {
+                flags = read(at + 7, 1)?[0];
+            }
+            spans[n] = Some((at, len));
+            at += len;
+        }
         if at != end {
             return malformed(format!(
                 "the sections end at byte {at}, not where the end section should start (byte {end})"
@@ -118,13 +103,16 @@ impl Layout {
         if read(end, 4)? != END {
             return malformed("the message does not end with \"7777\"");
         }
-        Ok(Layout {
-            total_len,
-            pds,
-            gds,
-            bms,
-            bds,
-        })
+        match spans {
+            [Some(pds), gds, bms, Some(bds)] => Ok(Layout {
+                total_len,
+                pds,
+                gds,
+                bms,
+                bds,
+            }),
+            _ => malformed("the message lacks its product definition or binary data section"),
+        }
     }
 }
 
@@ -183,7 +171,7 @@ mod tests {
     #[test]
     fn walks_the_sections_the_flags_announce() {
         let mut pds = section(28, 0);
-        pds[7] = HAS_GDS | HAS_BMS;
+        pds[7] = 0x80 | 0x40;
         let m = message(&[&pds, &section(32, 0), &section(8, 0), &section(12, 0)]);
         let layout = walk(&m).unwrap();
         assert_eq!(layout.pds, (8, 28));

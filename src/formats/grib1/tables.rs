@@ -7,53 +7,10 @@
 //! operational and reanalysis tables and ECMWF's tables 128 and 228, the
 //! conversions for every table.
 
+pub use super::gdal_tables::Table;
 use super::gdal_tables::{CONVERSIONS, PARAMETERS, SURFACES};
 use super::product::Product;
 use crate::formats::grib2::units::Conversion;
-
-/// degrib's GRIB1 parameter tables.
-#[allow(missing_docs)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Table {
-    /// The international table (and degrib's fallback).
-    Undefined,
-    NcepOpn,
-    NcepReanal,
-    NcepTdl,
-    NcepMdl,
-    Omb,
-    Ncep129,
-    Ncep130,
-    Ncep131,
-    Ncep133,
-    Ncep140,
-    Ncep141,
-    Afwa000,
-    Afwa001,
-    Afwa002,
-    Afwa003,
-    Afwa010,
-    Afwa011,
-    Ecmwf128,
-    Ecmwf129,
-    Ecmwf130,
-    Ecmwf131,
-    Ecmwf140,
-    Ecmwf150,
-    Ecmwf160,
-    Ecmwf170,
-    Ecmwf180,
-    Ecmwf228,
-    Dwd002,
-    Dwd201,
-    Dwd202,
-    Dwd203,
-    Cptec254,
-    Nohrsc,
-    Athens,
-    Norway128,
-    Cmc,
-}
 
 /// The tables whose names [`super::gdal_tables::PARAMETERS`] carries.
 const NAMED: &[Table] = &[
