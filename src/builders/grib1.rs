@@ -215,4 +215,23 @@ mod tests {
             .to_string();
         assert!(e.contains("predefined grids"), "{e}");
     }
+
+    #[test]
+    fn survives_mutated_headers() {
+        let plain = message(0x40, (ONE, 0, 0), &[0, 1, 2, 3, 4, 5], None);
+        let holes = message(0x00, (ONE, -1, 2), &[7, 8, 9, 10], Some(0b1011_0100));
+        let file = [plain, holes].concat();
+        let mut next = crate::codec::testing::xorshift(11);
+        for round in 0..400 {
+            let mut bytes = file.clone();
+            for _ in 0..1 + round % 3 {
+                let at = (next() % bytes.len() as u64) as usize;
+                bytes[at] = next() as u8;
+            }
+            if round % 7 == 0 {
+                bytes.truncate((next() % bytes.len() as u64) as usize);
+            }
+            let _ = index_bytes("mutated.grib1", &bytes, Units::Normalized);
+        }
+    }
 }
