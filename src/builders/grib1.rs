@@ -152,6 +152,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(feature = "gdal"),
+        ignore = "needs GDAL's OSR (GRIB1 earths are spheres)"
+    )]
     fn messages_become_bands_with_gdals_items() {
         let plain = message(0x40, (ONE, 0, 0), &[0, 1, 2, 3, 4, 5], None);
         let holes = message(0x40, (ONE, 0, 0), &[7, 8, 9, 10], Some(0b1011_0100));
@@ -189,6 +193,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(feature = "gdal"),
+        ignore = "needs GDAL's OSR (GRIB1 earths are spheres)"
+    )]
     fn refusals_name_the_message_and_structure() {
         let plain = message(0x40, (ONE, 0, 0), &[0, 1, 2, 3, 4, 5], None);
         let mut complex = plain.clone();
