@@ -225,6 +225,8 @@ GRIDS = {
     ),
     "oblate": ("regular_ll_sfc_grib1", SMALL_GRID + ",earthIsOblate=1", 35),
     "ncep-sphere": ("regular_ll_sfc_grib1", SMALL_GRID + ",centre=7,table2Version=2,indicatorOfParameter=11", 35),
+    # ECMWF's local PDS extension (52 bytes, as in its archive).
+    "ecmwf-local": ("regular_ll_sfc_grib1", "localDefinitionNumber=1,marsClass=ea," + SMALL_GRID, 35),
 }
 
 
@@ -233,6 +235,31 @@ def test_grids_match_gdal(tmp_path, chunkref_bin, name):
     """Each grid type GDAL georeferences, and GRIB1's earths."""
     sample, keys, count = GRIDS[name]
     source = eccodes(tmp_path / f"{name}.grib1", sample, keys, values=pixels(count, 280))
+    assert_both_units(chunkref_bin, source, tmp_path)
+
+
+#: Messages eccodes does not write so: constant fields (0 bits) with a
+#: binary scale (degrib's R * 2^E / 10^D), with a bitmap too; a negative
+#: reference with negative binary and positive decimal scales; 12-bit
+#: values; time range 10 (P1 and P2 one number); a forecast in minutes; a
+#: layer between two levels (two one-octet numbers).
+WRITTEN = {
+    "constant-bitmap": Message(nbits=0, packed=[], bitmap=[1, 0, 1, 1, 0, 1], reference=3.0, binary_scale=2,
+                               decimal_scale=1),
+    "constant": Message(nbits=0, packed=[], reference=3.0, binary_scale=2, decimal_scale=-1),
+    "negative-reference": Message(reference=-118.625, binary_scale=-3, decimal_scale=2,
+                                  packed=[0, 255, 17, 4, 9, 200]),
+    "12-bit": Message(nbits=12, packed=[0, 4095, 17, 4000, 9, 2000], reference=0.5, binary_scale=-4),
+    "time-range-10": Message(time_range=10, p1=1, p2=2),
+    "minutes": Message(time_unit=0, p1=90),
+    "layer": Message(level_type=101, level=0x0A14),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN))
+def test_written_messages_match_gdal(tmp_path, chunkref_bin, name):
+    source = tmp_path / f"{name}.grib1"
+    source.write_bytes(WRITTEN[name].bytes())
     assert_both_units(chunkref_bin, source, tmp_path)
 
 
