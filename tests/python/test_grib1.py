@@ -142,19 +142,22 @@ def test_messages_of_parameters_levels_and_times_match_gdal(tmp_path, chunkref_b
     accumulation's time range), a WMO table 2 temperature (table version
     3), a parameter no table defines."""
     count = 35
+    messages = {
+        "t": ("indicatorOfParameter=130,indicatorOfTypeOfLevel=100,level=500", pixels(count, 250), ""),
+        "2t": ("indicatorOfParameter=167,stepRange=6", pixels(count, 280, 0.5), ""),
+        "z": (
+            "indicatorOfParameter=129,indicatorOfTypeOfLevel=100,level=850,"
+            "timeRangeIndicator=4,startStep=0,endStep=12",
+            pixels(count, 15000, 3),
+            "set decimalScaleFactor = 2;\nset bitsPerValue = 20;\n",
+        ),
+        "tmp": ("table2Version=3,indicatorOfParameter=11,level=2,indicatorOfTypeOfLevel=105",
+                pixels(count, 270), ""),
+        "var": ("table2Version=1,indicatorOfParameter=250", pixels(count), ""),
+    }
     parts = [
-        eccodes(tmp_path / "t.grib1", keys=SMALL_GRID + ",indicatorOfParameter=130,indicatorOfTypeOfLevel=100,level=500",
-                values=pixels(count, 250)),
-        eccodes(tmp_path / "2t.grib1", keys=SMALL_GRID + ",indicatorOfParameter=167,stepRange=6",
-                values=pixels(count, 280, 0.5)),
-        eccodes(tmp_path / "z.grib1",
-                keys=SMALL_GRID + ",indicatorOfParameter=129,indicatorOfTypeOfLevel=100,level=850,"
-                "timeRangeIndicator=4,startStep=0,endStep=12",
-                rules="set decimalScaleFactor = 2;\nset bitsPerValue = 20;\n", values=pixels(count, 15000, 3)),
-        eccodes(tmp_path / "tmp.grib1", keys=SMALL_GRID + ",table2Version=3,indicatorOfParameter=11,level=2,"
-                "indicatorOfTypeOfLevel=105", values=pixels(count, 270)),
-        eccodes(tmp_path / "var.grib1", keys=SMALL_GRID + ",table2Version=1,indicatorOfParameter=250",
-                values=pixels(count)),
+        eccodes(tmp_path / f"{name}.grib1", keys=SMALL_GRID + "," + keys, values=values, rules=rules)
+        for name, (keys, values, rules) in messages.items()
     ]
     source = concatenated(tmp_path / "several.grib1", *parts)
     assert_both_units(chunkref_bin, source, tmp_path)
@@ -224,7 +227,11 @@ GRIDS = {
         10 * 8,
     ),
     "oblate": ("regular_ll_sfc_grib1", SMALL_GRID + ",earthIsOblate=1", 35),
-    "ncep-sphere": ("regular_ll_sfc_grib1", SMALL_GRID + ",centre=7,table2Version=2,indicatorOfParameter=11", 35),
+    "ncep-sphere": (
+        "regular_ll_sfc_grib1",
+        SMALL_GRID + ",centre=7,table2Version=2,indicatorOfParameter=11",
+        35,
+    ),
     # ECMWF's local PDS extension (52 bytes, as in its archive).
     "ecmwf-local": ("regular_ll_sfc_grib1", "localDefinitionNumber=1,marsClass=ea," + SMALL_GRID, 35),
 }
@@ -278,8 +285,8 @@ def test_unknown_tables_keep_values_and_leave_names_out(tmp_path, chunkref_bin):
     """A DWD table 2 temperature: GDAL converts it (its table says so) and
     names it from a table chunkref does not carry; the index converts it
     and leaves its names out rather than guess them."""
-    source = eccodes(tmp_path / "dwd.grib1", keys=SMALL_GRID + ",centre=78,table2Version=2,indicatorOfParameter=11",
-                     values=pixels(35, 270))
+    keys = SMALL_GRID + ",centre=78,table2Version=2,indicatorOfParameter=11"
+    source = eccodes(tmp_path / "dwd.grib1", keys=keys, values=pixels(35, 270))
     assert_both_units(chunkref_bin, source, tmp_path, names=False)
     ds = open_chunkref(tmp_path / "normalized.json")
     assert NAME_ITEMS.isdisjoint(ds.GetRasterBand(1).GetMetadata())
