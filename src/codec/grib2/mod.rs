@@ -1,9 +1,13 @@
-//! `grib2` (chunkref's own codec, written by `chunkref index` on GRIB2
-//! files): one whole GRIB2 message, section 0 (`GRIB`) to section 8
-//! (`7777`), holding one field; or, for a field of a message holding
+//! `grib2` (chunkref's own codec, written by `chunkref index` on GRIB
+//! files; also named `grib1`, the name it writes for files of GRIB1
+//! messages only): one whole GRIB2 message, section 0 (`GRIB`) to section
+//! 8 (`7777`), holding one field; or, for a field of a message holding
 //! several, its sections 3 to 7 back to back (the section 3 in force, the
 //! field's sections 4 and 5, the section 6 whose bitmap applies, its
-//! section 7), told from a message by not starting with `GRIB`.
+//! section 7), told from a message by not starting with `GRIB`; or one
+//! whole GRIB1 message (edition octet 1), grid point values in simple
+//! packing unpacked in double precision as degrib unpacks them
+//! ([`edition1`]).
 //!
 //! Output: the field as the array's float type (`<f4` as chunkref writes
 //! it, or 8-byte floats), row-major, the first row the north edge and
@@ -36,7 +40,8 @@
 //! order), points a bitmap leaves out and values equal to eccodes'
 //! `missingValue` (9999) NaN, no unit conversion. `var` `latitude` or
 //! `longitude` (coordinates eccodes computes, which kerchunk inlines) is
-//! refused.
+//! refused, and so are GRIB1 messages (eccodes unpacks them with other
+//! arithmetic than degrib's).
 
 pub(crate) mod edition1;
 pub(crate) mod unpack;
@@ -187,7 +192,15 @@ impl Grib2 {
         conversion: Conversion,
         fill: f64,
     ) -> Result<Vec<f64>> {
-        let stored = if is_edition_1(message) && !self.kerchunk {
+        let stored = if is_edition_1(message) {
+            if self.kerchunk {
+                return Err(Error::decode(
+                    KERCHUNK_NAME,
+                    "GRIB1 messages are not decoded as kerchunk's codec decodes them (eccodes \
+                     unpacks GRIB1 with other arithmetic than GDAL's degrib); index the GRIB \
+                     file with `chunkref index`",
+                ));
+            }
             let fits = |shape: &Shape| self.check_fits(shape, plane);
             Grib2::edition_1(message, fits, conversion)?
         } else {
@@ -615,6 +628,13 @@ pub(crate) mod tests {
         assert_eq!(got, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         let got = values(message(0x00, &[7, 8, 9, 10], &[0, 0b1011_0100]));
         assert!(got[1].is_nan() && got[4].is_nan() && got[0] == 7.0);
+        let grib1 =
+            super::edition1::tests::message(0, (super::edition1::tests::ONE, 0, 0), &[0; 6], None);
+        let e = codec
+            .decode(Bytes::from(grib1), &ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GRIB1 messages are not decoded"), "{e}");
         for bad in [r#"{"var": "latitude"}"#, "{}"] {
             assert!(kerchunk_from_config(&config(bad)).is_err(), "{bad}");
         }
