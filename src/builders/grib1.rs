@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use super::grib_parts::{Band, MessageBytes};
 use crate::base::error::{Error, Result};
-use crate::codec::grib2::edition1::{bitmap, gds, Message, Packing};
+use crate::codec::grib2::edition1::{bitmap, gds, Message, Packing, BDS_HEAD};
 use crate::formats::grib1::grid::Grid;
 use crate::formats::grib1::product::Product;
 use crate::formats::grib1::sections::Layout;
@@ -66,7 +66,8 @@ pub(super) fn read_message(
     let count = present
         .as_ref()
         .map_or(grid.shape.points(), |p| p.iter().filter(|&&b| b).count());
-    let packing = Packing::parse(&read((layout.bds.0, 11))?, product.decimal_scale).map_err(bad)?;
+    let packing =
+        Packing::parse(&read((layout.bds.0, BDS_HEAD))?, product.decimal_scale).map_err(bad)?;
     packing.check_len(count, layout.bds.1).map_err(bad)?;
     let table = parameter(&product);
     let conversion = match units {

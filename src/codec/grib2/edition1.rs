@@ -17,7 +17,7 @@ use crate::formats::grib2::units::Conversion;
 const HARMONICS: u8 = 0x80;
 const COMPLEX: u8 = 0x40;
 /// Bytes of the BDS before its packed values.
-const BDS_HEAD: u64 = 11;
+pub(crate) const BDS_HEAD: u64 = 11;
 
 /// The missing value degrib gives points a bitmap leaves out when it can
 /// (`UNDEFINED_PRIM`), and the one it starts from (`UNDEFINED`).
@@ -134,7 +134,7 @@ pub(crate) struct Packing {
 }
 
 impl Packing {
-    /// Reads the head of the BDS `bds` (at least 11 bytes), refusing what
+    /// Reads the head of the BDS `bds` (at least [`BDS_HEAD`] bytes), refusing what
     /// is not simple packing of grid point values.
     pub(crate) fn parse(bds: &[u8], decimal: i32) -> Result<Packing, Refusal> {
         let flags = bds[3];
