@@ -72,7 +72,10 @@ pub(crate) const NAME: &str = "grib2";
 pub(crate) const GRIB1_NAME: &str = "grib1";
 
 /// Every name the codec answers to.
-pub(super) const NAMES: &[&str] = &[NAME, GRIB1_NAME];
+pub(super) const NAMES: &[&str] = &[NAME];
+
+/// Every name the codec answers to as written for GRIB1 files.
+pub(super) const GRIB1_NAMES: &[&str] = &[GRIB1_NAME];
 
 /// kerchunk's GRIB codec.
 pub(crate) const KERCHUNK_NAME: &str = "grib";
@@ -106,6 +109,9 @@ struct Grib2 {
     conversions: Vec<Conversion>,
     /// kerchunk's codec: values in stored order, eccodes' missing value NaN.
     kerchunk: bool,
+    /// The name the codec was built by: [`NAME`], [`GRIB1_NAME`] or
+    /// [`KERCHUNK_NAME`].
+    name: &'static str,
     /// A field of another size than the chunk is placed at its top left
     /// (else it is an error).
     top_left: bool,
@@ -113,15 +119,14 @@ struct Grib2 {
 
 impl Codec for Grib2 {
     fn name(&self) -> &str {
-        if self.kerchunk {
-            KERCHUNK_NAME
-        } else {
-            NAME
-        }
+        self.name
     }
 
     fn compression(&self) -> String {
-        "GRIB2".into()
+        match self.name {
+            GRIB1_NAME => "GRIB1".into(),
+            _ => "GRIB2".into(),
+        }
     }
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
@@ -399,6 +404,16 @@ fn chunk_plane(ctx: &DecodeContext<'_>) -> Result<(usize, usize)> {
 /// list of one per band) is the value of points a bitmap leaves out,
 /// `unit_conversion` the conversion of the values.
 pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
+    configured(config, NAME)
+}
+
+/// Builds the codec as `grib1` (the same decoder, named for GRIB1 files).
+pub(super) fn grib1_from_config(config: &Config) -> Result<Box<dyn Codec>> {
+    configured(config, GRIB1_NAME)
+}
+
+/// The codec of `config`, named `name`.
+fn configured(config: &Config, name: &'static str) -> Result<Box<dyn Codec>> {
     let fills = match config.get("fill_value") {
         Some(serde_json::Value::Array(list)) if !list.is_empty() => {
             list.iter().map(fill_of).collect::<Result<Vec<_>>>()?
@@ -416,7 +431,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         Some(serde_json::Value::String(s)) if s == TOP_LEFT => true,
         Some(other) => {
             return Err(Error::codec_config(
-                NAME,
+                name,
                 format!("'{OTHER_GRIDS_KEY}' should be \"{TOP_LEFT}\", found {other}"),
             ))
         }
@@ -425,6 +440,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         fills,
         conversions,
         kerchunk: false,
+        name,
         top_left,
     }))
 }
@@ -485,6 +501,7 @@ pub(super) fn kerchunk_from_config(config: &Config) -> Result<Box<dyn Codec>> {
         fills: vec![f64::NAN],
         conversions: vec![Conversion::None],
         kerchunk: true,
+        name: KERCHUNK_NAME,
         top_left: false,
     }))
 }
@@ -818,6 +835,10 @@ pub(crate) mod tests {
             ..crate::codec::testing::ctx(48)
         };
         mutate(&m, &ctx);
-        assert!(crate::codec::registry::build(GRIB1_NAME, &config("{}")).is_ok());
+        let grib1 = crate::codec::registry::build(GRIB1_NAME, &config("{}")).unwrap();
+        assert_eq!(
+            (grib1.name(), grib1.compression()),
+            ("grib1", "GRIB1".into())
+        );
     }
 }
