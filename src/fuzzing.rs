@@ -177,13 +177,13 @@ const BUILT_FORMATS: [(crate::builders::builder::Format, &str); 5] = {
         (Format::Jpeg2000, "j2k"),
         (Format::Nitf, "ntf"),
         (Format::Dted, "dt1"),
-        (Format::Grib2, "grib2"),
+        (Format::Grib, "grib"),
     ]
 };
 
 /// A whole file indexed as `chunkref index` indexes it, the format chosen
 /// by the first byte: TIFF, JPEG 2000 (codestream or JP2), NITF, DTED,
-/// GRIB2 (NetCDF-3 is [`netcdf3`]). Every count a header declares (tiles,
+/// GRIB (NetCDF-3 is [`netcdf3`]). Every count a header declares (tiles,
 /// tile-parts, IFDs, strips, segments, messages) must be bounded before
 /// anything is sized by it: the fuzz runs set libFuzzer's memory limit.
 /// The builders read files by path, so the input is written to a file of

@@ -27,8 +27,8 @@ pub enum Format {
     /// A Zarr v2 or v3 store directory, indexed into a Kerchunk document
     /// by [`crate::builders::zarr_store::index_store`] (not into a [`Built`]).
     ZarrStore,
-    /// GRIB2 (one field per message).
-    Grib2,
+    /// GRIB, editions 1 and 2.
+    Grib,
 }
 
 /// How a format is recognised.
@@ -65,10 +65,10 @@ const SIGNATURES: &[Signature] = &[
         extensions: &["dt0", "dt1", "dt2"],
     },
     Signature {
-        format: Format::Grib2,
-        name: "GRIB2",
+        format: Format::Grib,
+        name: "GRIB",
         magic: &[b"GRIB"],
-        extensions: &["grib2", "grb2", "grib", "grb"],
+        extensions: &["grib2", "grb2", "grib", "grb", "grib1", "grb1"],
     },
     Signature {
         format: Format::Hdf5,
@@ -115,7 +115,7 @@ fn hdf5_after_user_block(head: &[u8]) -> bool {
 pub struct Options {
     /// DTED: read records with bad checksums with a warning instead of failing.
     pub dted_checksum_warnings: bool,
-    /// GRIB2: values and units as GDAL shows them by default, or as stored.
+    /// GRIB: values and units as GDAL shows them by default, or as stored.
     pub grib_units: crate::formats::grib2::describe::Units,
 }
 
@@ -228,7 +228,7 @@ pub fn build_as(format: Format, path: &str, url: &str, options: Options) -> Resu
         Format::Dted => crate::builders::dted::Cell::read(path, url).and_then(|cell| {
             crate::builders::dted::build_cells(&[cell], options.dted_checksum_warnings)
         }),
-        Format::Grib2 => crate::builders::grib2::index_file(path, url, options.grib_units),
+        Format::Grib => crate::builders::grib::index_file(path, url, options.grib_units),
         Format::ZarrStore => Err(Error::Usage {
             what: format!("{path} is a Zarr store: it is indexed by zarr_store::index_store"),
         }),

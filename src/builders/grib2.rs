@@ -1,142 +1,54 @@
-//! GRIB2 files: `chunkref index` reads the headers of every message and
-//! references each message of one field whole as one chunk, decoded by
-//! the `grib2` codec. A message holding several fields (sections 2 to 7,
-//! 3 to 7 or 4 to 7 repeated) gives each field a chunk of the byte ranges
-//! its decoding needs: the section 3 in force, its own sections 4 to 7
-//! (its section 6 the earlier one that defined the bitmap when it says
-//! 254, "the bitmap defined before").
+//! GRIB2 messages of a GRIB file ([`super::grib`]): each message of one
+//! field is referenced whole as one chunk, decoded by the `grib2` codec. A
+//! message holding several fields (sections 2 to 7, 3 to 7 or 4 to 7
+//! repeated) gives each field a chunk of the byte ranges its decoding
+//! needs: the section 3 in force, its own sections 4 to 7 (its section 6
+//! the earlier one that defined the bitmap when it says 254, "the bitmap
+//! defined before").
 //!
-//! The fields make one array `[fields, rows, columns]`, one band per
-//! field in file order, as GDAL's GRIB driver shows them: the first
-//! field's grid, those of another grid size at its top left, each
-//! band's nodata its field's missing value. Values are doubles, as
-//! GDAL shows them. Each band records what GDAL's GRIB
-//! driver shows of it: its reference time, valid time and forecast seconds
-//! (`GRIB_REF_TIME`, `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`), the
-//! names, units and template numbers of [`describe`] and its description;
-//! its valid time is the band's datetime. Values are converted as GDAL
-//! converts them by default (Kelvin to Celsius, ...) unless [`Units::Raw`]
-//! asks for them as stored.
+//! Each band records what GDAL's GRIB driver shows of it: its reference
+//! time, valid time and forecast seconds (`GRIB_REF_TIME`,
+//! `GRIB_VALID_TIME`, `GRIB_FORECAST_SECONDS`), the names, units and
+//! template numbers of [`describe`] and its description. Values are
+//! converted as GDAL converts them by default (Kelvin to Celsius, ...)
+//! unless [`Units::Raw`] asks for them as stored.
 
 use std::borrow::Cow;
 
-use serde_json::{json, Map, Value};
-
-use crate::base::error::{Error, Result};
-use crate::builders::writers::built::Built;
-use crate::builders::writers::built::Ref;
-use crate::builders::writers::pyramid::{self, Pyramid};
+use super::grib_parts::{Band, MessageBytes};
+use crate::base::error::Result;
 use crate::codec::grib2::unpack::declared_missing;
-use crate::codec::grib2::{CONVERSION_KEY, NAME as CODEC, OTHER_GRIDS_KEY};
-use crate::conventions::attributes::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
-use crate::conventions::attributes::DATETIME_ATTRIBUTE;
-use crate::conventions::attributes::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
-use crate::conventions::geozarr::Georef;
+use crate::formats::grib2::describe::describe;
 use crate::formats::grib2::describe::Units;
-use crate::formats::grib2::describe::{describe, Description};
 use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::product::Product;
 use crate::formats::grib2::sections::{indicator, Layout};
 use crate::formats::grib2::tables::Tables;
-use crate::formats::grib2::units::Conversion;
-use crate::io::source::Source;
-
-/// Bytes read at the start of each message: its sections 0 to 5 usually
-/// fit; a section past them is read on its own.
-const HEAD_BYTES: u64 = 4096;
 
 /// The value GDAL's GRIB driver gives points a bitmap leaves out (and
 /// reports as nodata): degrib's `UNDEFINED_PRIM`.
 const BITMAP_MISSING: f32 = 9999.0;
 
-/// One field, as its message's headers describe it.
-#[derive(Debug)]
-struct Field {
-    /// The byte ranges `(offset, length)` of its chunk in the file: its
-    /// whole message, or the sections of a field of a message holding
-    /// several.
-    ranges: Vec<(u64, u64)>,
-    product: Product,
-    grid: Grid,
-    /// The grid's georeferencing.
-    georef: Georef,
-    /// The value of missing points, when the message has any.
-    missing: Option<f32>,
-    /// What GDAL shows of the message, and how it converts its values.
-    shown: Description,
-}
-
-/// Indexes the GRIB2 file at `path`, its messages referenced by `url`,
-/// its values in `units`.
-pub fn index_file(path: &str, url: &str, units: Units) -> Result<Built> {
-    let src = Source::open(path, "GRIB2 file")?;
-    let mut fields: Vec<Field> = Vec::new();
-    let mut number = 0;
-    let mut offset = 0;
-    while offset < src.len() {
-        // Zero bytes after a message pad it (ECMWF pads messages to a
-        // multiple of 120 bytes); GDAL's GRIB driver skips them too.
-        offset += zero_run(&src, offset)?;
-        if offset == src.len() {
-            break;
-        }
-        number += 1;
-        let len = read_message(&src, offset, &mut fields, units).map_err(|e| match e {
-            Error::Unsupported { what } => {
-                Error::unsupported(format!("{path}, message {number} at byte {offset}: {what}"))
-            }
-            Error::MalformedSource { path, reason } => Error::MalformedSource {
-                path,
-                reason: format!("message {number} at byte {offset}: {reason}"),
-            },
-            other => other,
-        })?;
-        offset += len;
-    }
-    if fields.is_empty() {
-        return Err(src.malformed("the file holds no message"));
-    }
-    let members: Vec<&Field> = fields.iter().collect();
-    Ok(pyramid(&members, url).into_built())
-}
-
-/// Bytes read at a time when skipping the zeros that pad a message.
-const PADDING_PROBE: u64 = 4096;
-
-/// How many zero bytes `src` holds from `offset` on (up to its end).
-fn zero_run(src: &Source, offset: u64) -> Result<u64> {
-    let mut at = offset;
-    while at < src.len() {
-        let bytes = src.read(at, PADDING_PROBE.min(src.len() - at))?;
-        match bytes.iter().position(|&b| b != 0) {
-            Some(first) => return Ok(at + first as u64 - offset),
-            None => at += bytes.len() as u64,
-        }
-    }
-    Ok(at - offset)
-}
-
-/// Reads the headers of the message at `offset` and appends its fields
-/// to `fields` (the georeferencing of the previous field's grid is taken
-/// again when the grid is the same), described for values in `units`;
-/// returns the message's length.
-fn read_message(src: &Source, offset: u64, fields: &mut Vec<Field>, units: Units) -> Result<u64> {
-    let head = src.read(offset, HEAD_BYTES.min(src.len() - offset))?;
+/// Reads the headers of the GRIB2 message `message` and appends its
+/// fields to `bands` (the georeferencing of the previous band's grid is
+/// taken again when the grid is the same), described for values in
+/// `units`; returns the message's length.
+pub(super) fn read_message(
+    message: &MessageBytes,
+    bands: &mut Vec<Band>,
+    units: Units,
+) -> Result<u64> {
+    let (src, offset) = (message.src, message.offset);
     let bad = |reason: String| src.malformed(reason);
-    let ind = indicator(&head).map_err(bad)?;
-    let room = src.len() - offset;
+    let ind = indicator(&message.head).map_err(bad)?;
+    let room = message.room();
     if ind.total_len > room {
         return Err(bad(format!(
             "the message declares {} bytes, but the file ends {room} bytes after its start (truncated?)",
             ind.total_len
         )));
     }
-    let read = |at: u64, len: u64| -> Result<Cow<'_, [u8]>> {
-        match head.get(at as usize..(at + len) as usize) {
-            Some(bytes) => Ok(Cow::Borrowed(bytes)),
-            None => src.read(offset + at, len).map(Cow::Owned),
-        }
-    };
+    let read = |at: u64, len: u64| message.read(at, len);
     let layouts = Layout::walk(
         ind.total_len,
         |at, len| read(at, len).map(Cow::into_owned),
@@ -154,11 +66,14 @@ fn read_message(src: &Source, offset: u64, fields: &mut Vec<Field>, units: Units
         };
         let s5 = section(5, u64::MAX)?;
         let bitmap = section(6, 6)?.get(5) != Some(&255);
-        let grid = Grid::parse(&section(3, u64::MAX)?).map_err(bad)?;
-        let georef = match fields.last() {
-            Some(p) if p.grid == grid => p.georef.clone(),
-            _ => grid.georeferencing().map_err(bad)?,
-        };
+        let s3 = section(3, u64::MAX)?;
+        let grid = Grid::parse(&s3).map_err(bad)?;
+        let grid_key = [&[2], &s3[4..]].concat();
+        let (georef, antimeridian_column) = Band::georef_after(bands.last(), &grid_key, || {
+            grid.georeferencing()
+                .map(|g| (g, grid.antimeridian_column()))
+                .map_err(bad)
+        })?;
         let (s1, s4) = (section(1, u64::MAX)?, section(4, u64::MAX)?);
         let product = Product::parse(ind.discipline, &s1, &s4).map_err(bad)?;
         let shown = describe(ind.discipline, &s1, &s4, &product, Tables::gdal(), units);
@@ -176,150 +91,51 @@ fn read_message(src: &Source, offset: u64, fields: &mut Vec<Field>, units: Units
                 },
             ),
         };
-        fields.push(Field {
+        let (d, c, n) = product.parameter;
+        let mut items = vec![
+            ("GRIB_REF_TIME", product.reference_time.to_string()),
+            ("GRIB_VALID_TIME", product.valid_time.to_string()),
+            (
+                "GRIB_FORECAST_SECONDS",
+                product.forecast_seconds.to_string(),
+            ),
+            ("GRIB2_PARAMETER", format!("{d}-{c}-{n}")),
+            ("GRIB2_FIRST_SURFACE_TYPE", product.level_type.to_string()),
+            (
+                "GRIB2_FIRST_SURFACE_VALUE",
+                product.level_value.map_or(String::new(), |v| v.to_string()),
+            ),
+            ("GRIB_PDS_PDTN", product.template.to_string()),
+        ];
+        items.extend(shown.items);
+        let missing = declared_missing(&s5).or(bitmap.then_some(BITMAP_MISSING));
+        bands.push(Band {
             ranges,
-            product,
-            grid,
+            edition: 2,
+            shape: grid.shape(),
+            grid_key,
             georef,
-            missing: declared_missing(&s5).or(bitmap.then_some(BITMAP_MISSING)),
-            shown,
+            antimeridian_column,
+            missing: missing.map(f64::from),
+            conversion: shown.conversion,
+            items,
+            description: shown.description,
+            valid_time: product.valid_time,
         });
     }
     Ok(ind.total_len)
 }
 
-/// One array of fields: one band per field, the first field's grid
-/// and georeferencing. A field of another grid size is read as GDAL's
-/// GRIB driver reads it (the codec's `other_grids`: its field at the top
-/// left, cut to the first grid, the rest 0), with GDAL's warning.
-fn pyramid(members: &[&Field], url: &str) -> Pyramid {
-    let first = members[0];
-    let (rows, cols) = (u64::from(first.grid.nj), u64::from(first.grid.ni));
-    let mut other_grids = false;
-    for (b, m) in members.iter().enumerate() {
-        if (m.grid.nj, m.grid.ni) != (first.grid.nj, first.grid.ni) {
-            other_grids = true;
-            eprintln!(
-                "chunkref: warning: {url}: band {} is {}x{}, while the first band and dataset \
-                 is {cols}x{rows}: as GDAL's GRIB driver, its georeferencing is the first \
-                 band's and its pixels are those at its top left (the rest 0)",
-                b + 1,
-                m.grid.ni,
-                m.grid.nj
-            );
-        }
-    }
-    let georef = &first.georef;
-    let url: std::sync::Arc<str> = url.into();
-    let refs = members
-        .iter()
-        .enumerate()
-        .map(|(b, m)| Ref {
-            index: [b as u64, 0, 0],
-            url: url.clone(),
-            ranges: m.ranges.clone(),
-        })
-        .collect();
-    let missing = |m: &&Field| m.missing.map_or(Value::Null, |v| json!(f64::from(v)));
-    let fills: Vec<Value> = members.iter().map(missing).collect();
-    let mut codec = json!({"id": CODEC});
-    // One missing value (the array's fill value, GDAL's nodata), or one
-    // per band: the codec's fill of each message's bitmap points, and each
-    // band's `_FillValue` (none: no nodata), as GDAL gives each band its
-    // message's.
-    let same = fills.iter().all(|f| *f == fills[0]);
-    let fill = if same { fills[0].clone() } else { Value::Null };
-    if !same {
-        codec["fill_value"] = Value::Array(fills.clone());
-    } else if !fill.is_null() {
-        codec["fill_value"] = fill.clone();
-    }
-    if other_grids {
-        codec[OTHER_GRIDS_KEY] = json!("top_left");
-    }
-    // One conversion for every band, or a list of one per band.
-    let conversions: Vec<Conversion> = members.iter().map(|m| m.shown.conversion).collect();
-    if conversions.iter().all(|&c| c == conversions[0]) {
-        if let Some(name) = conversions[0].name() {
-            codec[CONVERSION_KEY] = json!(name);
-        }
-    } else {
-        codec[CONVERSION_KEY] = conversions.iter().map(|c| c.name()).collect();
-    }
-    // Doubles, as GDAL's GRIB driver shows every band (it unpacks in
-    // single precision and converts units in double precision).
-    let dtype = "<f8";
-    let mut data = pyramid::Array {
-        shape: [members.len() as u64, rows, cols],
-        chunks: [1, rows, cols],
-        dtype: dtype.into(),
-        codec,
-        fill,
-        attrs: band_attributes(members, (!same).then_some(&fills[..])),
-        refs,
-    };
-    if let Some(column) = first.grid.antimeridian_column() {
-        data.attrs
-            .insert(ANTIMERIDIAN_COLUMN_ATTRIBUTE.into(), json!(column));
-    }
-    Pyramid {
-        source: json!(&*url),
-        attrs: georef.root_attributes([rows, cols]),
-        levels: vec![pyramid::Level {
-            data,
-            mask: None,
-            attrs: georef.attributes([rows, cols], [1.0, 1.0]),
-        }],
-    }
-}
-
-/// Per-band attributes: band metadata items (GDAL's GRIB items, and the
-/// parameter and level numbers), the band description (`long_name`), the
-/// band's own nodata (`_FillValue`, when `fills` gives one per band), and
-/// the valid time as the band's datetime.
-fn band_attributes(members: &[&Field], fills: Option<&[Value]>) -> Map<String, Value> {
-    let bands: Vec<Value> = members
-        .iter()
-        .enumerate()
-        .map(|(b, m)| {
-            let p = &m.product;
-            let (d, c, n) = p.parameter;
-            let mut items = json!({
-                "GRIB_REF_TIME": p.reference_time.to_string(),
-                "GRIB_VALID_TIME": p.valid_time.to_string(),
-                "GRIB_FORECAST_SECONDS": p.forecast_seconds.to_string(),
-                "GRIB2_PARAMETER": format!("{d}-{c}-{n}"),
-                "GRIB2_FIRST_SURFACE_TYPE": p.level_type.to_string(),
-                "GRIB2_FIRST_SURFACE_VALUE": p.level_value.map_or(String::new(), |v| v.to_string()),
-                "GRIB_PDS_PDTN": p.template.to_string(),
-            });
-            for (key, value) in &m.shown.items {
-                items[*key] = json!(value);
-            }
-            let mut band = json!({
-                METADATA_ITEMS_ATTRIBUTE: items,
-                "long_name": m.shown.description,
-            });
-            if let Some(fill) = fills.and_then(|f| f.get(b)).filter(|f| !f.is_null()) {
-                band["_FillValue"] = fill.clone();
-            }
-            band
-        })
-        .collect();
-    let datetimes: Vec<String> = members
-        .iter()
-        .map(|m| Product::iso(m.product.valid_time))
-        .collect();
-    let mut attrs = Map::new();
-    attrs.insert(BANDS_ATTRIBUTE.into(), Value::Array(bands));
-    attrs.insert(DATETIME_ATTRIBUTE.into(), json!(datetimes));
-    attrs
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builders::grib::index_file;
+    use crate::builders::writers::built::{Built, Ref};
     use crate::codec::grib2::tests::message;
+    use crate::codec::grib2::NAME as CODEC;
+    use crate::conventions::attributes::DATETIME_ATTRIBUTE;
+    use crate::conventions::attributes::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
+    use serde_json::{json, Value};
 
     /// Writes `bytes` to a file of its own and indexes it, values as stored.
     fn index_bytes(name: &str, bytes: &[u8]) -> Result<Built> {
@@ -503,11 +319,11 @@ mod tests {
             "{e}"
         );
         assert!(index_bytes("empty.grib2", b"").is_err());
-        let mut grib1 = m.clone();
-        grib1[7] = 1;
-        assert!(index_bytes("one.grib", &grib1)
+        let mut grib3 = m.clone();
+        grib3[7] = 3;
+        assert!(index_bytes("one.grib", &grib3)
             .unwrap_err()
             .to_string()
-            .contains("edition 1"));
+            .contains("edition 3"));
     }
 }

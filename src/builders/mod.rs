@@ -5,7 +5,10 @@
 pub mod builder;
 pub mod collection;
 pub mod dted;
-pub mod grib2;
+pub mod grib;
+mod grib1;
+mod grib2;
+mod grib_parts;
 pub mod hdf5;
 pub mod j2k;
 pub mod mosaic;

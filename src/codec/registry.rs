@@ -58,6 +58,10 @@ static BUILTINS: &[Entry] = &[
         build: super::grib2::from_config,
     },
     Entry {
+        names: super::grib2::GRIB1_NAMES,
+        build: super::grib2::grib1_from_config,
+    },
+    Entry {
         names: super::grib2::KERCHUNK_NAMES,
         build: super::grib2::kerchunk_from_config,
     },

@@ -2,7 +2,9 @@
 //! builders to index a file, the codecs to check and decode its chunks.
 
 pub mod dted;
+pub mod grib1;
 pub mod grib2;
+pub mod grib_grid;
 pub mod j2k;
 pub mod netcdf3;
 pub mod nitf;

@@ -135,14 +135,7 @@ def assert_same_as_gdal(
     plus one), so its own nodata mask misses them.  ``geotransform``, when
     given, is expected instead of GDAL's (see the scanning mode test)."""
     want = gdal.OpenEx(str(source), gdal.OF_RASTER, allowed_drivers=["GRIB"])
-    assert (got.RasterXSize, got.RasterYSize, got.RasterCount) == (
-        want.RasterXSize,
-        want.RasterYSize,
-        want.RasterCount,
-    )
-    expected_transform = geotransform or want.GetGeoTransform()
-    np.testing.assert_allclose(got.GetGeoTransform(), expected_transform, rtol=1e-9, atol=0)
-    assert got.GetSpatialRef().IsSame(want.GetSpatialRef())
+    assert_same_grid(got, want, geotransform)
     for b in range(1, want.RasterCount + 1):
         g, w = got.GetRasterBand(b), want.GetRasterBand(b)
         expected = w.ReadAsArray().astype(np.float64)
@@ -157,6 +150,21 @@ def assert_same_as_gdal(
             np.testing.assert_array_equal(actual == g.GetNoDataValue(), expected == w.GetNoDataValue())
         np.testing.assert_array_equal(actual, expected, err_msg=f"band {b}")
         assert_same_items(g, w, b)
+
+
+def assert_same_grid(
+    got: gdal.Dataset, want: gdal.Dataset, geotransform: tuple[float, ...] | None = None
+) -> None:
+    """Size, band count, geotransform (``geotransform`` instead of GDAL's
+    when given) and CRS equal those GDAL's GRIB driver gives ``want``."""
+    assert (got.RasterXSize, got.RasterYSize, got.RasterCount) == (
+        want.RasterXSize,
+        want.RasterYSize,
+        want.RasterCount,
+    )
+    expected_transform = geotransform or want.GetGeoTransform()
+    np.testing.assert_allclose(got.GetGeoTransform(), expected_transform, rtol=1e-9, atol=0)
+    assert got.GetSpatialRef().IsSame(want.GetSpatialRef()), got.GetSpatialRef().ExportToWkt()
 
 
 def assert_same_items(got: gdal.Band, want: gdal.Band, band: int) -> None:

@@ -1,9 +1,13 @@
-//! `grib2` (chunkref's own codec, written by `chunkref index` on GRIB2
-//! files): one whole GRIB2 message, section 0 (`GRIB`) to section 8
-//! (`7777`), holding one field; or, for a field of a message holding
+//! `grib2` (chunkref's own codec, written by `chunkref index` on GRIB
+//! files; also named `grib1`, the name it writes for files of GRIB1
+//! messages only): one whole GRIB2 message, section 0 (`GRIB`) to section
+//! 8 (`7777`), holding one field; or, for a field of a message holding
 //! several, its sections 3 to 7 back to back (the section 3 in force, the
 //! field's sections 4 and 5, the section 6 whose bitmap applies, its
-//! section 7), told from a message by not starting with `GRIB`.
+//! section 7), told from a message by not starting with `GRIB`; or one
+//! whole GRIB1 message (edition octet 1), grid point values in simple
+//! packing unpacked in double precision as degrib unpacks them
+//! ([`edition1`]).
 //!
 //! Output: the field as the array's float type (`<f4` as chunkref writes
 //! it, or 8-byte floats), row-major, the first row the north edge and
@@ -36,8 +40,10 @@
 //! order), points a bitmap leaves out and values equal to eccodes'
 //! `missingValue` (9999) NaN, no unit conversion. `var` `latitude` or
 //! `longitude` (coordinates eccodes computes, which kerchunk inlines) is
-//! refused.
+//! refused, and so are GRIB1 messages (eccodes unpacks them with other
+//! arithmetic than degrib's).
 
+pub(crate) mod edition1;
 pub(crate) mod unpack;
 
 use unpack::declared_missing_values;
@@ -49,9 +55,12 @@ use crate::base::buffers::output_buffer;
 use crate::base::dtype::{ByteOrder, ScalarKind};
 use crate::base::error::{Error, Result};
 use crate::codec::config::Config;
+use crate::formats::grib1::sections::is_edition_1;
+use crate::formats::grib1::Refusal;
 use crate::formats::grib2::grid::Grid;
 use crate::formats::grib2::sections::{be_u64, indicator, Layout};
 use crate::formats::grib2::units::Conversion;
+use crate::formats::grib_grid::Shape;
 
 /// The first bytes of a whole message.
 const GRIB: &[u8] = b"GRIB";
@@ -59,8 +68,14 @@ const GRIB: &[u8] = b"GRIB";
 /// The codec's name.
 pub(crate) const NAME: &str = "grib2";
 
+/// The name `chunkref index` gives the codec of a file of GRIB1 messages.
+pub(crate) const GRIB1_NAME: &str = "grib1";
+
 /// Every name the codec answers to.
 pub(super) const NAMES: &[&str] = &[NAME];
+
+/// Every name the codec answers to as written for GRIB1 files.
+pub(super) const GRIB1_NAMES: &[&str] = &[GRIB1_NAME];
 
 /// kerchunk's GRIB codec.
 pub(crate) const KERCHUNK_NAME: &str = "grib";
@@ -88,12 +103,15 @@ const MAX_OTHER_FIELD_POINTS: usize = 1 << 27;
 struct Grib2 {
     /// The value of points a bitmap leaves out: one for every band, or
     /// one per band.
-    fills: Vec<f32>,
+    fills: Vec<f64>,
     /// The unit conversion of the values: one for every band, or one per
     /// band (by the chunk's first grid coordinate).
     conversions: Vec<Conversion>,
     /// kerchunk's codec: values in stored order, eccodes' missing value NaN.
     kerchunk: bool,
+    /// The name the codec was built by: [`NAME`], [`GRIB1_NAME`] or
+    /// [`KERCHUNK_NAME`].
+    name: &'static str,
     /// A field of another size than the chunk is placed at its top left
     /// (else it is an error).
     top_left: bool,
@@ -101,15 +119,14 @@ struct Grib2 {
 
 impl Codec for Grib2 {
     fn name(&self) -> &str {
-        if self.kerchunk {
-            KERCHUNK_NAME
-        } else {
-            NAME
-        }
+        self.name
     }
 
     fn compression(&self) -> String {
-        "GRIB2".into()
+        match self.name {
+            GRIB1_NAME => "GRIB1".into(),
+            _ => "GRIB2".into(),
+        }
     }
 
     fn decode(&self, input: Bytes, ctx: &DecodeContext<'_>) -> Result<Bytes> {
@@ -176,10 +193,54 @@ impl Grib2 {
     fn field(
         &self,
         message: &[u8],
-        (rows, cols): (usize, usize),
+        plane: (usize, usize),
         conversion: Conversion,
-        fill: f32,
+        fill: f64,
     ) -> Result<Vec<f64>> {
+        let stored = if is_edition_1(message) {
+            if self.kerchunk {
+                return Err(Error::decode(
+                    KERCHUNK_NAME,
+                    "GRIB1 messages are not decoded as kerchunk's codec decodes them (eccodes \
+                     unpacks GRIB1 with other arithmetic than GDAL's degrib); index the GRIB \
+                     file with `chunkref index`",
+                ));
+            }
+            let fits = |shape: &Shape| self.check_fits(shape, plane);
+            Grib2::edition_1(message, fits, conversion)?
+        } else {
+            self.edition_2(message, plane, conversion)?
+        };
+        Ok(self.place(stored, plane, fill))
+    }
+
+    /// A GRIB1 message's present values, unpacked and converted, once
+    /// `fits` accepts its grid.
+    fn edition_1(
+        message: &[u8],
+        fits: impl Fn(&Shape) -> Result<()>,
+        conversion: Conversion,
+    ) -> Result<Stored> {
+        let bad = |refusal: Refusal| Error::decode(NAME, format!("GRIB1: {}", refusal.text()));
+        let m = edition1::Message::parse(message).map_err(bad)?;
+        fits(&m.grid.shape)?;
+        let values = m.values(conversion).map_err(bad)?;
+        Ok(Stored {
+            shape: m.grid.shape,
+            present: m.present,
+            values,
+        })
+    }
+
+    /// A GRIB2 field's present values, unpacked and converted (values
+    /// equal to a declared missing value as they are; kerchunk's codec:
+    /// those and eccodes' missing value NaN, unconverted).
+    fn edition_2(
+        &self,
+        message: &[u8],
+        plane: (usize, usize),
+        conversion: Conversion,
+    ) -> Result<Stored> {
         let bad = |reason: String| Error::decode(NAME, reason);
         let read = |at: u64, len: u64| {
             message
@@ -212,13 +273,8 @@ impl Grib2 {
             &message[at as usize..(at + len) as usize]
         };
         let grid = Grid::parse(section(3)).map_err(bad)?;
-        let (nj, ni) = (grid.nj as usize, grid.ni as usize);
-        let fits = self.top_left && ni > 0 && grid.points() <= MAX_OTHER_FIELD_POINTS;
-        if (nj, ni) != (rows, cols) && !fits {
-            return Err(bad(format!(
-                "the grid is {nj} x {ni} points, the chunk {rows} x {cols}"
-            )));
-        }
+        let shape = grid.shape();
+        self.check_fits(&shape, plane)?;
         let present = bitmap(section(6), grid.points()).map_err(bad)?;
         let s5 = section(5);
         let declared = be_u64(s5.get(5..9).unwrap_or_default());
@@ -230,39 +286,79 @@ impl Grib2 {
                 "section 5 declares {declared} values where the grid and bitmap have {encoded}"
             )));
         }
-        let mut values = unpack::unpack(s5, section(7), encoded)
-            .map_err(bad)?
-            .into_iter();
         let missing = declared_missing_values(s5);
-        let fill = f64::from(fill);
-        let mut out = vec![fill; grid.points()];
-        for k in 0..grid.points() {
+        let values = unpack::unpack(s5, section(7), encoded)
+            .map_err(bad)?
+            .into_iter()
+            .map(|v| match v {
+                v if self.kerchunk && (missing.contains(&v) || v == ECCODES_MISSING) => f64::NAN,
+                v if missing.contains(&v) || self.kerchunk => f64::from(v),
+                v => conversion.apply(f64::from(v)),
+            })
+            .collect();
+        Ok(Stored {
+            shape,
+            present,
+            values,
+        })
+    }
+
+    /// Refuses a grid of `shape` that does not fit a chunk of `(rows,
+    /// cols)`: of another size, unless `other_grids` places it at the top
+    /// left.
+    fn check_fits(&self, shape: &Shape, (rows, cols): (usize, usize)) -> Result<()> {
+        let (nj, ni) = (shape.nj as usize, shape.ni as usize);
+        let fits = self.top_left && ni > 0 && shape.points() <= MAX_OTHER_FIELD_POINTS;
+        if (nj, ni) != (rows, cols) && !fits {
+            return Err(Error::decode(
+                NAME,
+                format!("the grid is {nj} x {ni} points, the chunk {rows} x {cols}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The grid of `stored` north-up (kerchunk's codec: in stored order),
+    /// points a bitmap leaves out `fill`, placed at the top left of a
+    /// chunk of `(rows, cols)` when its size differs.
+    fn place(&self, stored: Stored, (rows, cols): (usize, usize), fill: f64) -> Vec<f64> {
+        let Stored {
+            shape,
+            present,
+            values,
+        } = stored;
+        let (nj, ni) = (shape.nj as usize, shape.ni as usize);
+        let mut values = values.into_iter();
+        let mut out = vec![fill; shape.points()];
+        for k in 0..shape.points() {
             if present.as_ref().is_none_or(|p| p[k]) {
                 let at = if self.kerchunk {
                     k
                 } else {
-                    grid.north_up_index(k)
+                    shape.north_up_index(k)
                 };
-                out[at] = match values.next() {
-                    Some(v) if self.kerchunk && (missing.contains(&v) || v == ECCODES_MISSING) => {
-                        f64::NAN
-                    }
-                    Some(v) if missing.contains(&v) => f64::from(v),
-                    Some(v) => conversion.apply(v),
-                    None => fill,
-                };
+                out[at] = values.next().unwrap_or(fill);
             }
         }
         if (nj, ni) == (rows, cols) {
-            return Ok(out);
+            return out;
         }
         let mut fitted = vec![0.0; rows * cols];
         let width = ni.min(cols);
         for (row, field) in fitted.chunks_exact_mut(cols).zip(out.chunks_exact(ni)) {
             row[..width].copy_from_slice(&field[..width]);
         }
-        Ok(fitted)
+        fitted
     }
+}
+
+/// A message's grid and present values, in stored order.
+struct Stored {
+    shape: Shape,
+    /// The points the bitmap marks present (`None`: all).
+    present: Option<Vec<bool>>,
+    /// The present points' values, unpacked and converted.
+    values: Vec<f64>,
 }
 
 /// The points section 6 marks present (`None`: all of them).
@@ -308,6 +404,16 @@ fn chunk_plane(ctx: &DecodeContext<'_>) -> Result<(usize, usize)> {
 /// list of one per band) is the value of points a bitmap leaves out,
 /// `unit_conversion` the conversion of the values.
 pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
+    configured(config, NAME)
+}
+
+/// Builds the codec as `grib1` (the same decoder, named for GRIB1 files).
+pub(super) fn grib1_from_config(config: &Config) -> Result<Box<dyn Codec>> {
+    configured(config, GRIB1_NAME)
+}
+
+/// The codec of `config`, named `name`.
+fn configured(config: &Config, name: &'static str) -> Result<Box<dyn Codec>> {
     let fills = match config.get("fill_value") {
         Some(serde_json::Value::Array(list)) if !list.is_empty() => {
             list.iter().map(fill_of).collect::<Result<Vec<_>>>()?
@@ -325,7 +431,7 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         Some(serde_json::Value::String(s)) if s == TOP_LEFT => true,
         Some(other) => {
             return Err(Error::codec_config(
-                NAME,
+                name,
                 format!("'{OTHER_GRIDS_KEY}' should be \"{TOP_LEFT}\", found {other}"),
             ))
         }
@@ -334,16 +440,17 @@ pub(super) fn from_config(config: &Config) -> Result<Box<dyn Codec>> {
         fills,
         conversions,
         kerchunk: false,
+        name,
         top_left,
     }))
 }
 
 /// One value of `fill_value`: a number, `"NaN"` or `null` (NaN).
-fn fill_of(value: &serde_json::Value) -> Result<f32> {
+fn fill_of(value: &serde_json::Value) -> Result<f64> {
     match value {
-        serde_json::Value::Null => Ok(f32::NAN),
-        serde_json::Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN) as f32),
-        serde_json::Value::String(s) if s == "NaN" => Ok(f32::NAN),
+        serde_json::Value::Null => Ok(f64::NAN),
+        serde_json::Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
+        serde_json::Value::String(s) if s == "NaN" => Ok(f64::NAN),
         other => Err(Error::codec_config(
             NAME,
             format!(
@@ -391,9 +498,10 @@ pub(super) fn kerchunk_from_config(config: &Config) -> Result<Box<dyn Codec>> {
         }
     }
     Ok(Box::new(Grib2 {
-        fills: vec![f32::NAN],
+        fills: vec![f64::NAN],
         conversions: vec![Conversion::None],
         kerchunk: true,
+        name: KERCHUNK_NAME,
         top_left: false,
     }))
 }
@@ -537,6 +645,13 @@ pub(crate) mod tests {
         assert_eq!(got, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         let got = values(message(0x00, &[7, 8, 9, 10], &[0, 0b1011_0100]));
         assert!(got[1].is_nan() && got[4].is_nan() && got[0] == 7.0);
+        let grib1 =
+            super::edition1::tests::message(0, (super::edition1::tests::ONE, 0, 0), &[0; 6], None);
+        let e = codec
+            .decode(Bytes::from(grib1), &ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GRIB1 messages are not decoded"), "{e}");
         for bad in [r#"{"var": "latitude"}"#, "{}"] {
             assert!(kerchunk_from_config(&config(bad)).is_err(), "{bad}");
         }
@@ -689,6 +804,41 @@ pub(crate) mod tests {
                 .unwrap()
                 .len(),
             24
+        );
+    }
+
+    #[test]
+    fn decodes_grib1_messages_north_up() {
+        use super::edition1::tests::{message as grib1, ONE};
+        // Stored south row first (+j): 1 2 3 / 4 5 6; north-up 4 5 6 / 1 2 3.
+        let m = grib1(0x40, (ONE, 0, 0), &[0, 1, 2, 3, 4, 5], None);
+        assert_eq!(
+            decode(&m, "{}", &[1, 2, 3], ">f8").unwrap(),
+            [4.0, 5.0, 6.0, 1.0, 2.0, 3.0]
+        );
+        let m = grib1(0x00, (ONE, 0, 0), &[7, 8, 9, 10], Some(0b1011_0100));
+        let json = r#"{"fill_value": 9999, "unit_conversion": "kelvin_to_celsius"}"#;
+        let c = |v: f64| v - 273.15;
+        assert_eq!(
+            decode(&m, json, &[1, 2, 3], ">f8").unwrap(),
+            [c(8.0), 9999.0, c(9.0), c(10.0), 9999.0, c(11.0)]
+        );
+        let e = decode(&m, "{}", &[1, 3, 2], ">f8").unwrap_err().to_string();
+        assert!(e.contains("the grid is 2 x 3 points"), "{e}");
+        let e = decode(&m[..m.len() - 1], "{}", &[1, 2, 3], ">f8")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GRIB1"), "{e}");
+        let ctx = DecodeContext {
+            chunk_shape: &[1, 2, 3],
+            dtype: DataType::from_v2("<f8").unwrap(),
+            ..crate::codec::testing::ctx(48)
+        };
+        mutate(&m, &ctx);
+        let grib1 = crate::codec::registry::build(GRIB1_NAME, &config("{}")).unwrap();
+        assert_eq!(
+            (grib1.name(), grib1.compression()),
+            ("grib1", "GRIB1".into())
         );
     }
 }

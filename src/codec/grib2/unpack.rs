@@ -15,17 +15,17 @@ use crate::formats::j2k::codestream::MainHeader;
 
 /// Reads unsigned integers of up to 32 bits, most significant bit first,
 /// past whose end every read fails.
-struct Bits<'a> {
+pub(super) struct Bits<'a> {
     bytes: &'a [u8],
     at: u64,
 }
 
 impl<'a> Bits<'a> {
-    fn new(bytes: &'a [u8]) -> Bits<'a> {
+    pub(super) fn new(bytes: &'a [u8]) -> Bits<'a> {
         Bits { bytes, at: 0 }
     }
 
-    fn read(&mut self, width: u32) -> Result<u64, String> {
+    pub(super) fn read(&mut self, width: u32) -> Result<u64, String> {
         let end = self.at + u64::from(width);
         if width > 32 || end > self.bytes.len() as u64 * 8 {
             return Err("section 7 ends before the values it should hold".into());

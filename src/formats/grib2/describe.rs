@@ -33,6 +33,16 @@ pub enum Units {
 }
 
 impl Units {
+    /// A unit or comment as GDAL shows it in these units: its first
+    /// `[K]` as `[C]` when normalized (whether or not the values are
+    /// converted: degrib's tables say so apart).
+    pub(crate) fn shown(self, text: &str) -> String {
+        match self {
+            Units::Normalized => text.replacen("[K]", "[C]", 1),
+            Units::Raw => text.to_string(),
+        }
+    }
+
     /// Parses `raw` or `normalized`.
     pub fn parse(text: &str) -> Option<Units> {
         match text {
@@ -183,10 +193,7 @@ pub(crate) fn describe(
         (Units::Normalized, "UC_LOG10") => Conversion::Exp10,
         _ => Conversion::None,
     };
-    let shown = |text: &str| match units {
-        Units::Normalized => text.replacen("[K]", "[C]", 1),
-        Units::Raw => text.to_string(),
-    };
+    let shown = |text: &str| units.shown(text);
     let (short, long) = level_names(&ctx, tables);
     let mut items = vec![
         ("GRIB_UNIT", shown(&p.unit)),

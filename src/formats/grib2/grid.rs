@@ -5,20 +5,14 @@
 
 use super::sections::{be_signed, be_u64, field, template};
 use crate::base::gdal::crs_params::{Earth, GribProjection};
-use crate::base::gdal::geo::grib_crs;
-use crate::conventions::geozarr::{Georef, Registration};
+use crate::conventions::geozarr::Georef;
+use crate::formats::grib_grid::{LatLon, Placement, Shape};
 
 /// Grid templates whose size and scanning mode are read (3.0 lat/lon,
 /// 3.1 rotated lat/lon, 3.10 Mercator, 3.20 polar stereographic, 3.30
 /// Lambert conformal,
 /// 3.40 regular Gaussian) with the offset of their scanning mode.
 const SCAN_MODE_AT: &[(u16, usize)] = &[(0, 71), (1, 71), (10, 59), (20, 64), (30, 64), (40, 71)];
-
-/// Scanning mode flags (code table 3.4).
-const MINUS_I: u8 = 0x80;
-const PLUS_J: u8 = 0x40;
-const J_CONSECUTIVE: u8 = 0x20;
-const BOUSTROPHEDON: u8 = 0x10;
 
 /// Micro-degrees, GRIB2's unit of angles (with the default basic angle).
 const MICRO: f64 = 1e-6;
@@ -79,38 +73,24 @@ impl Grid {
         })
     }
 
+    /// The grid's size and scanning order.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            ni: self.ni,
+            nj: self.nj,
+            scan: self.scan,
+        }
+    }
+
     /// Number of grid points.
     pub fn points(&self) -> usize {
-        self.ni as usize * self.nj as usize
+        self.shape().points()
     }
 
     /// Where the `k`-th stored point goes in the grid as GDAL shows it:
     /// row-major, the first row the north edge, columns west to east.
     pub fn north_up_index(&self, k: usize) -> usize {
-        let (ni, nj) = (self.ni as usize, self.nj as usize);
-        let (mut i, mut j) = if self.scan & J_CONSECUTIVE == 0 {
-            (k % ni, k / ni)
-        } else {
-            (k / nj, k % nj)
-        };
-        if self.scan & BOUSTROPHEDON != 0 {
-            if self.scan & J_CONSECUTIVE == 0 && j % 2 == 1 {
-                i = ni - 1 - i;
-            } else if self.scan & J_CONSECUTIVE != 0 && i % 2 == 1 {
-                j = nj - 1 - j;
-            }
-        }
-        let col = if self.scan & MINUS_I == 0 {
-            i
-        } else {
-            ni - 1 - i
-        };
-        let row = if self.scan & PLUS_J == 0 {
-            j
-        } else {
-            nj - 1 - j
-        };
-        row * ni + col
+        self.shape().north_up_index(k)
     }
 
     /// The georeferencing of the grid as GDAL's GRIB driver reports it:
@@ -119,10 +99,31 @@ impl Grid {
     /// conformal (3.30) grids; others are refused.
     pub fn georeferencing(&self) -> Result<Georef, String> {
         let earth = self.earth()?;
+        self.placement()?.georeferencing(&self.shape(), earth)
+    }
+
+    /// The stored column GDAL's GRIB driver serves first when it splits a
+    /// global latitude/longitude grid (template 3.0) from 0 to 360 degrees
+    /// at the antimeridian (see [`Placement::antimeridian_column`]).
+    pub fn antimeridian_column(&self) -> Option<u64> {
+        self.placement().ok()?.antimeridian_column(&self.shape())
+    }
+
+    /// Where the grid lies, from its template's numbers.
+    fn placement(&self) -> Result<Placement, String> {
         match self.template {
-            0 | 40 => self.latlon(earth),
-            1 => self.rotated(earth),
-            10 | 20 | 30 => self.projected(earth),
+            0 | 40 => Ok(Placement::LatLon(self.latlon()?)),
+            1 => Ok(Placement::Rotated {
+                grid: LatLon {
+                    regular: false,
+                    ..self.latlon()?
+                },
+                south_pole: (self.angle(72)?, self.angle(76)?),
+                angle: f64::from(f32::from_bits(
+                    be_u64(field(&self.definition, 3, 80 - 14, 4)?) as u32,
+                )),
+            }),
+            10 | 20 | 30 => self.projected(),
             other => Err(format!(
                 "indexing grid definition template 3.{other} is not supported (3.0, 3.1, 3.10, 3.20 and 3.30 are)"
             )),
@@ -140,16 +141,13 @@ impl Grid {
         Ok(be_u64(field(&self.definition, 3, at - 14, 4)?) as f64)
     }
 
-    /// Templates 3.0 and 3.40: the pixel size from the first and last points (as
-    /// GDAL computes it, more precise than the rounded increments), the
-    /// west edge moved by -360 degrees past 180 degrees east.
-    fn latlon(&self, earth: Earth) -> Result<Georef, String> {
+    /// Templates 3.0, 3.1 and 3.40: first and last points, increments.
+    fn latlon(&self) -> Result<LatLon, String> {
         if be_u64(field(&self.definition, 3, 38 - 14, 4)?) != 0 {
             return Err(
                 "latitude/longitude grids with a basic angle other than micro-degrees are not supported".into(),
             );
         }
-        let (la1, la2) = (self.angle(46)?, self.angle(55)?);
         // A Gaussian grid (3.40) gives N, its parallels between a pole and
         // the equator, where 3.0 gives Dj: GDAL spaces its rows 90/N
         // degrees apart (unless the first and last latitudes say otherwise,
@@ -158,104 +156,18 @@ impl Grid {
             40 => 90.0 / self.step(67)?.max(1.0),
             _ => self.step(67)? * MICRO,
         };
-        let (mut west, dx) = self.columns()?;
-        let (north, south) = (la1.max(la2), la1.min(la2));
-        let dy = extent_step(north - south, self.nj, dj);
-        if west > 180.0 {
-            west -= 360.0;
-        }
-        let (crs_code, crs_wkt2) = match earth {
-            Earth::Wgs84 => (Some("EPSG:4326".to_string()), None),
-            _ => {
-                let (wkt, _, _) = grib_crs(None, earth, 0.0, 0.0)
-                    .ok_or("OSR cannot make the grid's geographic CRS")?;
-                (None, Some(wkt))
-            }
-        };
-        Ok(Georef {
-            transform: Some([dx, 0.0, west - dx / 2.0, 0.0, -dy, north + dy / 2.0]),
-            crs_code,
-            crs_wkt2,
-            registration: Registration::Unstated,
-        })
-    }
-
-    /// Template 3.0 (and 3.1): the west pixel centre of a row, 0 to 360
-    /// degrees as the message states it, and the pixel width.
-    fn columns(&self) -> Result<(f64, f64), String> {
-        let (lo1, lo2) = (self.angle(50)?, self.angle(59)?);
-        let di = self.step(63)? * MICRO;
-        let (west, east) = if self.scan & MINUS_I == 0 {
-            (lo1, lo2)
-        } else {
-            (lo2, lo1)
-        };
-        let span = if west > east {
-            360.0 - (west - east)
-        } else {
-            east - west
-        };
-        Ok((west, extent_step(span, self.ni, di)))
-    }
-
-    /// The stored column GDAL's GRIB driver serves first when it splits a
-    /// global latitude/longitude grid (template 3.0) from 0 to 360 degrees
-    /// at the antimeridian (`GRIB_ADJUST_LONGITUDE_RANGE`, see
-    /// [`grib_rule`]).
-    pub fn antimeridian_column(&self) -> Option<u64> {
-        if self.template != 0 {
-            return None;
-        }
-        let (west, dx) = self.columns().ok()?;
-        let east = west + f64::from(self.ni.saturating_sub(1)) * dx;
-        match grib_rule(west, east, dx, u64::from(self.ni)) {
-            GribLongitudes::Split(column) => Some(column),
-            _ => None,
-        }
-    }
-
-    /// Template 3.1: a latitude/longitude grid in rotated coordinates, on
-    /// GDAL's CRS of a pole rotation (GRIB convention).
-    fn rotated(&self, earth: Earth) -> Result<Georef, String> {
-        let (pole_lat, pole_lon) = (self.angle(72)?, self.angle(76)?);
-        let angle = f32::from_bits(be_u64(field(&self.definition, 3, 80 - 14, 4)?) as u32);
-        let degree = "ANGLEUNIT[\"degree\",0.0174532925199433]";
-        let datum = match earth {
-            Earth::Wgs84 => {
-                "DATUM[\"World Geodetic System 1984\",ELLIPSOID[\"WGS 84\",6378137,298.257223563]]"
-                    .to_string()
-            }
-            Earth::Ellipsoid { a, inv_f } => {
-                let name = if inv_f == 0.0 {
-                    "Sphere"
-                } else {
-                    "Spheroid imported from GRIB file"
-                };
-                format!("DATUM[\"unnamed\",ELLIPSOID[\"{name}\",{a},{inv_f}]]")
-            }
-        };
-        let name = "Coordinate System imported from GRIB file";
-        let parameter = |what: &str, value: f64| {
-            format!("PARAMETER[\"{what} (GRIB convention)\",{value},{degree}]")
-        };
-        let wkt = format!(
-            "GEOGCRS[\"{name}\",BASEGEOGCRS[\"{name}\",{datum},PRIMEM[\"Greenwich\",0,{degree}]],\
-             DERIVINGCONVERSION[\"Pole rotation (GRIB convention)\",METHOD[\"Pole rotation (GRIB convention)\"],{},{},{}],\
-             CS[ellipsoidal,2],AXIS[\"latitude\",north,ORDER[1],{degree}],AXIS[\"longitude\",east,ORDER[2],{degree}]]",
-            parameter("Latitude of the southern pole", pole_lat),
-            parameter("Longitude of the southern pole", pole_lon),
-            parameter("Axis rotation", f64::from(angle)),
-        );
-        Ok(Georef {
-            crs_code: None,
-            crs_wkt2: Some(wkt),
-            ..self.latlon(Earth::Wgs84)?
+        Ok(LatLon {
+            first: (self.angle(46)?, self.angle(50)?),
+            last: (self.angle(55)?, self.angle(59)?),
+            di: self.step(63)? * MICRO,
+            dj,
+            regular: self.template == 0,
         })
     }
 
     /// Templates 3.10, 3.20, 3.30: GDAL's projection of the grid's
-    /// parameters, the first point projected on it, steps in metres.
-    fn projected(&self, earth: Earth) -> Result<Georef, String> {
+    /// parameters, the first point, steps in metres.
+    fn projected(&self) -> Result<Placement, String> {
         let (la1, lo1, lad) = (self.angle(38)?, self.angle(42)?, self.angle(47)?);
         let projection = match self.template {
             10 => GribProjection::Mercator { lat_ts: lad },
@@ -274,20 +186,10 @@ impl Grid {
             }
         };
         let dx_at = if self.template == 10 { 64 } else { 55 };
-        let (wkt, mut x, mut y) = grib_crs(Some(projection), earth, lo1, la1)
-            .ok_or_else(|| format!("OSR cannot place the grid on {projection:?}"))?;
-        let (dx, dy) = (self.step(dx_at)? / 1000.0, self.step(dx_at + 4)? / 1000.0);
-        if self.scan & MINUS_I != 0 {
-            x -= f64::from(self.ni - 1) * dx;
-        }
-        if self.scan & PLUS_J != 0 {
-            y += f64::from(self.nj - 1) * dy;
-        }
-        Ok(Georef {
-            transform: Some([dx, 0.0, x - dx / 2.0, 0.0, -dy, y + dy / 2.0]),
-            crs_code: None,
-            crs_wkt2: Some(wkt),
-            registration: Registration::Unstated,
+        Ok(Placement::Projected {
+            projection,
+            first: (la1, lo1),
+            steps: (self.step(dx_at)? / 1000.0, self.step(dx_at + 4)? / 1000.0),
         })
     }
 
@@ -326,17 +228,6 @@ impl Grid {
     }
 }
 
-/// The step between `n` points `span` apart, unless it strays more than
-/// 0.002 from the declared `step` (GDAL's check).
-fn extent_step(span: f64, n: u32, step: f64) -> f64 {
-    let from_extent = span / f64::from(n.saturating_sub(1).max(1));
-    if n <= 1 || from_extent < 0.0 || (from_extent - step).abs() > 0.002 {
-        step
-    } else {
-        from_extent
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -370,26 +261,6 @@ pub(crate) mod tests {
         s[67..71].copy_from_slice(&d.1.to_be_bytes());
         s[71] = scan;
         s
-    }
-
-    #[test]
-    fn every_scanning_mode_comes_out_north_up() {
-        // A 3 x 2 grid whose north-up cells are numbered 0..6; each mode
-        // stores them in its own order.
-        let cases: [(u8, [usize; 6]); 6] = [
-            (0x00, [0, 1, 2, 3, 4, 5]),
-            (0x40, [3, 4, 5, 0, 1, 2]),
-            (0x80, [2, 1, 0, 5, 4, 3]),
-            (0x20, [0, 3, 1, 4, 2, 5]),
-            (0x60, [3, 0, 4, 1, 5, 2]),
-            (0x10, [0, 1, 2, 5, 4, 3]),
-        ];
-        for (scan, stored) in cases {
-            let s3 = latlon_section(3, 2, (1, 0), (0, 2), (1, 1), scan);
-            let grid = Grid::parse(&s3).unwrap();
-            let placed: Vec<usize> = (0..6).map(|k| grid.north_up_index(k)).collect();
-            assert_eq!(placed, stored, "scan mode {scan:#x}");
-        }
     }
 
     #[test]
@@ -450,46 +321,4 @@ pub(crate) mod tests {
         assert!(Grid::parse(&s3).unwrap_err().contains("3.90"));
         assert!(Grid::parse(&s3[..20]).is_err());
     }
-}
-
-/// GDAL's `Lon360to180`.
-fn lon_360_to_180(lon: f64) -> f64 {
-    if lon == 180.0 {
-        return lon;
-    }
-    (lon + 180.0) % 360.0 - 180.0
-}
-
-/// What GDAL 3.6's GRIB driver does to the longitudes of a latitude/longitude
-/// grid (gribdataset.cpp, `SetGribMetaData`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum GribLongitudes {
-    /// Served as stored.
-    Kept,
-    /// The first pixel centre moves to this longitude (-360 degrees).
-    Shifted(f64),
-    /// A global grid split at the antimeridian: this stored column is
-    /// served first, at -180 degrees.
-    Split(u64),
-}
-
-/// GDAL's rule for a grid of `width` columns `dx` degrees apart, the first
-/// and last pixel centres at `first` and `last` degrees east (as the
-/// message states them, 0 to 360).
-pub fn grib_rule(first: f64, last: f64, dx: f64, width: u64) -> GribLongitudes {
-    if !(first + dx >= 180.0 || last - dx >= 180.0) {
-        return GribLongitudes::Kept;
-    }
-    let extent = dx * width as f64;
-    if extent > 360.0 {
-        return GribLongitudes::Kept;
-    }
-    if (360.0 - extent).abs() < dx / 4.0 && first <= 180.0 {
-        let column = ((180.0 - first) / dx).ceil();
-        if column >= 0.0 && column < width as f64 {
-            return GribLongitudes::Split(column as u64);
-        }
-        return GribLongitudes::Kept;
-    }
-    GribLongitudes::Shifted(lon_360_to_180(first))
 }

@@ -27,7 +27,10 @@ pub fn indicator(bytes: &[u8]) -> std::result::Result<Indicator, String> {
         return Err("no GRIB indicator section (\"GRIB\") where a message should start".into());
     }
     if bytes[7] != 2 {
-        return Err(format!("GRIB edition {} (only GRIB2 is read)", bytes[7]));
+        return Err(format!(
+            "GRIB edition {} (editions 1 and 2 are read)",
+            bytes[7]
+        ));
     }
     let total_len = be_u64(&bytes[8..16]);
     if total_len < INDICATOR_LEN + 4 {

@@ -28,8 +28,7 @@ impl Conversion {
     }
 
     /// `v` converted, in double precision as degrib computes it.
-    pub(crate) fn apply(self, v: f32) -> f64 {
-        let v = f64::from(v);
+    pub(crate) fn apply(self, v: f64) -> f64 {
         match self {
             Conversion::None => v,
             Conversion::KelvinToCelsius => v + KELVIN_TO_CELSIUS,

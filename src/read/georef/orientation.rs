@@ -13,7 +13,7 @@
 //!   default on).
 
 use crate::base::error::{Error, Result};
-use crate::formats::grib2::grid::{grib_rule, GribLongitudes};
+use crate::formats::grib_grid::{grib_rule, GribLongitudes};
 use crate::read::axes::AxisMap;
 
 /// The open option choosing the row order of south-up grids.
