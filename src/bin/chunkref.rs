@@ -43,8 +43,8 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
        chunkref convert IN OUT      (IN: Kerchunk JSON, Parquet table, Kerchunk Parquet directory
                                     or Icechunk repository (its main branch);
                                     OUT: .json Kerchunk JSON, .parquet or .fgb reference table)
-  SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2), NITF or GRIB2 files
-                   (one index each; GRIB2: one band per field), or DTED cells
+  SOURCE           TIFF / BigTIFF / COG, JPEG 2000 (.j2k, .jp2), NITF or GRIB files
+                   (one index each; GRIB: one band per field), or DTED cells
                    (.dt0/.dt1/.dt2; several cells make one seamless mosaic index),
                    or Zarr v2 / v3 stores (one index each: metadata inline, a
                    reference per chunk file or per inner chunk of a v3 shard),
@@ -101,7 +101,7 @@ const USAGE: &str = r#"usage: chunkref index [--template-base] [--bad-checksum-w
                    DTED: a record with a bad checksum is read with a GDAL warning
                    instead of failing the read (the peer cannot read such indexes)
   --grib-units normalized|raw
-                   GRIB2: values and units as GDAL's GRIB driver shows them by default
+                   GRIB: values and units as GDAL's GRIB driver shows them by default
                    (normalized: Kelvin as Celsius, GDAL's GRIB_NORMALIZE_UNITS=YES; the
                    default) or as the file stores them (raw: GRIB_NORMALIZE_UNITS=NO)"#;
 
