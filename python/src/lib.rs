@@ -13,7 +13,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use chunkref::base::dtype::ScalarKind;
 use chunkref::base::error::panic_message;
 use chunkref::base::gdal::cpl::with_config_options;
-use chunkref::base::pages::advise_huge_pages;
 use chunkref::conventions::attributes::gcps;
 use chunkref::io::config::Settings;
 use chunkref::read::georef::band;
@@ -300,6 +299,26 @@ fn uninitialized_bytearray(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyB
         )
     }?;
     Ok(any.cast_into::<PyByteArray>()?)
+}
+
+/// Size of a transparent huge page on x86-64 (and most aarch64 kernels).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Asks the kernel to back the whole huge pages inside `buf` with huge
+/// pages (where transparent huge pages are `madvise`, Debian's default):
+/// a fresh 60 MB window is then faulted in 30 times instead of 15,000,
+/// about 15 ms less. numpy does the same for its own large arrays. A
+/// refusal (huge pages disabled) changes nothing, so it is not an error.
+fn advise_huge_pages(buf: &mut [u8]) {
+    let start = buf.as_mut_ptr() as usize;
+    let first = start.next_multiple_of(HUGE_PAGE);
+    let end = (start + buf.len()) / HUGE_PAGE * HUGE_PAGE;
+    if end > first {
+        // SAFETY: [first, end) lies inside `buf`, which this function
+        // borrows mutably; MADV_HUGEPAGE changes how pages are backed, never
+        // their contents.
+        unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
+    }
 }
 
 /// The module `chunkref._chunkref`.

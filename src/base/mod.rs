@@ -7,7 +7,6 @@ pub mod datetime;
 pub mod dtype;
 pub mod error;
 pub mod gdal;
-pub mod pages;
 pub mod printf;
 pub mod process;
 pub mod warnings;

@@ -9,7 +9,6 @@ use serde_json::{Map, Value};
 
 use crate::base::dtype::ScalarKind;
 use crate::base::error::{Error, Result};
-use crate::base::pages;
 use crate::conventions::attributes::SourceDriver;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::DEFAULT_RASTER;
@@ -795,32 +794,22 @@ impl Dataset {
                 what: format!("band {} does not exist ({count} bands)", b + 1),
             });
         }
-        let remote = !self.locations.all_local();
-        pages::prefaulting(out, remote, |out| {
-            if let Some(scenes) = &self.levels[level].mosaic {
-                return scenes.read_window(
-                    &self.index,
-                    &self.locations,
-                    window,
-                    bands,
-                    out,
-                    spacing,
-                );
-            }
-            let band_idx: Vec<Vec<u64>> = bands
-                .iter()
-                .map(|&b| Dataset::band_indices(meta, b))
-                .collect();
-            let l = &self.levels[level];
-            self.read_served(
-                &self.index.arrays[l.array],
-                l.axes,
-                window,
-                &band_idx,
-                out,
-                spacing,
-            )
-        })
+        if let Some(scenes) = &self.levels[level].mosaic {
+            return scenes.read_window(&self.index, &self.locations, window, bands, out, spacing);
+        }
+        let band_idx: Vec<Vec<u64>> = bands
+            .iter()
+            .map(|&b| Dataset::band_indices(meta, b))
+            .collect();
+        let l = &self.levels[level];
+        self.read_served(
+            &self.index.arrays[l.array],
+            l.axes,
+            window,
+            &band_idx,
+            out,
+            spacing,
+        )
     }
 
     /// Starts fetching the chunks under `window` of `bands` (0-based) of
