@@ -117,7 +117,7 @@ def test_http_range_server(tree):
 def test_fetched_bytes_kept_for_the_next_strip(tree, kept_mib):
     """Strips of rows read one after another decode the same tiles in part:
     the bytes the first strip fetched serve the next (at most
-    ``CHUNKREF_FETCH_CACHE`` MiB, 16 by default without GDAL), unless the
+    ``CHUNKREF_FETCH_CACHE`` MiB, 8 by default without GDAL), unless the
     setting keeps none."""
     server = RangeServer(tree)
     try:

@@ -67,15 +67,16 @@ pub fn cache_max() -> usize {
 }
 
 /// Bytes of fetched chunks kept for a second read nearby when
-/// `CHUNKREF_FETCH_CACHE` is not set: 16 MiB. Without GDAL there is no
+/// `CHUNKREF_FETCH_CACHE` is not set: 8 MiB. Without GDAL there is no
 /// block cache beside it, and a Python process (one dask worker of many)
 /// should not hold a share of the machine's memory it did not ask for.
-/// 16 MiB keeps the tiles under a strip read a band at a time (the next
-/// strip of rows decodes them again without a request); the pixel drill
+/// 8 MiB keeps the tiles under a strip read a band at a time (forty
+/// tiles of 200 KB: the next strip of rows decodes them again without a
+/// request); the pixel drill
 /// of a year of daily tiles (73 MB fetched) keeps only its last tiles,
 /// and a client that reads many points of the same tiles asks for more.
 pub fn fetch_cache_default() -> usize {
-    16 << 20
+    8 << 20
 }
 
 /// Physical memory in bytes (`/proc/meminfo`), 1 GiB where unknown.
