@@ -16,7 +16,7 @@ use crate::base::error::{Error, Result};
 use crate::builders::writers::built::Built;
 use crate::builders::writers::built::Ref;
 use crate::builders::writers::pyramid::{self, Pyramid};
-use crate::codec::grib2::{CONVERSION_KEY, GRIB1_NAME, NAME as GRIB2_NAME, OTHER_GRIDS_KEY};
+use crate::codec::grib::{CONVERSION_KEY, GRIB1_NAME, NAME as GRIB2_NAME, OTHER_GRIDS_KEY};
 use crate::conventions::attributes::ANTIMERIDIAN_COLUMN_ATTRIBUTE;
 use crate::conventions::attributes::DATETIME_ATTRIBUTE;
 use crate::conventions::attributes::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};

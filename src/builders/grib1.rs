@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use super::grib_parts::{Band, MessageBytes};
 use crate::base::error::{Error, Result};
-use crate::codec::grib2::edition1::{bitmap, gds, Message, Packing, BDS_HEAD};
+use crate::codec::grib::edition1::{bitmap, gds, Message, Packing, BDS_HEAD};
 use crate::formats::grib1::grid::Grid;
 use crate::formats::grib1::product::Product;
 use crate::formats::grib1::sections::Layout;
@@ -133,7 +133,7 @@ pub(super) fn read_message(
 #[cfg(test)]
 mod tests {
     use crate::builders::grib::index_file;
-    use crate::codec::grib2::edition1::tests::{message, ONE};
+    use crate::codec::grib::edition1::tests::{message, ONE};
     use crate::conventions::attributes::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
     use crate::formats::grib2::describe::Units;
     use serde_json::json;
@@ -186,7 +186,7 @@ mod tests {
             "[K]"
         );
         // A GRIB2 message after them: the codec named for both editions.
-        let grib2 = crate::codec::grib2::tests::message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
+        let grib2 = crate::codec::grib::tests::message(0x40, &[0, 1, 2, 3, 4, 5], &[255]);
         let mixed = index_bytes("mixed.grib", &[file, grib2].concat(), Units::Raw).unwrap();
         let a = &mixed.metadata["0/data/.zarray"];
         assert_eq!(a["shape"], json!([3, 2, 3]));

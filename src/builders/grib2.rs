@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use super::grib_parts::{Band, MessageBytes};
 use crate::base::error::Result;
-use crate::codec::grib2::unpack::declared_missing;
+use crate::codec::grib::unpack::declared_missing;
 use crate::formats::grib2::describe::describe;
 use crate::formats::grib2::describe::Units;
 use crate::formats::grib2::grid::Grid;
@@ -131,8 +131,8 @@ mod tests {
     use super::*;
     use crate::builders::grib::index_file;
     use crate::builders::writers::built::{Built, Ref};
-    use crate::codec::grib2::tests::message;
-    use crate::codec::grib2::NAME as CODEC;
+    use crate::codec::grib::tests::message;
+    use crate::codec::grib::NAME as CODEC;
     use crate::conventions::attributes::DATETIME_ATTRIBUTE;
     use crate::conventions::attributes::{BANDS_ATTRIBUTE, METADATA_ITEMS_ATTRIBUTE};
     use serde_json::{json, Value};

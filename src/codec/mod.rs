@@ -21,7 +21,7 @@ mod delta;
 mod dted;
 mod fax;
 mod fletcher32;
-pub(crate) mod grib2;
+pub(crate) mod grib;
 mod gzip;
 mod imagecodecs;
 mod jbp_block;

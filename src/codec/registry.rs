@@ -54,16 +54,16 @@ static BUILTINS: &[Entry] = &[
         build: dted::from_config,
     },
     Entry {
-        names: super::grib2::NAMES,
-        build: super::grib2::from_config,
+        names: super::grib::NAMES,
+        build: super::grib::from_config,
     },
     Entry {
-        names: super::grib2::GRIB1_NAMES,
-        build: super::grib2::grib1_from_config,
+        names: super::grib::GRIB1_NAMES,
+        build: super::grib::grib1_from_config,
     },
     Entry {
-        names: super::grib2::KERCHUNK_NAMES,
-        build: super::grib2::kerchunk_from_config,
+        names: super::grib::KERCHUNK_NAMES,
+        build: super::grib::kerchunk_from_config,
     },
     Entry {
         names: bitshuffle::H5_NAMES,

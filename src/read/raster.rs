@@ -608,7 +608,7 @@ impl Dataset {
                 && meta
                     .codecs
                     .names()
-                    .contains(&crate::codec::grib2::KERCHUNK_NAME)
+                    .contains(&crate::codec::grib::KERCHUNK_NAME)
             {
                 self.warnings.push(format!(
                     "array '{}' holds GRIB messages referenced by kerchunk (codec grib), \

@@ -72,9 +72,9 @@ pub fn cache_max() -> usize {
 /// should not hold a share of the machine's memory it did not ask for.
 /// 8 MiB keeps the tiles under a strip read a band at a time (forty
 /// tiles of 200 KB: the next strip of rows decodes them again without a
-/// request); the pixel drill
-/// of a year of daily tiles (73 MB fetched) keeps only its last tiles,
-/// and a client that reads many points of the same tiles asks for more.
+/// request); the pixel drill of a year of daily tiles (73 MB fetched)
+/// keeps only its last tiles, and a client that reads many points of the
+/// same tiles asks for more.
 pub fn fetch_cache_default() -> usize {
     8 << 20
 }
