@@ -740,11 +740,8 @@ pub(crate) mod tests {
         let shape = [1u64, 2, 3];
         let ctx = DecodeContext {
             chunk_shape: &shape,
-            chunk_index: &[],
             dtype: DataType::from_v2("<f4").unwrap(),
-            decoded_len: 24,
-            needed: 24,
-            first_needed: 0,
+            ..crate::codec::testing::ctx(24)
         };
         let codec = from_config(&config("{}")).unwrap();
         let out = codec
@@ -792,11 +789,8 @@ pub(crate) mod tests {
         let codec = from_config(&config("{}")).unwrap();
         let ctx = DecodeContext {
             chunk_shape: &shape,
-            chunk_index: &[],
             dtype: DataType::from_v2("<f4").unwrap(),
-            decoded_len: 24,
-            needed: 24,
-            first_needed: 0,
+            ..crate::codec::testing::ctx(24)
         };
         assert_eq!(
             codec
